@@ -1,0 +1,39 @@
+"""Importing compiles nothing; a new process loads kernels from numba's cache."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+PROBE = textwrap.dedent("""
+    import json, numpy as np
+    from treekit_core import TreeClassifier
+    from treekit_core.criteria import Entropy
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)); y = (X[:, 0] > 0).astype(int)
+    TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)
+    from treekit_core.kernels import routing, split_search
+    kernels = [split_search.scan_sorted_feature, split_search.best_split_of_node, routing.apply_hard,
+               Entropy().compiled_impurity()]
+    print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())]
+                      for k in kernels}))
+""")
+
+
+def _run(code, env=None):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return out.stdout
+
+
+def test_import_compiles_nothing_and_imports_no_numba():
+    code = "import sys, treekit_core; print(sorted(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))"
+    assert _run(code).strip() == "[]"
+
+
+def test_second_process_hits_the_cache(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("NUMBA_DISABLE_JIT", None)
+    first = json.loads(_run(PROBE, env).strip().splitlines()[-1])
+    second = json.loads(_run(PROBE, env).strip().splitlines()[-1])
+    assert all(misses >= 1 for hits, misses in first.values()), first
+    assert all(hits >= 1 and misses == 0 for hits, misses in second.values()), second

@@ -1,0 +1,38 @@
+"""The core's own components, registered through the same hooks as any plugin."""
+from treekit_core import confidences, criteria, evaluators, labelers, propagators, pruners, splitters
+from treekit_core.hookspecs import hookimpl
+
+
+@hookimpl
+def treekit_criteria():
+    return [criteria.Gini, criteria.Entropy, criteria.Misclassification, criteria.Variance]
+
+
+@hookimpl
+def treekit_splitters():
+    return [splitters.Exhaustive]
+
+
+@hookimpl
+def treekit_propagators():
+    return [propagators.Hard]
+
+
+@hookimpl
+def treekit_pruners():
+    return [pruners.NoPruning]
+
+
+@hookimpl
+def treekit_labelers():
+    return [labelers.Majority]
+
+
+@hookimpl
+def treekit_evaluators():
+    return [evaluators.Hard]
+
+
+@hookimpl
+def treekit_confidences():
+    return [confidences.Probability]

@@ -1,0 +1,131 @@
+"""A composition: one component of every kind plus the stopping rules.
+
+The estimator, the cross-validating pruners and the forest all grow trees through a
+:class:`Composition`, so a plugin composition is pruned and bagged exactly like the
+classic one.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+import numpy as np
+
+from treekit_core.components import KINDS
+from treekit_core.grow import all_features, grow_tree
+from treekit_core.stopping import StoppingRules
+from treekit_core.tree import Tree
+
+#: What each capability means, for refusal messages.
+CAPABILITY_MEANING = {
+    "axis_aligned": "questions of the form x[feature] <= threshold, so leaf regions are boxes",
+    "hard_routing": "every sample reaches exactly one leaf",
+    "crisp_labels": "each leaf decides one class or abstains",
+    "fractional_weights": "non-integer sample weights",
+    "soft_labels": "evidence rows that are not one-hot",
+}
+
+
+class CompositionError(ValueError):
+    """Components that cannot work together."""
+
+
+@attrs.define(eq=False)
+class Composition:
+    criterion: object
+    splitter: object
+    propagator: object
+    pruner: object
+    labeler: object
+    evaluator: object
+    confidence: object
+    stopping: StoppingRules = attrs.field(factory=StoppingRules)
+    registry: object = None
+    feature_sampler: Callable = all_features
+
+    @property
+    def components(self) -> dict:
+        return {kind: getattr(self, kind) for kind in KINDS}
+
+    def describe(self) -> dict:
+        return {kind: {"name": c.name, "params": c.get_params()} for kind, c in self.components.items()}
+
+    def check(self, data=None) -> None:
+        """Refuse impossible compositions (naming both components) and unsupported data."""
+        components = self.components
+        for kind, component in components.items():
+            for other_kind, needed in component.requires.items():
+                other = components[other_kind]
+                missing = set(needed) - set(other.provides)
+                if missing:
+                    capability = sorted(missing)[0]
+                    raise CompositionError(
+                        f"{kind} {component.name!r} cannot be combined with {other_kind} "
+                        f"{other.name!r}: {component.name!r} needs {capability} "
+                        f"({CAPABILITY_MEANING.get(capability, capability)}), which "
+                        f"{other.name!r} does not provide"
+                    )
+        if getattr(self.propagator, "produces_fractional_weights", False):
+            for kind in ("criterion", "splitter", "pruner"):
+                other = components[kind]
+                if "fractional_weights" not in other.provides:
+                    raise CompositionError(
+                        f"propagator {self.propagator.name!r} cannot be combined with {kind} "
+                        f"{other.name!r}: it produces fractional sample weights, which "
+                        f"{other.name!r} does not handle"
+                    )
+        if data is not None:
+            for component in components.values():
+                component.check_data(data)
+
+    # -- fitting --------------------------------------------------------------------
+    def grow(self, data, rng: np.random.Generator) -> Tree:
+        """Grow and label a tree (no pruning)."""
+        tree = grow_tree(self, data, rng)
+        tree.relabel(self.labeler)
+        return tree
+
+    def fit(self, data, rng: np.random.Generator) -> Tree:
+        """Grow, label, prune, and let the evaluator and confidence learn their state."""
+        hook = self.registry.plugin_manager.hook if self.registry is not None else None
+        if hook is not None and self.registry.hook_has_listeners("treekit_fit_started"):
+            hook.treekit_fit_started(composition=self, n_samples=data.n_samples,
+                                     n_features=data.n_features, n_classes=data.n_classes)
+        tree = self.grow(data, rng)
+        tree = self.pruner.prune(tree, PruningContext(self, data, rng))
+        tree.component_state = {
+            "evaluator": self.evaluator.fit(tree, data),
+        }
+        tree.component_state["confidence"] = self.confidence.fit(tree, data, self.labeler)
+        if hook is not None and self.registry.hook_has_listeners("treekit_fit_finished"):
+            hook.treekit_fit_finished(composition=self, tree=tree)
+        return tree
+
+    # -- using ----------------------------------------------------------------------
+    def decide(self, tree: Tree, X: np.ndarray):
+        """(class distribution, decision index with -1 = abstain, confidence) per sample."""
+        proba = self.evaluator.predict_distribution(tree, X)
+        decision = np.asarray(self.labeler.decide(proba), dtype=np.int64)
+        confidence = np.asarray(self.confidence.score(tree, X, proba, decision), dtype=np.float64)
+        return proba, decision, confidence
+
+
+@attrs.define(eq=False)
+class PruningContext:
+    """What a pruner may use: the composition, the training data and a random generator."""
+
+    composition: Composition
+    data: object
+    rng: np.random.Generator
+
+    @property
+    def labeler(self):
+        return self.composition.labeler
+
+    @property
+    def criterion(self):
+        return self.composition.criterion
+
+    def grow_on(self, rows: np.ndarray) -> Tree:
+        """Grow and label an unpruned tree on a subset of the training rows."""
+        return self.composition.grow(self.data.subset(rows), self.rng)

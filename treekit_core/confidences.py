@@ -1,0 +1,18 @@
+"""Built-in confidence ``probability``: the largest class probability of the prediction."""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components import Confidence
+
+
+@attrs.define(slots=False)
+class Probability(Confidence):
+    name: ClassVar[str] = "probability"
+    description: ClassVar[str] = "maximum class probability of the sample's distribution"
+
+    def score(self, tree, X, proba, decision):
+        return np.max(proba, axis=1)

@@ -1,0 +1,95 @@
+"""Real public data sets bundled with treekit, with loaders in the style of sklearn.datasets.
+
+The CSV files live in ``treekit_core/datasets/data``; ``data/PROVENANCE.md`` says where
+each comes from. Missing values (empty fields or ``?``) load as NaN. Nominal columns load as
+ordinal codes (the sorted distinct values, listed in ``categories``) with ``categorical``
+marking them.
+"""
+from __future__ import annotations
+
+import csv
+from importlib import resources
+
+import attrs
+import numpy as np
+
+#: name -> (rows, features, description and source)
+DATASETS = {
+    "wisconsin": "699 x 9, benign/malignant, 16 missing values in V6; UCI breast-cancer-wisconsin (original), as R's MASS::biopsy",
+    "wdbc": "569 x 30, M/B; UCI Wisconsin diagnostic breast cancer (KEEL copy)",
+    "pima": "768 x 8, tested_positive/negative; UCI Pima Indians diabetes (KEEL copy)",
+    "bupa": "345 x 6, classes 1/2; UCI BUPA liver disorders (KEEL copy)",
+    "haberman": "306 x 3, positive/negative; UCI Haberman's survival (KEEL copy)",
+    "satimage": "6435 x 36, classes 1,2,3,4,5,7 (class 4 ~10%); UCI Statlog Landsat satellite (KEEL copy)",
+    "lenses": "24 x 4 nominal, hard/soft/none; UCI contact lenses (Weka's copy)",
+    "balance_scale": "625 x 4, L/B/R; UCI balance scale, generated from its definition",
+    "soybean": "683 x 35 nominal with missing values, 19 classes; UCI soybean (large), Weka's copy",
+}
+MISSING = {"", "?", "NA"}
+
+
+@attrs.frozen
+class Dataset:
+    name: str
+    data: np.ndarray  #: float64 n x d (NaN = missing; nominal columns as codes)
+    target: np.ndarray  #: class labels (str, or int when every label is an integer)
+    feature_names: list
+    categorical: np.ndarray  #: bool per feature
+    categories: dict  #: feature name -> list of category strings (code = position)
+    description: str
+
+    @property
+    def X(self):
+        return self.data
+
+    @property
+    def y(self):
+        return self.target
+
+
+def dataset_path(name: str):
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}; bundled data sets: {', '.join(sorted(DATASETS))}")
+    return resources.files(__name__).joinpath("data", f"{name}.csv")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
+    """Load a bundled data set (``dropna=True`` drops rows with a missing value)."""
+    with dataset_path(name).open(encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    header, body = rows[0], [r for r in rows[1:] if r]
+    if header[-1] != "class":
+        raise ValueError(f"data set {name!r}: the last column must be 'class', got {header[-1]!r}")
+    columns = list(zip(*body))
+    features, names, categorical, categories = [], header[:-1], [], {}
+    for j, column in enumerate(columns[:-1]):
+        present = [v.strip() for v in column if v.strip() not in MISSING]
+        if all(_is_number(v) for v in present):
+            features.append([float(v) if v.strip() not in MISSING else np.nan for v in column])
+            categorical.append(False)
+        else:
+            levels = sorted(set(present))
+            code = {v: float(i) for i, v in enumerate(levels)}
+            features.append([code.get(v.strip(), np.nan) for v in column])
+            categorical.append(True)
+            categories[names[j]] = levels
+    X = np.array(features, dtype=np.float64).T
+    labels = [v.strip() for v in columns[-1]]
+    y = np.array([int(v) for v in labels]) if all(v.lstrip("-").isdigit() for v in labels) else np.array(labels)
+    if dropna:
+        keep = ~np.isnan(X).any(axis=1)
+        X, y = X[keep], y[keep]
+    return Dataset(name, X, y, names, np.array(categorical), categories, DATASETS[name])
+
+
+def load_X_y(name: str, *, dropna: bool = False):
+    dataset = load_dataset(name, dropna=dropna)
+    return dataset.data, dataset.target

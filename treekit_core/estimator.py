@@ -1,0 +1,271 @@
+"""TreeClassifier: a composition of components with scikit-learn's conventions."""
+from __future__ import annotations
+
+import json
+
+import attrs
+import numpy as np
+
+from treekit_core.components import ABSTAIN, KINDS
+from treekit_core.composition import Composition
+from treekit_core.data import TrainingData, check_sample_weight, check_X, check_y, feature_names_of, one_hot
+from treekit_core.params import ParamsMixin
+from treekit_core.plugins import get_registry
+from treekit_core.stopping import StoppingRules
+from treekit_core.tree import Tree, export_text
+
+MODEL_FORMAT = "treekit-model"
+MODEL_VERSION = 1
+STOPPING_PARAMS = ("max_depth", "min_samples_split", "min_samples_leaf",
+                   "min_weight_fraction_leaf", "min_impurity_decrease", "min_gain")
+
+
+class NotFittedError(ValueError, AttributeError):
+    """The estimator is used before fit."""
+
+
+class AbstentionError(ValueError):
+    """predict() was asked for labels from a composition that can abstain."""
+
+
+@attrs.frozen
+class Decision:
+    """Everything ``decide`` knows about each sample.
+
+    ``labels`` holds the decided class, or ``abstain_value`` (None when unset) where the
+    estimator abstains; ``abstained`` says which, so an abstention is never mistaken for a
+    class; ``class_index`` is the class index or -1.
+    """
+
+    labels: np.ndarray
+    abstained: np.ndarray
+    proba: np.ndarray
+    confidence: np.ndarray
+    class_index: np.ndarray
+
+
+def _rng(random_state) -> np.random.Generator:
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    return np.random.default_rng(random_state)
+
+
+class ComposedEstimatorMixin(ParamsMixin):
+    """What TreeClassifier and ForestClassifier share: component resolution and checks."""
+
+    def _make_composition(self) -> Composition:
+        registry = get_registry()
+        components = {
+            kind: registry.create(kind, getattr(self, kind), getattr(self, f"{kind}_params"))
+            for kind in KINDS
+        }
+        stopping = StoppingRules(**{name: getattr(self, name) for name in STOPPING_PARAMS})
+        return Composition(**components, stopping=stopping, registry=registry)
+
+    def _validate_training(self, X, y, sample_weight):
+        names = feature_names_of(X)
+        X_checked = check_X(X, allow_nan=False)
+        classes, encoded = check_y(y, X_checked.shape[0])
+        weight = check_sample_weight(sample_weight, X_checked.shape[0])
+        if self.abstain_value is not None and np.isin(np.asarray([self.abstain_value], dtype=object),
+                                                      classes.astype(object)).any():
+            raise ValueError(
+                f"abstain_value={self.abstain_value!r} is one of the classes {list(classes)}; "
+                f"choose a value that is not a class so an abstention cannot be mistaken for one"
+            )
+        data = TrainingData(np.asfortranarray(X_checked), one_hot(encoded, classes.shape[0]), weight, names)
+        return data, classes
+
+    def _set_fitted(self, data, classes):
+        self.classes_ = classes
+        self.n_classes_ = int(classes.shape[0])
+        self.n_features_in_ = data.n_features
+        if data.feature_names is not None:
+            self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _check_fitted(self):
+        if not hasattr(self, "composition_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+
+    def _check_predict_X(self, X) -> np.ndarray:
+        self._check_fitted()
+        names = feature_names_of(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted_names is not None and list(names) != list(fitted_names):
+            raise ValueError(
+                f"X has feature names {names}, but the model was fitted with {list(fitted_names)}"
+            )
+        return check_X(X, n_features=self.n_features_in_)
+
+    @property
+    def can_abstain_(self) -> bool:
+        self._check_fitted()
+        return bool(self.composition_.labeler.can_abstain)
+
+    def _labels_from(self, class_index: np.ndarray) -> np.ndarray:
+        abstained = class_index == ABSTAIN
+        if not abstained.any():
+            return self.classes_[class_index]
+        fill = self.abstain_value
+        numeric = isinstance(fill, (int, float, np.number)) and not isinstance(fill, bool) \
+            and self.classes_.dtype.kind in "iuf"
+        labels = self.classes_[np.maximum(class_index, 0)]
+        labels = labels.astype(np.result_type(labels, np.asarray(fill))) if numeric else labels.astype(object)
+        labels[abstained] = fill
+        return labels
+
+    def decide(self, X) -> Decision:
+        """Labels, abstention mask, class probabilities and confidence, together."""
+        proba, class_index, confidence = self._decide_arrays(self._check_predict_X(X))
+        return Decision(self._labels_from(class_index), class_index == ABSTAIN, proba, confidence, class_index)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels; where the composition abstains, ``abstain_value``."""
+        self._check_fitted()
+        if self.can_abstain_ and self.abstain_value is None:
+            raise AbstentionError(
+                f"labeler {self.composition_.labeler.name!r} can abstain, so predict() needs "
+                f"abstain_value (a value that is not a class) to mark abstentions; or call "
+                f"decide(X), which returns labels together with an abstention mask"
+            )
+        _, class_index, _ = self._decide_arrays(self._check_predict_X(X))
+        return self._labels_from(class_index)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class distribution per sample (columns ordered as ``classes_``)."""
+        proba, _, _ = self._decide_arrays(self._check_predict_X(X))
+        return proba
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of ``predict``; an abstention counts as an error."""
+        predicted = self.predict(X)
+        y = np.asarray(y)
+        correct = (predicted == y).astype(np.float64)
+        return float(np.average(correct, weights=sample_weight))
+
+
+class TreeClassifier(ComposedEstimatorMixin):
+    """A decision tree composed from registered components by name.
+
+    Each component argument takes a registered name (see ``treekit plugins``) or a ready
+    component instance; ``<kind>_params`` holds the parameters of a named component.
+
+    Stopping rules have scikit-learn's meaning; ``min_gain`` is the handout's threshold
+    beta (a node becomes a leaf when the unweighted impurity drop of its best split is
+    <= beta; None disables it).
+    """
+
+    def __init__(self, criterion="gini", splitter="exhaustive", propagator="hard", pruner="none",
+                 labeler="majority", evaluator="hard", confidence="probability", *,
+                 criterion_params=None, splitter_params=None, propagator_params=None,
+                 pruner_params=None, labeler_params=None, evaluator_params=None,
+                 confidence_params=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
+                 abstain_value=None, random_state=None):
+        self.criterion = criterion
+        self.splitter = splitter
+        self.propagator = propagator
+        self.pruner = pruner
+        self.labeler = labeler
+        self.evaluator = evaluator
+        self.confidence = confidence
+        self.criterion_params = criterion_params
+        self.splitter_params = splitter_params
+        self.propagator_params = propagator_params
+        self.pruner_params = pruner_params
+        self.labeler_params = labeler_params
+        self.evaluator_params = evaluator_params
+        self.confidence_params = confidence_params
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.min_gain = min_gain
+        self.abstain_value = abstain_value
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        composition = self._make_composition()
+        data, classes = self._validate_training(X, y, sample_weight)
+        composition.check(data)
+        self.tree_ = composition.fit(data, _rng(self.random_state))
+        self.composition_ = composition
+        self._set_fitted(data, classes)
+        return self
+
+    def _decide_arrays(self, X):
+        return self.composition_.decide(self.tree_, X)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf id of every sample (hard routing)."""
+        from treekit_core.evaluators import apply_tree
+
+        return apply_tree(self.tree_, self._check_predict_X(X))
+
+    def get_depth(self) -> int:
+        self._check_fitted()
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        self._check_fitted()
+        return self.tree_.n_leaves
+
+    def export_text(self, decimals: int = 4, show_distribution: bool = True) -> str:
+        self._check_fitted()
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return export_text(self.tree_, names, self.classes_, decimals, show_distribution)
+
+    # -- JSON -----------------------------------------------------------------------
+    def to_json(self, path=None) -> str:
+        """Serialise the fitted model to JSON (written to ``path`` when given)."""
+        self._check_fitted()
+        payload = {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "estimator": "TreeClassifier",
+            "classes": self.classes_.tolist(),
+            "classes_dtype": self.classes_.dtype.str,
+            "feature_names": list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None,
+            "composition": self.composition_.describe(),
+            "stopping": {name: getattr(self, name) for name in STOPPING_PARAMS},
+            "abstain_value": self.abstain_value,
+            "random_state": self.random_state if isinstance(self.random_state, (int, type(None))) else None,
+            "tree": self.tree_.to_dict(),
+        }
+        text = json.dumps(payload)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    @classmethod
+    def from_json(cls, text_or_path) -> "TreeClassifier":
+        """Load a model written by :meth:`to_json`. Executes no code from the file:
+        components are looked up by name in the registry."""
+        text = str(text_or_path)
+        if not text.lstrip().startswith("{"):
+            with open(text_or_path, encoding="utf-8") as handle:
+                text = handle.read()
+        payload = json.loads(text)
+        if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT:
+            raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
+        if payload.get("version") != MODEL_VERSION:
+            raise ValueError(f"unsupported treekit model version {payload.get('version')!r}; this treekit reads {MODEL_VERSION}")
+        composition = payload["composition"]
+        kwargs = {}
+        for kind in KINDS:
+            kwargs[kind] = composition[kind]["name"]
+            kwargs[f"{kind}_params"] = composition[kind]["params"] or None
+        kwargs.update(payload["stopping"])
+        model = cls(**kwargs, abstain_value=payload.get("abstain_value"), random_state=payload.get("random_state"))
+        model.composition_ = model._make_composition()
+        model.tree_ = Tree.from_dict(payload["tree"])
+        model.classes_ = np.asarray(payload["classes"], dtype=np.dtype(payload["classes_dtype"]))
+        model.n_classes_ = int(model.classes_.shape[0])
+        model.n_features_in_ = model.tree_.n_features
+        if payload.get("feature_names") is not None:
+            model.feature_names_in_ = np.asarray(payload["feature_names"], dtype=object)
+        return model

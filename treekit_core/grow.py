@@ -1,0 +1,138 @@
+"""The grow loop: stop? -> split search -> propagate, depth first, left child first.
+
+Node ids are assigned when a node is taken from the stack, which numbers nodes exactly as
+scikit-learn's depth-first builder does.
+"""
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
+
+#: A node whose impurity is at most this is pure (scikit-learn's EPSILON).
+EPSILON = float(np.finfo(np.float64).eps)
+
+
+@attrs.define(eq=False)
+class Node:
+    """The training samples at one node while the tree grows."""
+
+    rows: np.ndarray  #: int64 row ids into the training data
+    row_weights: np.ndarray  #: float64 weight of each row at this node
+    class_sums: np.ndarray  #: weighted evidence sums (K)
+    weight: float
+    impurity: float
+    depth: int
+    features: np.ndarray  #: candidate features for this node (int64)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.rows.shape[0])
+
+
+class _TreeArrays:
+    """Growable per-node columns (lists; converted to arrays once at the end)."""
+
+    def __init__(self, field_names):
+        self.left, self.right, self.feature, self.threshold = [], [], [], []
+        self.class_sums, self.weight, self.n_samples, self.impurity, self.depth = [], [], [], [], []
+        self.fields = {name: [] for name in field_names}
+
+    def add(self, parent, is_left, node: Node) -> int:
+        node_id = len(self.left)
+        if parent >= 0:
+            (self.left if is_left else self.right)[parent] = node_id
+        self.left.append(LEAF)
+        self.right.append(LEAF)
+        self.feature.append(LEAF)
+        self.threshold.append(UNDEFINED_THRESHOLD)
+        self.class_sums.append(node.class_sums)
+        self.weight.append(node.weight)
+        self.n_samples.append(node.n_samples)
+        self.impurity.append(node.impurity)
+        self.depth.append(node.depth)
+        for values in self.fields.values():
+            values.append(np.nan)
+        return node_id
+
+    def set_split(self, node_id, split) -> None:
+        self.feature[node_id] = int(split.feature)
+        self.threshold[node_id] = float(split.threshold)
+        for name, value in split.node_fields.items():
+            self.fields[name][node_id] = value
+
+    def to_tree(self, n_features, n_classes) -> Tree:
+        n = len(self.left)
+        return Tree(
+            children_left=np.asarray(self.left, dtype=np.int64),
+            children_right=np.asarray(self.right, dtype=np.int64),
+            feature=np.asarray(self.feature, dtype=np.int64),
+            threshold=np.asarray(self.threshold, dtype=np.float64),
+            class_sums=np.asarray(self.class_sums, dtype=np.float64).reshape(n, n_classes),
+            weight=np.asarray(self.weight, dtype=np.float64),
+            n_samples=np.asarray(self.n_samples, dtype=np.int64),
+            impurity=np.asarray(self.impurity, dtype=np.float64),
+            depth=np.asarray(self.depth, dtype=np.int64),
+            value=np.zeros((n, n_classes)),
+            decision=np.zeros(n, dtype=np.int64),
+            n_features=n_features,
+            node_fields={k: np.asarray(v, dtype=np.float64) for k, v in self.fields.items()},
+        )
+
+
+def node_statistics(evidence, rows, row_weights):
+    """Weighted evidence sums and total weight of a node."""
+    return row_weights @ evidence[rows], float(row_weights.sum())
+
+
+def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
+    """Grow an unlabelled, unpruned tree on ``data`` with the composition's components."""
+    criterion, splitter, propagator = composition.criterion, composition.splitter, composition.propagator
+    rules = composition.stopping.resolve(data.n_samples, float(data.weight.sum()))
+    impurity = criterion.compiled_impurity()
+    params = criterion.impurity_params(data.n_classes)
+    split_state = splitter.prepare(data, criterion, rules)
+    propagation_state = propagator.prepare(data)
+    feature_sampler = composition.feature_sampler
+    registry = composition.registry
+    announce_split = registry is not None and registry.hook_has_listeners("treekit_node_split")
+
+    arrays = _TreeArrays(getattr(splitter, "node_field_names", ()))
+    all_rows = np.arange(data.n_samples, dtype=np.int64)
+    stack = [(all_rows, data.weight.copy(), 0, -1, False)]
+    while stack:
+        rows, row_weights, depth, parent, is_left = stack.pop()
+        sums, weight = node_statistics(data.evidence, rows, row_weights)
+        node = Node(rows, row_weights, sums, weight, float(impurity(sums, weight, params)), depth,
+                    feature_sampler(rng, data.n_features))
+        node_id = arrays.add(parent, is_left, node)
+        if (depth >= rules.max_depth or node.n_samples < rules.min_samples_split
+                or node.n_samples < 2 * rules.min_samples_leaf
+                or weight < 2 * rules.min_weight_leaf or node.impurity <= EPSILON):
+            continue
+        split = splitter.find_split(split_state, node, rules)
+        if split is None:
+            continue
+        weighted_drop = weight / rules.total_weight * split.improvement
+        if weighted_drop + EPSILON < rules.min_impurity_decrease:
+            continue
+        if rules.min_gain is not None and split.improvement <= rules.min_gain:
+            continue
+        arrays.set_split(node_id, split)
+        if announce_split:
+            registry.plugin_manager.hook.treekit_node_split(
+                node_id=node_id, depth=depth, feature=int(split.feature),
+                threshold=float(split.threshold), improvement=float(split.improvement),
+                n_samples=node.n_samples,
+            )
+        (left_rows, left_weights), (right_rows, right_weights) = propagator.propagate(
+            propagation_state, data, node, split
+        )
+        stack.append((right_rows, right_weights, depth + 1, node_id, False))
+        stack.append((left_rows, left_weights, depth + 1, node_id, True))
+    return arrays.to_tree(data.n_features, data.n_classes)
+
+
+def all_features(rng, n_features):
+    return np.arange(n_features, dtype=np.int64)

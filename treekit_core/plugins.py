@@ -1,0 +1,234 @@
+"""Plugin manager and component registry.
+
+The registry is assembled once per process from
+
+* the entry points of group ``treekit`` (the core itself registers its built-ins this
+  way, as the distribution ``treekit-core``), filtered by ``TREEKIT_LOAD_PLUGINS``, and
+* plugin objects registered explicitly with :func:`register_plugin` (tests do this).
+
+``TREEKIT_LOAD_PLUGINS`` is a comma-separated list of distribution names to load besides
+the core; unset means "all installed", empty means "none but the core".
+"""
+from __future__ import annotations
+
+import contextlib
+import difflib
+import importlib.metadata
+import os
+import threading
+
+import attrs
+import pluggy
+
+from treekit_core import hookspecs
+from treekit_core.components import KINDS, Component
+
+ENTRY_POINT_GROUP = "treekit"
+CORE_DISTRIBUTION = "treekit-core"
+LOAD_ENV = "TREEKIT_LOAD_PLUGINS"
+
+
+class PluginError(ValueError):
+    """A plugin or component name problem (unknown name, duplicate registration)."""
+
+
+@attrs.frozen
+class ComponentInfo:
+    cls: type
+    distribution: str  #: the distribution (or explicit plugin name) that registered it
+
+    @property
+    def name(self) -> str:
+        return self.cls.name
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def allowed_distributions() -> set[str] | None:
+    """Distribution names allowed by ``TREEKIT_LOAD_PLUGINS`` (None: all)."""
+    raw = os.environ.get(LOAD_ENV)
+    if raw is None:
+        return None
+    return {_normalise(part) for part in raw.split(",") if part.strip()}
+
+
+class Registry:
+    """Components by kind and name, assembled from a pluggy plugin manager."""
+
+    def __init__(self, load_entry_points: bool = True):
+        self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.plugin_manager.add_hookspecs(hookspecs)
+        self._plugin_names: dict[int, str] = {}
+        self._components: dict[str, dict[str, ComponentInfo]] | None = None
+        self._lock = threading.Lock()
+        self.skipped_distributions: list[str] = []
+        if load_entry_points:
+            self._load_entry_points()
+        else:
+            from treekit_core import builtins
+
+            self.register(builtins, CORE_DISTRIBUTION)
+
+    def _load_entry_points(self) -> None:
+        allowed = allowed_distributions()
+        seen_core = False
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist.name if ep.dist is not None else ep.name
+            if _normalise(dist) == CORE_DISTRIBUTION:
+                if seen_core:
+                    continue
+                seen_core = True
+            elif allowed is not None and _normalise(dist) not in allowed:
+                self.skipped_distributions.append(dist)
+                continue
+            self.register(ep.load(), dist)
+        if not seen_core:  # running from a source tree that was never installed
+            from treekit_core import builtins
+
+            self.register(builtins, CORE_DISTRIBUTION)
+
+    # -- registration ---------------------------------------------------------------
+    def register(self, plugin, name: str | None = None) -> None:
+        """Register a plugin object (module or instance with ``@hookimpl`` functions)."""
+        name = name or getattr(plugin, "__name__", repr(plugin))
+        if self.plugin_manager.is_registered(plugin):
+            return
+        self.plugin_manager.register(plugin, name=name)
+        self._plugin_names[id(plugin)] = name
+        self._components = None
+
+    def unregister(self, plugin) -> None:
+        self.plugin_manager.unregister(plugin)
+        self._plugin_names.pop(id(plugin), None)
+        self._components = None
+
+    @property
+    def distributions(self) -> list[str]:
+        return sorted(self._plugin_names.values())
+
+    # -- lookup ---------------------------------------------------------------------
+    def components(self, kind: str) -> dict[str, ComponentInfo]:
+        """All registered components of ``kind``, by name."""
+        if kind not in KINDS:
+            raise PluginError(f"unknown component kind {kind!r}; kinds are {sorted(KINDS)}")
+        return self._assemble()[kind]
+
+    def _assemble(self) -> dict[str, dict[str, ComponentInfo]]:
+        with self._lock:
+            if self._components is None:
+                self._components = {kind: self._collect(kind) for kind in KINDS}
+            return self._components
+
+    def _collect(self, kind: str) -> dict[str, ComponentInfo]:
+        hook_name = hookspecs.REGISTRATION_HOOKS[kind]
+        caller = getattr(self.plugin_manager.hook, hook_name)
+        found: dict[str, ComponentInfo] = {}
+        # Call each implementation on its own so every class is attributed to its plugin.
+        for impl in reversed(caller.get_hookimpls()):
+            distribution = self._plugin_names.get(id(impl.plugin), impl.plugin_name)
+            for cls in impl.function() or []:
+                base = KINDS[kind]
+                if not (isinstance(cls, type) and issubclass(cls, base)):
+                    raise PluginError(
+                        f"plugin {distribution!r} returned {cls!r} from {hook_name}; "
+                        f"expected a subclass of treekit_core.components.{base.__name__}"
+                    )
+                if not cls.name:
+                    raise PluginError(f"{cls.__qualname__} from plugin {distribution!r} has no `name`")
+                if cls.name in found and found[cls.name].cls is not cls:
+                    first, second = sorted([found[cls.name].distribution, distribution])
+                    raise PluginError(
+                        f"two plugins register the {kind} {cls.name!r}: {first!r} and {second!r}; "
+                        f"uninstall one or restrict loading with {LOAD_ENV}"
+                    )
+                found[cls.name] = ComponentInfo(cls, distribution)
+        return found
+
+    def get_class(self, kind: str, name: str) -> type:
+        available = self.components(kind)
+        if name in available:
+            return available[name].cls
+        names = sorted(available)
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise PluginError(
+            f"unknown {kind} {name!r}{hint}. Installed {kind}s: {', '.join(names) or 'none'}."
+        )
+
+    def create(self, kind: str, spec, params: dict | None = None) -> Component:
+        """A component instance from a name (with params) or a ready instance."""
+        base = KINDS[kind]
+        if isinstance(spec, base):
+            if params:
+                raise PluginError(
+                    f"{kind}_params were given together with a ready {kind} instance; "
+                    f"set the parameters on the instance instead"
+                )
+            return spec
+        if isinstance(spec, Component):
+            raise PluginError(
+                f"{kind}: expected a {kind} name or {base.__name__} instance, "
+                f"got a {spec.kind} component {spec.name!r}"
+            )
+        if not isinstance(spec, str):
+            raise PluginError(f"{kind}: expected a component name (str) or instance, got {spec!r}")
+        cls = self.get_class(kind, spec)
+        return instantiate(cls, params or {}, f"{kind}_params")
+
+    def hook_has_listeners(self, hook_name: str) -> bool:
+        return bool(getattr(self.plugin_manager.hook, hook_name).get_hookimpls())
+
+
+def instantiate(cls: type, params: dict, where: str) -> Component:
+    """Construct ``cls(**params)`` with errors that name the parameter."""
+    if not isinstance(params, dict):
+        raise PluginError(f"{where} must be a dict of parameters, got {type(params).__name__}")
+    known = cls.parameter_names()
+    for key in params:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise PluginError(
+                f"{where}: {cls.kind} {cls.name!r} has no parameter {key!r}{hint}; "
+                f"its parameters are: {', '.join(known) or 'none'}"
+            )
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise PluginError(f"{where}: invalid parameter for {cls.kind} {cls.name!r}: {exc}") from exc
+
+
+_registry: Registry | None = None
+_registry_lock = threading.Lock()
+
+
+def get_registry() -> Registry:
+    """The process-wide registry (assembled on first use)."""
+    global _registry
+    with _registry_lock:
+        if _registry is None:
+            _registry = Registry()
+        return _registry
+
+
+def reset_registry(load_entry_points: bool = True) -> Registry:
+    """Rebuild the process-wide registry (e.g. after changing ``TREEKIT_LOAD_PLUGINS``)."""
+    global _registry
+    with _registry_lock:
+        _registry = Registry(load_entry_points=load_entry_points)
+        return _registry
+
+
+@contextlib.contextmanager
+def registered(*plugins, name: str | None = None):
+    """Temporarily register plugin objects in the process-wide registry (for tests)."""
+    registry = get_registry()
+    for i, plugin in enumerate(plugins):
+        registry.register(plugin, name if name and len(plugins) == 1 else name and f"{name}-{i}")
+    try:
+        yield registry
+    finally:
+        for plugin in plugins:
+            registry.unregister(plugin)
