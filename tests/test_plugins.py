@@ -86,7 +86,7 @@ def test_unknown_name_lists_installed_and_suggests():
 
 
 def test_unknown_splitter_without_close_match():
-    with pytest.raises(PluginError, match="unknown splitter 'zzz'. Installed splitters: exhaustive"):
+    with pytest.raises(PluginError, match="unknown splitter 'zzz'. Installed splitters: c45, exhaustive"):
         TreeClassifier(splitter="zzz").fit([[0.0], [1.0]], [0, 1])
 
 

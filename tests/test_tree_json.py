@@ -41,7 +41,7 @@ def test_json_is_plain_and_standard(fitted):
 def test_loading_refuses_unknown_components_and_corrupt_trees(fitted):
     _, model = fitted
     payload = json.loads(model.to_json())
-    payload["composition"]["criterion"]["name"] = "os.system"
+    payload["params"]["criterion"] = "os.system"
     with pytest.raises(PluginError, match="unknown criterion 'os.system'"):
         TreeClassifier.from_json(json.dumps(payload))
     payload = json.loads(model.to_json())

@@ -1,5 +1,7 @@
 """The core's own components, registered through the same hooks as any plugin."""
-from treekit_core import confidences, criteria, evaluators, labelers, propagators, pruners, splitters
+from treekit_core import (
+    confidences, cost_complexity, criteria, evaluators, labelers, pessimistic, propagators, pruners, splitters,
+)
 from treekit_core.hookspecs import hookimpl
 
 
@@ -10,7 +12,7 @@ def treekit_criteria():
 
 @hookimpl
 def treekit_splitters():
-    return [splitters.Exhaustive]
+    return [splitters.Exhaustive, splitters.C45]
 
 
 @hookimpl
@@ -20,7 +22,7 @@ def treekit_propagators():
 
 @hookimpl
 def treekit_pruners():
-    return [pruners.NoPruning]
+    return [pruners.NoPruning, cost_complexity.CostComplexity, pessimistic.Pessimistic]
 
 
 @hookimpl

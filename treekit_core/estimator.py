@@ -205,6 +205,17 @@ class TreeClassifier(ComposedEstimatorMixin):
 
         return apply_tree(self.tree_, self._check_predict_X(X))
 
+    @property
+    def pruning_path_(self) -> dict:
+        """The pruner's record, like rpart's cp table: for cost-complexity pruning the
+        alphas of the nested subtrees, their leaves, training risk, CV error and its
+        standard error, and the selected index."""
+        self._check_fitted()
+        state = self.tree_.component_state.get("pruner")
+        if not state:
+            raise AttributeError(f"pruner {self.composition_.pruner.name!r} records no pruning path")
+        return dict(state)
+
     def get_depth(self) -> int:
         self._check_fitted()
         return self.tree_.max_depth
@@ -230,9 +241,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             "classes_dtype": self.classes_.dtype.str,
             "feature_names": list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None,
             "composition": self.composition_.describe(),
-            "stopping": {name: getattr(self, name) for name in STOPPING_PARAMS},
-            "abstain_value": self.abstain_value,
-            "random_state": self.random_state if isinstance(self.random_state, (int, type(None))) else None,
+            "params": self._json_params(),
             "tree": self.tree_.to_dict(),
         }
         text = json.dumps(payload)
@@ -240,6 +249,19 @@ class TreeClassifier(ComposedEstimatorMixin):
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         return text
+
+    def _json_params(self) -> dict:
+        """Constructor parameters as JSON; a component given as an instance is stored as
+        its name and parameters."""
+        params = self.get_params()
+        for kind in KINDS:
+            component = params[kind]
+            if not isinstance(component, str):
+                params[kind] = component.name
+                params[f"{kind}_params"] = component.get_params() or None
+        if not isinstance(params["random_state"], (int, type(None))):
+            params["random_state"] = None
+        return params
 
     @classmethod
     def from_json(cls, text_or_path) -> "TreeClassifier":
@@ -254,13 +276,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
         if payload.get("version") != MODEL_VERSION:
             raise ValueError(f"unsupported treekit model version {payload.get('version')!r}; this treekit reads {MODEL_VERSION}")
-        composition = payload["composition"]
-        kwargs = {}
-        for kind in KINDS:
-            kwargs[kind] = composition[kind]["name"]
-            kwargs[f"{kind}_params"] = composition[kind]["params"] or None
-        kwargs.update(payload["stopping"])
-        model = cls(**kwargs, abstain_value=payload.get("abstain_value"), random_state=payload.get("random_state"))
+        model = cls(**payload["params"])
         model.composition_ = model._make_composition()
         model.tree_ = Tree.from_dict(payload["tree"])
         model.classes_ = np.asarray(payload["classes"], dtype=np.dtype(payload["classes_dtype"]))

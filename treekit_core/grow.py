@@ -10,8 +10,12 @@ import numpy as np
 
 from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
 
-#: A node whose impurity is at most this is pure (scikit-learn's EPSILON).
+#: scikit-learn's EPSILON, the slack in the min_impurity_decrease comparison.
 EPSILON = float(np.finfo(np.float64).eps)
+#: A node whose impurity is at most this is pure. Larger than machine epsilon because with
+#: fractional weights a pure node's impurity is rounding noise of a few 1e-16 (its class sums
+#: and its weight are summed in different orders); any real impurity is far larger.
+PURE_TOLERANCE = 1e-12
 
 
 @attrs.define(eq=False)
@@ -109,7 +113,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         node_id = arrays.add(parent, is_left, node)
         if (depth >= rules.max_depth or node.n_samples < rules.min_samples_split
                 or node.n_samples < 2 * rules.min_samples_leaf
-                or weight < 2 * rules.min_weight_leaf or node.impurity <= EPSILON):
+                or weight < 2 * rules.min_weight_leaf or node.impurity <= PURE_TOLERANCE):
             continue
         split = splitter.find_split(split_state, node, rules)
         if split is None:

@@ -72,6 +72,31 @@ def scan_sorted_feature(impurity, params, values, weighted_evidence, weights, pa
     return best_drop, best_threshold, best_position
 
 
+GATHER_SIGNATURE = types.int64(F2A, F2C, I1, F1, i8, F1, F1, F2C, F1)
+
+
+@jit(GATHER_SIGNATURE)
+def gather_sorted_feature(X, evidence, rows, row_weights, feature, unsorted, values, weighted, weights):
+    """Copy the node's samples sorted by ``X[:, feature]`` into the buffers; samples with a
+    missing value (NaN) go last. Returns the number of samples with a known value."""
+    n = rows.shape[0]
+    n_classes = evidence.shape[1]
+    for j in range(n):
+        unsorted[j] = X[rows[j], feature]
+    order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
+    known = 0
+    for j in range(n):
+        i = order[j]
+        values[j] = unsorted[i]
+        if not np.isnan(unsorted[i]):
+            known += 1
+        weights[j] = row_weights[i]
+        r = rows[i]
+        for k in range(n_classes):
+            weighted[j, k] = row_weights[i] * evidence[r, k]
+    return known
+
+
 NODE_SIGNATURE = types.Tuple((i8, f8, f8))(
     IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8
 )
@@ -99,16 +124,7 @@ def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_
     best_threshold = 0.0
     best_drop = -np.inf
     for f in features:
-        for j in range(n):
-            unsorted[j] = X[rows[j], f]
-        order = np.argsort(unsorted, kind="mergesort")
-        for j in range(n):
-            i = order[j]
-            values[j] = unsorted[i]
-            weights[j] = row_weights[i]
-            r = rows[i]
-            for k in range(n_classes):
-                weighted[j, k] = row_weights[i] * evidence[r, k]
+        gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
         drop, threshold, position = scan_sorted_feature(
             impurity, params, values, weighted, weights, parent_sums, parent_weight,
             parent_impurity, min_samples_leaf, min_weight_leaf, left_sums, right_sums,

@@ -1,0 +1,108 @@
+"""C4.5 split rules and J48's pessimistic pruning against Weka's J48 (fixtures)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treekit_core import TreeClassifier
+from treekit_core.datasets import load_dataset
+from treekit_core.pessimistic import add_errors
+
+FIXTURES = Path(__file__).parent / "fixtures" / "j48"
+
+
+@pytest.mark.parametrize("n,e,expected", [
+    (6, 0, 1.237797), (16, 1, 1.475715), (9, 1, 1.394112), (100, 10, 2.749611), (1, 0, 0.75),
+])
+def test_add_errors_check_values(n, e, expected):
+    assert add_errors(n, e, 0.25) == pytest.approx(expected, abs=5e-7)
+
+
+def test_add_errors_branches():
+    # interpolation between 0 and 1 error, and the high end
+    base = add_errors(10, 0, 0.25)
+    assert add_errors(10, 0.5, 0.25) == pytest.approx(base + 0.5 * (add_errors(10, 1, 0.25) - base))
+    assert add_errors(4, 3.6, 0.25) == pytest.approx(0.4)
+
+
+def j48(X, y, unpruned=False, sample_weight=None):
+    return TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic",
+                          pruner_params={"unpruned": unpruned}).fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("name", ["pima", "haberman", "wdbc"])
+@pytest.mark.parametrize("unpruned", [False, True])
+def test_reproduces_weka_j48(name, unpruned):
+    reference = json.loads((FIXTURES / f"{name}{'_unpruned' if unpruned else ''}.json").read_text())
+    data = load_dataset(name)
+    model = j48(data.X, data.y, unpruned)
+    assert abs(model.get_n_leaves() - reference["n_leaves"]) <= 1
+    assert abs(model.score(data.X, data.y) - reference["train_accuracy"]) <= 0.01
+
+
+def test_same_tree_as_j48_on_haberman_checked_by_hand():
+    # J48: nodes <= 4: negative (230.0/42.0); nodes > 4 -> age <= 42: negative (15.0/3.0),
+    # age > 42: positive (61.0/25.0)
+    text = json.loads((FIXTURES / "haberman.json").read_text())["tree_text"]
+    assert "nodes <= 4: negative (230.0/42.0)" in text and "age > 42: positive (61.0/25.0)" in text
+    data = load_dataset("haberman")
+    tree = j48(data.X, data.y).tree_
+    nodes, age = data.feature_names.index("nodes"), data.feature_names.index("age")
+    assert list(tree.feature) == [nodes, -1, age, -1, -1]
+    assert list(tree.threshold[[0, 2]]) == [4.0, 42.0]
+    np.testing.assert_allclose(tree.weight[tree.is_leaf], [230, 15, 61])
+    errors = tree.weight - tree.class_sums.max(axis=1)
+    np.testing.assert_allclose(errors[tree.is_leaf], [42, 3, 25])
+
+
+def test_threshold_is_a_training_value():
+    data = load_dataset("pima")
+    tree = j48(data.X, data.y).tree_
+    for node in np.flatnonzero(~tree.is_leaf):
+        assert tree.threshold[node] in set(data.X[:, tree.feature[node]])
+
+
+def test_pessimistic_pruning_sees_integer_weights_as_duplicated_rows():
+    # (The c45 splitter itself compares an instance count with 2 * MinSplit, as Weka does,
+    # so duplicated rows and weights may grow different trees; exhaustive splits do not.)
+    data = load_dataset("haberman")
+    counts = np.random.default_rng(5).integers(1, 3, size=data.X.shape[0])
+
+    def fit(X, y, w=None):
+        return TreeClassifier(criterion="entropy", pruner="pessimistic", min_weight_fraction_leaf=0.01) \
+            .fit(X, y, sample_weight=w)
+
+    repeated = fit(np.repeat(data.X, counts, axis=0), np.repeat(data.y, counts))
+    weighted = fit(data.X, data.y, counts.astype(float))
+    unpruned = TreeClassifier(criterion="entropy", min_weight_fraction_leaf=0.01).fit(data.X, data.y, sample_weight=counts)
+    assert weighted.get_n_leaves() < unpruned.get_n_leaves()
+    np.testing.assert_array_equal(repeated.tree_.threshold, weighted.tree_.threshold)
+    np.testing.assert_allclose(repeated.tree_.class_sums, weighted.tree_.class_sums)
+
+
+def test_fractional_weights_prune_without_error_and_never_enlarge():
+    data = load_dataset("pima")
+    weight = np.random.default_rng(1).uniform(0.2, 1.7, size=data.X.shape[0])
+    unpruned = j48(data.X, data.y, unpruned=True, sample_weight=weight)
+    pruned = j48(data.X, data.y, sample_weight=weight)
+    assert 1 <= pruned.get_n_leaves() <= unpruned.get_n_leaves()
+    np.testing.assert_allclose(pruned.tree_.weight[0], weight.sum())
+    leaves = pruned.tree_.is_leaf
+    np.testing.assert_allclose(pruned.tree_.weight[leaves].sum(), weight.sum())
+
+
+def test_laplace_correction_smooths_leaves_without_changing_decisions():
+    data = load_dataset("haberman")
+    plain = j48(data.X, data.y)
+    smooth = TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic",
+                            labeler_params={"laplace": True}).fit(data.X, data.y)
+    leaf = np.flatnonzero(smooth.tree_.is_leaf)[0]
+    sums = smooth.tree_.class_sums[leaf]
+    np.testing.assert_allclose(smooth.tree_.value[leaf], (sums + 1) / (sums.sum() + 2))
+    np.testing.assert_array_equal(plain.predict(data.X), smooth.predict(data.X))
+
+
+def test_bad_confidence_factor():
+    with pytest.raises(ValueError, match=r"confidence_factor must be in \(0, 0.5\]"):
+        TreeClassifier(pruner="pessimistic", pruner_params={"confidence_factor": 0.7}).fit([[0.0], [1.0]], [0, 1])

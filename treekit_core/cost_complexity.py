@@ -1,0 +1,225 @@
+"""Minimal cost-complexity pruning (Breiman et al.; rpart; scikit-learn's ccp).
+
+R_alpha(T) = R(T) + alpha |leaves(T)|. The weakest link t (smallest
+g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1)) is pruned first, one node per step, the
+first node id on ties, exactly as scikit-learn's ``_cost_complexity_prune``. R is a
+fraction of the root's training weight, so alpha has scikit-learn's units; rpart's
+complexity parameter is ``cp = alpha / R(root)``.
+
+The risk of a node is selectable: ``misclassification`` (CART, rpart, Tóth & Pataki: the
+weighted errors of the node's decision, as the labeler defines them) or ``impurity``
+(scikit-learn: weight x impurity).
+"""
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components import ABSTAIN, Pruner
+
+RISKS = ("misclassification", "impurity")
+RULES = ("min_error", "one_se")
+
+
+@attrs.frozen
+class WeakestLinkSequence:
+    """Every pruning step: the node made a leaf and the alpha at which it happens."""
+
+    pruned_node: np.ndarray  #: node id pruned at step s
+    step_alpha: np.ndarray  #: effective alpha of step s
+    risk: np.ndarray  #: total leaf risk before the first step and after each step (s + 1)
+    n_leaves: np.ndarray  #: leaves before the first step and after each step (s + 1)
+
+    @property
+    def alphas(self) -> np.ndarray:
+        """scikit-learn's ``ccp_alphas``: 0 for the full tree, then each step's alpha."""
+        return np.concatenate([[0.0], self.step_alpha])
+
+    def steps_up_to(self, alpha: float) -> int:
+        """Number of steps taken when pruning stops at the first alpha > ``alpha``.
+
+        Alphas within a relative 1e-12 count as equal: mathematically equal alphas of two
+        branches differ in their last bits, and a subtree chosen at one of them must not
+        depend on that rounding."""
+        above = np.flatnonzero(self.step_alpha > _with_slack(alpha))
+        return int(above[0]) if above.size else int(self.step_alpha.size)
+
+    def prune_mask(self, alpha: float, n_nodes: int) -> np.ndarray:
+        mask = np.zeros(n_nodes, dtype=bool)
+        mask[self.pruned_node[: self.steps_up_to(alpha)]] = True
+        return mask
+
+
+def _with_slack(alpha: float) -> float:
+    return alpha * (1 + 1e-12) + 1e-15
+
+
+def node_risk(tree, risk: str, labeler) -> np.ndarray:
+    """R(t) of every node as a fraction of the root's weight."""
+    total = tree.weight[0]
+    if risk == "impurity":
+        return tree.weight * tree.impurity / total
+    return labeler.node_error(tree.class_sums, tree.weight) / total
+
+
+def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
+    parent = tree.parents()
+    is_leaf = tree.is_leaf
+    n_leaves = tree.leaves_under().astype(np.float64)
+    r_branch = np.zeros(tree.n_nodes)
+    for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than parents
+        if is_leaf[node]:
+            r_branch[node] = r_node[node]
+        else:
+            r_branch[node] = r_branch[tree.children_left[node]] + r_branch[tree.children_right[node]]
+    candidate = ~is_leaf
+    pruned, alphas, risks, leaves = [], [], [r_branch[0]], [n_leaves[0]]
+    while candidate[0]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(candidate, (r_node - r_branch) / (n_leaves - 1), np.inf)
+        node = int(np.argmin(g))
+        pruned.append(node)
+        alphas.append(g[node])
+        # Remove the branch below ``node`` from the candidates.
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            candidate[current] = False
+            if not is_leaf[current]:
+                stack.extend((int(tree.children_left[current]), int(tree.children_right[current])))
+        removed_leaves = n_leaves[node] - 1
+        r_diff = r_node[node] - r_branch[node]
+        n_leaves[node] = 1
+        r_branch[node] = r_node[node]
+        ancestor = parent[node]
+        while ancestor >= 0:
+            n_leaves[ancestor] -= removed_leaves
+            r_branch[ancestor] += r_diff
+            ancestor = parent[ancestor]
+        risks.append(r_branch[0])
+        leaves.append(n_leaves[0])
+    return WeakestLinkSequence(np.array(pruned, dtype=np.int64), np.array(alphas, dtype=np.float64),
+                               np.array(risks), np.array(leaves, dtype=np.int64))
+
+
+def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
+    """Distinct alphas at which the optimal subtree changes (0 first): the nested
+    subtrees T_0 > T_1 > ... > root of the cp table."""
+    levels = [0.0]
+    running = 0.0
+    for alpha in sequence.step_alpha:
+        running = max(running, alpha)
+        if running > _with_slack(levels[-1]):
+            levels.append(running)
+    return np.array(levels)
+
+
+def stratified_folds(labels: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold number of every row; each class is dealt round-robin after a shuffle."""
+    fold = np.empty(labels.shape[0], dtype=np.int64)
+    offset = 0
+    for label in np.unique(labels):
+        rows = rng.permutation(np.flatnonzero(labels == label))
+        fold[rows] = (np.arange(rows.size) + offset) % n_folds
+        offset += rows.size
+    return fold
+
+
+def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
+    """Weighted error of every held-out row: 1 - evidence of the decided class (an
+    abstention counts as an error)."""
+    tree.component_state = {"evaluator": composition.evaluator.fit(tree, train_data)}
+    proba = composition.evaluator.predict_distribution(tree, test_data.X)
+    decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
+    rows = np.arange(decision.size)
+    credit = np.where(decision == ABSTAIN, 0.0, test_data.evidence[rows, np.maximum(decision, 0)])
+    return test_data.weight * (1.0 - np.clip(credit, 0.0, 1.0))
+
+
+def _check_alpha(inst, attribute, value):
+    if value is not None and not (isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)):
+        raise ValueError(f"alpha must be None (choose by cross-validation) or a finite float >= 0, got {value!r}")
+
+
+@attrs.define(slots=False)
+class CostComplexity(Pruner):
+    """Weakest-link pruning; the subtree is chosen by ``alpha`` or by K-fold CV.
+
+    Parameters
+    ----------
+    risk : "misclassification" (CART, rpart) or "impurity" (scikit-learn's ccp_alpha).
+    alpha : prune at this alpha; None chooses the subtree by cross-validation.
+    cv : number of stratified folds for the choice (default 10).
+    rule : "min_error" (smallest tree with the least CV error; Tóth & Pataki) or "one_se"
+        (smallest tree within one standard error of it; rpart's recommendation).
+    seed : seed of the fold assignment (None: the estimator's random_state).
+    """
+
+    name: ClassVar[str] = "cost_complexity"
+    description: ClassVar[str] = "minimal cost-complexity (weakest link) pruning, alpha given or chosen by CV"
+    risk: str = attrs.field(default="misclassification", validator=attrs.validators.in_(RISKS))
+    alpha: float | None = attrs.field(default=None, validator=_check_alpha)
+    cv: int = attrs.field(default=10, validator=[attrs.validators.instance_of(int), attrs.validators.ge(2)])
+    rule: str = attrs.field(default="min_error", validator=attrs.validators.in_(RULES))
+    seed: int | None = attrs.field(default=0)
+
+    def sequence(self, tree, labeler) -> WeakestLinkSequence:
+        return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler))
+
+    def prune(self, tree, context):
+        sequence = self.sequence(tree, context.labeler)
+        levels = subtree_levels(sequence)
+        leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
+        risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
+        state = {
+            "alphas": levels, "n_leaves": leaves, "risk": risk,
+            "cp": levels / risk[0] if risk[0] > 0 else levels,
+            "step_alphas": sequence.alphas, "step_risk": sequence.risk,
+        }
+        if self.alpha is not None:
+            chosen_alpha = float(self.alpha)
+        else:
+            cv_error, cv_se = self._cross_validate(levels, context)
+            state["cv_error"], state["cv_std_error"] = cv_error, cv_se
+            best = cv_error.min()
+            minimum = int(np.flatnonzero(cv_error <= best + 1e-12)[-1])
+            if self.rule == "min_error":
+                selected = minimum
+            else:
+                selected = int(np.flatnonzero(cv_error <= best + cv_se[minimum] + 1e-12)[-1])
+            state["selected"] = selected
+            chosen_alpha = float(levels[selected])
+        state["chosen_alpha"] = chosen_alpha
+        pruned = tree.collapse(sequence.prune_mask(chosen_alpha, tree.n_nodes))
+        pruned.component_state = dict(tree.component_state, pruner=state)
+        return pruned
+
+    def _cross_validate(self, levels, context):
+        data = context.data
+        rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
+        labels = np.argmax(data.evidence, axis=1)
+        fold = stratified_folds(labels, self.cv, rng)
+        # rpart/Breiman: evaluate subtree k at the geometric mean of its alpha interval.
+        upper = np.append(levels[1:], np.inf)
+        evaluate_at = np.sqrt(levels * upper)
+        errors = np.zeros((levels.size, data.n_samples))
+        for k in range(self.cv):
+            test_rows = np.flatnonzero(fold == k)
+            train_rows = np.flatnonzero(fold != k)
+            if test_rows.size == 0:
+                continue
+            train, test = data.subset(train_rows), data.subset(test_rows)
+            fold_tree = context.composition.grow(train, rng)
+            fold_sequence = self.sequence(fold_tree, context.labeler)
+            for j, alpha in enumerate(evaluate_at):
+                pruned = fold_tree.collapse(fold_sequence.prune_mask(alpha, fold_tree.n_nodes))
+                errors[j, test_rows] = held_out_errors(context.composition, pruned, train, test)
+        total = data.weight.sum()
+        cv_error = errors.sum(axis=1) / total
+        per_row = errors / np.where(data.weight > 0, data.weight, 1.0)
+        spread = ((per_row - cv_error[:, None]) ** 2 * data.weight).sum(axis=1) / total
+        cv_se = np.sqrt(spread / data.n_samples)
+        return cv_error, cv_se

@@ -1,0 +1,229 @@
+"""C4.5's error-based (pessimistic) pruning, as Weka's J48 (PAPERS.md 1.2).
+
+A leaf's estimated errors are U = E + addErrs(N, E) with E its training errors (as the
+labeler counts them) among N weighted samples. Bottom-up, a node becomes a leaf when its
+leaf estimate is at most the subtree's (+0.1) and at most its largest branch's (+0.1); else
+its largest branch replaces it (subtree raising) when that is at most the subtree's + 0.1,
+and the node's training data is sent through the raised branch. Before pruning, subtrees
+that do not reduce training errors are collapsed. Fractional weights need no change.
+"""
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components import Pruner, Split
+from treekit_core.grow import Node
+from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
+
+#: Weka's comparison tolerance (Utils.SMALL).
+SMALL = 1e-6
+
+
+def add_errors(n: float, e: float, confidence: float) -> float:
+    """Extra errors of the upper confidence bound (Weka's ``Stats.addErrs``)."""
+    from scipy.special import ndtri
+
+    if e < 1:
+        base = n * (1 - confidence ** (1 / n))
+        if e == 0:
+            return base
+        return base + e * (add_errors(n, 1, confidence) - base)
+    if e + 0.5 >= n:
+        return max(n - e, 0.0)
+    z = float(ndtri(1 - confidence))
+    f = (e + 0.5) / n
+    r = (f + z * z / (2 * n) + z * math.sqrt(f / n - f * f / n + z * z / (4 * n * n))) / (1 + z * z / n)
+    return r * n - e
+
+
+@attrs.define(eq=False)
+class _Node:
+    """Mutable node while pruning: the question, children and the data reaching it."""
+
+    feature: int
+    threshold: float
+    fields: dict
+    children: list | None
+    rows: np.ndarray
+    row_weights: np.ndarray
+    class_sums: np.ndarray = None
+    weight: float = 0.0
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.children is None
+
+
+class _Pruning:
+    def __init__(self, pruner, context):
+        self.pruner = pruner
+        self.context = context
+        self.data = context.data
+        self.labeler = context.labeler
+        self.propagator = context.composition.propagator
+        self.propagation_state = self.propagator.prepare(self.data)
+
+    # -- data through the tree ------------------------------------------------------
+    def split_rows(self, node: _Node, rows, row_weights):
+        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None)
+        split = Split(node.feature, node.threshold, 0.0, node.fields)
+        return self.propagator.propagate(self.propagation_state, self.data, probe, split)
+
+    def statistics(self, rows, row_weights):
+        sums = row_weights @ self.data.evidence[rows]
+        return sums, float(row_weights.sum())
+
+    def errors(self, sums, weight) -> float:
+        if weight <= 0:
+            return 0.0
+        return float(self.labeler.node_error(sums[None, :], np.array([weight]))[0])
+
+    def estimated(self, sums, weight) -> float:
+        if weight <= 0:
+            return 0.0
+        e = self.errors(sums, weight)
+        return e + add_errors(weight, e, self.pruner.confidence_factor)
+
+    def build(self, tree: Tree, node_id: int, rows, row_weights) -> _Node:
+        fields = {k: v[node_id] for k, v in tree.node_fields.items()}
+        node = _Node(int(tree.feature[node_id]), float(tree.threshold[node_id]), fields, None, rows, row_weights)
+        node.class_sums, node.weight = self.statistics(rows, row_weights)
+        if tree.children_left[node_id] != LEAF:
+            (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
+            node.children = [self.build(tree, int(tree.children_left[node_id]), lr, lw),
+                             self.build(tree, int(tree.children_right[node_id]), rr, rw)]
+        return node
+
+    def redistribute(self, node: _Node, rows, row_weights) -> None:
+        node.rows, node.row_weights = rows, row_weights
+        node.class_sums, node.weight = self.statistics(rows, row_weights)
+        if not node.is_leaf:
+            (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
+            self.redistribute(node.children[0], lr, lw)
+            self.redistribute(node.children[1], rr, rw)
+
+    # -- J48's procedures -----------------------------------------------------------
+    def training_errors(self, node: _Node) -> float:
+        if node.is_leaf:
+            return self.errors(node.class_sums, node.weight)
+        return sum(self.training_errors(child) for child in node.children)
+
+    def collapse(self, node: _Node) -> None:
+        if node.is_leaf:
+            return
+        if self.training_errors(node) >= self.errors(node.class_sums, node.weight) - 1e-3:
+            node.children = None
+        else:
+            for child in node.children:
+                self.collapse(child)
+
+    def estimated_errors(self, node: _Node) -> float:
+        if node.is_leaf:
+            return self.estimated(node.class_sums, node.weight)
+        return sum(self.estimated_errors(child) for child in node.children)
+
+    def estimated_errors_for_branch(self, node: _Node, rows, row_weights) -> float:
+        if node.is_leaf:
+            return self.estimated(*self.statistics(rows, row_weights))
+        (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
+        return (self.estimated_errors_for_branch(node.children[0], lr, lw)
+                + self.estimated_errors_for_branch(node.children[1], rr, rw))
+
+    def prune(self, node: _Node) -> None:
+        if node.is_leaf:
+            return
+        for child in node.children:
+            self.prune(child)
+        largest = int(np.argmax([child.weight for child in node.children]))
+        if self.pruner.subtree_raising:
+            errors_largest = self.estimated_errors_for_branch(node.children[largest], node.rows, node.row_weights)
+        else:
+            errors_largest = math.inf
+        errors_leaf = self.estimated(node.class_sums, node.weight)
+        errors_tree = self.estimated_errors(node)
+        if errors_leaf <= errors_tree + 0.1 + SMALL and errors_leaf <= errors_largest + 0.1 + SMALL:
+            node.children = None
+            return
+        if errors_largest <= errors_tree + 0.1 + SMALL:
+            branch = node.children[largest]
+            node.feature, node.threshold, node.fields, node.children = (
+                branch.feature, branch.threshold, branch.fields, branch.children)
+            self.redistribute(node, node.rows, node.row_weights)
+            self.prune(node)
+
+    # -- back to arrays -------------------------------------------------------------
+    def to_tree(self, root: _Node, template: Tree) -> Tree:
+        impurity = self.context.criterion.compiled_impurity()
+        params = self.context.criterion.impurity_params(self.data.n_classes)
+        columns = {k: [] for k in ("left", "right", "feature", "threshold", "sums", "weight", "n", "imp", "depth")}
+        fields = {k: [] for k in template.node_fields}
+
+        def walk(node: _Node, depth: int) -> int:
+            node_id = len(columns["left"])
+            columns["left"].append(LEAF)
+            columns["right"].append(LEAF)
+            columns["feature"].append(LEAF if node.is_leaf else node.feature)
+            columns["threshold"].append(UNDEFINED_THRESHOLD if node.is_leaf else node.threshold)
+            columns["sums"].append(node.class_sums)
+            columns["weight"].append(node.weight)
+            columns["n"].append(node.rows.shape[0])
+            columns["imp"].append(float(impurity(np.ascontiguousarray(node.class_sums), node.weight, params)))
+            columns["depth"].append(depth)
+            for name in fields:
+                fields[name].append(node.fields.get(name, np.nan) if not node.is_leaf else np.nan)
+            if not node.is_leaf:
+                columns["left"][node_id] = walk(node.children[0], depth + 1)
+                columns["right"][node_id] = walk(node.children[1], depth + 1)
+            return node_id
+
+        walk(root, 0)
+        n = len(columns["left"])
+        tree = Tree(
+            children_left=np.array(columns["left"], dtype=np.int64),
+            children_right=np.array(columns["right"], dtype=np.int64),
+            feature=np.array(columns["feature"], dtype=np.int64),
+            threshold=np.array(columns["threshold"], dtype=np.float64),
+            class_sums=np.array(columns["sums"], dtype=np.float64).reshape(n, -1),
+            weight=np.array(columns["weight"], dtype=np.float64),
+            n_samples=np.array(columns["n"], dtype=np.int64),
+            impurity=np.array(columns["imp"], dtype=np.float64),
+            depth=np.array(columns["depth"], dtype=np.int64),
+            value=np.zeros((n, template.n_classes)),
+            decision=np.zeros(n, dtype=np.int64),
+            n_features=template.n_features,
+            node_fields={k: np.array(v, dtype=np.float64) for k, v in fields.items()},
+            component_state=dict(template.component_state),
+        )
+        tree.relabel(self.labeler)
+        return tree
+
+
+def _check_confidence(inst, attribute, value):
+    if not (isinstance(value, (int, float)) and 0 < value <= 0.5):
+        raise ValueError(f"confidence_factor must be in (0, 0.5], got {value!r}")
+
+
+@attrs.define(slots=False)
+class Pessimistic(Pruner):
+    """J48's pruning. ``unpruned=True`` only collapses (J48's -U)."""
+
+    name: ClassVar[str] = "pessimistic"
+    description: ClassVar[str] = "C4.5 / J48 error-based pruning with confidence factor and subtree raising"
+    confidence_factor: float = attrs.field(default=0.25, validator=_check_confidence)
+    subtree_raising: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    collapse: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    unpruned: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+    def prune(self, tree, context):
+        work = _Pruning(self, context)
+        root = work.build(tree, 0, np.arange(context.data.n_samples, dtype=np.int64), context.data.weight.copy())
+        if self.collapse:
+            work.collapse(root)
+        if not self.unpruned:
+            work.prune(root)
+        return work.to_tree(root, tree)
+
