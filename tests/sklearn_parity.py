@@ -1,7 +1,7 @@
 """Helpers comparing a treekit tree with a scikit-learn tree node by node."""
 import numpy as np
 
-from treekit_core.kernels.split_search import best_split_of_node
+from treekit_core.kernels.node_search import best_split_of_node
 
 
 def float32_exact(X):

@@ -12,8 +12,8 @@ PROBE = textwrap.dedent("""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4)); y = (X[:, 0] > 0).astype(int)
     TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)
-    from treekit_core.kernels import routing, split_search
-    kernels = [split_search.scan_sorted_feature, split_search.best_split_of_node, routing.apply_hard,
+    from treekit_core.kernels import builder, routing, split_search
+    kernels = [split_search.scan_sorted_feature, builder.presort, builder.build_depth_first, routing.apply_hard,
                Entropy().compiled_impurity()]
     print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())]
                       for k in kernels}))

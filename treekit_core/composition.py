@@ -100,10 +100,12 @@ class Composition:
         return tree
 
     # -- using ----------------------------------------------------------------------
-    def decide(self, tree: Tree, X: np.ndarray):
-        """(class distribution, decision index with -1 = abstain, confidence) per sample."""
+    def decide(self, tree: Tree, X: np.ndarray, with_confidence: bool = True):
+        """(class distribution, decision index with -1 = abstain, confidence or None)."""
         proba = self.evaluator.predict_distribution(tree, X)
         decision = np.asarray(self.labeler.decide(proba), dtype=np.int64)
+        if not with_confidence:
+            return proba, decision, None
         confidence = np.asarray(self.confidence.score(tree, X, proba, decision), dtype=np.float64)
         return proba, decision, confidence
 

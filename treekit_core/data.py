@@ -95,7 +95,7 @@ def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | No
             if len(lengths) > 1:
                 raise ValueError(f"{name} is ragged: its rows have different lengths {sorted(lengths)}")
         try:
-            array = array.astype(np.float64)
+            array = np.asarray(array, dtype=np.float64)  # no copy when already float64
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{name} has values that are not numbers ({exc}); numeric features are expected") from None
     if array.ndim != 2:
@@ -111,8 +111,10 @@ def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | No
         raise ValueError(
             f"{name} has {array.shape[1]} features, but the model was fitted with {n_features}"
         )
-    bad = ~np.isfinite(array)
-    if bad.any():
+    # A finite sum proves every value finite without a mask the size of X; only when the
+    # sum is not finite (a NaN/inf, or an overflow of huge values) do we look closer.
+    if not np.isfinite(np.sum(array)) and not np.isfinite(array).all():
+        bad = ~np.isfinite(array)
         nan_mask = np.isnan(array)
         inf_cols = np.flatnonzero((bad & ~nan_mask).any(axis=0))
         if inf_cols.size:

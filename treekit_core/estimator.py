@@ -130,12 +130,12 @@ class ComposedEstimatorMixin(ParamsMixin):
                 f"abstain_value (a value that is not a class) to mark abstentions; or call "
                 f"decide(X), which returns labels together with an abstention mask"
             )
-        _, class_index, _ = self._decide_arrays(self._check_predict_X(X))
+        _, class_index, _ = self._decide_arrays(self._check_predict_X(X), with_confidence=False)
         return self._labels_from(class_index)
 
     def predict_proba(self, X) -> np.ndarray:
         """Class distribution per sample (columns ordered as ``classes_``)."""
-        proba, _, _ = self._decide_arrays(self._check_predict_X(X))
+        proba, _, _ = self._decide_arrays(self._check_predict_X(X), with_confidence=False)
         return proba
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -196,8 +196,8 @@ class TreeClassifier(ComposedEstimatorMixin):
         self._set_fitted(data, classes)
         return self
 
-    def _decide_arrays(self, X):
-        return self.composition_.decide(self.tree_, X)
+    def _decide_arrays(self, X, with_confidence=True):
+        return self.composition_.decide(self.tree_, X, with_confidence)
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample (hard routing)."""

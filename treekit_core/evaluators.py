@@ -11,10 +11,10 @@ from treekit_core.components import Evaluator
 
 def apply_tree(tree, X) -> np.ndarray:
     """Leaf id reached by every row of X (hard routing)."""
-    from treekit_core.kernels.routing import apply_hard
+    from treekit_core.kernels.routing import apply_hard, pack_nodes
 
-    return apply_hard(np.asarray(X, dtype=np.float64), tree.children_left, tree.children_right,
-                      tree.feature, tree.threshold)
+    nodes = pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold)
+    return apply_hard(np.asarray(X, dtype=np.float64), nodes)
 
 
 @attrs.define(slots=False)

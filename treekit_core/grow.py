@@ -63,6 +63,7 @@ class _TreeArrays:
     def set_split(self, node_id, split) -> None:
         self.feature[node_id] = int(split.feature)
         self.threshold[node_id] = float(split.threshold)
+        self.fields["improvement"][node_id] = float(split.improvement)
         for name, value in split.node_fields.items():
             self.fields[name][node_id] = value
 
@@ -94,15 +95,22 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     """Grow an unlabelled, unpruned tree on ``data`` with the composition's components."""
     criterion, splitter, propagator = composition.criterion, composition.splitter, composition.propagator
     rules = composition.stopping.resolve(data.n_samples, float(data.weight.sum()))
+    registry = composition.registry
+    announce_split = registry is not None and registry.hook_has_listeners("treekit_node_split")
+    build_tree = getattr(splitter, "build_tree", None)
+    if build_tree is not None:
+        tree = build_tree(composition, data, rng, rules)
+        if tree is not None:
+            if announce_split:
+                _announce_splits(registry, tree)
+            return tree
     impurity = criterion.compiled_impurity()
     params = criterion.impurity_params(data.n_classes)
     split_state = splitter.prepare(data, criterion, rules)
     propagation_state = propagator.prepare(data)
     feature_sampler = composition.feature_sampler
-    registry = composition.registry
-    announce_split = registry is not None and registry.hook_has_listeners("treekit_node_split")
 
-    arrays = _TreeArrays(getattr(splitter, "node_field_names", ()))
+    arrays = _TreeArrays(("improvement",) + tuple(getattr(splitter, "node_field_names", ())))
     all_rows = np.arange(data.n_samples, dtype=np.int64)
     stack = [(all_rows, data.weight.copy(), 0, -1, False)]
     while stack:
@@ -136,6 +144,17 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         stack.append((right_rows, right_weights, depth + 1, node_id, False))
         stack.append((left_rows, left_weights, depth + 1, node_id, True))
     return arrays.to_tree(data.n_features, data.n_classes)
+
+
+def _announce_splits(registry, tree) -> None:
+    """A splitter that grows the whole tree in one call announces its splits afterwards,
+    in node order."""
+    for node in np.flatnonzero(tree.children_left >= 0):
+        registry.plugin_manager.hook.treekit_node_split(
+            node_id=int(node), depth=int(tree.depth[node]), feature=int(tree.feature[node]),
+            threshold=float(tree.threshold[node]), improvement=float(tree.node_fields["improvement"][node]),
+            n_samples=int(tree.n_samples[node]),
+        )
 
 
 def all_features(rng, n_features):

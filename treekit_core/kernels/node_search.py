@@ -1,0 +1,70 @@
+"""Split search one node at a time (used when a composition cannot use the fused builder:
+soft propagation, feature subsets drawn in Python, C4.5's rules)."""
+import numpy as np
+from numba import types
+
+from treekit_core._jit import IMPURITY_TYPE, jit
+from treekit_core.kernels.split_search import F1, F2A, F2C, I1, f8, i8, scan_sorted_feature
+
+GATHER_SIGNATURE = types.int64(F2A, F2C, I1, F1, i8, F1, F1, F2C, F1)
+
+
+@jit(GATHER_SIGNATURE)
+def gather_sorted_feature(X, evidence, rows, row_weights, feature, unsorted, values, weighted, weights):
+    """Copy the node's samples sorted by ``X[:, feature]`` into the buffers; samples with a
+    missing value (NaN) go last. Returns the number of samples with a known value."""
+    n = rows.shape[0]
+    n_classes = evidence.shape[1]
+    for j in range(n):
+        unsorted[j] = X[rows[j], feature]
+    order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
+    known = 0
+    for j in range(n):
+        i = order[j]
+        values[j] = unsorted[i]
+        if not np.isnan(unsorted[i]):
+            known += 1
+        weights[j] = row_weights[i]
+        r = rows[i]
+        for k in range(n_classes):
+            weighted[j, k] = row_weights[i] * evidence[r, k]
+    return known
+
+
+NODE_SIGNATURE = types.Tuple((i8, f8, f8))(
+    IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8
+)
+
+
+@jit(NODE_SIGNATURE)
+def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_sums,
+                       parent_weight, features, min_samples_leaf, min_weight_leaf):
+    """Best (feature, threshold, drop) over ``features`` for the samples ``rows`` of a node.
+
+    ``row_weights`` are the samples' weights at this node (fractional under soft
+    propagation). Features are tried in the given order; the first strictly best wins.
+    Returns feature -1 when no admissible cut exists.
+    """
+    n = rows.shape[0]
+    n_classes = evidence.shape[1]
+    values = np.empty(n)
+    unsorted = np.empty(n)
+    weighted = np.empty((n, n_classes))
+    weights = np.empty(n)
+    left_sums = np.empty(n_classes)
+    right_sums = np.empty(n_classes)
+    parent_impurity = impurity(parent_sums, parent_weight, params)
+    best_feature = -1
+    best_threshold = 0.0
+    best_drop = -np.inf
+    for f in features:
+        gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
+        drop, threshold, position = scan_sorted_feature(
+            impurity, params, values, weighted, weights, parent_sums, parent_weight,
+            parent_impurity, min_samples_leaf, min_weight_leaf, left_sums, right_sums,
+        )
+        if position >= 0 and drop > best_drop:
+            best_drop = drop
+            best_feature = f
+            best_threshold = threshold
+    return best_feature, best_threshold, best_drop
