@@ -6,13 +6,11 @@ classic one.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import attrs
 import numpy as np
 
 from treekit_core.components import KINDS
-from treekit_core.grow import all_features, grow_tree
+from treekit_core.grow import AllFeatures, grow_tree
 from treekit_core.stopping import StoppingRules
 from treekit_core.tree import Tree
 
@@ -41,7 +39,10 @@ class Composition:
     confidence: object
     stopping: StoppingRules = attrs.field(factory=StoppingRules)
     registry: object = None
-    feature_sampler: Callable = all_features
+    feature_sampler: object = attrs.field(factory=AllFeatures)
+    #: False when trees are grown in several Python threads at once: numba's default
+    #: threading layer does not allow parallel kernels launched from concurrent threads.
+    parallel_kernels: bool = True
 
     @property
     def components(self) -> dict:

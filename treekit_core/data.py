@@ -24,6 +24,9 @@ class TrainingData:
     weight: np.ndarray  #: float64, n
     feature_names: list | None = None
     label_kind: str = "labels"  #: "labels" (one-hot) or e.g. "counterexamples"
+    classes: np.ndarray | None = None  #: class labels in evidence-column order
+    #: Values derived from X alone (e.g. presorted orders), shared by data sets with the same X.
+    cache: dict = attrs.field(factory=dict)
 
     @property
     def n_samples(self) -> int:
@@ -44,7 +47,12 @@ class TrainingData:
             np.ascontiguousarray(self.weight[rows]),
             self.feature_names,
             self.label_kind,
+            self.classes,
         )
+
+    def with_weight(self, weight: np.ndarray) -> "TrainingData":
+        """The same rows with other weights (shares X and its cache)."""
+        return attrs.evolve(self, weight=np.ascontiguousarray(weight, dtype=np.float64))
 
 
 def feature_label(j: int, feature_names) -> str:

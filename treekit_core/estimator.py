@@ -73,7 +73,8 @@ class ComposedEstimatorMixin(ParamsMixin):
                 f"abstain_value={self.abstain_value!r} is one of the classes {list(classes)}; "
                 f"choose a value that is not a class so an abstention cannot be mistaken for one"
             )
-        data = TrainingData(np.asfortranarray(X_checked), one_hot(encoded, classes.shape[0]), weight, names)
+        data = TrainingData(np.asfortranarray(X_checked), one_hot(encoded, classes.shape[0]), weight, names,
+                            classes=classes)
         return data, classes
 
     def _set_fitted(self, data, classes):

@@ -117,7 +117,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         rows, row_weights, depth, parent, is_left = stack.pop()
         sums, weight = node_statistics(data.evidence, rows, row_weights)
         node = Node(rows, row_weights, sums, weight, float(impurity(sums, weight, params)), depth,
-                    feature_sampler(rng, data.n_features))
+                    feature_sampler.draw(rng, data.n_features))
         node_id = arrays.add(parent, is_left, node)
         if (depth >= rules.max_depth or node.n_samples < rules.min_samples_split
                 or node.n_samples < 2 * rules.min_samples_leaf
@@ -157,5 +157,19 @@ def _announce_splits(registry, tree) -> None:
         )
 
 
-def all_features(rng, n_features):
-    return np.arange(n_features, dtype=np.int64)
+@attrs.frozen
+class AllFeatures:
+    """Every feature is a candidate at every node."""
+
+    def draw(self, rng, n_features: int) -> np.ndarray:
+        return np.arange(n_features, dtype=np.int64)
+
+
+@attrs.frozen
+class RandomFeatureSubset:
+    """A fresh random subset of ``size`` features at every node (Breiman's forests)."""
+
+    size: int
+
+    def draw(self, rng, n_features: int) -> np.ndarray:
+        return rng.permutation(n_features)[: self.size].astype(np.int64)

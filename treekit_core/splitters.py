@@ -7,7 +7,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Split, Splitter
-from treekit_core.grow import all_features
+from treekit_core.grow import AllFeatures, RandomFeatureSubset
 
 
 @attrs.define(slots=False)
@@ -33,11 +33,18 @@ class Exhaustive(Splitter):
         builder gives the same tree as the node-by-node loop, faster); None otherwise."""
         from treekit_core.propagators import Hard
 
-        if not isinstance(composition.propagator, Hard) or composition.feature_sampler is not all_features:
+        sampler = composition.feature_sampler
+        if not isinstance(composition.propagator, Hard):
+            return None
+        if isinstance(sampler, AllFeatures):
+            max_features, seed = data.n_features, 0
+        elif isinstance(sampler, RandomFeatureSubset):
+            max_features, seed = sampler.size, int(rng.integers(2**31 - 1))
+        else:
             return None
         from treekit_core.kernels.builder import build_arrays
 
-        return build_arrays(composition.criterion, data, rules, max_features=data.n_features, seed=0)
+        return build_arrays(composition.criterion, data, rules, max_features, seed, composition.parallel_kernels)
 
     def find_split(self, state, node, rules):
         kernel, impurity, params, data = state

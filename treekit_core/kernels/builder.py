@@ -231,22 +231,27 @@ def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
 PARALLEL_MIN_WORK = 50_000
 
 
-def build_arrays(criterion, data, rules, max_features, seed):
-    """Run the fused builder on training data and return an unlabelled Tree."""
+def build_arrays(criterion, data, rules, max_features, seed, parallel=True):
+    """Run the fused builder on training data and return an unlabelled Tree.
+
+    The presorted order depends only on X, so it is kept in ``data.cache`` and shared by
+    every tree grown on the same X (a forest's bootstrap only changes weights)."""
     from treekit_core.grow import PURE_TOLERANCE
     from treekit_core.tree import Tree
 
-    n_threads = numba.get_num_threads()
+    n_threads = numba.get_num_threads() if parallel else 1
     X = data.X
+    if "presort" not in data.cache:
+        data.cache["presort"] = presort(X, n_threads)
+    order = data.cache["presort"].copy()
     weighted_evidence = np.ascontiguousarray(data.evidence * data.weight[:, None])
-    order = presort(X, n_threads)
     (left, right, feature, threshold, class_sums, weight, n_samples, impurity, depth,
      improvement) = build_depth_first(
         criterion.compiled_impurity(), criterion.impurity_params(data.n_classes), X, weighted_evidence,
         np.ascontiguousarray(data.weight), order, rules.min_samples_leaf, rules.min_weight_leaf,
         rules.min_samples_split, rules.max_depth, rules.min_impurity_decrease,
         np.nan if rules.min_gain is None else float(rules.min_gain), PURE_TOLERANCE, rules.total_weight,
-        max_features, seed, n_threads, PARALLEL_MIN_WORK)
+        max_features, seed, n_threads, PARALLEL_MIN_WORK if parallel else 2**62)
     n = left.shape[0]
     tree = Tree(left, right, feature, threshold, class_sums, weight, n_samples, impurity, depth,
                 np.zeros((n, data.n_classes)), np.zeros(n, dtype=np.int64), data.n_features)

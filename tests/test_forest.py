@@ -1,0 +1,145 @@
+"""ForestClassifier: reproducible, n_jobs-independent, fresh feature subsets per node."""
+from typing import ClassVar
+
+import attrs
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import cross_val_score
+
+from treekit_core import Confidence, ForestClassifier, TreeClassifier, hookimpl, registered
+from treekit_core.datasets import load_dataset
+from treekit_core.forest import bootstrap_counts, class_weights, resolve_max_features
+from treekit_core.splitters import Exhaustive
+
+
+@pytest.fixture(scope="module")
+def wdbc():
+    return load_dataset("wdbc")
+
+
+def thresholds(forest):
+    return [tree.threshold.copy() for tree in forest.estimators_]
+
+
+def test_seeded_runs_are_identical_and_independent_of_n_jobs(wdbc):
+    a = ForestClassifier(n_estimators=8, random_state=3).fit(wdbc.X, wdbc.y)
+    b = ForestClassifier(n_estimators=8, random_state=3).fit(wdbc.X, wdbc.y)
+    c = ForestClassifier(n_estimators=8, random_state=3, n_jobs=2).fit(wdbc.X, wdbc.y)
+    other = ForestClassifier(n_estimators=8, random_state=4).fit(wdbc.X, wdbc.y)
+    for x, y, z in zip(thresholds(a), thresholds(b), thresholds(c)):
+        np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(x, z)
+    np.testing.assert_array_equal(a.predict_proba(wdbc.X), c.predict_proba(wdbc.X))
+    assert any(x.shape != y.shape or not np.array_equal(x, y) for x, y in zip(thresholds(a), thresholds(other)))
+
+
+def test_feature_subset_is_drawn_afresh_at_every_node(wdbc):
+    # With one candidate feature per node, a subset drawn once per tree would make every
+    # node of a tree use the same feature.
+    forest = ForestClassifier(n_estimators=5, max_features=1, random_state=0).fit(wdbc.X, wdbc.y)
+    for tree in forest.estimators_:
+        used = set(tree.feature[tree.feature >= 0])
+        assert len(used) > 5
+
+
+@attrs.define(slots=False)
+class RecordingExhaustive(Exhaustive):
+    """Node-by-node exhaustive search that records each node's candidate features."""
+
+    name: ClassVar[str] = "recording"
+    seen: list = attrs.field(factory=list, eq=False)
+
+    def build_tree(self, composition, data, rng, rules):
+        return None
+
+    def find_split(self, state, node, rules):
+        self.seen.append(tuple(node.features))
+        return super().find_split(state, node, rules)
+
+
+class Plugin:
+    @hookimpl
+    def treekit_splitters(self):
+        return [RecordingExhaustive]
+
+
+def test_node_by_node_path_draws_subsets_per_node(wdbc):
+    splitter = RecordingExhaustive()
+    with registered(Plugin(), name="recording"):
+        ForestClassifier(n_estimators=1, splitter=splitter, max_features=3, random_state=0, max_depth=4) \
+            .fit(wdbc.X, wdbc.y)
+    assert len(splitter.seen) > 5 and all(len(s) == 3 for s in splitter.seen)
+    assert len(set(splitter.seen)) > len(splitter.seen) // 2
+
+
+def test_forest_beats_a_single_tree(wdbc):
+    forest = cross_val_score(ForestClassifier(n_estimators=30, random_state=0), wdbc.X, wdbc.y, cv=5).mean()
+    tree = cross_val_score(TreeClassifier(), wdbc.X, wdbc.y, cv=5).mean()
+    assert forest > tree and forest > 0.93
+
+
+def test_balanced_bootstrap_draws_classes_equally():
+    labels = np.array([0] * 90 + [1] * 10)
+    counts = bootstrap_counts(np.random.default_rng(0), labels, 2, balanced=True)
+    assert counts[labels == 0].sum() == counts[labels == 1].sum() == 10
+    plain = bootstrap_counts(np.random.default_rng(0), labels, 2, balanced=False)
+    assert plain.sum() == 100
+
+
+def test_class_weights_balanced_and_explicit():
+    labels = np.array([0] * 90 + [1] * 10)
+    np.testing.assert_allclose(class_weights("balanced", labels, 2, np.array(["a", "b"])), [100 / 180, 100 / 20])
+    np.testing.assert_allclose(class_weights({"b": 5.0}, labels, 2, np.array(["a", "b"])), [1.0, 5.0])
+    with pytest.raises(ValueError, match="not in"):
+        class_weights({"c": 1.0}, labels, 2, np.array(["a", "b"]))
+
+
+def test_weighted_forest_shifts_decisions_towards_the_minority():
+    data = load_dataset("haberman")
+    plain = ForestClassifier(n_estimators=20, random_state=0, min_samples_leaf=5).fit(data.X, data.y)
+    weighted = ForestClassifier(n_estimators=20, random_state=0, min_samples_leaf=5,
+                                class_weight="balanced").fit(data.X, data.y)
+    assert (weighted.predict(data.X) == "positive").sum() > (plain.predict(data.X) == "positive").sum()
+
+
+@pytest.mark.parametrize("value,expected", [("sqrt", 5), ("log2", 4), (None, 30), (7, 7), (0.5, 15)])
+def test_max_features(value, expected):
+    assert resolve_max_features(value, 30) == expected
+
+
+def test_bad_forest_parameters(wdbc):
+    with pytest.raises(ValueError, match="max_features"):
+        ForestClassifier(max_features=0).fit(wdbc.X, wdbc.y)
+    with pytest.raises(ValueError, match="n_estimators must be an int >= 1"):
+        ForestClassifier(n_estimators=0).fit(wdbc.X, wdbc.y)
+
+
+@attrs.define(slots=False)
+class NeedsOneTree(Confidence):
+    name: ClassVar[str] = "needs_one_tree"
+    needs_single_tree: ClassVar[bool] = True
+
+    def score(self, tree, X, proba, decision):
+        return np.zeros(X.shape[0])
+
+
+class ConfidencePlugin:
+    @hookimpl
+    def treekit_confidences(self):
+        return [NeedsOneTree]
+
+
+def test_forest_refuses_a_confidence_that_needs_one_tree(wdbc):
+    with registered(ConfidencePlugin(), name="one-tree"):
+        with pytest.raises(ValueError, match="confidence 'needs_one_tree' cannot score a forest"):
+            ForestClassifier(n_estimators=2, confidence="needs_one_tree").fit(wdbc.X, wdbc.y)
+
+
+def test_clone_and_decide(wdbc):
+    forest = ForestClassifier(n_estimators=5, random_state=0)
+    assert clone(forest).get_params() == forest.get_params()
+    forest.fit(wdbc.X, wdbc.y)
+    decision = forest.decide(wdbc.X)
+    np.testing.assert_allclose(decision.proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(decision.labels, forest.predict(wdbc.X))

@@ -1,0 +1,172 @@
+"""ForestClassifier: bagging of composed trees with a fresh random feature subset per node.
+
+Breiman's random forest over *any* composition: every tree is grown by the same components
+on a bootstrap sample, and at every node only ``max_features`` randomly drawn features are
+candidates. The forest averages the trees' class distributions and then lets its labeler
+decide, so a forest of asymmetric trees abstains the same way a single asymmetric tree does.
+
+Baselines of Marcellin et al.: ``balanced_bootstrap=True`` draws every class equally often
+in each bootstrap (BRF, Chen et al.); ``class_weight="balanced"`` weights classes inversely
+to their frequency (WRF).
+
+Trees are grown through joblib. The default backend is threads: the numba kernels release
+the GIL, and plugins registered in this process are visible to every tree. A process (loky)
+or Dask/Ray backend set with ``joblib.parallel_backend`` spreads trees over cores or a
+cluster without code change, but then components must be importable by the workers.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from treekit_core.estimator import ComposedEstimatorMixin, _rng
+from treekit_core.grow import AllFeatures, RandomFeatureSubset
+
+
+def resolve_max_features(max_features, n_features: int) -> int:
+    if max_features is None:
+        return n_features
+    if max_features == "sqrt":
+        return max(1, int(math.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(math.log2(n_features)))
+    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        if not 1 <= max_features <= n_features:
+            raise ValueError(f"max_features={max_features} must be between 1 and n_features={n_features}")
+        return int(max_features)
+    if isinstance(max_features, numbers.Real) and 0.0 < max_features <= 1.0:
+        return max(1, int(max_features * n_features))
+    raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int >= 1 or a float in (0, 1], got {max_features!r}")
+
+
+def bootstrap_counts(rng, labels, n_classes, balanced: bool) -> np.ndarray:
+    """How often each row is drawn. Balanced: as many draws from every class as the
+    smallest class has rows (BRF)."""
+    n = labels.shape[0]
+    if not balanced:
+        return np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
+    per_class = [np.flatnonzero(labels == k) for k in range(n_classes)]
+    size = min(rows.size for rows in per_class if rows.size > 0)
+    counts = np.zeros(n)
+    for rows in per_class:
+        if rows.size:
+            np.add.at(counts, rng.choice(rows, size=size, replace=True), 1.0)
+    return counts
+
+
+def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
+    if class_weight is None:
+        return np.ones(n_classes)
+    if class_weight == "balanced":
+        counts = np.bincount(labels, minlength=n_classes).astype(float)
+        return np.where(counts > 0, labels.shape[0] / (n_classes * np.maximum(counts, 1)), 0.0)
+    if isinstance(class_weight, dict):
+        unknown = [c for c in class_weight if c not in list(classes)]
+        if unknown:
+            raise ValueError(f"class_weight names classes {unknown} that are not in {list(classes)}")
+        return np.array([float(class_weight.get(c, 1.0)) for c in classes])
+    raise ValueError(f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}")
+
+
+class ForestClassifier(ComposedEstimatorMixin):
+    """A random forest of composed trees (see the module docstring)."""
+
+    def __init__(self, n_estimators=100, criterion="gini", splitter="exhaustive", propagator="hard",
+                 pruner="none", labeler="majority", evaluator="hard", confidence="probability", *,
+                 criterion_params=None, splitter_params=None, propagator_params=None,
+                 pruner_params=None, labeler_params=None, evaluator_params=None,
+                 confidence_params=None, max_features="sqrt", bootstrap=True, balanced_bootstrap=False,
+                 class_weight=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
+                 abstain_value=None, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.splitter = splitter
+        self.propagator = propagator
+        self.pruner = pruner
+        self.labeler = labeler
+        self.evaluator = evaluator
+        self.confidence = confidence
+        self.criterion_params = criterion_params
+        self.splitter_params = splitter_params
+        self.propagator_params = propagator_params
+        self.pruner_params = pruner_params
+        self.labeler_params = labeler_params
+        self.evaluator_params = evaluator_params
+        self.confidence_params = confidence_params
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.balanced_bootstrap = balanced_bootstrap
+        self.class_weight = class_weight
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.min_gain = min_gain
+        self.abstain_value = abstain_value
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        from joblib import Parallel, delayed
+
+        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        composition = self._make_composition()
+        data, classes = self._validate_training(X, y, sample_weight)
+        composition.check(data)
+        if getattr(composition.confidence, "needs_single_tree", False):
+            raise ValueError(
+                f"confidence {composition.confidence.name!r} cannot score a forest: it needs the regions "
+                f"of one tree, and a forest's decision regions are not one tree's leaves; use a "
+                f"TreeClassifier, or confidence='probability'"
+            )
+        k = resolve_max_features(self.max_features, data.n_features)
+        composition.feature_sampler = AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
+        labels = np.argmax(data.evidence, axis=1)
+        weight = data.weight * class_weights(self.class_weight, labels, data.n_classes, classes)[labels]
+        rng = _rng(self.random_state)
+        seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
+        n_jobs = 1 if self.n_jobs is None else self.n_jobs
+        composition.parallel_kernels = n_jobs == 1
+        if composition.parallel_kernels is False and composition.splitter.name == "exhaustive":
+            from treekit_core.kernels.builder import presort
+
+            data.cache["presort"] = presort(data.X, 1)  # shared by every tree
+
+        def grow_one(seed):
+            tree_rng = np.random.default_rng(seed)
+            if self.bootstrap:
+                counts = bootstrap_counts(tree_rng, labels, data.n_classes, self.balanced_bootstrap)
+                tree_data = data.with_weight(weight * counts)
+            else:
+                tree_data = data.with_weight(weight)
+            return composition.fit(tree_data, tree_rng)
+
+        trees = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(grow_one)(seed) for seed in seeds)
+        self.estimators_ = trees
+        self.composition_ = composition
+        self._set_fitted(data, classes)
+        return self
+
+    def _decide_arrays(self, X, with_confidence=True):
+        composition = self.composition_
+        proba = np.zeros((X.shape[0], self.n_classes_))
+        for tree in self.estimators_:
+            proba += composition.evaluator.predict_distribution(tree, X)
+        proba /= len(self.estimators_)
+        decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
+        if not with_confidence:
+            return proba, decision, None
+        confidence = np.asarray(composition.confidence.score(None, X, proba, decision), dtype=np.float64)
+        return proba, decision, confidence
+
+    @property
+    def feature_subset_size_(self) -> int:
+        self._check_fitted()
+        sampler = self.composition_.feature_sampler
+        return sampler.size if isinstance(sampler, RandomFeatureSubset) else self.n_features_in_
+
