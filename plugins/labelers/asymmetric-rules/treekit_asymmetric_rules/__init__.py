@@ -1,0 +1,106 @@
+"""Leaf decision rules for imbalanced data.
+
+``asymmetric_thresholds`` (Marcellin, Zighed & Ritschard): class k qualifies when its
+proportion reaches its threshold, p_k >= delta_k (inclusive, with a 1e-12 tolerance for
+floating point). One qualifying class is decided; several: the largest p_k / delta_k wins
+(our choice for K classes, the paper treats two); none: the leaf abstains.
+
+``cost_matrix``: the decision of minimum expected cost, argmin_j sum_i p_i C[i][j], with
+C[i][j] the cost of deciding class j when the truth is class i.
+
+Both apply to leaf distributions and, unchanged, to the mixtures of soft evaluation and
+forests, because they decide from a distribution.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core import ABSTAIN, Labeler, hookimpl
+
+TOLERANCE = 1e-12
+
+
+def _check_thresholds(instance, attribute, value):
+    try:
+        values = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"thresholds must be a list of numbers in (0, 1], one per class, got {value!r}") from None
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"thresholds must be a list with one value per class (at least two), got {value!r}")
+    if not ((values > 0) & (values <= 1)).all():
+        raise ValueError(f"every threshold must be in (0, 1], got {value!r}")
+
+
+@attrs.define(slots=False)
+class AsymmetricThresholds(Labeler):
+    """``thresholds``: the minimum proportion for deciding each class, in the order of
+    ``classes_``. Two classes with cancer as ``classes_[1]``: ``[0.9, 0.2]`` decides cancer
+    from 20% cancer on, healthy from 90% healthy on, and abstains in between."""
+
+    name: ClassVar[str] = "asymmetric_thresholds"
+    description: ClassVar[str] = "decide a class when its proportion reaches its own threshold; else abstain"
+    thresholds: list = attrs.field(default=None, validator=_check_thresholds)
+
+    @property
+    def can_abstain(self) -> bool:
+        return True
+
+    def check_data(self, data) -> None:
+        if len(self.thresholds) != data.n_classes:
+            raise ValueError(
+                f"labeler 'asymmetric_thresholds': {len(self.thresholds)} thresholds for "
+                f"{data.n_classes} classes; give one per class in the order of classes_"
+            )
+
+    def decide(self, proba):
+        delta = np.asarray(self.thresholds, dtype=np.float64)
+        qualifies = proba >= delta - TOLERANCE
+        ratio = np.where(qualifies, proba / delta, -np.inf)
+        best = np.argmax(ratio, axis=1)
+        return np.where(qualifies.any(axis=1), best, ABSTAIN).astype(np.int64)
+
+
+def _check_costs(instance, attribute, value):
+    try:
+        costs = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"costs must be a K x K matrix of numbers, got {value!r}") from None
+    if costs.ndim != 2 or costs.shape[0] != costs.shape[1] or costs.shape[0] < 2:
+        raise ValueError(f"costs must be a square K x K matrix (K >= 2), got shape {costs.shape}")
+    if not np.isfinite(costs).all() or (costs < 0).any():
+        raise ValueError("costs must be finite and non-negative")
+
+
+@attrs.define(slots=False)
+class CostMatrix(Labeler):
+    """``costs[i][j]``: the cost of deciding class j when the truth is class i (classes in
+    the order of ``classes_``). Equal off-diagonal costs reproduce the majority rule."""
+
+    name: ClassVar[str] = "cost_matrix"
+    description: ClassVar[str] = "decision of minimum expected cost under a K x K cost matrix"
+    costs: list = attrs.field(default=None, validator=_check_costs)
+
+    def check_data(self, data) -> None:
+        if len(self.costs) != data.n_classes:
+            raise ValueError(f"labeler 'cost_matrix': costs is {len(self.costs)} x {len(self.costs)} "
+                             f"but the data has {data.n_classes} classes")
+
+    def expected_costs(self, proba):
+        return proba @ np.asarray(self.costs, dtype=np.float64)
+
+    def decide(self, proba):
+        return np.argmin(self.expected_costs(proba), axis=1).astype(np.int64)
+
+    def node_error(self, class_sums, weights):
+        """The node's weighted cost (misclassification cost for a 0/1 matrix), the risk of
+        cost-complexity pruning as in CART with costs."""
+        decision = self.decide(self.distribution(class_sums, weights))
+        return (class_sums @ np.asarray(self.costs, dtype=np.float64))[np.arange(len(weights)), decision]
+
+
+@hookimpl
+def treekit_labelers():
+    return [AsymmetricThresholds, CostMatrix]
