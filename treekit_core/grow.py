@@ -29,10 +29,20 @@ class Node:
     impurity: float
     depth: int
     features: np.ndarray  #: candidate features for this node (int64)
+    #: The node's box: (lower, upper) per feature from the axis-aligned tests on its path;
+    #: a sample of the node's region satisfies lower < x <= upper.
+    bounds: tuple = None
 
     @property
     def n_samples(self) -> int:
         return int(self.rows.shape[0])
+
+    def effective_samples(self, original_weight: np.ndarray) -> float:
+        """Rows counted by the fraction of their weight that reached this node: the row
+        count under hard propagation, fewer under soft propagation, where fractional copies
+        of rows spread over many nodes (C4.5 counts weight the same way)."""
+        original = original_weight[self.rows]
+        return float(np.where(original > 0, self.row_weights / np.where(original > 0, original, 1.0), 1.0).sum())
 
 
 class _TreeArrays:
@@ -109,18 +119,21 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     split_state = splitter.prepare(data, criterion, rules)
     propagation_state = propagator.prepare(data)
     feature_sampler = composition.feature_sampler
+    fractional = getattr(propagator, "produces_fractional_weights", False)
 
     arrays = _TreeArrays(("improvement",) + tuple(getattr(splitter, "node_field_names", ())))
     all_rows = np.arange(data.n_samples, dtype=np.int64)
-    stack = [(all_rows, data.weight.copy(), 0, -1, False)]
+    root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
+    stack = [(all_rows, data.weight.copy(), 0, -1, False, root_bounds)]
     while stack:
-        rows, row_weights, depth, parent, is_left = stack.pop()
+        rows, row_weights, depth, parent, is_left, bounds = stack.pop()
         sums, weight = node_statistics(data.evidence, rows, row_weights)
         node = Node(rows, row_weights, sums, weight, float(impurity(sums, weight, params)), depth,
-                    feature_sampler.draw(rng, data.n_features))
+                    feature_sampler.draw(rng, data.n_features), bounds)
         node_id = arrays.add(parent, is_left, node)
-        if (depth >= rules.max_depth or node.n_samples < rules.min_samples_split
-                or node.n_samples < 2 * rules.min_samples_leaf
+        count = node.effective_samples(data.weight) if fractional else node.n_samples
+        if (depth >= rules.max_depth or count < rules.min_samples_split
+                or count < 2 * rules.min_samples_leaf
                 or weight < 2 * rules.min_weight_leaf or node.impurity <= PURE_TOLERANCE):
             continue
         split = splitter.find_split(split_state, node, rules)
@@ -141,9 +154,21 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         (left_rows, left_weights), (right_rows, right_weights) = propagator.propagate(
             propagation_state, data, node, split
         )
-        stack.append((right_rows, right_weights, depth + 1, node_id, False))
-        stack.append((left_rows, left_weights, depth + 1, node_id, True))
+        left_bounds, right_bounds = child_bounds(bounds, split)
+        stack.append((right_rows, right_weights, depth + 1, node_id, False, right_bounds))
+        stack.append((left_rows, left_weights, depth + 1, node_id, True, left_bounds))
     return arrays.to_tree(data.n_features, data.n_classes)
+
+
+def child_bounds(bounds, split):
+    """The children's boxes: the left child's upper bound and the right child's lower
+    bound on the split feature become the threshold."""
+    lower, upper = bounds
+    left_upper, right_lower = upper.copy(), lower.copy()
+    if split.feature >= 0:
+        left_upper[split.feature] = min(upper[split.feature], split.threshold)
+        right_lower[split.feature] = max(lower[split.feature], split.threshold)
+    return (lower, left_upper), (right_lower, upper)
 
 
 def _announce_splits(registry, tree) -> None:

@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, Split
-from treekit_core.grow import Node
+from treekit_core.grow import Node, child_bounds
 from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
 
 #: Weka's comparison tolerance (Utils.SMALL).
@@ -50,6 +50,7 @@ class _Node:
     children: list | None
     rows: np.ndarray
     row_weights: np.ndarray
+    bounds: tuple = None
     class_sums: np.ndarray = None
     weight: float = 0.0
 
@@ -69,9 +70,15 @@ class _Pruning:
 
     # -- data through the tree ------------------------------------------------------
     def split_rows(self, node: _Node, rows, row_weights):
-        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None)
-        split = Split(node.feature, node.threshold, 0.0, node.fields)
-        return self.propagator.propagate(self.propagation_state, self.data, probe, split)
+        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None, node.bounds)
+        return self.propagator.propagate(self.propagation_state, self.data, probe, self.split_of(node))
+
+    @staticmethod
+    def split_of(node: _Node) -> Split:
+        return Split(node.feature, node.threshold, 0.0, node.fields)
+
+    def child_bounds(self, node: _Node):
+        return child_bounds(node.bounds, self.split_of(node))
 
     def statistics(self, rows, row_weights):
         sums = row_weights @ self.data.evidence[rows]
@@ -88,23 +95,26 @@ class _Pruning:
         e = self.errors(sums, weight)
         return e + add_errors(weight, e, self.pruner.confidence_factor)
 
-    def build(self, tree: Tree, node_id: int, rows, row_weights) -> _Node:
+    def build(self, tree: Tree, node_id: int, rows, row_weights, bounds) -> _Node:
         fields = {k: v[node_id] for k, v in tree.node_fields.items()}
-        node = _Node(int(tree.feature[node_id]), float(tree.threshold[node_id]), fields, None, rows, row_weights)
+        node = _Node(int(tree.feature[node_id]), float(tree.threshold[node_id]), fields, None, rows,
+                     row_weights, bounds)
         node.class_sums, node.weight = self.statistics(rows, row_weights)
         if tree.children_left[node_id] != LEAF:
             (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
-            node.children = [self.build(tree, int(tree.children_left[node_id]), lr, lw),
-                             self.build(tree, int(tree.children_right[node_id]), rr, rw)]
+            left_bounds, right_bounds = self.child_bounds(node)
+            node.children = [self.build(tree, int(tree.children_left[node_id]), lr, lw, left_bounds),
+                             self.build(tree, int(tree.children_right[node_id]), rr, rw, right_bounds)]
         return node
 
-    def redistribute(self, node: _Node, rows, row_weights) -> None:
-        node.rows, node.row_weights = rows, row_weights
+    def redistribute(self, node: _Node, rows, row_weights, bounds) -> None:
+        node.rows, node.row_weights, node.bounds = rows, row_weights, bounds
         node.class_sums, node.weight = self.statistics(rows, row_weights)
         if not node.is_leaf:
             (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
-            self.redistribute(node.children[0], lr, lw)
-            self.redistribute(node.children[1], rr, rw)
+            left_bounds, right_bounds = self.child_bounds(node)
+            self.redistribute(node.children[0], lr, lw, left_bounds)
+            self.redistribute(node.children[1], rr, rw, right_bounds)
 
     # -- J48's procedures -----------------------------------------------------------
     def training_errors(self, node: _Node) -> float:
@@ -129,7 +139,8 @@ class _Pruning:
     def estimated_errors_for_branch(self, node: _Node, rows, row_weights) -> float:
         if node.is_leaf:
             return self.estimated(*self.statistics(rows, row_weights))
-        (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
+        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None, node.bounds)
+        (lr, lw), (rr, rw) = self.propagator.propagate(self.propagation_state, self.data, probe, self.split_of(node))
         return (self.estimated_errors_for_branch(node.children[0], lr, lw)
                 + self.estimated_errors_for_branch(node.children[1], rr, rw))
 
@@ -152,7 +163,7 @@ class _Pruning:
             branch = node.children[largest]
             node.feature, node.threshold, node.fields, node.children = (
                 branch.feature, branch.threshold, branch.fields, branch.children)
-            self.redistribute(node, node.rows, node.row_weights)
+            self.redistribute(node, node.rows, node.row_weights, node.bounds)
             self.prune(node)
 
     # -- back to arrays -------------------------------------------------------------
@@ -220,7 +231,9 @@ class Pessimistic(Pruner):
 
     def prune(self, tree, context):
         work = _Pruning(self, context)
-        root = work.build(tree, 0, np.arange(context.data.n_samples, dtype=np.int64), context.data.weight.copy())
+        d = context.data.n_features
+        root = work.build(tree, 0, np.arange(context.data.n_samples, dtype=np.int64), context.data.weight.copy(),
+                          (np.full(d, -np.inf), np.full(d, np.inf)))
         if self.collapse:
             work.collapse(root)
         if not self.unpruned:

@@ -1,0 +1,66 @@
+"""UDT and Quinlan's probabilistic thresholds."""
+import numpy as np
+import pytest
+
+from treekit_core import TreeClassifier
+from treekit_core.datasets import load_dataset
+from treekit_soft_search.quinlan_ramp import error_curve, soft_bounds
+
+
+def test_udt_evaluates_s_times_n_candidates_at_the_root():
+    rng = np.random.default_rng(0)
+    X = rng.normal(10.0, 2.0, size=(40, 2))
+    y = (X[:, 0] > 10).astype(int)
+    model = TreeClassifier(criterion="entropy", splitter="udt", propagator="udt", evaluator="udt",
+                           splitter_params={"samples": 25}, propagator_params={"samples": 25},
+                           evaluator_params={"samples": 25}, max_depth=1).fit(X, y)
+    state = model.composition_.splitter.prepare(
+        __import__("treekit_core").data.TrainingData(np.asfortranarray(X), np.eye(2)[y], np.ones(40)),
+        model.composition_.criterion, model.composition_.stopping.resolve(40, 40.0))
+    from treekit_core.grow import Node
+
+    root = Node(np.arange(40), np.ones(40), np.bincount(y, minlength=2).astype(float), 40.0, 1.0, 0,
+                np.array([0]), (np.full(2, -np.inf), np.full(2, np.inf)))
+    model.composition_.splitter.find_split(state, root, model.composition_.stopping.resolve(40, 40.0))
+    assert state["evaluations"] == [25 * 40]
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert 0.0 < proba[:, 1].min() or proba[:, 1].max() < 1.0  # straddling tuples mix leaves
+
+
+def test_udt_grows_a_usable_tree_on_real_data():
+    data = load_dataset("haberman")
+    model = TreeClassifier(criterion="entropy", splitter="udt", propagator="udt", evaluator="udt",
+                           pruner="pessimistic", splitter_params={"samples": 20}, propagator_params={"samples": 20},
+                           evaluator_params={"samples": 20}).fit(data.X, data.y)
+    assert model.get_n_leaves() >= 2 and model.score(data.X, data.y) > 0.7
+
+
+def test_plt_bounds_on_a_hand_computed_node():
+    # x = 0..8, classes A A A A B A B B B; the stump x <= 3.5 sends A left, B right.
+    # E(v) = B's left of v + A's right of v: 4 3 2 1 2 1 2 3 4 for v = 0..8; E0 = 1, N = 9,
+    # Limit = 1 + sqrt(1.5 * 8.5 / 10) = 2.1291594; E falls to it between 1 (3) and 2 (2):
+    # Z- = 1 + (3 - Limit) / 1 = 1.8708406; it rises past it between 6 (2) and 7 (3):
+    # Z+ = 6 + (Limit - 2) / 1 = 6.1291594.
+    X = np.arange(9.0)[:, None]
+    y = np.array(list("AAAABABBB"))
+    model = TreeClassifier(max_depth=1, evaluator="quinlan_ramp").fit(X, y)
+    assert model.tree_.threshold[0] == 3.5
+    state = model.tree_.component_state["evaluator"]
+    limit = 1 + np.sqrt(1.5 * 8.5 / 10)
+    assert state["z_minus"][0] == pytest.approx(1 + (3 - limit))
+    assert state["z_plus"][0] == pytest.approx(6 + (limit - 2))
+    values, errors = error_curve(X[:, 0], (y == "B").astype(float), (y == "A").astype(float))
+    np.testing.assert_allclose(errors, [4, 3, 2, 1, 2, 1, 2, 3, 4])
+    # the gate: 1 left of Z-, 1/2 at Z, 0 right of Z+
+    proba = model.predict_proba(np.array([[0.0], [3.5], [8.0], [1.8708406 / 2 + 3.5 / 2]]))
+    a = list(model.classes_).index("A")
+    assert proba[0, a] == pytest.approx(model.tree_.value[1, a])
+    assert proba[1, a] == pytest.approx(0.5 * model.tree_.value[1, a] + 0.5 * model.tree_.value[2, a], abs=1e-3)
+    assert proba[2, a] == pytest.approx(model.tree_.value[2, a])
+
+
+def test_plt_defaults_to_the_value_range():
+    values = np.array([1.0, 2.0, 3.0])
+    z_minus, z_plus, _ = soft_bounds(values, np.array([0.0, 0.0, 0.0]), 2.0, 10.0)
+    assert (z_minus, z_plus) == (1.0, 3.0)

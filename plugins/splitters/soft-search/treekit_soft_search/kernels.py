@@ -1,0 +1,259 @@
+"""numba kernels of the uncertain-measurement components (Nunes et al.; Tsang et al.)."""
+import math
+
+import numpy as np
+from numba import prange, types
+
+from treekit_core._jit import IMPURITY_TYPE, jit
+
+f8 = types.float64
+i8 = types.int64
+F1 = types.float64[::1]
+F2C = types.float64[:, ::1]
+I1 = types.int64[::1]
+
+SQRT2 = math.sqrt(2.0)
+
+
+@jit(f8(f8))
+def normal_cdf(z):
+    return 0.5 * math.erfc(-z / SQRT2)
+
+
+@jit(f8(f8, f8))
+def truncated_cdf(z, window):
+    """The normal CDF truncated to [-window, window] and renormalised (0 below, 1 above)."""
+    if z <= -window:
+        return 0.0
+    if z >= window:
+        return 1.0
+    low = normal_cdf(-window)
+    return (normal_cdf(z) - low) / (normal_cdf(window) - low)
+
+
+GRID_SIGNATURE = types.UniTuple(f8, 3)(F1, f8, f8, f8, i8)
+
+
+@jit(GRID_SIGNATURE)
+def grid_for(values, sigma, window, resolution, max_candidates):
+    """(first grid point, spacing, number of points) of the candidate thresholds:
+    theta_k = x_min - window sigma + k delta with delta = sigma / resolution, widened so
+    that at most ``max_candidates`` points remain (0: no cap)."""
+    low = values.min() - window * sigma
+    high = values.max() + window * sigma
+    delta = sigma / resolution
+    count = int(math.ceil((high - low) / delta)) + 1
+    if max_candidates > 0 and count > max_candidates:
+        count = max_candidates
+        delta = (high - low) / (count - 1)
+    return low, delta, float(count)
+
+
+INCREMENT_SIGNATURE = i8(f8, f8, f8, f8, f8, i8, F1)
+
+
+@jit(INCREMENT_SIGNATURE)
+def sample_increments(x, sigma, window, low, delta, count, out):
+    """How much of one sample's mass crosses to the left between consecutive grid points.
+
+    Writes increments for the grid points k0, k0+1, ... (the sample's window) into ``out``
+    and returns k0; the increments sum to exactly 1 (the last grid point lies beyond every
+    window, where the truncated CDF is 1)."""
+    k0 = int(math.floor((x - window * sigma - low) / delta))
+    if k0 < 0:
+        k0 = 0
+    k1 = int(math.ceil((x + window * sigma - low) / delta))
+    if k1 > count - 1:
+        k1 = count - 1
+    previous = 0.0
+    for k in range(k0, k1 + 1):
+        current = 1.0 if k == count - 1 else truncated_cdf((low + k * delta - x) / sigma, window)
+        out[k - k0] = current - previous
+        previous = current
+    for k in range(k1 + 1 - k0, out.shape[0]):
+        out[k] = 0.0
+    if previous < 1.0:  # the window ends beyond the last grid point: settle the rest there
+        out[k1 - k0] += 1.0 - previous
+    return k0
+
+
+SOFT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(
+    IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8, f8, f8, i8, i8, f8,
+)
+
+
+@jit(SOFT_SCAN_SIGNATURE)
+def soft_scan(impurity, params, values, weighted, weights, parent_sums, parent_weight, parent_impurity,
+              sigma, window, resolution, max_candidates, min_samples_leaf, min_weight_leaf):
+    """Soft split search on one feature whose node samples are sorted by value.
+
+    Left class mass at theta: L_c = sum_i w_i E_ic Phi~((theta - x_i) / sigma), accumulated
+    as running sums of per-sample increments, so the criterion is evaluated once per grid
+    point whatever n is. A grid point is admissible when the smoothed masses and the hard
+    partition (x <= theta) both leave min_samples_leaf / min_weight_leaf on each side.
+    Returns (best drop, threshold, number of criterion evaluations).
+    """
+    n = values.shape[0]
+    n_classes = parent_sums.shape[0]
+    low, delta, count_f = grid_for(values, sigma, window, resolution, max_candidates)
+    count = int(count_f)
+    increments = np.zeros((count, n_classes))
+    weight_increments = np.zeros(count)
+    span = int(math.ceil(2.0 * window * resolution)) + 3
+    scratch = np.empty(max(span, 2))
+    for i in range(n):
+        k0 = sample_increments(values[i], sigma, window, low, delta, count, scratch)
+        for j in range(scratch.shape[0]):
+            k = k0 + j
+            if k >= count:
+                break
+            amount = scratch[j]
+            if amount != 0.0:
+                weight_increments[k] += amount * weights[i]
+                for c in range(n_classes):
+                    increments[k, c] += amount * weighted[i, c]
+    left_sums = np.zeros(n_classes)
+    right_sums = np.empty(n_classes)
+    left_weight = 0.0
+    hard_left = 0
+    evaluations = 0
+    best_drop = -np.inf
+    best_threshold = 0.0
+    for k in range(count):
+        theta = low + k * delta
+        for c in range(n_classes):
+            left_sums[c] += increments[k, c]
+        left_weight += weight_increments[k]
+        while hard_left < n and values[hard_left] <= theta:
+            hard_left += 1
+        right_weight = parent_weight - left_weight
+        for c in range(n_classes):
+            right_sums[c] = parent_sums[c] - left_sums[c]
+        left_impurity = impurity(left_sums, left_weight, params)
+        right_impurity = impurity(right_sums, right_weight, params)
+        evaluations += 1
+        if hard_left < min_samples_leaf or n - hard_left < min_samples_leaf:
+            continue
+        if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
+            continue
+        drop = parent_impurity - (left_weight * left_impurity + right_weight * right_impurity) / parent_weight
+        if drop > best_drop:
+            best_drop = drop
+            best_threshold = theta
+    return best_drop, best_threshold, evaluations
+
+
+UDT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8)
+
+
+@jit(UDT_SCAN_SIGNATURE)
+def udt_scan(impurity, params, points, weighted, weights, parent_sums, parent_weight, parent_impurity,
+             min_weight_leaf):
+    """UDT's plain search over pdf sample points sorted by position: every point is a
+    candidate threshold (left = points <= it). Returns (best drop, threshold, evaluations)."""
+    m = points.shape[0]
+    n_classes = parent_sums.shape[0]
+    left_sums = np.zeros(n_classes)
+    right_sums = np.empty(n_classes)
+    left_weight = 0.0
+    best_drop = -np.inf
+    best_threshold = 0.0
+    evaluations = 0
+    j = 0
+    while j < m:
+        while True:  # points at the same position go to the same side
+            for c in range(n_classes):
+                left_sums[c] += weighted[j, c]
+            left_weight += weights[j]
+            j += 1
+            if j >= m or points[j] != points[j - 1]:
+                break
+        right_weight = parent_weight - left_weight
+        for c in range(n_classes):
+            right_sums[c] = parent_sums[c] - left_sums[c]
+        drop = parent_impurity - (left_weight * impurity(left_sums, left_weight, params)
+                                  + right_weight * impurity(right_sums, right_weight, params)) / parent_weight
+        evaluations += 1
+        if left_weight < max(min_weight_leaf, 1e-12) or right_weight < max(min_weight_leaf, 1e-12):
+            continue
+        if drop > best_drop:
+            best_drop = drop
+            best_threshold = points[j - 1]
+    return best_drop, best_threshold, evaluations
+
+
+GAUSSIAN, RAMP, UDT = 0, 1, 2
+
+
+@jit(f8(F1, f8))
+def points_below(standard_points, z):
+    """Fraction of the (sorted) standard pdf points <= z."""
+    return np.searchsorted(standard_points, z, side="right") / standard_points.shape[0]
+
+
+@jit(f8(i8, f8, f8, f8, f8, f8, f8, f8, F1))
+def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard_points):
+    """Probability that a sample with value x takes the left branch of ``x <= threshold``."""
+    if mode == GAUSSIAN:
+        if sigma <= 0.0:
+            return 1.0 if x <= threshold else 0.0
+        return normal_cdf((threshold - x) / sigma)
+    if mode == RAMP:
+        eps = 1e-3
+        if x <= z_minus:
+            return 1.0
+        if x <= threshold:
+            return 1.0 - (x - z_minus) / (2.0 * (threshold - z_minus + eps))
+        if x <= z_plus:
+            return 0.5 - (x - threshold) / (2.0 * (z_plus - threshold + eps))
+        return 0.0
+    # UDT: the share of the sample's pdf inside the node's box that lies left of threshold
+    if sigma <= 0.0:
+        return 1.0 if x <= threshold else 0.0
+    below_upper = points_below(standard_points, (upper - x) / sigma) if upper < np.inf else 1.0
+    below_lower = points_below(standard_points, (lower - x) / sigma) if lower > -np.inf else 0.0
+    inside = below_upper - below_lower
+    if inside <= 0.0:
+        return 0.5
+    return (points_below(standard_points, (threshold - x) / sigma) - below_lower) / inside
+
+
+MIXTURE_SIGNATURE = F2C(
+    types.Array(f8, 2, "A"), I1, I1, I1, F1, F2C, i8, F1, F1, F1, F1, F1, F1, i8,
+)
+
+
+@jit(MIXTURE_SIGNATURE, parallel=True)
+def gated_mixture(X, children_left, children_right, feature, threshold, value, mode, sigma,
+                  lower, upper, z_minus, z_plus, standard_points, max_depth):
+    """P(c | x) = sum over leaves of value[leaf, c] times the product of the gates on the
+    path (left gate g, right 1 - g). Branches whose path probability is 0 are skipped."""
+    n = X.shape[0]
+    n_classes = value.shape[1]
+    out = np.zeros((n, n_classes))
+    for i in prange(n):
+        stack_node = np.empty(max_depth + 2, dtype=np.int64)
+        stack_p = np.empty(max_depth + 2)
+        stack_node[0] = 0
+        stack_p[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack_node[top]
+            p = stack_p[top]
+            if children_left[node] < 0:
+                for c in range(n_classes):
+                    out[i, c] += p * value[node, c]
+                continue
+            f = feature[node]
+            g = left_gate(mode, X[i, f], threshold[node], sigma[f], lower[node], upper[node],
+                          z_minus[node], z_plus[node], standard_points)
+            if p * (1.0 - g) > 0.0:
+                stack_node[top] = children_right[node]
+                stack_p[top] = p * (1.0 - g)
+                top += 1
+            if p * g > 0.0:
+                stack_node[top] = children_left[node]
+                stack_p[top] = p * g
+                top += 1
+    return out

@@ -1,0 +1,50 @@
+"""Walks over a fitted tree that several evaluators need."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def rows_per_node(tree, X) -> dict:
+    """Training rows reaching every node under hard routing."""
+    rows = {0: np.arange(X.shape[0])}
+    for node in range(tree.n_nodes):
+        if tree.children_left[node] >= 0 and node in rows:
+            r = rows[node]
+            left = X[r, tree.feature[node]] <= tree.threshold[node]
+            rows[int(tree.children_left[node])] = r[left]
+            rows[int(tree.children_right[node])] = r[~left]
+    return rows
+
+
+def route_from(tree, X, start) -> np.ndarray:
+    """Leaf reached by every row of X when starting at node ``start`` (hard routing)."""
+    nodes = np.full(X.shape[0], start, dtype=np.int64)
+    active = tree.children_left[nodes] >= 0
+    while active.any():
+        idx = np.flatnonzero(active)
+        current = nodes[idx]
+        go_left = X[idx, tree.feature[current]] <= tree.threshold[current]
+        nodes[idx] = np.where(go_left, tree.children_left[current], tree.children_right[current])
+        active = tree.children_left[nodes] >= 0
+    return nodes
+
+
+def tested_feature_bounds(tree):
+    """For every node, the bounds (lower, upper] of its region on the feature it tests."""
+    d = tree.n_features
+    lower = np.full(tree.n_nodes, -np.inf)
+    upper = np.full(tree.n_nodes, np.inf)
+    stack = [(0, np.full(d, -np.inf), np.full(d, np.inf))]
+    while stack:
+        node, lo, hi = stack.pop()
+        f = tree.feature[node]
+        if tree.children_left[node] < 0:
+            continue
+        lower[node], upper[node] = lo[f], hi[f]
+        left_hi = hi.copy()
+        left_hi[f] = min(hi[f], tree.threshold[node])
+        right_lo = lo.copy()
+        right_lo[f] = max(lo[f], tree.threshold[node])
+        stack.append((int(tree.children_left[node]), lo, left_hi))
+        stack.append((int(tree.children_right[node]), right_lo, hi))
+    return lower, upper

@@ -1,0 +1,162 @@
+"""UDT, decision trees for uncertain data (Tsang et al., 2011), the paper's slow baseline.
+
+Each value x of feature a becomes a pdf: a Gaussian truncated at +-2 sigma with
+2 sigma = width * |A| (|A| = the feature's training range), represented by ``samples``
+points of mass 1/samples each, placed at the truncated Gaussian's quantiles (our reading of
+"s points, each of mass 1/s"). At a node, a tuple's pdf is its points inside the node's box,
+renormalised. Split candidates are all points at the node (the plain search; the bound-based
+pruned search is not implemented); a tuple straddling a threshold is split into two
+fractional tuples. Classification splits the test pdf the same way.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core import Evaluator, Propagator, Split, Splitter
+from treekit_soft_search.soft_evaluation import mixture
+from treekit_soft_search.tree_walks import tested_feature_bounds
+
+
+def standard_points(samples: int) -> np.ndarray:
+    """Positions (in sigmas) of the pdf points: quantiles of N(0, 1) truncated at +-2."""
+    from scipy.special import ndtr, ndtri
+
+    low, high = ndtr(-2.0), ndtr(2.0)
+    return ndtri(low + (np.arange(samples) + 0.5) / samples * (high - low))
+
+
+def udt_spreads(data, width):
+    ranges = np.nanmax(data.X, axis=0) - np.nanmin(data.X, axis=0)
+    return width * ranges / 2.0
+
+
+def _samples(instance, attribute, value):
+    if not (isinstance(value, int) and value >= 2):
+        raise ValueError(f"samples must be an int >= 2, got {value!r}")
+
+
+def _width(instance, attribute, value):
+    if not (isinstance(value, (int, float)) and value > 0):
+        raise ValueError(f"width must be a number > 0, got {value!r}")
+
+
+@attrs.define(slots=False)
+class UDTParams:
+    samples: int = attrs.field(default=100, validator=_samples)
+    width: float = attrs.field(default=0.1, validator=_width)
+
+
+def surviving_points(x, sigma, points, lower, upper):
+    """(positions n x s, mask of points inside (lower, upper])."""
+    positions = x[:, None] + sigma * points[None, :]
+    return positions, (positions > lower) & (positions <= upper)
+
+
+def _non_negative(instance, attribute, value):
+    if not (isinstance(value, (int, float)) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a number >= 0, got {value!r}")
+
+
+@attrs.define(slots=False)
+class UDTSplitter(Splitter, UDTParams):
+    """Parameters: ``samples`` (s, points per pdf), ``width`` (pdf half-width as a
+    fraction of the feature's range) and ``min_leaf_weight`` (each branch of a split keeps
+    at least this weight; 2, as C4.5's MINOBJS, on which UDT builds: without it fractional
+    tuples keep every node populated and the tree never stops)."""
+
+    name: ClassVar[str] = "udt"
+    description: ClassVar[str] = "UDT plain search over every pdf sample point (Tsang et al.)"
+    min_leaf_weight: float = attrs.field(default=2.0, validator=_non_negative)
+
+    def prepare(self, data, criterion, rules):
+        from treekit_soft_search.kernels import udt_scan
+
+        return {"scan": udt_scan, "impurity": criterion.compiled_impurity(),
+                "params": criterion.impurity_params(data.n_classes), "data": data,
+                "sigma": udt_spreads(data, self.width), "points": standard_points(self.samples), "evaluations": []}
+
+    def find_split(self, state, node, rules):
+        data, points = state["data"], state["points"]
+        lower, upper = node.bounds
+        best = (-np.inf, -1, 0.0)
+        for f in node.features:
+            sigma = state["sigma"][f]
+            if sigma <= 0:
+                continue
+            positions, inside = surviving_points(data.X[node.rows, f], sigma, points, lower[f], upper[f])
+            counts = inside.sum(axis=1)
+            mass = np.where(counts > 0, node.row_weights / np.maximum(counts, 1), 0.0)
+            row_of_point = np.repeat(np.arange(node.n_samples), counts)
+            flat = positions[inside]
+            order = np.argsort(flat, kind="mergesort")
+            flat = np.ascontiguousarray(flat[order])
+            point_rows = row_of_point[order]
+            weights = np.ascontiguousarray(mass[point_rows])
+            weighted = np.ascontiguousarray(weights[:, None] * data.evidence[node.rows[point_rows]])
+            drop, threshold, evaluations = state["scan"](
+                state["impurity"], state["params"], flat, weighted, weights, node.class_sums, node.weight,
+                node.impurity, max(rules.min_weight_leaf, float(self.min_leaf_weight)))
+            state["evaluations"].append(evaluations)
+            if drop > best[0]:
+                best = (drop, int(f), threshold)
+        if best[1] < 0:
+            return None
+        return Split(best[1], float(best[2]), float(best[0]))
+
+
+@attrs.define(slots=False)
+class UDTPropagation(Propagator, UDTParams):
+    """A tuple goes left with the share of its pdf (inside the node's box) left of the
+    threshold, and right with the rest."""
+
+    name: ClassVar[str] = "udt"
+    description: ClassVar[str] = "UDT fractional tuples: pdfs split at the threshold (Tsang et al.)"
+    produces_fractional_weights: ClassVar[bool] = True
+    requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
+
+    def prepare(self, data):
+        return udt_spreads(data, self.width), standard_points(self.samples)
+
+    def propagate(self, state, data, node, split):
+        sigma_all, points = state
+        f, threshold = split.feature, split.threshold
+        lower, upper = node.bounds if node.bounds is not None else (None, None)
+        low = -np.inf if lower is None else lower[f]
+        high = np.inf if upper is None else upper[f]
+        sigma = sigma_all[f]
+        x = data.X[node.rows, f]
+        if sigma <= 0:
+            share = (x <= threshold).astype(np.float64)
+        else:
+            positions, inside = surviving_points(x, sigma, points, low, high)
+            counts = inside.sum(axis=1)
+            left = (inside & (positions <= threshold)).sum(axis=1)
+            share = np.where(counts > 0, left / np.maximum(counts, 1), (x <= threshold).astype(np.float64))
+        left_w, right_w = node.row_weights * share, node.row_weights * (1.0 - share)
+        keep_left, keep_right = left_w > 0, right_w > 0
+        return ((node.rows[keep_left], left_w[keep_left]), (node.rows[keep_right], right_w[keep_right]))
+
+
+@attrs.define(slots=False)
+class UDTEvaluation(Evaluator, UDTParams):
+    """Classification splits the test tuple's pdf at every test, within the node's box."""
+
+    name: ClassVar[str] = "udt"
+    description: ClassVar[str] = "UDT classification: the test pdf is split across branches (Tsang et al.)"
+    provides: ClassVar[frozenset] = frozenset()
+    requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
+
+    def fit(self, tree, data):
+        lower, upper = tested_feature_bounds(tree)
+        return {"sigma": udt_spreads(data, self.width), "lower": lower, "upper": upper,
+                "points": standard_points(self.samples)}
+
+    def predict_distribution(self, tree, X):
+        from treekit_soft_search.kernels import UDT
+
+        state = tree.component_state["evaluator"]
+        return mixture(tree, X, UDT, state["sigma"], lower=state["lower"], upper=state["upper"],
+                       standard_points=state["points"])
