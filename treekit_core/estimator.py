@@ -11,8 +11,9 @@ from treekit_core.composition import Composition
 from treekit_core.data import TrainingData, check_sample_weight, check_X, check_y, feature_names_of, one_hot
 from treekit_core.params import ParamsMixin
 from treekit_core.plugins import get_registry
+from treekit_core.rejection import RejectRule, RiskCoverage, risk_coverage
 from treekit_core.stopping import StoppingRules
-from treekit_core.tree import Tree, export_text
+from treekit_core.tree import Tree, decode_floats, encode_floats, export_text
 
 MODEL_FORMAT = "treekit-model"
 MODEL_VERSION = 1
@@ -103,7 +104,40 @@ class ComposedEstimatorMixin(ParamsMixin):
     @property
     def can_abstain_(self) -> bool:
         self._check_fitted()
-        return bool(self.composition_.labeler.can_abstain)
+        return bool(self.composition_.labeler.can_abstain) or getattr(self, "reject_threshold_", None) is not None
+
+    def _choose_reject_threshold(self, rule, data) -> float:
+        """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
+        labels = np.argmax(data.evidence, axis=1)
+        if rule.threshold is not None:
+            return float(rule.threshold)
+        if rule.cv is None:
+            _, decision, scores = self._decide_arrays(data.X, reject=False)
+            correct = decision == labels
+            return rule.choose(scores, correct, data.weight)
+        from treekit_core.cost_complexity import stratified_folds
+
+        fold = stratified_folds(labels, rule.cv, np.random.default_rng(rule.seed))
+        scores = np.empty(data.n_samples)
+        correct = np.empty(data.n_samples, dtype=bool)
+        params = {**self.get_params(), "reject": None}
+        for k in range(rule.cv):
+            test = np.flatnonzero(fold == k)
+            train = np.flatnonzero(fold != k)
+            model = type(self)(**params).fit(data.X[train], self.classes_[labels[train]],
+                                             sample_weight=data.weight[train])
+            _, decision, fold_scores = model._decide_arrays(data.X[test], reject=False)
+            scores[test] = fold_scores
+            correct[test] = model.classes_[np.maximum(decision, 0)] == self.classes_[labels[test]]
+            correct[test] &= decision >= 0
+        return rule.choose(scores, correct, data.weight)
+
+    def risk_coverage(self, X, y) -> "RiskCoverage":
+        """Risk (error on accepted) against coverage as the reject threshold sweeps the
+        confidence scores of X; ``.area`` is the area under the curve."""
+        proba, decision, scores = self._decide_arrays(self._check_predict_X(X), reject=False)
+        correct = (decision >= 0) & (self.classes_[np.maximum(decision, 0)] == np.asarray(y))
+        return risk_coverage(scores, correct)
 
     def _labels_from(self, class_index: np.ndarray) -> np.ndarray:
         abstained = class_index == ABSTAIN
@@ -127,7 +161,8 @@ class ComposedEstimatorMixin(ParamsMixin):
         self._check_fitted()
         if self.can_abstain_ and self.abstain_value is None:
             raise AbstentionError(
-                f"labeler {self.composition_.labeler.name!r} can abstain, so predict() needs "
+                f"this composition can abstain (labeler {self.composition_.labeler.name!r}"
+                f"{', reject rule' if getattr(self, 'reject_threshold_', None) is not None else ''}), so predict() needs "
                 f"abstain_value (a value that is not a class) to mark abstentions; or call "
                 f"decide(X), which returns labels together with an abstention mask"
             )
@@ -164,7 +199,7 @@ class TreeClassifier(ComposedEstimatorMixin):
                  pruner_params=None, labeler_params=None, evaluator_params=None,
                  confidence_params=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
-                 abstain_value=None, random_state=None):
+                 reject=None, abstain_value=None, random_state=None):
         self.criterion = criterion
         self.splitter = splitter
         self.propagator = propagator
@@ -185,20 +220,30 @@ class TreeClassifier(ComposedEstimatorMixin):
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.min_impurity_decrease = min_impurity_decrease
         self.min_gain = min_gain
+        self.reject = reject
         self.abstain_value = abstain_value
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
+        rule = RejectRule.from_param(self.reject)
         composition = self._make_composition()
         data, classes = self._validate_training(X, y, sample_weight)
         composition.check(data)
         self.tree_ = composition.fit(data, _rng(self.random_state))
         self.composition_ = composition
         self._set_fitted(data, classes)
+        self.reject_threshold_ = None
+        if rule is not None:
+            self.reject_threshold_ = self._choose_reject_threshold(rule, data)
         return self
 
-    def _decide_arrays(self, X, with_confidence=True):
-        return self.composition_.decide(self.tree_, X, with_confidence)
+    def _decide_arrays(self, X, with_confidence=True, reject=True):
+        threshold = getattr(self, "reject_threshold_", None) if reject else None
+        proba, decision, confidence = self.composition_.decide(
+            self.tree_, X, with_confidence or threshold is not None)
+        if threshold is not None:
+            decision = np.where(confidence >= threshold, decision, ABSTAIN)
+        return proba, decision, confidence
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample (hard routing)."""
@@ -243,6 +288,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             "feature_names": list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None,
             "composition": self.composition_.describe(),
             "params": self._json_params(),
+            "reject_threshold": encode_floats(getattr(self, "reject_threshold_", None)),
             "tree": self.tree_.to_dict(),
         }
         text = json.dumps(payload)
@@ -262,6 +308,8 @@ class TreeClassifier(ComposedEstimatorMixin):
                 params[f"{kind}_params"] = component.get_params() or None
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
+        if isinstance(params.get("reject"), RejectRule):
+            params["reject"] = attrs.asdict(params["reject"])
         return params
 
     @classmethod
@@ -280,6 +328,8 @@ class TreeClassifier(ComposedEstimatorMixin):
         model = cls(**payload["params"])
         model.composition_ = model._make_composition()
         model.tree_ = Tree.from_dict(payload["tree"])
+        threshold = payload.get("reject_threshold")
+        model.reject_threshold_ = None if threshold is None else float(decode_floats(threshold))
         model.classes_ = np.asarray(payload["classes"], dtype=np.dtype(payload["classes_dtype"]))
         model.n_classes_ = int(model.classes_.shape[0])
         model.n_features_in_ = model.tree_.n_features

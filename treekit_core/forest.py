@@ -152,7 +152,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         self._set_fitted(data, classes)
         return self
 
-    def _decide_arrays(self, X, with_confidence=True):
+    def _decide_arrays(self, X, with_confidence=True, reject=True):
         composition = self.composition_
         proba = np.zeros((X.shape[0], self.n_classes_))
         for tree in self.estimators_:

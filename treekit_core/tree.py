@@ -205,6 +205,28 @@ class Tree:
             raise ValueError("tree field 'feature' holds a feature index out of range")
 
 
+def leaf_boxes(tree: Tree):
+    """(leaf ids, lower, upper): the region of every leaf as the box lower < x <= upper
+    (n_leaves x n_features, +-inf where the path sets no bound). Needs axis-aligned tests."""
+    d = tree.n_features
+    leaves, lowers, uppers = [], [], []
+    stack = [(0, np.full(d, -np.inf), np.full(d, np.inf))]
+    while stack:
+        node, lower, upper = stack.pop()
+        if tree.children_left[node] == LEAF:
+            leaves.append(node)
+            lowers.append(lower)
+            uppers.append(upper)
+            continue
+        f, t = tree.feature[node], tree.threshold[node]
+        left_upper, right_lower = upper.copy(), lower.copy()
+        left_upper[f] = min(upper[f], t)
+        right_lower[f] = max(lower[f], t)
+        stack.append((int(tree.children_right[node]), right_lower, upper))
+        stack.append((int(tree.children_left[node]), lower, left_upper))
+    return np.array(leaves, dtype=np.int64), np.array(lowers).reshape(-1, d), np.array(uppers).reshape(-1, d)
+
+
 def _decode_state(state):
     if isinstance(state, dict):
         return {k: _decode_state(v) for k, v in state.items()}

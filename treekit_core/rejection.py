@@ -1,0 +1,123 @@
+"""Rejecting risky decisions: a threshold on any confidence score, and risk-coverage curves.
+
+A sample is accepted when its confidence is >= the threshold, else the estimator abstains.
+The threshold is given directly or chosen on training data (resubstitution, as Tóth &
+Pataki) or on out-of-fold predictions (K-fold cross-validation, honest) by one rule:
+
+* ``keep_correct=q``: keep a fraction q of the correctly classified samples (the paper's
+  rule). Scores are ranked; tied scores are kept or rejected together, so the kept fraction
+  is the smallest achievable fraction >= q.
+* ``coverage=c``: accept the smallest achievable fraction >= c of all samples.
+* ``max_error=e``: the lowest threshold (largest coverage) whose error on the accepted
+  samples is <= e.
+"""
+from __future__ import annotations
+
+import numbers
+
+import attrs
+import numpy as np
+
+
+def _fraction(instance, attribute, value):
+    if value is not None and not (isinstance(value, numbers.Real) and 0.0 <= value <= 1.0):
+        raise ValueError(f"reject {attribute.name} must be a fraction in [0, 1], got {value!r}")
+
+
+def _folds(instance, attribute, value):
+    if value is not None and not (isinstance(value, numbers.Integral) and value >= 2):
+        raise ValueError(f"reject cv must be None (training data) or an int >= 2, got {value!r}")
+
+
+@attrs.frozen
+class RejectRule:
+    threshold: float | None = None
+    keep_correct: float | None = attrs.field(default=None, validator=_fraction)
+    coverage: float | None = attrs.field(default=None, validator=_fraction)
+    max_error: float | None = attrs.field(default=None, validator=_fraction)
+    cv: int | None = attrs.field(default=None, validator=_folds)
+    seed: int = 0
+
+    def __attrs_post_init__(self):
+        chosen = [name for name in ("threshold", "keep_correct", "coverage", "max_error")
+                  if getattr(self, name) is not None]
+        if len(chosen) != 1:
+            raise ValueError(
+                "reject needs exactly one of threshold, keep_correct, coverage, max_error; "
+                f"got {chosen or 'none'}"
+            )
+
+    @classmethod
+    def from_param(cls, value) -> "RejectRule | None":
+        if value is None or isinstance(value, RejectRule):
+            return value
+        if isinstance(value, numbers.Real):
+            return cls(threshold=float(value))
+        if isinstance(value, dict):
+            unknown = set(value) - {f.name for f in attrs.fields(cls)}
+            if unknown:
+                raise ValueError(f"reject has unknown keys {sorted(unknown)}; known: "
+                                 f"threshold, keep_correct, coverage, max_error, cv, seed")
+            return cls(**value)
+        raise ValueError(f"reject must be None, a threshold, a dict or a RejectRule, got {value!r}")
+
+    def choose(self, scores, correct, weights=None) -> float:
+        if self.threshold is not None:
+            return float(self.threshold)
+        if self.keep_correct is not None:
+            return keep_fraction_threshold(scores[correct], self.keep_correct,
+                                           None if weights is None else weights[correct])
+        if self.coverage is not None:
+            return keep_fraction_threshold(scores, self.coverage, weights)
+        return max_error_threshold(scores, correct, self.max_error, weights)
+
+
+def keep_fraction_threshold(scores, fraction, weights=None) -> float:
+    """The largest threshold t (a score value) that keeps a weight fraction >= ``fraction``
+    of ``scores`` with score >= t; ties fall on the same side."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0:
+        return -np.inf
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    values, inverse = np.unique(scores, return_inverse=True)
+    mass = np.bincount(inverse, weights=weights, minlength=values.size)
+    kept = np.cumsum(mass[::-1])[::-1] / mass.sum()  # kept[j]: fraction with score >= values[j]
+    eligible = np.flatnonzero(kept >= fraction - 1e-12)
+    return float(values[eligible[-1]]) if eligible.size else float(values[0])
+
+
+def max_error_threshold(scores, correct, max_error, weights=None) -> float:
+    scores = np.asarray(scores, dtype=np.float64)
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    values, inverse = np.unique(scores, return_inverse=True)
+    errors = np.bincount(inverse, weights=weights * ~np.asarray(correct, bool), minlength=values.size)
+    mass = np.bincount(inverse, weights=weights, minlength=values.size)
+    accepted_errors = np.cumsum(errors[::-1])[::-1]
+    accepted = np.cumsum(mass[::-1])[::-1]
+    ok = np.flatnonzero(accepted_errors <= max_error * accepted + 1e-12)
+    return float(values[ok[0]]) if ok.size else np.inf
+
+
+@attrs.frozen
+class RiskCoverage:
+    """Error on the accepted samples (risk) against the fraction accepted (coverage), as
+    the threshold sweeps the scores from high to low."""
+
+    thresholds: np.ndarray
+    coverage: np.ndarray
+    risk: np.ndarray
+
+    @property
+    def area(self) -> float:
+        """Area under the risk-coverage curve (lower is better), by the trapezoid rule."""
+        return float(np.trapezoid(self.risk, self.coverage)) if self.coverage.size > 1 else float(self.risk[0])
+
+
+def risk_coverage(scores, correct, weights=None) -> RiskCoverage:
+    scores = np.asarray(scores, dtype=np.float64)
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    values, inverse = np.unique(scores, return_inverse=True)
+    mass = np.bincount(inverse, weights=weights, minlength=values.size)[::-1]
+    errors = np.bincount(inverse, weights=weights * ~np.asarray(correct, bool), minlength=values.size)[::-1]
+    accepted = np.cumsum(mass)
+    return RiskCoverage(values[::-1], accepted / weights.sum(), np.cumsum(errors) / accepted)
