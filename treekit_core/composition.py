@@ -94,7 +94,7 @@ class Composition:
                                      n_features=data.n_features, n_classes=data.n_classes)
         tree = self.grow(data, rng)
         tree = self.pruner.prune(tree, PruningContext(self, data, rng))
-        tree.component_state["evaluator"] = self.evaluator.fit(tree, data)
+        tree.component_state["evaluator"] = self.evaluator.fit(tree, data, self.labeler)
         tree.component_state["confidence"] = self.confidence.fit(tree, data, self.labeler)
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_finished"):
             hook.treekit_fit_finished(composition=self, tree=tree)

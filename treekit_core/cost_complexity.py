@@ -18,7 +18,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.components import ABSTAIN, Pruner
+from treekit_core.components import Pruner
 
 RISKS = ("misclassification", "impurity")
 RULES = ("min_error", "one_se")
@@ -129,14 +129,12 @@ def stratified_folds(labels: np.ndarray, n_folds: int, rng: np.random.Generator)
 
 
 def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
-    """Weighted error of every held-out row: 1 - evidence of the decided class (an
-    abstention counts as an error)."""
-    tree.component_state = {"evaluator": composition.evaluator.fit(tree, train_data)}
+    """Weighted error of every held-out row, as the labeler counts it (an abstention
+    counts as an error)."""
+    tree.component_state = {"evaluator": composition.evaluator.fit(tree, train_data, composition.labeler)}
     proba = composition.evaluator.predict_distribution(tree, test_data.X)
     decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
-    rows = np.arange(decision.size)
-    credit = np.where(decision == ABSTAIN, 0.0, test_data.evidence[rows, np.maximum(decision, 0)])
-    return test_data.weight * (1.0 - np.clip(credit, 0.0, 1.0))
+    return test_data.weight * composition.labeler.sample_errors(test_data.evidence, decision)
 
 
 def _check_alpha(inst, attribute, value):
@@ -200,8 +198,7 @@ class CostComplexity(Pruner):
     def _cross_validate(self, levels, context):
         data = context.data
         rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
-        labels = np.argmax(data.evidence, axis=1)
-        fold = stratified_folds(labels, self.cv, rng)
+        fold = stratified_folds(context.labeler.row_labels(data.evidence), self.cv, rng)
         # rpart/Breiman: evaluate subtree k at the geometric mean of its alpha interval.
         upper = np.append(levels[1:], np.inf)
         evaluate_at = np.sqrt(levels * upper)

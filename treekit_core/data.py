@@ -184,6 +184,51 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     return w
 
 
+def check_counterexamples(counterexamples, n_samples: int, classes=None):
+    """Validate an n x K 0/1 counterexample matrix (1: known not this class); return
+    (classes, evidence). A row of zeros (no information) is accepted; a row of ones
+    (excludes every class) is an error naming the row."""
+    Y = np.asarray(counterexamples)
+    if Y.ndim != 2:
+        raise ValueError(f"counterexamples must be a 2-D (n_samples, n_classes) 0/1 matrix, got shape {Y.shape}")
+    if Y.shape[0] != n_samples:
+        raise ValueError(f"counterexamples has {Y.shape[0]} rows but X has {n_samples} samples")
+    if Y.shape[1] < 2:
+        raise ValueError(f"counterexamples needs at least two classes (columns), got {Y.shape[1]}")
+    try:
+        values = Y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("counterexamples must hold only 0 and 1") from None
+    bad = ~np.isin(values, (0.0, 1.0))
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(f"counterexamples must hold only 0 and 1; row {row}, column {col} is {Y[row, col]!r}")
+    full = np.flatnonzero(values.sum(axis=1) == values.shape[1])
+    if full.size:
+        raise ValueError(
+            f"counterexamples row {int(full[0])} excludes every class ({full.size} such rows); "
+            f"a sample must belong to some class"
+        )
+    if classes is None:
+        classes = np.arange(values.shape[1])
+    classes = np.asarray(classes)
+    if classes.shape != (values.shape[1],):
+        raise ValueError(f"classes must name the {values.shape[1]} columns of counterexamples, got {classes.shape[0] if classes.ndim else classes}")
+    if np.unique(classes).size != classes.size:
+        raise ValueError("classes must be distinct")
+    return classes, values
+
+
+def encode_labels(encoded: np.ndarray, n_classes: int, kind: str) -> np.ndarray:
+    """Evidence rows for ordinary labels in the kind a composition reads."""
+    rows = one_hot(encoded, n_classes)
+    if kind == "one_hot":
+        return rows
+    if kind == "counterexamples":
+        return 1.0 - rows  # known not to be any of the other K - 1 classes
+    raise ValueError(f"unknown evidence kind {kind!r}")
+
+
 def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
     evidence = np.zeros((encoded.shape[0], n_classes))
     evidence[np.arange(encoded.shape[0]), encoded] = 1.0

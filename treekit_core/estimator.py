@@ -8,7 +8,10 @@ import numpy as np
 
 from treekit_core.components import ABSTAIN, KINDS
 from treekit_core.composition import Composition
-from treekit_core.data import TrainingData, check_sample_weight, check_X, check_y, feature_names_of, one_hot
+from treekit_core.composition import CompositionError
+from treekit_core.data import (
+    TrainingData, check_counterexamples, check_sample_weight, check_X, check_y, encode_labels, feature_names_of,
+)
 from treekit_core.params import ParamsMixin
 from treekit_core.plugins import get_registry
 from treekit_core.rejection import RejectRule, RiskCoverage, risk_coverage
@@ -63,20 +66,52 @@ class ComposedEstimatorMixin(ParamsMixin):
         stopping = StoppingRules(**{name: getattr(self, name) for name in STOPPING_PARAMS})
         return Composition(**components, stopping=stopping, registry=registry)
 
-    def _validate_training(self, X, y, sample_weight):
+    @staticmethod
+    def _evidence_kind(composition) -> str:
+        criterion, labeler = composition.criterion, composition.labeler
+        if criterion.evidence != labeler.evidence:
+            raise CompositionError(
+                f"criterion {criterion.name!r} cannot be combined with labeler {labeler.name!r}: the "
+                f"criterion reads {criterion.evidence} evidence rows, the labeler {labeler.evidence} rows"
+            )
+        return criterion.evidence
+
+    def _validate_training(self, X, y, sample_weight, composition, counterexamples=None, classes=None):
         names = feature_names_of(X)
         X_checked = check_X(X, allow_nan=False)
-        classes, encoded = check_y(y, X_checked.shape[0])
-        weight = check_sample_weight(sample_weight, X_checked.shape[0])
+        n = X_checked.shape[0]
+        kind = self._evidence_kind(composition)
+        weight = check_sample_weight(sample_weight, n)
+        if counterexamples is not None:
+            if y is not None:
+                raise ValueError("give either y (class labels) or counterexamples, not both; encode labelled "
+                                 "rows as counterexample rows with K-1 ones (treekit_core.data.encode_labels)")
+            if kind != "counterexamples":
+                raise CompositionError(
+                    f"counterexamples need a criterion and labeler that read counterexample rows "
+                    f"(e.g. criterion='counterexample_entropy', labeler='complementary'); criterion "
+                    f"{composition.criterion.name!r} and labeler {composition.labeler.name!r} read {kind} rows"
+                )
+            classes, evidence = check_counterexamples(counterexamples, n, classes)
+            self._check_abstain_value(classes)
+            data = TrainingData(np.asfortranarray(X_checked), np.ascontiguousarray(evidence), weight, names,
+                                label_kind="counterexamples", classes=classes)
+            return data, classes
+        if classes is not None:
+            raise ValueError("classes= only applies with counterexamples=; with y the classes come from y")
+        classes, encoded = check_y(y, n)
+        self._check_abstain_value(classes)
+        data = TrainingData(np.asfortranarray(X_checked), encode_labels(encoded, classes.shape[0], kind), weight,
+                            names, label_kind="labels", classes=classes)
+        return data, classes
+
+    def _check_abstain_value(self, classes) -> None:
         if self.abstain_value is not None and np.isin(np.asarray([self.abstain_value], dtype=object),
                                                       classes.astype(object)).any():
             raise ValueError(
                 f"abstain_value={self.abstain_value!r} is one of the classes {list(classes)}; "
                 f"choose a value that is not a class so an abstention cannot be mistaken for one"
             )
-        data = TrainingData(np.asfortranarray(X_checked), one_hot(encoded, classes.shape[0]), weight, names,
-                            classes=classes)
-        return data, classes
 
     def _set_fitted(self, data, classes):
         self.classes_ = classes
@@ -108,7 +143,7 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _choose_reject_threshold(self, rule, data) -> float:
         """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
-        labels = np.argmax(data.evidence, axis=1)
+        labels = self.composition_.labeler.row_labels(data.evidence)
         if rule.threshold is not None:
             return float(rule.threshold)
         if rule.cv is None:
@@ -224,10 +259,12 @@ class TreeClassifier(ComposedEstimatorMixin):
         self.abstain_value = abstain_value
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
+        """Fit on class labels ``y``, or on ``counterexamples`` (an n x K 0/1 matrix, 1 = the
+        sample is known not to be that class; ``classes`` names the columns)."""
         rule = RejectRule.from_param(self.reject)
         composition = self._make_composition()
-        data, classes = self._validate_training(X, y, sample_weight)
+        data, classes = self._validate_training(X, y, sample_weight, composition, counterexamples, classes)
         composition.check(data)
         self.tree_ = composition.fit(data, _rng(self.random_state))
         self.composition_ = composition

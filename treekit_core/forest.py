@@ -116,7 +116,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
         composition = self._make_composition()
-        data, classes = self._validate_training(X, y, sample_weight)
+        data, classes = self._validate_training(X, y, sample_weight, composition)
         composition.check(data)
         if getattr(composition.confidence, "needs_single_tree", False):
             raise ValueError(
@@ -126,7 +126,7 @@ class ForestClassifier(ComposedEstimatorMixin):
             )
         k = resolve_max_features(self.max_features, data.n_features)
         composition.feature_sampler = AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
-        labels = np.argmax(data.evidence, axis=1)
+        labels = composition.labeler.row_labels(data.evidence)
         weight = data.weight * class_weights(self.class_weight, labels, data.n_classes, classes)[labels]
         rng = _rng(self.random_state)
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)

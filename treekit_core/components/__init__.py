@@ -18,6 +18,11 @@ Capabilities used by the built-ins and the paper plugins:
 ``crisp_labels``        (labeler)    a leaf's decision is one class or an explicit abstention
 ``fractional_weights``  (pruner, splitter, criterion) handles non-integer sample weights
 ``soft_labels``         (labeler)    reads evidence rows that are not one-hot
+
+Evidence kinds: a criterion and a labeler declare which rows they read (``evidence``):
+``"one_hot"`` (an ordinary label is a one-hot row) or ``"counterexamples"`` (a 1 marks a
+class the sample is known not to be; an ordinary label is K-1 ones). The estimator encodes
+``y`` in the kind the composition reads, so no component special-cases another.
 """
 from __future__ import annotations
 
@@ -74,6 +79,7 @@ class Criterion(Component):
 
     kind: ClassVar[str] = "criterion"
     provides: ClassVar[frozenset] = frozenset({"fractional_weights"})
+    evidence: ClassVar[str] = "one_hot"
 
     @staticmethod
     def impurity(class_sums, total_weight, params):  # pragma: no cover - abstract
@@ -163,6 +169,7 @@ class Labeler(Component):
 
     kind: ClassVar[str] = "labeler"
     provides: ClassVar[frozenset] = frozenset({"crisp_labels"})
+    evidence: ClassVar[str] = "one_hot"
 
     @property
     def can_abstain(self) -> bool:
@@ -180,6 +187,17 @@ class Labeler(Component):
         """Class index per row of ``proba``, or :data:`ABSTAIN` (-1)."""
         raise NotImplementedError
 
+    def sample_errors(self, evidence: np.ndarray, decision: np.ndarray) -> np.ndarray:
+        """Error (0..1) of deciding ``decision`` for samples with these evidence rows; an
+        abstention counts as an error. One-hot rows: 1 - evidence of the decided class."""
+        rows = np.arange(decision.shape[0])
+        credit = np.where(decision == ABSTAIN, 0.0, evidence[rows, np.maximum(decision, 0)])
+        return 1.0 - np.clip(credit, 0.0, 1.0)
+
+    def row_labels(self, evidence: np.ndarray) -> np.ndarray:
+        """A class index per evidence row, to stratify folds (one-hot: the labelled class)."""
+        return np.argmax(evidence, axis=1)
+
     def node_error(self, class_sums: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """Weighted training errors of each node's decision (the risk cost-complexity
         pruning uses). An abstaining node is charged as if it decided its majority class."""
@@ -195,8 +213,9 @@ class Evaluator(Component):
     kind: ClassVar[str] = "evaluator"
     provides: ClassVar[frozenset] = frozenset({"hard_routing"})
 
-    def fit(self, tree, data) -> dict:
-        """Return the state this evaluator needs at prediction time (stored in the tree)."""
+    def fit(self, tree, data, labeler) -> dict:
+        """Return the state this evaluator needs at prediction time (stored in the tree).
+        ``labeler`` says how decisions and errors are counted."""
         return {}
 
     def predict_distribution(self, tree, X: np.ndarray) -> np.ndarray:  # pragma: no cover

@@ -15,7 +15,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import ABSTAIN, Evaluator
+from treekit_core import Evaluator
 from treekit_soft_search.soft_evaluation import mixture
 from treekit_soft_search.tree_walks import route_from, rows_per_node
 
@@ -63,7 +63,7 @@ class QuinlanRamp(Evaluator):
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
 
-    def fit(self, tree, data):
+    def fit(self, tree, data, labeler):
         X = data.X
         z_minus = np.array(tree.threshold, dtype=np.float64)
         z_plus = np.array(tree.threshold, dtype=np.float64)
@@ -73,11 +73,8 @@ class QuinlanRamp(Evaluator):
             sub = X[rows]
             evidence = data.evidence[rows]
             weight = data.weight[rows]
-            errors = []
-            for child in (tree.children_left[node], tree.children_right[node]):
-                decided = tree.decision[route_from(tree, sub, int(child))]
-                credit = np.where(decided == ABSTAIN, 0.0, evidence[np.arange(rows.size), np.maximum(decided, 0)])
-                errors.append(weight * (1.0 - np.clip(credit, 0.0, 1.0)))
+            errors = [weight * labeler.sample_errors(evidence, tree.decision[route_from(tree, sub, int(child))])
+                      for child in (tree.children_left[node], tree.children_right[node])]
             values, curve = error_curve(sub[:, tree.feature[node]], errors[0], errors[1])
             z_minus[node], z_plus[node], _ = soft_bounds(values, curve, tree.threshold[node], weight.sum())
         return {"z_minus": z_minus, "z_plus": z_plus}

@@ -41,7 +41,7 @@ class SoftEvaluation(Evaluator):
     u: float = attrs.field(default=0.1, validator=check_u)
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
 
-    def fit(self, tree, data):
+    def fit(self, tree, data, labeler):
         return {"sigma": feature_spreads(data, self.u, self.sigma, "evaluator 'soft'")}
 
     def predict_distribution(self, tree, X):

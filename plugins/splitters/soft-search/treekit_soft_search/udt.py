@@ -149,7 +149,7 @@ class UDTEvaluation(Evaluator, UDTParams):
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
 
-    def fit(self, tree, data):
+    def fit(self, tree, data, labeler):
         lower, upper = tested_feature_bounds(tree)
         return {"sigma": udt_spreads(data, self.width), "lower": lower, "upper": upper,
                 "points": standard_points(self.samples)}
