@@ -1,6 +1,6 @@
 """The core's own components, registered through the same hooks as any plugin."""
 from treekit_core import (
-    confidences, cost_complexity, criteria, evaluators, labelers, pessimistic, propagators, pruners, splitters,
+    confidences, cost_complexity, criteria, evaluators, labelers, mdl, pessimistic, propagators, pruners, splitters,
 )
 from treekit_core.hookspecs import hookimpl
 
@@ -22,7 +22,7 @@ def treekit_propagators():
 
 @hookimpl
 def treekit_pruners():
-    return [pruners.NoPruning, cost_complexity.CostComplexity, pessimistic.Pessimistic]
+    return [pruners.NoPruning, cost_complexity.CostComplexity, pessimistic.Pessimistic, mdl.MDL]
 
 
 @hookimpl
