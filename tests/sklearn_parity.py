@@ -45,7 +45,7 @@ def split_margins(model, X, y_encoded, n_classes, sample_weight=None):
         sums = rw @ evidence[rows]
         drops = []
         for f in range(X.shape[1]):
-            feat, thr, drop = best_split_of_node(impurity, params, X, evidence, rows, rw, sums,
+            feat, thr, drop, _ = best_split_of_node(impurity, params, X, evidence, rows, rw, sums,
                                                  rw.sum(), np.array([f], dtype=np.int64), msl, 0.0)
             drops.append(drop if feat >= 0 else -np.inf)
         drops = np.sort(np.array(drops))[::-1]

@@ -11,6 +11,7 @@ from treekit_core.components import Confidence
 
 @attrs.define(slots=False)
 class Probability(Confidence):
+    handles_missing: ClassVar[bool] = True
     name: ClassVar[str] = "probability"
     description: ClassVar[str] = "maximum class probability of the sample's distribution"
 

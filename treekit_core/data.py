@@ -33,6 +33,12 @@ class TrainingData:
         return self.X.shape[0]
 
     @property
+    def has_missing(self) -> bool:
+        if "has_missing" not in self.cache:
+            self.cache["has_missing"] = bool(np.isnan(self.X).any())
+        return self.cache["has_missing"]
+
+    @property
     def n_features(self) -> int:
         return self.X.shape[1]
 

@@ -78,7 +78,8 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _validate_training(self, X, y, sample_weight, composition, counterexamples=None, classes=None):
         names = feature_names_of(X)
-        X_checked = check_X(X, allow_nan=False)
+        X_checked = check_X(X, allow_nan=True)
+        self._check_missing_supported(X_checked, composition, names)
         n = X_checked.shape[0]
         kind = self._evidence_kind(composition)
         weight = check_sample_weight(sample_weight, n)
@@ -104,6 +105,26 @@ class ComposedEstimatorMixin(ParamsMixin):
         data = TrainingData(np.asfortranarray(X_checked), encode_labels(encoded, classes.shape[0], kind), weight,
                             names, label_kind="labels", classes=classes)
         return data, classes
+
+    @staticmethod
+    def _check_missing_supported(X, composition, names) -> None:
+        """NaN is accepted when every component that reads X handles missing values."""
+        missing = np.isnan(X)
+        if not missing.any():
+            return
+        refusing = [c for c in (composition.splitter, composition.propagator, composition.evaluator,
+                                composition.confidence) if not c.handles_missing]
+        if refusing:
+            from treekit_core.data import feature_label
+
+            j = int(np.flatnonzero(missing.any(axis=0))[0])
+            rows = np.flatnonzero(missing[:, j])
+            who = ", ".join(f"{c.kind} {c.name!r}" for c in refusing)
+            raise ValueError(
+                f"X contains NaN in {feature_label(j, names)} ({rows.size} rows, first row {int(rows[0])}); "
+                f"{who} does not handle missing values: impute them, drop the rows, or use components "
+                f"that handle them"
+            )
 
     def _check_abstain_value(self, classes) -> None:
         if self.abstain_value is not None and np.isin(np.asarray([self.abstain_value], dtype=object),
@@ -134,7 +155,9 @@ class ComposedEstimatorMixin(ParamsMixin):
             raise ValueError(
                 f"X has feature names {names}, but the model was fitted with {list(fitted_names)}"
             )
-        return check_X(X, n_features=self.n_features_in_)
+        X = check_X(X, n_features=self.n_features_in_, allow_nan=True)
+        self._check_missing_supported(X, self.composition_, getattr(self, "feature_names_in_", None))
+        return X
 
     @property
     def can_abstain_(self) -> bool:

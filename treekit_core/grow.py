@@ -119,7 +119,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     split_state = splitter.prepare(data, criterion, rules)
     propagation_state = propagator.prepare(data)
     feature_sampler = composition.feature_sampler
-    fractional = getattr(propagator, "produces_fractional_weights", False)
+    fractional = getattr(propagator, "produces_fractional_weights", False) or data.has_missing
 
     arrays = _TreeArrays(("improvement",) + tuple(getattr(splitter, "node_field_names", ())))
     all_rows = np.arange(data.n_samples, dtype=np.int64)

@@ -20,6 +20,7 @@ class Exhaustive(Splitter):
     """
 
     name: ClassVar[str] = "exhaustive"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
 
     def prepare(self, data, criterion, rules):
@@ -34,7 +35,7 @@ class Exhaustive(Splitter):
         from treekit_core.propagators import Hard
 
         sampler = composition.feature_sampler
-        if not isinstance(composition.propagator, Hard):
+        if not isinstance(composition.propagator, Hard) or data.has_missing:
             return None
         if isinstance(sampler, AllFeatures):
             max_features, seed = data.n_features, 0
@@ -48,14 +49,16 @@ class Exhaustive(Splitter):
 
     def find_split(self, state, node, rules):
         kernel, impurity, params, data = state
-        feature, threshold, drop = kernel(
+        feature, threshold, drop, share = kernel(
             impurity, params, data.X, data.evidence, node.rows, node.row_weights,
             node.class_sums, node.weight, node.features, rules.min_samples_leaf,
             rules.min_weight_leaf,
         )
         if feature < 0:
             return None
-        return Split(int(feature), float(threshold), float(drop))
+        return Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+
+    node_field_names = ("missing_left",)
 
 
 @attrs.define(slots=False)
@@ -71,6 +74,7 @@ class C45(Splitter):
     """
 
     name: ClassVar[str] = "c45"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "C4.5 release 8 gain ratio with MinSplit, MDL penalty and average-gain filter"
     min_objects: float = attrs.field(default=2.0, validator=attrs.validators.gt(0))
 
@@ -103,6 +107,6 @@ class C45(Splitter):
         values = sorted_values[feature]
         threshold = values[np.searchsorted(values, split_point[best], side="right") - 1]
         return Split(feature, float(threshold), float(info_gain[best]),
-                     {"gain_ratio": float(gain_ratio[best])})
+                     {"gain_ratio": float(gain_ratio[best]), "missing_left": float(left_weight[best])})
 
-    node_field_names = ("gain_ratio",)
+    node_field_names = ("gain_ratio", "missing_left")

@@ -47,12 +47,12 @@ def model(method, cf, u):
     if method == "C4.5":
         return TreeClassifier(splitter="c45", **base)
     if method == "SS":
-        return TreeClassifier(splitter="soft_search", splitter_params={"u": u}, min_samples_leaf=2, **base)
+        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_min_split": True}, **base)
     if method == "STP":
         return TreeClassifier(splitter="c45", propagator="soft", propagator_params={"u": u}, **base)
     if method == "SS+STP":
-        return TreeClassifier(splitter="soft_search", splitter_params={"u": u}, propagator="soft",
-                              propagator_params={"u": u}, min_samples_leaf=2, **base)
+        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_min_split": True},
+                              propagator="soft", propagator_params={"u": u}, **base)
     if method == "SE":
         return TreeClassifier(splitter="c45", evaluator="soft", evaluator_params={"u": u}, **base)
     if method == "PLT":

@@ -53,6 +53,9 @@ class Component:
     name: ClassVar[str] = ""
     kind: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    #: Whether the component copes with NaN in X (C4.5's rules). Components that see X
+    #: (splitter, propagator, evaluator, confidence) must all say so for NaN to be accepted.
+    handles_missing: ClassVar[bool] = False
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {}
 

@@ -28,7 +28,8 @@ C45_SIGNATURE = types.void(IMPURITY_TYPE, F1, F2A, F2C, I1, F1, I1, f8, i8, F1, 
 def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, features, min_objects,
                        n_classes_total, info_gain, gain_ratio, split_point, left_weight):
     """For every candidate feature: info gain after the log2(Tries)/|D| penalty (NaN when
-    the feature has no usable cut), gain ratio, the cut's midpoint and its left weight.
+    the feature has no usable cut), gain ratio, the cut's midpoint and the share of the
+    known weight on its left (``left_weight``, where samples with a missing value go).
 
     The gain uses the composition's impurity on the samples with a known value, scaled by
     their weight fraction: with criterion "entropy" this is C4.5's information gain in bits.
@@ -106,6 +107,6 @@ def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, feature
                          - weight_log2(unknown) + weight_log2(node_weight))
         info_gain[index] = gain
         split_point[index] = point
-        left_weight[index] = best_left
+        left_weight[index] = best_left / known_weight  # the missing share (C4.5)
         if abs(split_entropy) > SMALL:
             gain_ratio[index] = gain / (split_entropy / node_weight)

@@ -31,7 +31,7 @@ def gather_sorted_feature(X, evidence, rows, row_weights, feature, unsorted, val
     return known
 
 
-NODE_SIGNATURE = types.Tuple((i8, f8, f8))(
+NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(
     IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8
 )
 
@@ -39,11 +39,13 @@ NODE_SIGNATURE = types.Tuple((i8, f8, f8))(
 @jit(NODE_SIGNATURE)
 def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_sums,
                        parent_weight, features, min_samples_leaf, min_weight_leaf):
-    """Best (feature, threshold, drop) over ``features`` for the samples ``rows`` of a node.
+    """Best (feature, threshold, drop, missing share) over ``features`` for the rows of a node.
 
     ``row_weights`` are the samples' weights at this node (fractional under soft
-    propagation). Features are tried in the given order; the first strictly best wins.
-    Returns feature -1 when no admissible cut exists.
+    propagation). A feature with missing values is judged on its known values, its drop
+    scaled by their weight fraction (C4.5); the missing share is the known weight sent left.
+    Features are tried in the given order; the first strictly best wins. Returns feature -1
+    when no admissible cut exists.
     """
     n = rows.shape[0]
     n_classes = evidence.shape[1]
@@ -53,18 +55,41 @@ def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_
     weights = np.empty(n)
     left_sums = np.empty(n_classes)
     right_sums = np.empty(n_classes)
+    known_sums = np.empty(n_classes)
     parent_impurity = impurity(parent_sums, parent_weight, params)
     best_feature = -1
     best_threshold = 0.0
     best_drop = -np.inf
+    best_share = 0.5
     for f in features:
-        gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
+        known = gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
+        if known == n:  # no missing value: the node's own statistics
+            sums, weight, base = parent_sums, parent_weight, parent_impurity
+        else:
+            weight = 0.0
+            for k in range(n_classes):
+                known_sums[k] = 0.0
+            for j in range(known):
+                weight += weights[j]
+                for k in range(n_classes):
+                    known_sums[k] += weighted[j, k]
+            if weight <= 0.0:
+                continue
+            sums, base = known_sums, impurity(known_sums, weight, params)
         drop, threshold, position = scan_sorted_feature(
-            impurity, params, values, weighted, weights, parent_sums, parent_weight,
-            parent_impurity, min_samples_leaf, min_weight_leaf, left_sums, right_sums,
+            impurity, params, values[:known], weighted[:known], weights[:known], sums, weight,
+            base, min_samples_leaf, min_weight_leaf, left_sums, right_sums,
         )
-        if position >= 0 and drop > best_drop:
+        if position < 0:
+            continue
+        if known < n:
+            drop *= weight / parent_weight
+        if drop > best_drop:
             best_drop = drop
             best_feature = f
             best_threshold = threshold
-    return best_feature, best_threshold, best_drop
+            left = 0.0
+            for j in range(position):
+                left += weights[j]
+            best_share = left / weight
+    return best_feature, best_threshold, best_drop, best_share

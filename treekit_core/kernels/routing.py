@@ -1,32 +1,94 @@
-"""Hard routing: each sample follows ``x[feature] <= threshold`` to exactly one leaf."""
+"""Hard routing: each sample follows its answers to one leaf; a missing value sends it down
+both branches by the node's missing share (then the result is a mixture of leaves)."""
 import numpy as np
 from numba import prange
 
 from treekit_core._jit import jit
 
-#: One node in 24 bytes, so a visit touches one cache line instead of four arrays.
-NODE_DTYPE = np.dtype([("left", np.int32), ("right", np.int32), ("feature", np.int32),
-                       ("threshold", np.float64)], align=True)
+#: One node in 32 bytes, so a visit touches one cache line instead of several arrays.
+NODE_DTYPE = np.dtype([("left", np.int32), ("right", np.int32), ("feature", np.int32), ("question", np.int32),
+                       ("threshold", np.float64), ("mask", np.int64), ("share", np.float64)], align=True)
 
 
-def pack_nodes(children_left, children_right, feature, threshold) -> np.ndarray:
-    nodes = np.empty(children_left.shape[0], dtype=NODE_DTYPE)
+def pack_nodes(children_left, children_right, feature, threshold, question=None, mask=None, share=None):
+    nodes = np.zeros(children_left.shape[0], dtype=NODE_DTYPE)
     nodes["left"], nodes["right"] = children_left, children_right
     nodes["feature"], nodes["threshold"] = feature, threshold
+    if question is not None:
+        nodes["question"], nodes["mask"], nodes["share"] = question, mask, share
     return nodes
 
 
+@jit()
+def answer(nodes, coef, X, i, node):
+    """1.0 (left), 0.0 (right), or -1.0 when the tested value is missing."""
+    kind = nodes[node].question
+    if kind == 2:
+        z = 0.0
+        for f in range(coef.shape[1]):
+            c = coef[node, f]
+            if c != 0.0:
+                if np.isnan(X[i, f]):
+                    return -1.0
+                z += c * X[i, f]
+        return 1.0 if z <= nodes[node].threshold else 0.0
+    x = X[i, nodes[node].feature]
+    if np.isnan(x):
+        return -1.0
+    if kind == 1:
+        code = int(x)
+        if code < 0 or code > 52:
+            return -1.0
+        return float((nodes[node].mask >> code) & 1)
+    return 1.0 if x <= nodes[node].threshold else 0.0
+
+
 @jit(parallel=True)
-def apply_hard(X, nodes):
-    """Leaf id reached by every row of X (``nodes`` from :func:`pack_nodes`)."""
+def apply_hard(X, nodes, coef):
+    """Leaf id reached by every row of X (rows must have no missing tested values)."""
     n = X.shape[0]
     leaves = np.empty(n, dtype=np.int64)
     for i in prange(n):
         node = 0
         while nodes[node].left >= 0:
-            if X[i, nodes[node].feature] <= nodes[node].threshold:
+            if answer(nodes, coef, X, i, node) > 0.5:
                 node = nodes[node].left
             else:
                 node = nodes[node].right
         leaves[i] = node
     return leaves
+
+
+@jit(parallel=True)
+def mixture_hard(X, nodes, coef, value, max_depth):
+    """Class distribution of every row: one leaf's distribution, or a mixture weighted by
+    missing shares where a tested value is missing."""
+    n = X.shape[0]
+    n_classes = value.shape[1]
+    out = np.zeros((n, n_classes))
+    for i in prange(n):
+        stack_node = np.empty(max_depth + 2, dtype=np.int64)
+        stack_p = np.empty(max_depth + 2)
+        stack_node[0] = 0
+        stack_p[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack_node[top]
+            p = stack_p[top]
+            if nodes[node].left < 0:
+                for c in range(n_classes):
+                    out[i, c] += p * value[node, c]
+                continue
+            g = answer(nodes, coef, X, i, node)
+            if g < 0.0:
+                g = nodes[node].share
+            if p * (1.0 - g) > 0.0:
+                stack_node[top] = nodes[node].right
+                stack_p[top] = p * (1.0 - g)
+                top += 1
+            if p * g > 0.0:
+                stack_node[top] = nodes[node].left
+                stack_p[top] = p * g
+                top += 1
+    return out

@@ -35,6 +35,7 @@ class SoftSearch(Splitter):
     resolution: float = attrs.field(default=4.0, validator=_positive)
     max_candidates: int | None = attrs.field(default=1000, validator=_cap)
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
+    c45_min_split: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.node_search import gather_sorted_feature
@@ -54,6 +55,9 @@ class SoftSearch(Splitter):
         left, right = np.empty(k), np.empty(k)
         impurity, params = state["impurity"], state["params"]
         parent_impurity = node.impurity
+        min_weight = rules.min_weight_leaf
+        if self.c45_min_split:
+            min_weight = max(min_weight, min(max(0.1 * node.weight / k, 2.0), 25.0))
         best = (-np.inf, -1, 0.0)
         for f in node.features:
             state["gather"](data.X, data.evidence, node.rows, node.row_weights, int(f), unsorted, values,
@@ -65,12 +69,12 @@ class SoftSearch(Splitter):
                 drop, threshold, evaluations = state["soft"](
                     impurity, params, values, weighted, weights, node.class_sums, node.weight, parent_impurity,
                     float(sigma), float(self.window), float(self.resolution), self.max_candidates or 0,
-                    rules.min_samples_leaf, rules.min_weight_leaf)
+                    rules.min_samples_leaf, min_weight)
                 state["evaluations"].append(evaluations)
             else:  # no uncertainty: the exact search
                 drop, threshold, position = state["exact"](
                     impurity, params, values, weighted, weights, node.class_sums, node.weight, parent_impurity,
-                    rules.min_samples_leaf, rules.min_weight_leaf, left, right)
+                    rules.min_samples_leaf, min_weight, left, right)
                 if position < 0:
                     drop = -np.inf
             if drop > best[0]:
