@@ -25,12 +25,28 @@ class TrainingData:
     feature_names: list | None = None
     label_kind: str = "labels"  #: "labels" (one-hot) or e.g. "counterexamples"
     classes: np.ndarray | None = None  #: class labels in evidence-column order
+    #: Number of categories of every nominal feature (0 for a numeric feature); None: all numeric.
+    n_categories: np.ndarray | None = None
     #: Values derived from X alone (e.g. presorted orders), shared by data sets with the same X.
     cache: dict = attrs.field(factory=dict)
 
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]
+
+    @property
+    def nominal_features(self) -> np.ndarray:
+        if self.n_categories is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.n_categories > 0)
+
+    def refuse_nominal(self, component) -> None:
+        """For components that only understand numeric features."""
+        if self.nominal_features.size:
+            j = int(self.nominal_features[0])
+            name = f" ({self.feature_names[j]!r})" if self.feature_names is not None else ""
+            raise ValueError(f"{component.kind} {component.name!r} handles numeric features only, but feature "
+                             f"{j}{name} is nominal; use the 'exhaustive' splitter (subset questions) or encode it")
 
     @property
     def has_missing(self) -> bool:
@@ -54,6 +70,7 @@ class TrainingData:
             self.feature_names,
             self.label_kind,
             self.classes,
+            self.n_categories,
         )
 
     def with_weight(self, weight: np.ndarray) -> "TrainingData":
@@ -96,7 +113,8 @@ def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | No
             except (TypeError, ValueError) as exc:
                 raise ValueError(
                     f"{name} {feature_label(j, names)} has dtype {series.dtype} with values "
-                    f"that are not numbers ({exc}); numeric features are expected"
+                    f"that are not numbers ({exc}); numeric features are expected (declare a nominal "
+                    f"column in categorical_features)"
                 ) from None
         array = np.column_stack(columns) if columns else np.empty((len(X), 0))
     else:

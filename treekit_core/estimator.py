@@ -8,6 +8,7 @@ import numpy as np
 
 from treekit_core.components import ABSTAIN, KINDS
 from treekit_core.composition import Composition
+from treekit_core.categorical import encode, fit_categories, resolve_categorical
 from treekit_core.composition import CompositionError
 from treekit_core.data import (
     TrainingData, check_counterexamples, check_sample_weight, check_X, check_y, encode_labels, feature_names_of,
@@ -78,9 +79,14 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _validate_training(self, X, y, sample_weight, composition, counterexamples=None, classes=None):
         names = feature_names_of(X)
-        X_checked = check_X(X, allow_nan=True)
+        nominal = resolve_categorical(getattr(self, "categorical_features", None), X, names)
+        self.categories_ = fit_categories(X, nominal, names)
+        X_checked = check_X(encode(X, self.categories_), allow_nan=True, feature_names=names)
         self._check_missing_supported(X_checked, composition, names)
         n = X_checked.shape[0]
+        n_categories = np.zeros(X_checked.shape[1], dtype=np.int64)
+        for j, levels in self.categories_.items():
+            n_categories[j] = len(levels)
         kind = self._evidence_kind(composition)
         weight = check_sample_weight(sample_weight, n)
         if counterexamples is not None:
@@ -95,15 +101,15 @@ class ComposedEstimatorMixin(ParamsMixin):
                 )
             classes, evidence = check_counterexamples(counterexamples, n, classes)
             self._check_abstain_value(classes)
-            data = TrainingData(np.asfortranarray(X_checked), np.ascontiguousarray(evidence), weight, names,
-                                label_kind="counterexamples", classes=classes)
+            data = TrainingData(np.require(X_checked, requirements=["F", "W"]), np.ascontiguousarray(evidence), weight, names,
+                                label_kind="counterexamples", classes=classes, n_categories=n_categories)
             return data, classes
         if classes is not None:
             raise ValueError("classes= only applies with counterexamples=; with y the classes come from y")
         classes, encoded = check_y(y, n)
         self._check_abstain_value(classes)
-        data = TrainingData(np.asfortranarray(X_checked), encode_labels(encoded, classes.shape[0], kind), weight,
-                            names, label_kind="labels", classes=classes)
+        data = TrainingData(np.require(X_checked, requirements=["F", "W"]), encode_labels(encoded, classes.shape[0], kind), weight,
+                            names, label_kind="labels", classes=classes, n_categories=n_categories)
         return data, classes
 
     @staticmethod
@@ -155,7 +161,8 @@ class ComposedEstimatorMixin(ParamsMixin):
             raise ValueError(
                 f"X has feature names {names}, but the model was fitted with {list(fitted_names)}"
             )
-        X = check_X(X, n_features=self.n_features_in_, allow_nan=True)
+        X = check_X(encode(X, getattr(self, "categories_", {})), n_features=self.n_features_in_, allow_nan=True,
+                    feature_names=names)
         self._check_missing_supported(X, self.composition_, getattr(self, "feature_names_in_", None))
         return X
 
@@ -257,7 +264,7 @@ class TreeClassifier(ComposedEstimatorMixin):
                  pruner_params=None, labeler_params=None, evaluator_params=None,
                  confidence_params=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
-                 reject=None, abstain_value=None, random_state=None):
+                 categorical_features=None, reject=None, abstain_value=None, random_state=None):
         self.criterion = criterion
         self.splitter = splitter
         self.propagator = propagator
@@ -278,6 +285,7 @@ class TreeClassifier(ComposedEstimatorMixin):
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.min_impurity_decrease = min_impurity_decrease
         self.min_gain = min_gain
+        self.categorical_features = categorical_features
         self.reject = reject
         self.abstain_value = abstain_value
         self.random_state = random_state
@@ -333,7 +341,8 @@ class TreeClassifier(ComposedEstimatorMixin):
     def export_text(self, decimals: int = 4, show_distribution: bool = True) -> str:
         self._check_fitted()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        return export_text(self.tree_, names, self.classes_, decimals, show_distribution)
+        return export_text(self.tree_, names, self.classes_, decimals, show_distribution,
+                           getattr(self, "categories_", {}))
 
     # -- JSON -----------------------------------------------------------------------
     def to_json(self, path=None) -> str:
@@ -349,6 +358,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             "composition": self.composition_.describe(),
             "params": self._json_params(),
             "reject_threshold": encode_floats(getattr(self, "reject_threshold_", None)),
+            "categories": [[int(j), levels] for j, levels in getattr(self, "categories_", {}).items()],
             "tree": self.tree_.to_dict(),
         }
         text = json.dumps(payload)
@@ -368,6 +378,9 @@ class TreeClassifier(ComposedEstimatorMixin):
                 params[f"{kind}_params"] = component.get_params() or None
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
+        if params.get("categorical_features") is not None:
+            params["categorical_features"] = [v.item() if isinstance(v, np.generic) else v
+                                              for v in np.atleast_1d(np.asarray(params["categorical_features"], dtype=object))]
         if isinstance(params.get("reject"), RejectRule):
             params["reject"] = attrs.asdict(params["reject"])
         return params
@@ -388,6 +401,7 @@ class TreeClassifier(ComposedEstimatorMixin):
         model = cls(**payload["params"])
         model.composition_ = model._make_composition()
         model.tree_ = Tree.from_dict(payload["tree"])
+        model.categories_ = {int(j): list(levels) for j, levels in payload.get("categories", [])}
         threshold = payload.get("reject_threshold")
         model.reject_threshold_ = None if threshold is None else float(decode_floats(threshold))
         model.classes_ = np.asarray(payload["classes"], dtype=np.dtype(payload["classes_dtype"]))

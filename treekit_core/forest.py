@@ -80,7 +80,7 @@ class ForestClassifier(ComposedEstimatorMixin):
                  confidence_params=None, max_features="sqrt", bootstrap=True, balanced_bootstrap=False,
                  class_weight=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
-                 abstain_value=None, n_jobs=None, random_state=None):
+                 categorical_features=None, abstain_value=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.splitter = splitter
@@ -106,6 +106,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.min_impurity_decrease = min_impurity_decrease
         self.min_gain = min_gain
+        self.categorical_features = categorical_features
         self.abstain_value = abstain_value
         self.n_jobs = n_jobs
         self.random_state = random_state

@@ -92,8 +92,21 @@ class _TreeArrays:
             value=np.zeros((n, n_classes)),
             decision=np.zeros(n, dtype=np.int64),
             n_features=n_features,
-            node_fields={k: np.asarray(v, dtype=np.float64) for k, v in self.fields.items()},
+            node_fields={k: _stack_field(v) for k, v in self.fields.items()},
         )
+
+
+def _stack_field(values) -> np.ndarray:
+    """Per-node values as one array; vector values (e.g. oblique coefficients) become rows,
+    with NaN rows for nodes that have none."""
+    width = next((np.size(v) for v in values if np.ndim(v) > 0), None)
+    if width is None:
+        return np.asarray(values, dtype=np.float64)
+    out = np.full((len(values), width), np.nan)
+    for i, v in enumerate(values):
+        if np.ndim(v) > 0:
+            out[i] = v
+    return out
 
 
 def node_statistics(evidence, rows, row_weights):
@@ -122,6 +135,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     fractional = getattr(propagator, "produces_fractional_weights", False) or data.has_missing
 
     arrays = _TreeArrays(("improvement",) + tuple(getattr(splitter, "node_field_names", ())))
+
     all_rows = np.arange(data.n_samples, dtype=np.int64)
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
     stack = [(all_rows, data.weight.copy(), 0, -1, False, root_bounds)]

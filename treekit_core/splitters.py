@@ -8,6 +8,9 @@ import numpy as np
 
 from treekit_core.components import Split, Splitter
 from treekit_core.grow import AllFeatures, RandomFeatureSubset
+from treekit_core.nominal import subset_split
+from treekit_core.questions import SUBSET
+from treekit_core.tree import UNDEFINED_THRESHOLD
 
 
 @attrs.define(slots=False)
@@ -35,7 +38,7 @@ class Exhaustive(Splitter):
         from treekit_core.propagators import Hard
 
         sampler = composition.feature_sampler
-        if not isinstance(composition.propagator, Hard) or data.has_missing:
+        if not isinstance(composition.propagator, Hard) or data.has_missing or data.nominal_features.size:
             return None
         if isinstance(sampler, AllFeatures):
             max_features, seed = data.n_features, 0
@@ -49,16 +52,30 @@ class Exhaustive(Splitter):
 
     def find_split(self, state, node, rules):
         kernel, impurity, params, data = state
-        feature, threshold, drop, share = kernel(
-            impurity, params, data.X, data.evidence, node.rows, node.row_weights,
-            node.class_sums, node.weight, node.features, rules.min_samples_leaf,
-            rules.min_weight_leaf,
-        )
-        if feature < 0:
-            return None
-        return Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+        features = node.features
+        nominal = np.zeros(0, dtype=np.int64)
+        if data.nominal_features.size:
+            is_nominal = data.n_categories[features] > 0
+            nominal, features = features[is_nominal], np.ascontiguousarray(features[~is_nominal])
+        best = None
+        if features.size:
+            feature, threshold, drop, share = kernel(
+                impurity, params, data.X, data.evidence, node.rows, node.row_weights,
+                node.class_sums, node.weight, features, rules.min_samples_leaf,
+                rules.min_weight_leaf,
+            )
+            if feature >= 0:
+                best = Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+        for f in nominal:
+            drop, mask, share = subset_split(impurity, params, data.X, data.evidence, node.rows, node.row_weights,
+                                             int(f), int(data.n_categories[f]), node.weight,
+                                             rules.min_samples_leaf, rules.min_weight_leaf)
+            if drop > -np.inf and (best is None or drop > best.improvement):
+                best = Split(int(f), UNDEFINED_THRESHOLD, float(drop),
+                             {"question": SUBSET, "category_mask": mask, "missing_left": float(share)})
+        return best
 
-    node_field_names = ("missing_left",)
+    node_field_names = ("missing_left", "question", "category_mask")
 
 
 @attrs.define(slots=False)
@@ -77,6 +94,9 @@ class C45(Splitter):
     handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "C4.5 release 8 gain ratio with MinSplit, MDL penalty and average-gain filter"
     min_objects: float = attrs.field(default=2.0, validator=attrs.validators.gt(0))
+
+    def check_data(self, data) -> None:
+        data.refuse_nominal(self)
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.c45 import c45_feature_scores

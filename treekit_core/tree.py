@@ -240,8 +240,9 @@ def _decode_state(state):
 
 
 def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int = 4,
-                show_distribution: bool = True) -> str:
-    """Readable rules, one line per node, indented by depth (like sklearn's export_text)."""
+                show_distribution: bool = True, categories: dict | None = None) -> str:
+    """Readable rules, one line per node, indented by depth (like sklearn's export_text).
+    ``categories`` maps a nominal feature's index to its category names."""
     names = list(feature_names) if feature_names is not None else [f"x[{j}]" for j in range(tree.n_features)]
     classes = [str(c) for c in class_names] if class_names is not None else [str(k) for k in range(tree.n_classes)]
     lines = []
@@ -255,16 +256,41 @@ def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int 
             text += f"  [{dist}; weight {tree.weight[node]:.{decimals}g}]"
         return text
 
+    from treekit_core.questions import OBLIQUE, SUBSET, question_fields
+
+    question, mask, coef, _ = question_fields(tree)
+    categories = categories or {}
+
+    def subset_text(node):
+        f = tree.feature[node]
+        levels = categories.get(f)
+        codes = [c for c in range(53) if (mask[node] >> c) & 1]
+        if levels is not None:
+            codes = [c for c in codes if c < len(levels)]
+            return "{" + ", ".join(str(levels[c]) for c in codes) + "}"
+        return "{" + ", ".join(str(c) for c in codes) + "}"
+
+    def questions(node):
+        f = tree.feature[node]
+        if question[node] == SUBSET:
+            inside = subset_text(node)
+            return f"{names[f]} in {inside}", f"{names[f]} not in {inside}"
+        if question[node] == OBLIQUE:
+            terms = " + ".join(f"{coef[node, j]:.{decimals}g}*{names[j]}" for j in np.flatnonzero(coef[node]))
+            thr = f"{tree.threshold[node]:.{decimals}f}"
+            return f"{terms} <= {thr}", f"{terms} >  {thr}"
+        thr = f"{tree.threshold[node]:.{decimals}f}"
+        return f"{names[f]} <= {thr}", f"{names[f]} >  {thr}"
+
     def walk(node, depth):
         indent = "|   " * depth
         if tree.children_left[node] == LEAF:
             lines.append(f"{indent}|--- {leaf_text(node)}")
             return
-        name = names[tree.feature[node]]
-        thr = f"{tree.threshold[node]:.{decimals}f}"
-        lines.append(f"{indent}|--- {name} <= {thr}")
+        yes, no = questions(node)
+        lines.append(f"{indent}|--- {yes}")
         walk(int(tree.children_left[node]), depth + 1)
-        lines.append(f"{indent}|--- {name} >  {thr}")
+        lines.append(f"{indent}|--- {no}")
         walk(int(tree.children_right[node]), depth + 1)
 
     walk(0, 0)

@@ -48,6 +48,9 @@ class BoundaryDistance(Confidence):
     metric: str = attrs.field(default="euclidean", validator=attrs.validators.in_(tuple(METRICS)))
     abstain_is_different: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
+    def check_data(self, data) -> None:
+        data.refuse_nominal(self)
+
     def feature_scales(self, X) -> np.ndarray:
         d = X.shape[1]
         if isinstance(self.scale, str):

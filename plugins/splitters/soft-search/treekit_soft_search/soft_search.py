@@ -37,6 +37,9 @@ class SoftSearch(Splitter):
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
     c45_min_split: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
+    def check_data(self, data) -> None:
+        data.refuse_nominal(self)
+
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.node_search import gather_sorted_feature
         from treekit_core.kernels.split_search import scan_sorted_feature

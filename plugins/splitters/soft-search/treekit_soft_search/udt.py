@@ -71,6 +71,9 @@ class UDTSplitter(Splitter, UDTParams):
     description: ClassVar[str] = "UDT plain search over every pdf sample point (Tsang et al.)"
     min_leaf_weight: float = attrs.field(default=2.0, validator=_non_negative)
 
+    def check_data(self, data) -> None:
+        data.refuse_nominal(self)
+
     def prepare(self, data, criterion, rules):
         from treekit_soft_search.kernels import udt_scan
 

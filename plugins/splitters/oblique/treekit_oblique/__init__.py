@@ -1,0 +1,106 @@
+"""Multivariate (oblique) questions w . x <= t (Cambridge handout, "multivariate decision
+trees"): at every node a linear classifier proposes a direction w, and the best threshold
+along w . x is chosen with the composition's criterion."""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core import Split, Splitter, hookimpl
+from treekit_core.questions import OBLIQUE
+
+
+def logistic_direction(X, target, weights, l2):
+    """Weights of an L2-regularised logistic regression of ``target`` (0/1) on standardised
+    X, mapped back to X's units (the bias is dropped: the threshold search replaces it)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    mean = np.average(X, axis=0, weights=weights)
+    scale = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=weights))
+    scale = np.where(scale > 0, scale, 1.0)
+    Z = (X - mean) / scale
+    total = weights.sum()
+
+    def loss(theta):
+        margin = Z @ theta[1:] + theta[0]
+        p = expit(margin)
+        eps = 1e-12
+        value = -(weights * (target * np.log(p + eps) + (1 - target) * np.log(1 - p + eps))).sum() / total
+        value += 0.5 * l2 * (theta[1:] ** 2).sum()
+        residual = weights * (p - target) / total
+        gradient = np.concatenate([[residual.sum()], Z.T @ residual + l2 * theta[1:]])
+        return value, gradient
+
+    # Separable nodes drive the unpenalised optimum to infinity: a small ridge and a tight
+    # tolerance let the direction converge towards a separating one.
+    result = minimize(loss, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                      options={"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-14})
+    return result.x[1:] / scale
+
+
+def _positive(instance, attribute, value):
+    if not (isinstance(value, (int, float)) and value > 0):
+        raise ValueError(f"{attribute.name} must be a number > 0, got {value!r}")
+
+
+@attrs.define(slots=False)
+class Oblique(Splitter):
+    """Parameters: ``l2`` (ridge penalty of the logistic regression on standardised
+    features) and ``also_axis_aligned`` (also try the best single-feature threshold and keep
+    whichever drops impurity more; the oblique question alone when False)."""
+
+    name: ClassVar[str] = "oblique"
+    description: ClassVar[str] = "hyperplane questions w.x <= t from logistic regression (multivariate trees)"
+    provides: ClassVar[frozenset] = frozenset({"fractional_weights"})  # not axis-aligned
+    l2: float = attrs.field(default=1e-5, validator=_positive)
+    also_axis_aligned: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+
+    def check_data(self, data) -> None:
+        data.refuse_nominal(self)
+
+    def prepare(self, data, criterion, rules):
+        from treekit_core.kernels.node_search import best_split_of_node
+        from treekit_core.kernels.split_search import scan_sorted_feature
+
+        return {"axis": best_split_of_node, "scan": scan_sorted_feature, "impurity": criterion.compiled_impurity(),
+                "params": criterion.impurity_params(data.n_classes), "data": data}
+
+    def find_split(self, state, node, rules):
+        data, impurity, params = state["data"], state["impurity"], state["params"]
+        X = data.X[node.rows]
+        evidence = data.evidence[node.rows]
+        majority = int(np.argmax(node.class_sums))
+        target = (np.argmax(evidence, axis=1) == majority).astype(np.float64)
+        best = None
+        if 0 < (target * node.row_weights).sum() < node.weight:
+            coef = logistic_direction(X, target, node.row_weights, self.l2)
+            if np.any(coef != 0):
+                z = X @ coef
+                order = np.argsort(z, kind="mergesort")
+                k = data.n_classes
+                left, right = np.empty(k), np.empty(k)
+                drop, threshold, position = state["scan"](
+                    impurity, params, np.ascontiguousarray(z[order]),
+                    np.ascontiguousarray(node.row_weights[order, None] * evidence[order]),
+                    np.ascontiguousarray(node.row_weights[order]), node.class_sums, node.weight, node.impurity,
+                    rules.min_samples_leaf, rules.min_weight_leaf, left, right)
+                if position >= 0:
+                    best = Split(int(np.argmax(np.abs(coef))), float(threshold), float(drop),
+                                 {"question": OBLIQUE, "coef": coef, "missing_left": 0.5})
+        if self.also_axis_aligned:
+            feature, threshold, drop, share = state["axis"](
+                impurity, params, data.X, data.evidence, node.rows, node.row_weights, node.class_sums,
+                node.weight, node.features, rules.min_samples_leaf, rules.min_weight_leaf)
+            if feature >= 0 and (best is None or drop > best.improvement):
+                best = Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+        return best
+
+    node_field_names = ("question", "coef", "missing_left")
+
+
+@hookimpl
+def treekit_splitters():
+    return [Oblique]

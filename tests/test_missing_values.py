@@ -1,0 +1,60 @@
+"""Missing values the C4.5 way: search on known values, shares down both branches."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treekit_core import TreeClassifier
+from treekit_core.datasets import load_dataset
+
+
+def test_a_sample_with_a_missing_value_gets_the_weighted_mixture():
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [np.nan]])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    model = TreeClassifier(max_depth=1).fit(X, y)
+    tree = model.tree_
+    # the split sees 5 known values; 3 of their weight go left
+    assert tree.threshold[0] == 2.5 and tree.node_fields["missing_left"][0] == pytest.approx(3 / 5)
+    # the training row with NaN went down both branches with weights 3/5 and 2/5
+    np.testing.assert_allclose(tree.weight, [6.0, 3.6, 2.4])
+    np.testing.assert_allclose(tree.class_sums[1], [3.0, 0.6])
+    proba = model.predict_proba(np.array([[np.nan]]))[0]
+    np.testing.assert_allclose(proba, 0.6 * tree.value[1] + 0.4 * tree.value[2])
+
+
+def test_without_missing_values_the_tree_is_unchanged():
+    data = load_dataset("wisconsin", dropna=True)
+    with_nan = np.vstack([data.X, np.full((1, data.X.shape[1]), np.nan)])
+    # adding a row that is all NaN and weight 0 changes nothing but the row counts
+    a = TreeClassifier(min_samples_leaf=5).fit(data.X, data.y)
+    b = TreeClassifier(min_samples_leaf=5).fit(with_nan, np.append(data.y, "benign"),
+                                               sample_weight=np.append(np.ones(len(data.y)), 0.0))
+    np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+    np.testing.assert_allclose(a.tree_.class_sums, b.tree_.class_sums)
+
+
+def test_wisconsin_uses_all_699_rows_and_matches_j48():
+    reference = json.loads((Path(__file__).parent / "fixtures" / "j48" / "wisconsin.json").read_text())
+    data = load_dataset("wisconsin")
+    assert np.isnan(data.X).sum() == 16
+    model = TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic").fit(data.X, data.y)
+    assert model.tree_.n_samples[0] == 699 and model.tree_.weight[0] == 699
+    assert model.get_n_leaves() == reference["n_leaves"] == 14
+    assert model.score(data.X, data.y) == pytest.approx(reference["train_accuracy"])
+    # J48's first leaf: "V6 <= 3: benign (405.39/2.0)" -- the fractional weight is the
+    # missing-value rule at work (16 rows with V6 missing are shared across branches)
+    leaf = model.tree_.children_left[model.tree_.children_left[0]]
+    assert model.tree_.weight[leaf] == pytest.approx(405.39, abs=0.01)
+    errors = model.tree_.weight[leaf] - model.tree_.class_sums[leaf].max()
+    assert errors == pytest.approx(2.0, abs=0.01)
+
+
+def test_every_splitter_and_pruner_takes_missing_values():
+    data = load_dataset("wisconsin")
+    for params in ({}, {"pruner": "cost_complexity"}, {"splitter": "c45", "pruner": "pessimistic"},
+                   {"pruner": "mdl"}):
+        model = TreeClassifier(min_samples_leaf=3, **params).fit(data.X, data.y)
+        proba = model.predict_proba(data.X)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert model.score(data.X, data.y) > 0.93

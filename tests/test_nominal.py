@@ -1,0 +1,110 @@
+"""Nominal features: subset questions, exact where the theory says so."""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treekit_core import TreeClassifier
+from treekit_core.criteria import Entropy, Gini
+from treekit_core.datasets import dataset_path
+from treekit_core.nominal import best_subset, category_statistics
+
+
+def brute_force(sums, weight, counts, criterion):
+    impurity, params = criterion.compiled_impurity(), np.zeros(1)
+    parent = impurity(np.ascontiguousarray(sums.sum(0)), weight.sum(), params)
+    present = np.flatnonzero(counts > 0)
+    best = -np.inf
+    for size in range(1, present.size):
+        for subset in itertools.combinations(present, size):
+            subset = list(subset)
+            left, lw = np.ascontiguousarray(sums[subset].sum(0)), weight[subset].sum()
+            right, rw = np.ascontiguousarray(sums.sum(0) - left), weight.sum() - lw
+            drop = parent - (lw * impurity(left, lw, params) + rw * impurity(right, rw, params)) / weight.sum()
+            best = max(best, drop)
+    return best, parent
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 7), st.integers(2, 4), st.sampled_from(["gini", "entropy"]))
+def test_subset_found_equals_search_over_all_subsets(seed, m, k, name):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, m, size=60)
+    labels = rng.integers(0, k, size=60)
+    evidence = np.eye(k)[labels]
+    sums, weight, counts = category_statistics(codes, np.ones(60), evidence, m)
+    criterion = Gini() if name == "gini" else Entropy()
+    expected, parent = brute_force(sums, weight, counts, criterion)
+    drop, subset = best_subset(criterion.compiled_impurity(), np.zeros(1), sums, weight, counts, parent, 1, 0.0)
+    if expected == -np.inf:
+        assert subset is None
+    else:
+        assert drop == pytest.approx(expected, abs=1e-12)  # exact: Breiman's ordering (K=2) or all subsets
+
+
+def test_two_classes_many_categories_is_exact_by_ordering():
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 14, size=400)
+    labels = (rng.random(400) < (codes % 5) / 5).astype(int)
+    sums, weight, counts = category_statistics(codes, np.ones(400), np.eye(2)[labels], 14)
+    expected, parent = brute_force(sums, weight, counts, Gini())
+    drop, _ = best_subset(Gini().compiled_impurity(), np.zeros(1), sums, weight, counts, parent, 1, 0.0)
+    assert drop == pytest.approx(expected, abs=1e-12)
+
+
+def test_one_hot_thresholds_never_beat_the_subset_question():
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "green", "blue", "amber", "grey"], size=300)
+    y = np.isin(colour, ["red", "amber"]) ^ (rng.random(300) < 0.1)
+    nominal = TreeClassifier(max_depth=1, categorical_features=[0]).fit(colour[:, None], y)
+    one_hot = pd.get_dummies(pd.Series(colour)).to_numpy(float)
+    thresholds = TreeClassifier(max_depth=1).fit(one_hot, y)
+    drop = lambda model: model.tree_.impurity[0] - (model.tree_.weight[1:3] * model.tree_.impurity[1:3]).sum() / 300  # noqa: E731
+    assert drop(nominal) >= drop(thresholds) - 1e-12
+    assert "colour" not in nominal.export_text() and " in {" in nominal.export_text()
+
+
+def test_lenses_from_strings_and_json():
+    frame = pd.read_csv(dataset_path("lenses").open())
+    X, y = frame.drop(columns="class"), frame["class"]
+    model = TreeClassifier(criterion="entropy", categorical_features=list(X.columns)).fit(X, y)
+    assert model.score(X, y) == 1.0
+    assert model.export_text().startswith("|--- tear-prod-rate in {normal}")
+    loaded = TreeClassifier.from_json(model.to_json())
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    by_index = TreeClassifier(criterion="entropy", categorical_features=[0, 1, 2, 3]).fit(X.to_numpy(), y)
+    np.testing.assert_array_equal(by_index.predict(X.to_numpy()), model.predict(X))
+
+
+def test_pandas_category_dtype_is_detected_and_missing_values_are_kept():
+    frame = pd.read_csv(dataset_path("soybean").open(), na_values="?")
+    X, y = frame.drop(columns="class").astype("category"), frame["class"]
+    model = TreeClassifier(criterion="entropy", min_samples_leaf=2).fit(X, y)
+    assert model.tree_.n_samples[0] == 683 and model.score(X, y) > 0.9
+    assert len(model.categories_) == 35
+
+
+def test_unseen_category_is_treated_as_missing():
+    X = np.array([["a"], ["a"], ["b"], ["b"], ["c"], ["c"]], dtype=object)
+    y = [0, 0, 1, 1, 1, 1]
+    model = TreeClassifier(categorical_features=[0]).fit(X, y)
+    proba = model.predict_proba(np.array([["zzz"]], dtype=object))
+    share = model.tree_.node_fields["missing_left"][0]
+    left, right = model.tree_.children_left[0], model.tree_.children_right[0]
+    np.testing.assert_allclose(proba[0], share * model.tree_.value[left] + (1 - share) * model.tree_.value[right])
+
+
+def test_nominal_errors():
+    X = np.array([["a", 1.0], ["b", 2.0]], dtype=object)
+    with pytest.raises(ValueError, match="column 0 has values that are not numbers; declare it in categorical_features"):
+        TreeClassifier(categorical_features=[1]).fit(X, [0, 1])
+    with pytest.raises(ValueError, match="categorical_features names 'x'"):
+        TreeClassifier(categorical_features=["x"]).fit(X, [0, 1])
+    with pytest.raises(ValueError, match="splitter 'c45' handles numeric features only"):
+        TreeClassifier(splitter="c45", categorical_features=[0]).fit(X, [0, 1])
+    many = np.array([[f"v{i}"] for i in range(60)], dtype=object)
+    with pytest.raises(ValueError, match="has 60 categories; at most 53"):
+        TreeClassifier(categorical_features=[0]).fit(many, [0, 1] * 30)

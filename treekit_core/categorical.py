@@ -1,0 +1,106 @@
+"""Nominal features: which columns are nominal, their categories, and their codes.
+
+A nominal column is declared with ``categorical_features=`` (indices, names or a boolean
+mask, as scikit-learn's HistGradientBoosting) or is a pandas ``category`` column. Its
+categories are the sorted distinct training values (strings accepted) and it is coded
+0..m-1 (m <= 53, so a node's category set fits a bit mask). Missing values stay NaN; a
+category never seen in training is treated as missing at prediction (C4.5's shares).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.questions import MAX_CATEGORIES
+
+
+def _is_missing(value) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN, pd.NA-like
+    except (TypeError, ValueError):
+        return False
+
+
+def _column(X, j):
+    if hasattr(X, "iloc"):
+        return list(X.iloc[:, j])
+    return list(np.asarray(X, dtype=object)[:, j])
+
+
+def n_columns(X) -> int:
+    shape = np.shape(X)
+    if len(shape) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {shape}")
+    return shape[1]
+
+
+def resolve_categorical(spec, X, names) -> list[int]:
+    """Indices of the nominal columns."""
+    d = n_columns(X)
+    indices = set()
+    if hasattr(X, "dtypes"):
+        indices |= {j for j, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
+    if spec is None:
+        return sorted(indices)
+    values = list(np.atleast_1d(np.asarray(spec, dtype=object)))
+    if values and all(isinstance(v, (bool, np.bool_)) for v in values):
+        if len(values) != d:
+            raise ValueError(f"categorical_features as a mask needs {d} booleans, got {len(values)}")
+        return sorted(indices | {j for j, v in enumerate(values) if v})
+    for v in values:
+        if isinstance(v, str):
+            if names is None or v not in names:
+                raise ValueError(f"categorical_features names {v!r}, which is not a column of X"
+                                 + (f" (columns: {list(names)})" if names is not None else " (X has no column names)"))
+            indices.add(list(names).index(v))
+        elif isinstance(v, (int, np.integer)) and 0 <= int(v) < d:
+            indices.add(int(v))
+        else:
+            raise ValueError(f"categorical_features holds {v!r}; expected column indices in [0, {d}), names or a mask")
+    return sorted(indices)
+
+
+def _sorted_levels(values):
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=str)
+
+
+def fit_categories(X, indices, names) -> dict:
+    categories = {}
+    for j in indices:
+        present = {v for v in _column(X, j) if not _is_missing(v)}
+        levels = _sorted_levels(present)
+        if len(levels) > MAX_CATEGORIES:
+            label = f"column {j}" + (f" ({names[j]!r})" if names is not None else "")
+            raise ValueError(f"nominal {label} has {len(levels)} categories; at most {MAX_CATEGORIES} are supported")
+        categories[j] = [v.item() if isinstance(v, np.generic) else v for v in levels]
+    return categories
+
+
+def encode(X, categories: dict) -> np.ndarray | object:
+    """X with nominal columns replaced by float codes (NaN: missing or unseen). Returns X
+    unchanged when there are no nominal columns."""
+    if not categories:
+        return X
+    d = n_columns(X)
+    columns = []
+    for j in range(d):
+        values = _column(X, j)
+        if j in categories:
+            code = {v: float(i) for i, v in enumerate(categories[j])}
+            columns.append([np.nan if _is_missing(v) else code.get(v, np.nan) for v in values])
+        else:
+            columns.append(values)
+    try:
+        return np.array(columns, dtype=np.float64).T
+    except (TypeError, ValueError):
+        for j, values in enumerate(columns):
+            try:
+                np.asarray(values, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"X column {j} has values that are not numbers; declare it in "
+                                 f"categorical_features if it is nominal") from None
+        raise
