@@ -31,12 +31,15 @@ def _column(X, j):
 def n_columns(X) -> int:
     shape = np.shape(X)
     if len(shape) != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {shape}")
+        hint = " Use X.reshape(-1, 1) for a single feature." if len(shape) == 1 else ""
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got an array with shape {shape}.{hint}")
     return shape[1]
 
 
 def resolve_categorical(spec, X, names) -> list[int]:
     """Indices of the nominal columns."""
+    if spec is None and not hasattr(X, "dtypes"):
+        return []
     d = n_columns(X)
     indices = set()
     if hasattr(X, "dtypes"):

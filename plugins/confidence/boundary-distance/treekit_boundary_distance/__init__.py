@@ -39,6 +39,7 @@ class BoundaryDistance(Confidence):
     name: ClassVar[str] = "boundary_distance"
     description: ClassVar[str] = "distance to the nearest region with another decision (Tóth & Pataki)"
     needs_single_tree: ClassVar[bool] = True
+    handles_missing: ClassVar[bool] = True
     requires: ClassVar[dict] = {
         "splitter": frozenset({"axis_aligned"}),
         "evaluator": frozenset({"hard_routing"}),

@@ -64,3 +64,14 @@ def test_plt_defaults_to_the_value_range():
     values = np.array([1.0, 2.0, 3.0])
     z_minus, z_plus, _ = soft_bounds(values, np.array([0.0, 0.0, 0.0]), 2.0, 10.0)
     assert (z_minus, z_plus) == (1.0, 3.0)
+
+
+def test_udt_with_missing_values():
+    data = load_dataset("wisconsin")
+    model = TreeClassifier(criterion="entropy", splitter="udt", propagator="udt", evaluator="udt",
+                           splitter_params={"samples": 10}, propagator_params={"samples": 10},
+                           evaluator_params={"samples": 10}, max_depth=3).fit(data.X, data.y)
+    assert model.tree_.n_samples[0] == 699
+    proba = model.predict_proba(data.X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.score(data.X, data.y) > 0.9

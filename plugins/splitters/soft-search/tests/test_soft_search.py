@@ -188,3 +188,18 @@ def test_spread_needs_a_positive_mean_or_absolute_sigma():
         TreeClassifier(splitter="soft_search", splitter_params={"sigma": [0.3, 0.3, 0.3]}).fit(X, y)
     with pytest.raises(ValueError, match="u must be a finite number >= 0"):
         TreeClassifier(propagator="soft", propagator_params={"u": -1}).fit(X, y)
+
+
+@pytest.mark.parametrize("params", [
+    dict(splitter="soft_search"), dict(propagator="soft"), dict(evaluator="soft"), dict(evaluator="quinlan_ramp"),
+    dict(splitter="soft_search", propagator="soft", evaluator="soft"),
+])
+def test_missing_values_the_c45_way(params):
+    data = load_dataset("wisconsin")  # 16 missing values in V6
+    model = TreeClassifier(criterion="entropy", min_samples_leaf=5, **params).fit(data.X, data.y)
+    assert model.tree_.n_samples[0] == 699
+    proba = model.predict_proba(data.X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.score(data.X, data.y) > 0.93
+    missing = np.isnan(data.X).any(axis=1)
+    assert np.isfinite(proba[missing]).all()

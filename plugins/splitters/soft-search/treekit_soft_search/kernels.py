@@ -219,15 +219,16 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
 
 
 MIXTURE_SIGNATURE = F2C(
-    types.Array(f8, 2, "A"), I1, I1, I1, F1, F2C, i8, F1, F1, F1, F1, F1, F1, i8,
+    types.Array(f8, 2, "A"), I1, I1, I1, F1, F2C, i8, F1, F1, F1, F1, F1, F1, F1, i8,
 )
 
 
 @jit(MIXTURE_SIGNATURE, parallel=True)
 def gated_mixture(X, children_left, children_right, feature, threshold, value, mode, sigma,
-                  lower, upper, z_minus, z_plus, standard_points, max_depth):
+                  lower, upper, z_minus, z_plus, standard_points, missing_left, max_depth):
     """P(c | x) = sum over leaves of value[leaf, c] times the product of the gates on the
-    path (left gate g, right 1 - g). Branches whose path probability is 0 are skipped."""
+    path (left gate g, right 1 - g). A missing value's gate is the node's missing share
+    (C4.5). Branches whose path probability is 0 are skipped."""
     n = X.shape[0]
     n_classes = value.shape[1]
     out = np.zeros((n, n_classes))
@@ -246,8 +247,11 @@ def gated_mixture(X, children_left, children_right, feature, threshold, value, m
                     out[i, c] += p * value[node, c]
                 continue
             f = feature[node]
-            g = left_gate(mode, X[i, f], threshold[node], sigma[f], lower[node], upper[node],
-                          z_minus[node], z_plus[node], standard_points)
+            if np.isnan(X[i, f]):
+                g = missing_left[node]
+            else:
+                g = left_gate(mode, X[i, f], threshold[node], sigma[f], lower[node], upper[node],
+                              z_minus[node], z_plus[node], standard_points)
             if p * (1.0 - g) > 0.0:
                 stack_node[top] = children_right[node]
                 stack_p[top] = p * (1.0 - g)

@@ -59,6 +59,7 @@ class QuinlanRamp(Evaluator):
     """No parameters: the soft bounds come from the training data of each node."""
 
     name: ClassVar[str] = "quinlan_ramp"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "Quinlan's probabilistic thresholds: linear ramps between Z-, Z and Z+ (C4.5 PLT)"
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
@@ -75,7 +76,11 @@ class QuinlanRamp(Evaluator):
             weight = data.weight[rows]
             errors = [weight * labeler.sample_errors(evidence, tree.decision[route_from(tree, sub, int(child))])
                       for child in (tree.children_left[node], tree.children_right[node])]
-            values, curve = error_curve(sub[:, tree.feature[node]], errors[0], errors[1])
+            x = sub[:, tree.feature[node]]
+            known = ~np.isnan(x)
+            if known.sum() < 2:
+                continue
+            values, curve = error_curve(x[known], errors[0][known], errors[1][known])
             z_minus[node], z_plus[node], _ = soft_bounds(values, curve, tree.threshold[node], weight.sum())
         return {"z_minus": z_minus, "z_plus": z_plus}
 

@@ -25,8 +25,13 @@ def mixture(tree, X, mode, sigma, lower=None, upper=None, z_minus=None, z_plus=N
         filler if z_minus is None else np.ascontiguousarray(z_minus, dtype=np.float64),
         filler if z_plus is None else np.ascontiguousarray(z_plus, dtype=np.float64),
         np.zeros(1) if standard_points is None else np.ascontiguousarray(standard_points, dtype=np.float64),
-        tree.max_depth,
+        _missing_shares(tree), tree.max_depth,
     )
+
+
+def _missing_shares(tree):
+    share = np.asarray(tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)), dtype=np.float64)
+    return np.ascontiguousarray(np.where(np.isnan(share), 0.5, share))
 
 
 @attrs.define(slots=False)
@@ -36,6 +41,7 @@ class SoftEvaluation(Evaluator):
 
     name: ClassVar[str] = "soft"
     description: ClassVar[str] = "class distribution mixed over all leaves with Gaussian gates (Nunes et al. SE)"
+    handles_missing: ClassVar[bool] = True
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
     u: float = attrs.field(default=0.1, validator=check_u)

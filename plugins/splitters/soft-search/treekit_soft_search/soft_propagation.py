@@ -34,6 +34,7 @@ class SoftPropagation(Propagator):
 
     name: ClassVar[str] = "soft"
     description: ClassVar[str] = "training samples go down both branches with Gaussian weights (Nunes et al. STP)"
+    handles_missing: ClassVar[bool] = True
     produces_fractional_weights: ClassVar[bool] = True
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
     u: float = attrs.field(default=0.1, validator=check_u)
@@ -46,6 +47,7 @@ class SoftPropagation(Propagator):
     def propagate(self, state, data, node, split):
         x = data.X[node.rows, split.feature]
         p = left_probability(x, split.threshold, state[split.feature])
+        p = np.where(np.isnan(x), float(split.node_fields.get("missing_left", 0.5)), p)
         original = data.weight[node.rows]
         left_w, right_w = node.row_weights * p, node.row_weights * (1.0 - p)
         keep_left = left_w > self.floor * original

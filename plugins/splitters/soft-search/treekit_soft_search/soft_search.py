@@ -29,6 +29,7 @@ class SoftSearch(Splitter):
     cap), ``sigma`` (absolute spreads per feature, instead of u)."""
 
     name: ClassVar[str] = "soft_search"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "thresholds on a grid scored by Gaussian-smoothed class masses (Nunes et al. SS)"
     u: float = attrs.field(default=0.1, validator=check_u)
     window: float = attrs.field(default=3.0, validator=_positive)
@@ -61,27 +62,38 @@ class SoftSearch(Splitter):
         min_weight = rules.min_weight_leaf
         if self.c45_min_split:
             min_weight = max(min_weight, min(max(0.1 * node.weight / k, 2.0), 25.0))
-        best = (-np.inf, -1, 0.0)
+        best = (-np.inf, -1, 0.0, 0.5)
         for f in node.features:
-            state["gather"](data.X, data.evidence, node.rows, node.row_weights, int(f), unsorted, values,
-                            weighted, weights)
-            if values[-1] <= values[0] + 1e-7:
+            known = state["gather"](data.X, data.evidence, node.rows, node.row_weights, int(f), unsorted, values,
+                                    weighted, weights)
+            if known < 2 or values[known - 1] <= values[0] + 1e-7:
                 continue
+            if known == n:
+                sums, weight, base = node.class_sums, node.weight, parent_impurity
+            else:  # C4.5: judge the feature on its known values, scaled by their weight share
+                sums = np.ascontiguousarray(weighted[:known].sum(axis=0))
+                weight = float(weights[:known].sum())
+                base = impurity(sums, weight, params)
+            kv, kw, kweights = values[:known], weighted[:known], weights[:known]
             sigma = state["sigma"][f]
             if sigma > 0:
                 drop, threshold, evaluations = state["soft"](
-                    impurity, params, values, weighted, weights, node.class_sums, node.weight, parent_impurity,
+                    impurity, params, kv, kw, kweights, sums, weight, base,
                     float(sigma), float(self.window), float(self.resolution), self.max_candidates or 0,
                     rules.min_samples_leaf, min_weight)
                 state["evaluations"].append(evaluations)
             else:  # no uncertainty: the exact search
                 drop, threshold, position = state["exact"](
-                    impurity, params, values, weighted, weights, node.class_sums, node.weight, parent_impurity,
+                    impurity, params, kv, kw, kweights, sums, weight, base,
                     rules.min_samples_leaf, min_weight, left, right)
                 if position < 0:
                     drop = -np.inf
+            drop *= weight / node.weight
             if drop > best[0]:
-                best = (drop, int(f), threshold)
+                share = float(kweights[kv <= threshold].sum() / weight)
+                best = (drop, int(f), threshold, share)
         if best[1] < 0:
             return None
-        return Split(best[1], float(best[2]), float(best[0]))
+        return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+
+    node_field_names = ("missing_left",)

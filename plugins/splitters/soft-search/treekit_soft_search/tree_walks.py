@@ -10,9 +10,11 @@ def rows_per_node(tree, X) -> dict:
     for node in range(tree.n_nodes):
         if tree.children_left[node] >= 0 and node in rows:
             r = rows[node]
-            left = X[r, tree.feature[node]] <= tree.threshold[node]
-            rows[int(tree.children_left[node])] = r[left]
-            rows[int(tree.children_right[node])] = r[~left]
+            x = X[r, tree.feature[node]]
+            left = x <= tree.threshold[node]
+            missing = np.isnan(x)  # a row with the value missing belongs to both branches
+            rows[int(tree.children_left[node])] = r[left | missing]
+            rows[int(tree.children_right[node])] = r[~left | missing]
     return rows
 
 
@@ -23,7 +25,9 @@ def route_from(tree, X, start) -> np.ndarray:
     while active.any():
         idx = np.flatnonzero(active)
         current = nodes[idx]
-        go_left = X[idx, tree.feature[current]] <= tree.threshold[current]
+        x = X[idx, tree.feature[current]]
+        share = np.asarray(tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)))[current]
+        go_left = np.where(np.isnan(x), share >= 0.5, x <= tree.threshold[current])  # missing: the heavier side
         nodes[idx] = np.where(go_left, tree.children_left[current], tree.children_right[current])
         active = tree.children_left[nodes] >= 0
     return nodes

@@ -68,6 +68,7 @@ class UDTSplitter(Splitter, UDTParams):
     tuples keep every node populated and the tree never stops)."""
 
     name: ClassVar[str] = "udt"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "UDT plain search over every pdf sample point (Tsang et al.)"
     min_leaf_weight: float = attrs.field(default=2.0, validator=_non_negative)
 
@@ -84,14 +85,21 @@ class UDTSplitter(Splitter, UDTParams):
     def find_split(self, state, node, rules):
         data, points = state["data"], state["points"]
         lower, upper = node.bounds
-        best = (-np.inf, -1, 0.0)
+        best = (-np.inf, -1, 0.0, 0.5)
         for f in node.features:
             sigma = state["sigma"][f]
             if sigma <= 0:
                 continue
-            positions, inside = surviving_points(data.X[node.rows, f], sigma, points, lower[f], upper[f])
+            x = data.X[node.rows, f]
+            known = ~np.isnan(x)
+            positions, inside = surviving_points(np.where(known, x, 0.0), sigma, points, lower[f], upper[f])
+            inside &= known[:, None]  # a missing value has no pdf: C4.5's rule applies instead
             counts = inside.sum(axis=1)
             mass = np.where(counts > 0, node.row_weights / np.maximum(counts, 1), 0.0)
+            known_weight = float(node.row_weights[counts > 0].sum())
+            if known_weight <= 0:
+                continue
+            known_sums = np.ascontiguousarray(node.row_weights[counts > 0] @ data.evidence[node.rows[counts > 0]])
             row_of_point = np.repeat(np.arange(node.n_samples), counts)
             flat = positions[inside]
             order = np.argsort(flat, kind="mergesort")
@@ -99,15 +107,19 @@ class UDTSplitter(Splitter, UDTParams):
             point_rows = row_of_point[order]
             weights = np.ascontiguousarray(mass[point_rows])
             weighted = np.ascontiguousarray(weights[:, None] * data.evidence[node.rows[point_rows]])
+            base = state["impurity"](known_sums, known_weight, state["params"])
             drop, threshold, evaluations = state["scan"](
-                state["impurity"], state["params"], flat, weighted, weights, node.class_sums, node.weight,
-                node.impurity, max(rules.min_weight_leaf, float(self.min_leaf_weight)))
+                state["impurity"], state["params"], flat, weighted, weights, known_sums, known_weight,
+                base, max(rules.min_weight_leaf, float(self.min_leaf_weight)))
             state["evaluations"].append(evaluations)
+            drop *= known_weight / node.weight
             if drop > best[0]:
-                best = (drop, int(f), threshold)
+                best = (drop, int(f), threshold, float(weights[flat <= threshold].sum() / known_weight))
         if best[1] < 0:
             return None
-        return Split(best[1], float(best[2]), float(best[0]))
+        return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+
+    node_field_names = ("missing_left",)
 
 
 @attrs.define(slots=False)
@@ -116,6 +128,7 @@ class UDTPropagation(Propagator, UDTParams):
     threshold, and right with the rest."""
 
     name: ClassVar[str] = "udt"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "UDT fractional tuples: pdfs split at the threshold (Tsang et al.)"
     produces_fractional_weights: ClassVar[bool] = True
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
@@ -138,6 +151,7 @@ class UDTPropagation(Propagator, UDTParams):
             counts = inside.sum(axis=1)
             left = (inside & (positions <= threshold)).sum(axis=1)
             share = np.where(counts > 0, left / np.maximum(counts, 1), (x <= threshold).astype(np.float64))
+        share = np.where(np.isnan(x), float(split.node_fields.get("missing_left", 0.5)), share)
         left_w, right_w = node.row_weights * share, node.row_weights * (1.0 - share)
         keep_left, keep_right = left_w > 0, right_w > 0
         return ((node.rows[keep_left], left_w[keep_left]), (node.rows[keep_right], right_w[keep_right]))
@@ -148,6 +162,7 @@ class UDTEvaluation(Evaluator, UDTParams):
     """Classification splits the test tuple's pdf at every test, within the node's box."""
 
     name: ClassVar[str] = "udt"
+    handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = "UDT classification: the test pdf is split across branches (Tsang et al.)"
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
