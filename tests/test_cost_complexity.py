@@ -89,7 +89,8 @@ def test_path_is_exposed_like_rpart_cp_table(wisconsin):
     path = model.pruning_path_
     for key in ("alphas", "n_leaves", "risk", "cp", "cv_error", "cv_std_error", "selected"):
         assert key in path
-    np.testing.assert_allclose(path["cp"], path["alphas"] / path["risk"][0])
+    np.testing.assert_allclose(path["cp"], path["alphas"] / path["risk"][-1])  # rpart: relative to the root
+    assert path["n_leaves"][-1] == 1
     assert path["alphas"][0] == 0 and np.all(np.diff(path["alphas"]) > 0)
     with pytest.raises(AttributeError, match="records no pruning path"):
         TreeClassifier().fit(wisconsin.X, wisconsin.y).pruning_path_
@@ -123,3 +124,11 @@ def test_fractional_weights_prune_like_scaled_integer_weights(wisconsin):
 def test_bad_parameters(params, message):
     with pytest.raises(ValueError, match=message):
         TreeClassifier(pruner="cost_complexity", pruner_params=params).fit([[0.0], [1.0]], [0, 1])
+
+
+def test_cv_on_a_tree_that_is_only_a_root():
+    X = np.arange(20.0).reshape(-1, 1)
+    y = np.array([0, 1] * 10)
+    model = TreeClassifier(pruner="cost_complexity", max_depth=1, min_samples_leaf=10).fit(X, y)
+    path = model.pruning_path_
+    assert np.isfinite(path["cv_error"]).all() and model.get_n_leaves() >= 1

@@ -64,6 +64,127 @@ def cmd_plugins(args) -> int:
     return 0
 
 
+def parse_settings(items):
+    """``--set kind.param=value`` (component parameters) and ``--set param=value``
+    (estimator parameters); values are JSON when they parse as JSON, strings otherwise."""
+    import json
+
+    from treekit_core.components import KINDS
+
+    estimator, components = {}, {}
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"--set {item!r}: expected key=value, e.g. criterion.w=0.2 or max_depth=5")
+        key, raw = item.split("=", 1)
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if "." in key:
+            kind, param = key.split(".", 1)
+            if kind not in KINDS:
+                raise ValueError(f"--set {item!r}: unknown component kind {kind!r}; kinds are {', '.join(KINDS)}")
+            components.setdefault(f"{kind}_params", {})[param] = value
+        else:
+            estimator[key] = value
+    return estimator, components
+
+
+def cmd_fit(args) -> int:
+    from treekit_core import TreeClassifier
+    from treekit_core.components import KINDS
+    from treekit_core.csvdata import feature_matrix, read_table
+
+    header, columns = read_table(args.data)
+    if args.target not in columns:
+        raise ValueError(f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}")
+    names = [name for name in header if name != args.target]
+    X, nominal = feature_matrix(columns, names)
+    y = columns[args.target]
+    estimator, components = parse_settings(args.set)
+    chosen = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind) is not None}
+    model = TreeClassifier(**chosen, **components, **estimator,
+                           categorical_features=nominal or None)
+    with observing_progress():
+        model.fit(X, y)
+    model.feature_names_in_ = np.asarray(names, dtype=object)
+    model.to_json(args.out)
+    print(f"fitted {model.get_n_leaves()} leaves on {X.shape[0]} rows; wrote {args.out}")
+    return 0
+
+
+class observing_progress:
+    def __enter__(self):
+        from treekit_core.plugins import get_registry
+        from treekit_core.progress import Progress
+
+        self.progress = Progress()
+        get_registry().register(self.progress, "treekit-progress")
+        return self.progress
+
+    def __exit__(self, *exc):
+        from treekit_core.plugins import get_registry
+
+        get_registry().unregister(self.progress)
+        self.progress.close()
+
+
+def _load_rows(model_path, data_path):
+    from treekit_core import TreeClassifier
+    from treekit_core.csvdata import feature_matrix, read_table
+
+    model = TreeClassifier.from_json(model_path)
+    header, columns = read_table(data_path)
+    names = list(model.feature_names_in_) if hasattr(model, "feature_names_in_") else header[: model.n_features_in_]
+    X, _ = feature_matrix(columns, names)
+    return model, X, columns
+
+
+def cmd_predict(args) -> int:
+    import csv
+
+    model, X, _ = _load_rows(args.model, args.data)
+    decision = model.decide(X)
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    try:
+        writer = csv.writer(out)
+        writer.writerow(["prediction", "abstained", "confidence"] + [f"p_{c}" for c in model.classes_])
+        for i in range(X.shape[0]):
+            label = "" if decision.abstained[i] else decision.labels[i]
+            writer.writerow([label, int(decision.abstained[i]), f"{decision.confidence[i]:.6g}"]
+                            + [f"{p:.6g}" for p in decision.proba[i]])
+    finally:
+        if args.out:
+            out.close()
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from treekit_core.metrics import diagnostic_report
+
+    model, X, columns = _load_rows(args.model, args.data)
+    if args.target not in columns:
+        raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
+    y = columns[args.target]
+    if model.classes_.dtype.kind in "iuf":
+        y = y.astype(model.classes_.dtype)
+    decision = model.decide(X)
+    report = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
+    print(report.to_text())
+    curve = model.risk_coverage(X, y)
+    print("\nrisk-coverage (confidence threshold, coverage, error on accepted):")
+    step = max(1, len(curve.coverage) // 10)
+    for t, c, r in list(zip(curve.thresholds, curve.coverage, curve.risk))[::step]:
+        print(f"  {t:>12.6g}  {c:6.3f}  {r:6.3f}")
+    print(f"area under the risk-coverage curve: {curve.area:.4f}")
+    if args.plots:
+        from treekit_core import plots
+
+        written = plots.write_evaluation_plots(model, X, y, args.plots)
+        print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="treekit", description="Compose, fit and use decision trees.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -76,6 +197,29 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
     plugins = sub.add_parser("plugins", help="list installed components by kind")
     plugins.set_defaults(run=cmd_plugins)
+
+    from treekit_core.components import KINDS
+
+    fit = sub.add_parser("fit", help="fit a tree on a CSV and save it as JSON")
+    fit.add_argument("data")
+    fit.add_argument("--target", required=True, help="the class column")
+    for kind in KINDS:
+        fit.add_argument(f"--{kind}", default=None, help=f"{kind} component name")
+    fit.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="parameter: kind.param=value (e.g. criterion.w=0.2) or estimator param (max_depth=5)")
+    fit.add_argument("--out", required=True, help="model JSON file to write")
+    fit.set_defaults(run=cmd_fit)
+    predict = sub.add_parser("predict", help="predict a CSV with a saved model (CSV to stdout or --out)")
+    predict.add_argument("model")
+    predict.add_argument("data")
+    predict.add_argument("--out", default=None)
+    predict.set_defaults(run=cmd_predict)
+    evaluate = sub.add_parser("evaluate", help="metrics with abstentions, coverage and a risk-coverage table")
+    evaluate.add_argument("model")
+    evaluate.add_argument("data")
+    evaluate.add_argument("--target", required=True)
+    evaluate.add_argument("--plots", default=None, metavar="DIR", help="also write pictures (needs matplotlib)")
+    evaluate.set_defaults(run=cmd_evaluate)
     return parser
 
 
@@ -84,8 +228,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, OSError) as exc:
-        print(f"treekit {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, OSError, KeyError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"treekit {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -75,6 +75,8 @@ class Composition:
                         f"{other.name!r}: it produces fractional sample weights, which "
                         f"{other.name!r} does not handle"
                     )
+        for component in components.values():
+            component.check_composition(self)
         if data is not None:
             for component in components.values():
                 component.check_data(data)

@@ -174,7 +174,8 @@ class CostComplexity(Pruner):
         risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
         state = {
             "alphas": levels, "n_leaves": leaves, "risk": risk,
-            "cp": levels / risk[0] if risk[0] > 0 else levels,
+            # rpart's cp: alpha relative to the risk of the root as a leaf (the last subtree)
+            "cp": levels / risk[-1] if risk[-1] > 0 else levels,
             "step_alphas": sequence.alphas, "step_risk": sequence.risk,
         }
         if self.alpha is not None:
@@ -200,8 +201,9 @@ class CostComplexity(Pruner):
         rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
         fold = stratified_folds(context.labeler.row_labels(data.evidence), self.cv, rng)
         # rpart/Breiman: evaluate subtree k at the geometric mean of its alpha interval.
-        upper = np.append(levels[1:], np.inf)
-        evaluate_at = np.sqrt(levels * upper)
+        # The last subtree (the root alone) holds from its alpha on: evaluate it beyond that
+        # alpha (0 * inf would be NaN when the path has a single level).
+        evaluate_at = np.append(np.sqrt(levels[:-1] * levels[1:]), np.inf if levels[-1] > 0 else 0.0)
         errors = np.zeros((levels.size, data.n_samples))
         for k in range(self.cv):
             test_rows = np.flatnonzero(fold == k)

@@ -92,11 +92,11 @@ class _TreeArrays:
             value=np.zeros((n, n_classes)),
             decision=np.zeros(n, dtype=np.int64),
             n_features=n_features,
-            node_fields={k: _stack_field(v) for k, v in self.fields.items()},
+            node_fields={k: stack_field(v) for k, v in self.fields.items()},
         )
 
 
-def _stack_field(values) -> np.ndarray:
+def stack_field(values) -> np.ndarray:
     """Per-node values as one array; vector values (e.g. oblique coefficients) become rows,
     with NaN rows for nodes that have none."""
     width = next((np.size(v) for v in values if np.ndim(v) > 0), None)

@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, Split
-from treekit_core.grow import Node, child_bounds
+from treekit_core.grow import Node, stack_field, child_bounds
 from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
 
 #: Weka's comparison tolerance (Utils.SMALL).
@@ -206,7 +206,7 @@ class _Pruning:
             value=np.zeros((n, template.n_classes)),
             decision=np.zeros(n, dtype=np.int64),
             n_features=template.n_features,
-            node_fields={k: np.array(v, dtype=np.float64) for k, v in fields.items()},
+            node_fields={k: stack_field(v) for k, v in fields.items()},
             component_state=dict(template.component_state),
         )
         tree.relabel(self.labeler)

@@ -295,3 +295,40 @@ def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int 
 
     walk(0, 0)
     return "\n".join(lines) + "\n"
+
+
+def node_labels(tree: Tree, feature_names=None, class_names=None, categories: dict | None = None,
+                decimals: int = 4) -> dict:
+    """One label per node: its question (internal nodes) or its decision and distribution
+    (leaves), worded as in :func:`export_text`."""
+    text = export_text(tree, feature_names, class_names, decimals, True, categories).splitlines()
+    labels, i, stack = {}, 0, [0]
+    while stack:  # export_text writes a node's "yes" line, its left subtree, its "no" line, its right subtree
+        node = stack.pop()
+        if isinstance(node, tuple):
+            i += 1  # the "no" line
+            stack.append(node[1])
+            continue
+        labels[node] = text[i].split("|--- ", 1)[1]
+        i += 1
+        if tree.children_left[node] != LEAF:
+            stack.append(("no", int(tree.children_right[node])))
+            stack.append(int(tree.children_left[node]))
+    return labels
+
+
+def export_dot(tree: Tree, feature_names=None, class_names=None, categories: dict | None = None,
+               decimals: int = 4) -> str:
+    """The tree in graphviz dot: one box per node (question, or decision and distribution)."""
+    labels = node_labels(tree, feature_names, class_names, categories, decimals)
+    lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
+    for node in range(tree.n_nodes):
+        label = labels[node].replace('"', "'")
+        colour = "#e8f4e8" if tree.children_left[node] == LEAF else "#e8eef8"
+        lines.append(f'  n{node} [label="{label}", fillcolor="{colour}"];')
+    for node in range(tree.n_nodes):
+        if tree.children_left[node] != LEAF:
+            lines.append(f'  n{node} -> n{int(tree.children_left[node])} [label="yes"];')
+            lines.append(f'  n{node} -> n{int(tree.children_right[node])} [label="no"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -70,6 +70,10 @@ class Component:
     def check_data(self, data) -> None:
         """Raise ValueError when this component cannot handle the training data."""
 
+    def check_composition(self, composition) -> None:
+        """Raise CompositionError when the other components' parameters contradict this one's
+        (capabilities are checked generically through ``provides`` / ``requires``)."""
+
 
 @attrs.define(slots=False)
 class Criterion(Component):
@@ -126,6 +130,10 @@ class Splitter(Component):
 
     kind: ClassVar[str] = "splitter"
     provides: ClassVar[frozenset] = frozenset({"axis_aligned", "fractional_weights"})
+    def companions(self) -> dict:
+        """Components this splitter is meant to work with (kind -> instance), e.g. UDT's own
+        propagation and evaluation with the same pdfs; used by the conformance kit."""
+        return {}
 
     def prepare(self, data, criterion, rules) -> Any:
         return None

@@ -72,6 +72,21 @@ class UDTSplitter(Splitter, UDTParams):
     description: ClassVar[str] = "UDT plain search over every pdf sample point (Tsang et al.)"
     min_leaf_weight: float = attrs.field(default=2.0, validator=_non_negative)
 
+    def companions(self) -> dict:
+        return {"propagator": UDTPropagation(samples=self.samples, width=self.width),
+                "evaluator": UDTEvaluation(samples=self.samples, width=self.width)}
+
+    def check_composition(self, composition) -> None:
+        from treekit_core import CompositionError
+
+        for kind in ("propagator", "evaluator"):
+            other = getattr(composition, kind)
+            if isinstance(other, UDTParams) and (other.samples, other.width) != (self.samples, self.width):
+                raise CompositionError(
+                    f"splitter 'udt' (samples={self.samples}, width={self.width}) cannot be combined with {kind} "
+                    f"'udt' (samples={other.samples}, width={other.width}): they must model the same pdfs"
+                )
+
     def check_data(self, data) -> None:
         data.refuse_nominal(self)
 
@@ -110,7 +125,8 @@ class UDTSplitter(Splitter, UDTParams):
             base = state["impurity"](known_sums, known_weight, state["params"])
             drop, threshold, evaluations = state["scan"](
                 state["impurity"], state["params"], flat, weighted, weights, known_sums, known_weight,
-                base, max(rules.min_weight_leaf, float(self.min_leaf_weight)))
+                # fractional tuples: a branch's size is its weight (min_samples_leaf in unit weights)
+                base, max(rules.min_weight_leaf, float(self.min_leaf_weight), float(rules.min_samples_leaf)))
             state["evaluations"].append(evaluations)
             drop *= known_weight / node.weight
             if drop > best[0]:

@@ -1,0 +1,125 @@
+"""Compositions across plugin distributions.
+
+These tests need the plugins under plugins/ installed; without them they skip, unless
+TREEKIT_REQUIRE_PLUGINS is set (the tox env ``all`` and CI set it), where a missing plugin
+fails the run instead.
+"""
+import importlib
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+from treekit_core import CompositionError, TreeClassifier
+from treekit_core.components import KINDS
+from treekit_core.datasets import load_dataset
+from treekit_core.plugins import get_registry
+from treekit_core.testing import check_component
+
+PLUGINS = {
+    "treekit_asymmetric_entropy": "treekit-asymmetric-entropy",
+    "treekit_asymmetric_rules": "treekit-asymmetric-rules",
+    "treekit_soft_search": "treekit-soft-search",
+    "treekit_boundary_distance": "treekit-boundary-distance",
+    "treekit_counterexample": "treekit-counterexample",
+    "treekit_oblique": "treekit-oblique",
+}
+PARAMS = {  # components that need parameters to be composed at all, or to stay quick
+    "asymmetric_thresholds": {"thresholds": [0.8, 0.3]},
+    "cost_matrix": {"costs": [[0, 1], [3, 0]]},
+    "udt": {"samples": 10},
+    "cost_complexity": {"cv": 3},
+}
+
+
+def require_plugins():
+    modules = []
+    for module, distribution in PLUGINS.items():
+        try:
+            modules.append((importlib.import_module(module), distribution))
+        except ImportError:
+            if os.environ.get("TREEKIT_REQUIRE_PLUGINS"):
+                pytest.fail(f"plugin {distribution} is required (TREEKIT_REQUIRE_PLUGINS) but not installed")
+            pytest.skip(f"plugin {distribution} is not installed")
+    registry = get_registry()
+    for module, distribution in modules:
+        registry.register(module, distribution)
+    return registry
+
+
+@pytest.fixture
+def registry():
+    return require_plugins()
+
+
+def test_every_plugin_component_passes_the_kit(registry):
+    for kind in KINDS:
+        for name, info in registry.components(kind).items():
+            if info.distribution == "treekit-core":
+                continue
+            check_component(info.cls, PARAMS.get(name))
+
+
+def _base(choice):
+    base = {"criterion": "gini", "splitter": "exhaustive", "propagator": "hard", "pruner": "none",
+            "labeler": "majority", "evaluator": "hard", "confidence": "probability"}
+    if choice.get("criterion") == "counterexample_entropy" and "labeler" not in choice:
+        base["labeler"] = "complementary"
+    if choice.get("labeler") == "complementary" and "criterion" not in choice:
+        base["criterion"] = "counterexample_entropy"
+    base.update(choice)
+    return base
+
+
+def test_composition_matrix(registry):
+    data = load_dataset("haberman")
+    X, y = data.X[::2], data.y[::2]
+    names = {kind: sorted(registry.components(kind)) for kind in KINDS}
+    fitted, refused = 0, 0
+    for kind_a, kind_b in itertools.combinations(KINDS, 2):
+        for a, b in itertools.product(names[kind_a], names[kind_b]):
+            chosen = _base({kind_a: a, kind_b: b})
+            params = {f"{kind}_params": PARAMS.get(name) for kind, name in chosen.items() if name in PARAMS}
+            model = TreeClassifier(**chosen, **params, max_depth=3, abstain_value="?")
+            try:
+                model.fit(X, y)
+            except CompositionError as exc:
+                message = str(exc)
+                assert f"'{a}'" in message and f"'{b}'" in message, f"{a} + {b}: refusal names {message}"
+                refused += 1
+                continue
+            except ValueError as exc:
+                if "two classes only" in str(exc):  # variance with more classes: not this data
+                    raise
+                raise AssertionError(f"{kind_a} {a!r} + {kind_b} {b!r} failed: {exc}") from exc
+            decision = model.decide(X)
+            np.testing.assert_allclose(decision.proba.sum(axis=1), 1.0, err_msg=f"{a} + {b}")
+            assert decision.confidence.shape == (len(y),)
+            fitted += 1
+    assert fitted > 250 and refused > 5
+
+
+def test_the_design_card_example_end_to_end(registry):
+    """Soft search + asymmetric entropy + boundary-distance rejection, on wisconsin."""
+    data = load_dataset("wisconsin")
+    model = TreeClassifier(
+        criterion="asymmetric_entropy", criterion_params={"w": [0.8, 0.2]},
+        splitter="soft_search", splitter_params={"u": 0.1},
+        pruner="cost_complexity",
+        confidence="boundary_distance",
+        reject={"keep_correct": 0.9}, abstain_value="refer to a radiologist",
+        random_state=0,
+    ).fit(data.X, data.y)
+    decision = model.decide(data.X)
+    assert model.tree_.n_samples[0] == 699  # the 16 missing values are used
+    rejected = decision.abstained.mean()
+    assert 0.02 < rejected < 0.3
+    kept = ~decision.abstained
+    error_kept = (decision.labels[kept] != data.y[kept]).mean()
+    error_all = (model.classes_[np.argmax(decision.proba, axis=1)] != data.y).mean()
+    assert error_kept < error_all
+    predicted = model.predict(data.X)
+    assert set(predicted) <= {"benign", "malignant", "refer to a radiologist"}
+    loaded = TreeClassifier.from_json(model.to_json())
+    np.testing.assert_array_equal(loaded.decide(data.X).abstained, decision.abstained)

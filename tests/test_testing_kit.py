@@ -1,0 +1,110 @@
+"""The authoring kit fails on broken components, saying what is wrong, and passes on the
+built-ins (the plugins are checked in tests/test_integration.py)."""
+from typing import ClassVar
+
+import attrs
+import numpy as np
+import pytest
+
+from treekit_core import Criterion, Labeler
+from treekit_core.plugins import get_registry
+from treekit_core.splitters import Exhaustive
+from treekit_core.testing import (
+    ConformanceError, check_component, check_criterion, check_labeler, check_splitter,
+)
+
+from treekit_core.testing.pytest_plugin import treekit_check, treekit_registry  # noqa: E402,F401
+
+
+def negative_impurity(class_sums, total_weight, params):
+    return -1.0
+
+
+@attrs.define(slots=False)
+class Negative(Criterion):
+    name: ClassVar[str] = "negative"
+    impurity = staticmethod(negative_impurity)
+
+
+def constant_impurity(class_sums, total_weight, params):
+    return 0.5
+
+
+@attrs.define(slots=False)
+class NotZeroWhenPure(Criterion):
+    name: ClassVar[str] = "not_zero_when_pure"
+    impurity = staticmethod(constant_impurity)
+
+
+def uncompilable(class_sums, total_weight, params):
+    return {"a": 1}["a"] + "x"
+
+
+@attrs.define(slots=False)
+class Uncompilable(Criterion):
+    name: ClassVar[str] = "uncompilable"
+    impurity = staticmethod(uncompilable)
+
+
+@attrs.define(slots=False)
+class Careless(Exhaustive):
+    """Ignores min_samples_leaf."""
+
+    name: ClassVar[str] = "careless"
+
+    def build_tree(self, composition, data, rng, rules):
+        return None
+
+    def find_split(self, state, node, rules):
+        return super().find_split(state, node, attrs.evolve(rules, min_samples_leaf=1))
+
+
+@attrs.define(slots=False)
+class SecretlyAbstains(Labeler):
+    name: ClassVar[str] = "secret"
+
+    def decide(self, proba):
+        return np.where(proba.max(axis=1) > 0.5, np.argmax(proba, axis=1), -1)
+
+
+def test_negative_criterion_is_caught():
+    with pytest.raises(ConformanceError, match="criterion 'negative': impurity is negative"):
+        check_criterion(Negative)
+
+
+def test_criterion_not_zero_on_pure_nodes_is_caught():
+    with pytest.raises(ConformanceError, match="pure node .* is 0.5, not 0"):
+        check_criterion(NotZeroWhenPure)
+
+
+def test_uncompilable_criterion_is_caught():
+    with pytest.raises(ConformanceError, match="does not compile under numba"):
+        check_criterion(Uncompilable)
+
+
+def test_splitter_ignoring_min_samples_leaf_is_caught():
+    with pytest.raises(ConformanceError, match="splitter 'careless': ignores min_samples_leaf=7"):
+        check_splitter(Careless)
+
+
+def test_labeler_abstaining_without_saying_so_is_caught():
+    with pytest.raises(ConformanceError, match="abstains but its can_abstain is False"):
+        check_labeler(SecretlyAbstains)
+
+
+def test_every_builtin_component_passes():
+    registry = get_registry()
+    defaults = {}
+    for kind in ("criterion", "splitter", "labeler", "confidence", "pruner", "evaluator", "propagator"):
+        for name, info in registry.components(kind).items():
+            if name == "variance":
+                check_criterion(info.cls, n_classes=2)
+                continue
+            check_component(info.cls, defaults.get(name))
+
+
+def test_pytest_plugin_fixtures(treekit_check, treekit_registry):
+    assert "gini" in treekit_registry.components("criterion")
+    treekit_check.component(Exhaustive)
+    with pytest.raises(ConformanceError):
+        treekit_check.criterion(Negative)

@@ -1,0 +1,244 @@
+"""Conformance checks for components (as scikit-learn's ``check_estimator``).
+
+A third party runs them on its component::
+
+    from treekit_core.testing import check_component
+    check_component(MyCriterion)            # raises ConformanceError saying what is wrong
+
+or enables the kit's fixtures in its ``conftest.py`` with one line::
+
+    from treekit_core.testing.pytest_plugin import treekit_check, treekit_registry  # noqa: F401
+
+(``pytest_plugins = ["treekit_core.testing.pytest_plugin"]`` works too in a top-level
+conftest) and uses the ``treekit_check`` fixture. Nothing is loaded behind anyone's back: the
+checks register the component in a registry of their own, next to the core's built-ins.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from treekit_core.components import ABSTAIN, Component, Confidence, Criterion, Labeler, Pruner, Splitter
+
+
+class ConformanceError(AssertionError):
+    """A component breaks the treekit contract; the message says how."""
+
+
+def small_data(n_classes: int = 2, seed: int = 0):
+    """A small real data set (haberman, or satimage's first classes for K > 2)."""
+    from treekit_core.datasets import load_dataset
+
+    if n_classes == 2:
+        data = load_dataset("haberman")
+        return data.X, data.y
+    data = load_dataset("satimage")
+    keep = np.isin(data.y, np.unique(data.y)[:n_classes])
+    return data.X[keep][::4], data.y[keep][::4]
+
+
+def _instance(component, params=None):
+    if isinstance(component, Component):
+        return component
+    return component(**(params or {}))
+
+
+@contextlib.contextmanager
+def _registered(instance):
+    from treekit_core import hookimpl
+    from treekit_core.plugins import get_registry
+
+    class Plugin:
+        pass
+
+    hook = {"criterion": "treekit_criteria", "splitter": "treekit_splitters", "propagator": "treekit_propagators",
+            "pruner": "treekit_pruners", "labeler": "treekit_labelers", "evaluator": "treekit_evaluators",
+            "confidence": "treekit_confidences"}[instance.kind]
+    cls = type(instance)
+    setattr(Plugin, hook, hookimpl(lambda self: [cls]))
+    registry = get_registry()
+    plugin = Plugin()
+    if cls.name not in registry.components(instance.kind) or registry.components(instance.kind)[cls.name].cls is not cls:
+        registry.register(plugin, f"conformance-{cls.name}")
+        try:
+            yield
+        finally:
+            registry.unregister(plugin)
+    else:
+        yield
+
+
+def _fail(instance, message):
+    raise ConformanceError(f"{instance.kind} {instance.name!r}: {message}")
+
+
+def check_criterion(criterion, params=None, n_classes=3):
+    """Zero on pure nodes, finite, non-negative, compiles under numba, symmetric in the
+    classes when it declares ``symmetric = True``, and grows a tree with every installed
+    splitter it is compatible with."""
+    from treekit_core import TreeClassifier
+    from treekit_core.plugins import get_registry
+
+    instance = _instance(criterion, params)
+    try:
+        compiled = instance.compiled_impurity()
+    except Exception as exc:  # numba typing errors are diverse
+        _fail(instance, f"its impurity does not compile under numba: {exc}")
+    try:
+        p = instance.impurity_params(n_classes)
+    except ValueError:  # a two-class criterion (or parametrisation): probe with two classes
+        n_classes = 2
+        p = instance.impurity_params(n_classes)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        sums = rng.uniform(0, 10, size=n_classes)
+        value = compiled(np.ascontiguousarray(sums), float(sums.sum()), p)
+        if not np.isfinite(value):
+            _fail(instance, f"impurity is not finite for class sums {sums.round(3)}")
+        if value < -1e-12:
+            _fail(instance, f"impurity is negative ({value:g}) for class sums {sums.round(3)}")
+        if getattr(instance, "symmetric", False):
+            permuted = compiled(np.ascontiguousarray(sums[::-1]), float(sums.sum()), p)
+            if abs(permuted - value) > 1e-9:
+                _fail(instance, "declares symmetric = True but changes when classes are reordered")
+    if instance.evidence == "one_hot":
+        for k in range(n_classes):
+            pure = np.zeros(n_classes)
+            pure[k] = 7.0
+            value = compiled(pure, 7.0, p)
+            if abs(value) > 1e-9:
+                _fail(instance, f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0")
+    X, y = small_data(2)
+    with _registered(instance):
+        for name, info in get_registry().components("splitter").items():
+            try:
+                TreeClassifier(criterion=instance, splitter=name, max_depth=3,
+                               labeler=_matching_labeler(instance)).fit(X, y)
+            except (ValueError, TypeError) as exc:
+                if "cannot be combined" in str(exc) or "handles numeric features only" in str(exc):
+                    continue
+                _fail(instance, f"growing a tree with splitter {name!r} failed: {exc}")
+
+
+def _matching_labeler(criterion):
+    if criterion.evidence == "one_hot":
+        return "majority"
+    from treekit_core.plugins import get_registry
+
+    for name, info in get_registry().components("labeler").items():
+        if info.cls.evidence == criterion.evidence:
+            return name
+    raise ConformanceError(f"no installed labeler reads {criterion.evidence} evidence")
+
+
+def check_splitter(splitter, params=None, min_samples_leaf=7):
+    """Valid splits (features in range, children non-empty) and min_samples_leaf honoured."""
+    from treekit_core import TreeClassifier
+
+    instance = _instance(splitter, params)
+    X, y = small_data(2)
+    companions = instance.companions()  # e.g. UDT's own propagation, with the same pdfs
+    with _registered(instance):
+        model = TreeClassifier(splitter=instance, min_samples_leaf=min_samples_leaf, **companions).fit(X, y)
+    tree = model.tree_
+    internal = tree.children_left >= 0
+    if ((tree.feature[internal] < 0) | (tree.feature[internal] >= X.shape[1])).any():
+        _fail(instance, "returned a split on a feature index out of range")
+    leaves = tree.is_leaf
+    fractional = getattr(model.composition_.propagator, "produces_fractional_weights", False)
+    size = tree.weight[leaves] if fractional else tree.n_samples[leaves]  # unit weights: weight = samples
+    if (size < min_samples_leaf - 1e-9).any():
+        worst = float(size.min())
+        _fail(instance, f"ignores min_samples_leaf={min_samples_leaf}: a leaf holds {worst:g} samples")
+    if (tree.weight[leaves] <= 0).any():
+        _fail(instance, "created an empty child")
+
+
+def check_labeler(labeler, params=None, n_classes=3):
+    """A class index or an explicit abstention (-1) per row; abstains only if it says it can."""
+    instance = _instance(labeler, params)
+    from treekit_core.data import TrainingData
+
+    for k in (n_classes, 2):  # a labeler parametrised for two classes says so in check_data
+        probe = TrainingData(np.zeros((k, 1), order="F"), np.eye(k), np.ones(k), classes=np.arange(k))
+        try:
+            instance.check_data(probe)
+            n_classes = k
+            break
+        except ValueError:
+            continue
+    proba = np.random.default_rng(0).dirichlet(np.ones(n_classes), size=200)
+    decision = np.asarray(instance.decide(proba))
+    if decision.shape != (200,):
+        _fail(instance, f"decide returned shape {decision.shape} for 200 rows")
+    if not np.issubdtype(decision.dtype, np.integer):
+        _fail(instance, f"decide returned {decision.dtype}, not integer class indices")
+    if ((decision < ABSTAIN) | (decision >= n_classes)).any():
+        _fail(instance, "decide returned an index that is neither a class nor -1 (abstain)")
+    if (decision == ABSTAIN).any() and not instance.can_abstain:
+        _fail(instance, "abstains but its can_abstain is False: predict() would not know")
+
+
+def check_confidence(confidence, params=None):
+    """One score per sample, never NaN."""
+    from treekit_core import TreeClassifier
+
+    instance = _instance(confidence, params)
+    X, y = small_data(2)
+    with _registered(instance):
+        model = TreeClassifier(confidence=instance, max_depth=3).fit(X, y)
+        scores = model.decide(X).confidence
+    if scores.shape != (X.shape[0],):
+        _fail(instance, f"returned {scores.shape} scores for {X.shape[0]} samples")
+    if np.isnan(scores).any():
+        _fail(instance, "returned NaN scores")
+
+
+def check_pruner(pruner, params=None):
+    """Never enlarges a tree, and the result still predicts."""
+    from treekit_core import TreeClassifier
+
+    instance = _instance(pruner, params)
+    X, y = small_data(2)
+    full = TreeClassifier(min_samples_leaf=3).fit(X, y)
+    with _registered(instance):
+        pruned = TreeClassifier(pruner=instance, min_samples_leaf=3).fit(X, y)
+    if pruned.get_n_leaves() > full.get_n_leaves():
+        _fail(instance, f"enlarged the tree from {full.get_n_leaves()} to {pruned.get_n_leaves()} leaves")
+    pruned.predict_proba(X)
+
+
+def check_json_round_trip(model, X):
+    from treekit_core import TreeClassifier
+
+    loaded = TreeClassifier.from_json(model.to_json())
+    if not np.array_equal(loaded.predict_proba(X), model.predict_proba(X)):
+        raise ConformanceError("the model's JSON round trip changes its predictions")
+
+
+def check_component(component, params=None):
+    """Run the checks for the component's kind."""
+    instance = _instance(component, params)
+    checks = {"criterion": check_criterion, "splitter": check_splitter, "labeler": check_labeler,
+              "confidence": check_confidence, "pruner": check_pruner}
+    if instance.kind in checks:
+        checks[instance.kind](instance)
+    from treekit_core import TreeClassifier
+
+    X, y = small_data(2)
+    kind_args = {instance.kind: instance}
+    if instance.kind == "criterion":
+        kind_args["labeler"] = _matching_labeler(instance)
+    with _registered(instance):
+        try:
+            model = TreeClassifier(max_depth=3, **kind_args).fit(X, y)
+        except ValueError as exc:
+            if "cannot be combined" in str(exc) or "needs" in str(exc):
+                return
+            raise
+        check_json_round_trip(model, X)
+
+
+__all__ = ["ConformanceError", "check_component", "check_confidence", "check_criterion", "check_json_round_trip",
+           "check_labeler", "check_pruner", "check_splitter", "small_data"]

@@ -1,0 +1,33 @@
+"""pytest plugin of the authoring kit. Enable it in a conftest.py with one line:
+``from treekit_core.testing.pytest_plugin import treekit_check, treekit_registry``
+(or ``pytest_plugins = ["treekit_core.testing.pytest_plugin"]`` in a top-level conftest).
+
+Fixtures:
+
+``treekit_check``  the conformance checks (``treekit_check.component(MyCriterion)``)
+``treekit_registry`` a fresh registry with the core's built-ins only, restored afterwards;
+                   register your plugin module on it explicitly.
+"""
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from treekit_core import plugins, testing
+
+
+@pytest.fixture
+def treekit_registry():
+    registry = plugins.reset_registry(load_entry_points=False)
+    yield registry
+    plugins.reset_registry(load_entry_points=False)
+
+
+@pytest.fixture
+def treekit_check():
+    return types.SimpleNamespace(
+        component=testing.check_component, criterion=testing.check_criterion, splitter=testing.check_splitter,
+        labeler=testing.check_labeler, confidence=testing.check_confidence, pruner=testing.check_pruner,
+        json_round_trip=testing.check_json_round_trip,
+    )
