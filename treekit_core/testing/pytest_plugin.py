@@ -31,3 +31,19 @@ def treekit_check():
         labeler=testing.check_labeler, confidence=testing.check_confidence, pruner=testing.check_pruner,
         json_round_trip=testing.check_json_round_trip,
     )
+
+
+def plugin_registry(*plugins_and_names):
+    """An autouse fixture giving each test a registry with the core's built-ins and exactly
+    the given plugins: ``registry = plugin_registry(my_module, "my-distribution")``."""
+    pairs = list(zip(plugins_and_names[0::2], plugins_and_names[1::2]))
+
+    @pytest.fixture(autouse=True)
+    def registry():
+        fresh = plugins.reset_registry(load_entry_points=False)
+        for module, name in pairs:
+            fresh.register(module, name)
+        yield fresh
+        plugins.reset_registry(load_entry_points=False)
+
+    return registry

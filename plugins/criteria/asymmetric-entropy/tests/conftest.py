@@ -1,13 +1,5 @@
-import pytest
-
+"""Each test sees the core's built-ins and this plugin only, whatever else is installed."""
 import treekit_asymmetric_entropy
-from treekit_core import plugins
+from treekit_core.testing.pytest_plugin import plugin_registry
 
-
-@pytest.fixture(autouse=True)
-def registry():
-    """The core's built-ins and this plugin only, whatever else is installed."""
-    registry = plugins.reset_registry(load_entry_points=False)
-    registry.register(treekit_asymmetric_entropy, "treekit-asymmetric-entropy")
-    yield registry
-    plugins.reset_registry(load_entry_points=False)
+registry = plugin_registry(treekit_asymmetric_entropy, "treekit-asymmetric-entropy")

@@ -1,12 +1,5 @@
-import pytest
-
+"""Each test sees the core's built-ins and this plugin only, whatever else is installed."""
 import treekit_soft_search
-from treekit_core import plugins
+from treekit_core.testing.pytest_plugin import plugin_registry
 
-
-@pytest.fixture(autouse=True)
-def registry():
-    registry = plugins.reset_registry(load_entry_points=False)
-    registry.register(treekit_soft_search, "treekit-soft-search")
-    yield registry
-    plugins.reset_registry(load_entry_points=False)
+registry = plugin_registry(treekit_soft_search, "treekit-soft-search")
