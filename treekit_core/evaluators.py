@@ -20,23 +20,35 @@ def _packed(tree):
     return nodes, coef
 
 
+def has_missing(X) -> bool:
+    """A finite sum proves there is no NaN without a mask the size of X."""
+    return not np.isfinite(np.sum(X)) and bool(np.isnan(X).any())
+
+
 def apply_tree(tree, X) -> np.ndarray:
     """Leaf id reached by every row of X (hard routing; no missing values)."""
-    from treekit_core.kernels.routing import apply_hard
-
     X = np.asarray(X, dtype=np.float64)
-    if np.isnan(X).any():
+    if has_missing(X):
         raise ValueError("X has missing values: a sample with a missing tested value reaches several "
                          "leaves; use predict_proba / decide, which mix them by the missing shares")
+    return _apply(tree, X)
+
+
+def _apply(tree, X) -> np.ndarray:
+    from treekit_core.kernels.routing import apply_hard, apply_thresholds
+    from treekit_core.questions import has_questions_beyond_thresholds
+
     nodes, coef = _packed(tree)
+    if not has_questions_beyond_thresholds(tree):
+        return apply_thresholds(X, nodes)
     return apply_hard(X, nodes, coef)
 
 
 def hard_distribution(tree, X) -> np.ndarray:
     """Class distribution per sample under hard routing with C4.5's missing-value rule."""
     X = np.asarray(X, dtype=np.float64)
-    if not np.isnan(X).any():
-        return tree.value[apply_tree(tree, X)]
+    if not has_missing(X):
+        return tree.value[_apply(tree, X)]
     from treekit_core.kernels.routing import mixture_hard
 
     nodes, coef = _packed(tree)

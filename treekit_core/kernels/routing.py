@@ -60,6 +60,23 @@ def apply_hard(X, nodes, coef):
 
 
 @jit(parallel=True)
+def apply_thresholds(X, nodes):
+    """apply_hard for trees whose every question is a threshold (the common case): no
+    question-kind dispatch in the inner loop."""
+    n = X.shape[0]
+    leaves = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        node = 0
+        while nodes[node].left >= 0:
+            if X[i, nodes[node].feature] <= nodes[node].threshold:
+                node = nodes[node].left
+            else:
+                node = nodes[node].right
+        leaves[i] = node
+    return leaves
+
+
+@jit(parallel=True)
 def mixture_hard(X, nodes, coef, value, max_depth):
     """Class distribution of every row: one leaf's distribution, or a mixture weighted by
     missing shares where a tested value is missing."""
