@@ -13,7 +13,7 @@ PROBE = textwrap.dedent("""
     X = rng.normal(size=(300, 4)); y = (X[:, 0] > 0).astype(int)
     TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)
     from treekit_core.kernels import builder, routing, split_search
-    kernels = [split_search.scan_sorted_feature, builder.presort, builder.build_depth_first, routing.apply_hard,
+    kernels = [split_search.scan_sorted_feature, builder.presort, builder.build_depth_first, routing.apply_thresholds,
                Entropy().compiled_impurity()]
     print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())]
                       for k in kernels}))
