@@ -139,8 +139,7 @@ class _Pruning:
     def estimated_errors_for_branch(self, node: _Node, rows, row_weights) -> float:
         if node.is_leaf:
             return self.estimated(*self.statistics(rows, row_weights))
-        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None, node.bounds)
-        (lr, lw), (rr, rw) = self.propagator.propagate(self.propagation_state, self.data, probe, self.split_of(node))
+        (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
         return (self.estimated_errors_for_branch(node.children[0], lr, lw)
                 + self.estimated_errors_for_branch(node.children[1], rr, rw))
 

@@ -205,26 +205,28 @@ class Tree:
             raise ValueError("tree field 'feature' holds a feature index out of range")
 
 
-def leaf_boxes(tree: Tree):
-    """(leaf ids, lower, upper): the region of every leaf as the box lower < x <= upper
-    (n_leaves x n_features, +-inf where the path sets no bound). Needs axis-aligned tests."""
-    d = tree.n_features
-    leaves, lowers, uppers = [], [], []
-    stack = [(0, np.full(d, -np.inf), np.full(d, np.inf))]
-    while stack:
-        node, lower, upper = stack.pop()
+def node_boxes(tree: Tree):
+    """(lower, upper), n_nodes x n_features: the region of every node as the box
+    lower < x <= upper (+-inf where its path sets no bound). Needs axis-aligned tests."""
+    lower = np.full((tree.n_nodes, tree.n_features), -np.inf)
+    upper = np.full((tree.n_nodes, tree.n_features), np.inf)
+    for node in range(tree.n_nodes):  # parents come before their children
         if tree.children_left[node] == LEAF:
-            leaves.append(node)
-            lowers.append(lower)
-            uppers.append(upper)
             continue
         f, t = tree.feature[node], tree.threshold[node]
-        left_upper, right_lower = upper.copy(), lower.copy()
-        left_upper[f] = min(upper[f], t)
-        right_lower[f] = max(lower[f], t)
-        stack.append((int(tree.children_right[node]), right_lower, upper))
-        stack.append((int(tree.children_left[node]), lower, left_upper))
-    return np.array(leaves, dtype=np.int64), np.array(lowers).reshape(-1, d), np.array(uppers).reshape(-1, d)
+        left, right = int(tree.children_left[node]), int(tree.children_right[node])
+        lower[left], upper[left] = lower[node], upper[node]
+        lower[right], upper[right] = lower[node], upper[node]
+        upper[left, f] = min(upper[node, f], t)
+        lower[right, f] = max(lower[node, f], t)
+    return lower, upper
+
+
+def leaf_boxes(tree: Tree):
+    """(leaf ids, lower, upper): the box of every leaf (see :func:`node_boxes`)."""
+    lower, upper = node_boxes(tree)
+    leaves = np.flatnonzero(tree.is_leaf)
+    return leaves, lower[leaves], upper[leaves]
 
 
 def _decode_state(state):

@@ -5,7 +5,7 @@ import numpy as np
 from numba import types
 
 from treekit_core._jit import IMPURITY_TYPE, jit
-from treekit_core.kernels.node_search import gather_sorted_feature
+from treekit_core.kernels.node_search import gather_sorted_feature, sum_known
 from treekit_core.kernels.split_search import F1, F2A, F2C, I1, f8, i8
 
 #: Weka's tolerance in comparisons (Utils.SMALL) and its "values differ" gap.
@@ -51,13 +51,7 @@ def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, feature
         info_gain[index] = np.nan
         gain_ratio[index] = 0.0
         known = gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
-        known_weight = 0.0
-        for k in range(n_classes):
-            known_sums[k] = 0.0
-        for j in range(known):
-            known_weight += weights[j]
-            for k in range(n_classes):
-                known_sums[k] += weighted[j, k]
+        known_weight = sum_known(weighted, weights, known, known_sums)
         min_split = 0.1 * known_weight / n_classes_total
         if min_split <= min_objects + SMALL:
             min_split = min_objects

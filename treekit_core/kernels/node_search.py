@@ -31,6 +31,21 @@ def gather_sorted_feature(X, evidence, rows, row_weights, feature, unsorted, val
     return known
 
 
+@jit(f8(F2C, F1, i8, F1))
+def sum_known(weighted, weights, known, sums):
+    """Class sums (into ``sums``) and total weight of the first ``known`` sorted samples,
+    those with a known value (gather_sorted_feature puts missing values last)."""
+    n_classes = sums.shape[0]
+    for k in range(n_classes):
+        sums[k] = 0.0
+    total = 0.0
+    for j in range(known):
+        total += weights[j]
+        for k in range(n_classes):
+            sums[k] += weighted[j, k]
+    return total
+
+
 NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(
     IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8
 )
@@ -66,13 +81,7 @@ def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_
         if known == n:  # no missing value: the node's own statistics
             sums, weight, base = parent_sums, parent_weight, parent_impurity
         else:
-            weight = 0.0
-            for k in range(n_classes):
-                known_sums[k] = 0.0
-            for j in range(known):
-                weight += weights[j]
-                for k in range(n_classes):
-                    known_sums[k] += weighted[j, k]
+            weight = sum_known(weighted, weights, known, known_sums)
             if weight <= 0.0:
                 continue
             sums, base = known_sums, impurity(known_sums, weight, params)

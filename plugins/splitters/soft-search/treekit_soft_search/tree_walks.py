@@ -35,20 +35,11 @@ def route_from(tree, X, start) -> np.ndarray:
 
 def tested_feature_bounds(tree):
     """For every node, the bounds (lower, upper] of its region on the feature it tests."""
-    d = tree.n_features
-    lower = np.full(tree.n_nodes, -np.inf)
-    upper = np.full(tree.n_nodes, np.inf)
-    stack = [(0, np.full(d, -np.inf), np.full(d, np.inf))]
-    while stack:
-        node, lo, hi = stack.pop()
-        f = tree.feature[node]
-        if tree.children_left[node] < 0:
-            continue
-        lower[node], upper[node] = lo[f], hi[f]
-        left_hi = hi.copy()
-        left_hi[f] = min(hi[f], tree.threshold[node])
-        right_lo = lo.copy()
-        right_lo[f] = max(lo[f], tree.threshold[node])
-        stack.append((int(tree.children_left[node]), lo, left_hi))
-        stack.append((int(tree.children_right[node]), right_lo, hi))
-    return lower, upper
+    from treekit_core.tree import node_boxes
+
+    lower, upper = node_boxes(tree)
+    nodes = np.arange(tree.n_nodes)
+    feature = np.maximum(tree.feature, 0)
+    internal = tree.children_left >= 0
+    return (np.where(internal, lower[nodes, feature], -np.inf),
+            np.where(internal, upper[nodes, feature], np.inf))
