@@ -1,7 +1,7 @@
 """Nunes et al., Experiments 1 and 2: soft search (SS), soft training propagation (STP),
 SS+STP, soft evaluation (SE), Quinlan's PLT and UDT against C4.5, under measurement noise.
 
-    python benchmarks/uncertain/run.py [--perms 10] [--inner 5] > benchmarks/uncertain/results.md
+    python benchmarks/uncertain/run.py --perms 10 --inner 10 --jobs 2 --save raw.json > results.md
 
 Protocol (PAPERS.md section 4), with the deviations stated in the README: stratified 70/30
 splits (``--perms`` permutations), Gaussian noise N(0, (n * mean_a)^2) per feature with
@@ -11,13 +11,23 @@ CV, the noise placed as the paper places it (inner training folds in Experiment 
 validation folds in Experiment 2). C4.5 is ``splitter="c45", pruner="pessimistic"`` with
 Laplace-corrected leaves and a confidence factor fixed per data set so that it averages
 about 15 leaves; every method uses the same pruning. UDT (no tuning, w = 0.1, s = 100) runs
-on ``--udt-perms`` permutations at n in {0, 0.2} only: it is two orders of magnitude slower.
+on ``--udt-perms`` permutations at the noise levels ``--udt-noise``: it is two orders of
+magnitude slower. SS is the soft search with C4.5's rules (``c45_rules=True``: MinSplit,
+log2(Tries)/|D| penalty, average-gain filter, gain ratio), as the paper's SS lives in C4.5.
+
+``--jobs N`` runs the (experiment, data set, noise, permutation) tasks in N processes with
+one numba thread each; ``--save F`` writes every finished task to F (JSON) and ``--resume``
+skips tasks already in F, so an interrupted run continues; ``--report-only`` prints the
+tables from F.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -47,11 +57,11 @@ def model(method, cf, u):
     if method == "C4.5":
         return TreeClassifier(splitter="c45", **base)
     if method == "SS":
-        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_min_split": True}, **base)
+        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_rules": True}, **base)
     if method == "STP":
         return TreeClassifier(splitter="c45", propagator="soft", propagator_params={"u": u}, **base)
     if method == "SS+STP":
-        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_min_split": True},
+        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_rules": True},
                               propagator="soft", propagator_params={"u": u}, **base)
     if method == "SE":
         return TreeClassifier(splitter="c45", evaluator="soft", evaluator_params={"u": u}, **base)
@@ -102,34 +112,94 @@ def tune_u(method, cf, X, y, level, experiment, inner, seed):
     return best
 
 
-def run(experiment, perms, inner, udt_perms, results):
+def run_task(experiment, name, level, perm, cf, inner, with_udt):
+    """One permutation of one experiment at one noise level: every method fitted once, each
+    soft method after tuning its u. Returns [(method, leaves, accuracy %, fit s, u)]."""
+    data = load_dataset(name)
+    X, y = data.X, data.y
+    train, test = stratified_split(y, 0.3, perm)
+    rng = np.random.default_rng(10_000 * experiment + 100 * perm + int(level * 10))
+    means = X[train].mean(axis=0)
+    Xtr, Xte = X[train], X[test]
+    if experiment == 1:
+        Xtr = add_noise(Xtr, level, means, rng)
+    else:
+        Xte = add_noise(Xte, level, means, rng)
+    rows = []
+    for method in METHODS:
+        if method == "UDT" and not with_udt:
+            continue
+        u = tune_u(method, cf, X[train], y[train], level, experiment, inner, perm)
+        start = time.perf_counter()
+        fitted = model(method, cf, u).fit(Xtr, y[train])
+        seconds = time.perf_counter() - start
+        accuracy = float((fitted.predict(Xte) == y[test]).mean())
+        rows.append((method, int(fitted.get_n_leaves()), 100 * accuracy, seconds, u))
+    return rows
+
+
+def _warm_up():
+    """Load every method's compiled kernels once, so that no fit time includes numba's
+    first-call loading from its cache."""
+    data = load_dataset("haberman")
+    for method in METHODS:
+        model(method, 0.25, 0.1).fit(data.X[:60], data.y[:60]).predict(data.X[:10])
+
+
+def _worker_start():
+    os.environ["NUMBA_NUM_THREADS"] = "1"
+    _warm_up()
+
+
+def run(args, results, save):
+    cfs = {}
     for name in DATA:
         data = load_dataset(name)
-        X, y = data.X, data.y
-        cf, leaves_by_cf = confidence_factor(X, y)
-        print(f"[exp {experiment}] {name}: CF {cf} (C4.5 leaves by CF {leaves_by_cf})", file=sys.stderr, flush=True)
-        results.setdefault(("cf", name), cf)
-        for level in NOISE:
-            for perm in range(perms):
-                train, test = stratified_split(y, 0.3, perm)
-                rng = np.random.default_rng(10_000 * experiment + 100 * perm + int(level * 10))
-                means = X[train].mean(axis=0)
-                Xtr, Xte = X[train], X[test]
-                if experiment == 1:
-                    Xtr = add_noise(Xtr, level, means, rng)
-                else:
-                    Xte = add_noise(Xte, level, means, rng)
-                for method in METHODS:
-                    if method == "UDT" and (perm >= udt_perms or level not in (0.0, 0.2)):
+        cfs[name], leaves_by_cf = confidence_factor(data.X, data.y)
+        print(f"{name}: CF {cfs[name]} (C4.5 leaves by CF {leaves_by_cf})", file=sys.stderr, flush=True)
+        results["cf"][name] = cfs[name]
+    tasks = []
+    for experiment in (1, 2):
+        for name in DATA:
+            for level in NOISE:
+                for perm in range(args.perms):
+                    key = f"{experiment}|{name}|{level}|{perm}"
+                    if key in results["tasks"]:
                         continue
-                    u = tune_u(method, cf, X[train], y[train], level, experiment, inner, perm)
-                    start = time.perf_counter()
-                    fitted = model(method, cf, u).fit(Xtr, y[train])
-                    seconds = time.perf_counter() - start
-                    accuracy = float((fitted.predict(Xte) == y[test]).mean())
-                    results.setdefault((experiment, name, level, method), []).append(
-                        (perm, fitted.get_n_leaves(), 100 * accuracy, seconds, u))
-            print(f"[exp {experiment}] {name} noise {level} done", file=sys.stderr, flush=True)
+                    with_udt = perm < args.udt_perms and level in args.udt_noise
+                    tasks.append((key, (experiment, name, level, perm, cfs[name], args.inner, with_udt)))
+    print(f"{len(tasks)} tasks to run", file=sys.stderr, flush=True)
+
+    def record(key, rows):
+        results["tasks"][key] = rows
+        if save:
+            Path(save).write_text(json.dumps(results))
+        print(f"done {key} ({len(results['tasks'])})", file=sys.stderr, flush=True)
+
+    if args.jobs <= 1:
+        _warm_up()
+        for key, task in tasks:
+            record(key, run_task(*task))
+        return
+    import multiprocessing
+
+    os.environ["NUMBA_NUM_THREADS"] = "1"  # inherited by the spawned workers: one core each
+    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_start) as pool:
+        futures = {pool.submit(run_task, *task): key for key, task in tasks}
+        for future in as_completed(futures):
+            record(futures[future], future.result())
+
+
+def collect(results):
+    """{(experiment, name, level, method): [(perm, leaves, accuracy, seconds, u)]}"""
+    table = {}
+    for key, rows in results["tasks"].items():
+        experiment, name, level, perm = key.split("|")
+        for method, leaves, accuracy, seconds, u in rows:
+            table.setdefault((int(experiment), name, float(level), method), []).append(
+                (int(perm), leaves, accuracy, seconds, u))
+    return table
 
 
 def report(results, experiment):
@@ -145,16 +215,18 @@ def report(results, experiment):
                 leaves = np.mean([r[1] for r in runs])
                 accuracy = np.mean([r[2] for r in runs])
                 seconds = np.mean([r[3] for r in runs])
-                paired = [(r[2], base[r[0]][1]) for r in runs]
-                p = wilcoxon_p([a for a, _ in paired], [b for _, b in paired]) if method != "C4.5" else float("nan")
+                p = wilcoxon_p([r[2] for r in runs], [base[r[0]][1] for r in runs]) if method != "C4.5" else float("nan")
+                p_leaves = (wilcoxon_p([r[1] for r in runs], [base[r[0]][0] for r in runs])
+                            if method not in ("C4.5", "SE", "PLT") else float("nan"))
                 us = [r[4] for r in runs if r[4] is not None]
-                rows.append([name, method, len(runs), leaves, accuracy, seconds,
-                             "" if np.isnan(p) else f"{p:.3f}", f"{np.median(us):g}" if us else ""])
+                rows.append([name, method, len(runs), leaves, "" if np.isnan(p_leaves) else f"{p_leaves:.3f}",
+                             accuracy, "" if np.isnan(p) else f"{p:.3f}", seconds, f"{np.median(us):g}" if us else ""])
         print(f"### noise n = {level}\n")
-        print(markdown_table(["data", "method", "runs", "leaves", "accuracy %", "fit s", "Wilcoxon p vs C4.5 (accuracy)",
-                              "median u"], rows))
+        print(markdown_table(["data", "method", "runs", "leaves", "p (leaves)", "accuracy %", "p (accuracy)",
+                              "fit s", "median u"], rows))
         print()
     print("### Averages over the four data sets, difference to C4.5 (paper Tables IV/V give ranges over n)\n")
+    print("Wilcoxon signed-rank p over all pooled (data set, permutation) pairs in brackets.\n")
     rows = []
     for method in METHODS[1:]:
         row = [method]
@@ -167,7 +239,13 @@ def report(results, experiment):
                 base = {r[0]: r for r in results[(experiment, name, level, "C4.5")]}
                 d_leaves += [r[1] - base[r[0]][1] for r in runs]
                 d_acc += [r[2] - base[r[0]][2] for r in runs]
-            row.append(f"{np.mean(d_leaves):+.1f} / {np.mean(d_acc):+.1f}" if d_leaves else "")
+            if not d_leaves:
+                row.append("")
+                continue
+            p_leaves = wilcoxon_p(d_leaves, np.zeros(len(d_leaves))) if method not in ("SE", "PLT") else float("nan")
+            p_acc = wilcoxon_p(d_acc, np.zeros(len(d_acc)))
+            row.append(f"{np.mean(d_leaves):+.1f} / {np.mean(d_acc):+.1f} (p {p_leaves:.2g} / {p_acc:.2g})"
+                       if not np.isnan(p_leaves) else f"0 / {np.mean(d_acc):+.1f} (p - / {p_acc:.2g})")
         rows.append(row)
     print(markdown_table(["method"] + [f"n={level}: leaves / accuracy" for level in NOISE], rows))
 
@@ -175,23 +253,41 @@ def report(results, experiment):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--perms", type=int, default=10)
-    parser.add_argument("--inner", type=int, default=5)
-    parser.add_argument("--udt-perms", type=int, default=3)
+    parser.add_argument("--inner", type=int, default=10)
+    parser.add_argument("--udt-perms", type=int, default=10)
+    parser.add_argument("--udt-noise", type=float, nargs="*", default=list(NOISE))
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--save", help="JSON file that receives every finished task")
+    parser.add_argument("--resume", action="store_true", help="skip the tasks already in --save")
+    parser.add_argument("--report-only", action="store_true", help="print the tables of --save")
     args = parser.parse_args()
-    results = {}
-    start = time.time()
-    for experiment in (1, 2):
-        run(experiment, args.perms, args.inner, args.udt_perms, results)
+    results = {"cf": {}, "tasks": {}, "seconds": 0.0}
+    if (args.resume or args.report_only) and args.save and Path(args.save).exists():
+        results = json.loads(Path(args.save).read_text())
+    if not args.report_only:
+        settings = results.setdefault("settings", {"inner": args.inner, "jobs": args.jobs})
+        if settings["inner"] != args.inner:
+            parser.error(f"--inner {args.inner} differs from the {settings['inner']} of the saved run in {args.save}")
+        start = time.time()
+        run(args, results, args.save)
+        results["seconds"] = results.get("seconds", 0.0) + time.time() - start
+        if args.save:
+            Path(args.save).write_text(json.dumps(results))
+    table = collect(results)
+    perms = max(len(v) for (e, n, l, m), v in table.items() if m == "C4.5")
+    udt = max((len(v) for (e, n, l, m), v in table.items() if m == "UDT"), default=0)
     print("# Uncertain measurements: results\n")
-    print(f"{args.perms} stratified 70/30 permutations, u tuned by {args.inner}-fold inner CV from {U_GRID}; "
-          f"UDT on {args.udt_perms} permutations; total {time.time() - start:.0f} s.\n")
+    settings = results.get("settings", {"inner": args.inner, "jobs": args.jobs})
+    print(f"{perms} stratified 70/30 permutations, u tuned by {settings['inner']}-fold inner CV from {U_GRID}; "
+          f"UDT on {udt} permutations; total {results['seconds']:.0f} s with {settings['jobs']} process(es).\n")
     print("Confidence factor per data set (C4.5 ~15 leaves): "
-          + ", ".join(f"{name} {results[('cf', name)]}" for name in DATA) + "\n")
+          + ", ".join(f"{name} {results['cf'][name]}" for name in DATA) + "\n")
     print("Paper, Tables VI/VII (Experiment 1, training noise 0 | 0.2):\n")
-    print(markdown_table(["data", "leaves C4.5/SS/STP", "accuracy C4.5/SS/STP"],
-                         [[name, *PAPER_VI_VII[name]] for name in DATA]))
+    print(markdown_table(["data", "leaves C4.5/SS/STP, n = 0", "n = 0.2", "accuracy C4.5/SS/STP, n = 0", "n = 0.2"],
+                         [[name, *PAPER_VI_VII[name][0].split(" | "), *PAPER_VI_VII[name][1].split(" | ")]
+                          for name in DATA]))
     for experiment in (1, 2):
-        report(results, experiment)
+        report(table, experiment)
 
 
 if __name__ == "__main__":

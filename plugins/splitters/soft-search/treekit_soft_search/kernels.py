@@ -77,21 +77,26 @@ def sample_increments(x, sigma, window, low, delta, count, out):
     return k0
 
 
-SOFT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(
-    IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8, f8, f8, i8, i8, f8,
+SOFT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8, i8, f8))(
+    IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8, f8, f8, i8, i8, f8, f8,
 )
 
 
 @jit(SOFT_SCAN_SIGNATURE)
 def soft_scan(impurity, params, values, weighted, weights, parent_sums, parent_weight, parent_impurity,
-              sigma, window, resolution, max_candidates, min_samples_leaf, min_weight_leaf):
+              sigma, window, resolution, max_candidates, min_samples_leaf, min_weight_leaf, tie_tolerance):
     """Soft split search on one feature whose node samples are sorted by value.
 
     Left class mass at theta: L_c = sum_i w_i E_ic Phi~((theta - x_i) / sigma), accumulated
     as running sums of per-sample increments, so the criterion is evaluated once per grid
     point whatever n is. A grid point is admissible when the smoothed masses and the hard
-    partition (x <= theta) both leave min_samples_leaf / min_weight_leaf on each side.
-    Returns (best drop, threshold, number of criterion evaluations).
+    partition (x <= theta) both leave min_samples_leaf / min_weight_leaf on each side. A
+    later grid point replaces the best only if its drop is larger by more than
+    ``tie_tolerance`` (C4.5 keeps the first of near-equal cuts).
+
+    Returns (best drop, threshold, number of criterion evaluations, number of distinct hard
+    partitions among the admissible grid points (C4.5's Tries), smoothed left weight at the
+    best threshold).
     """
     n = values.shape[0]
     n_classes = parent_sums.shape[0]
@@ -116,15 +121,20 @@ def soft_scan(impurity, params, values, weighted, weights, parent_sums, parent_w
     right_sums = np.empty(n_classes)
     left_weight = 0.0
     hard_left = 0
+    hard_left_weight = 0.0
     evaluations = 0
+    tries = 0
+    last_tried = -1
     best_drop = -np.inf
     best_threshold = 0.0
+    best_left_weight = 0.0
     for k in range(count):
         theta = low + k * delta
         for c in range(n_classes):
             left_sums[c] += increments[k, c]
         left_weight += weight_increments[k]
         while hard_left < n and values[hard_left] <= theta:
+            hard_left_weight += weights[hard_left]
             hard_left += 1
         right_weight = parent_weight - left_weight
         for c in range(n_classes):
@@ -134,13 +144,19 @@ def soft_scan(impurity, params, values, weighted, weights, parent_sums, parent_w
         evaluations += 1
         if hard_left < min_samples_leaf or n - hard_left < min_samples_leaf:
             continue
+        if hard_left_weight < min_weight_leaf or parent_weight - hard_left_weight < min_weight_leaf:
+            continue
         if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
             continue
+        if hard_left != last_tried:
+            tries += 1
+            last_tried = hard_left
         drop = parent_impurity - (left_weight * left_impurity + right_weight * right_impurity) / parent_weight
-        if drop > best_drop:
+        if drop > best_drop + tie_tolerance:
             best_drop = drop
             best_threshold = theta
-    return best_drop, best_threshold, evaluations
+            best_left_weight = left_weight
+    return best_drop, best_threshold, evaluations, tries, best_left_weight
 
 
 UDT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8)

@@ -26,7 +26,15 @@ class SoftSearch(Splitter):
     """Parameters: ``u`` (relative uncertainty: sigma = u * mean of the feature),
     ``window`` (kappa: kernels are truncated at +-kappa sigma), ``resolution`` (rho: grid
     spacing sigma / rho), ``max_candidates`` (cap on grid points per feature; None: no
-    cap), ``sigma`` (absolute spreads per feature, instead of u)."""
+    cap), ``sigma`` (absolute spreads per feature, instead of u), ``c45_rules`` (score and
+    choose splits as C4.5 release 8 does, with the soft gain in place of the hard one:
+    MinSplit, the log2(Tries)/|D| penalty, the average-gain filter and gain ratio).
+
+    Without ``c45_rules`` the feature with the largest smoothed impurity drop wins; that is
+    the plain reading of the paper's SS, and it grows larger trees than C4.5 because nothing
+    penalises the many candidate thresholds. The paper's SS was built inside C4.5's code,
+    so ``c45_rules=True`` is the variant to compare with C4.5.
+    """
 
     name: ClassVar[str] = "soft_search"
     handles_missing: ClassVar[bool] = True
@@ -36,64 +44,142 @@ class SoftSearch(Splitter):
     resolution: float = attrs.field(default=4.0, validator=_positive)
     max_candidates: int | None = attrs.field(default=1000, validator=_cap)
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
-    c45_min_split: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    c45_rules: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def check_data(self, data) -> None:
         data.refuse_nominal(self)
 
     def prepare(self, data, criterion, rules):
+        from treekit_core.kernels.c45 import c45_feature_scores
         from treekit_core.kernels.node_search import gather_sorted_feature
         from treekit_core.kernels.split_search import scan_sorted_feature
         from treekit_soft_search.kernels import soft_scan
 
         spreads = feature_spreads(data, self.u, self.sigma, "splitter 'soft_search'")
         return {"gather": gather_sorted_feature, "exact": scan_sorted_feature, "soft": soft_scan,
+                "c45_exact": c45_feature_scores,
                 "impurity": criterion.compiled_impurity(), "params": criterion.impurity_params(data.n_classes),
                 "data": data, "sigma": spreads, "evaluations": []}
 
     def find_split(self, state, node, rules):
+        if self.c45_rules:
+            return self._find_split_c45(state, node, rules)
+        best = (-np.inf, -1, 0.0, 0.5)
+        for f, drop, threshold, share, _, _, _ in self._feature_searches(state, node, rules, rules.min_weight_leaf, 0.0):
+            if drop > best[0]:
+                best = (drop, f, threshold, share)
+        if best[1] < 0:
+            return None
+        return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+
+    def _find_split_c45(self, state, node, rules):
+        """C4.5 release 8's choice (as the core ``c45`` splitter) on soft gains."""
+        data = state["data"]
+        if node.weight < 2 * C45_MIN_OBJECTS:
+            return None
+        candidates = []  # (feature, penalised gain, gain ratio, threshold, missing share)
+        exact = []
+        for f, drop, threshold, share, tries, left, known in self._feature_searches(
+                state, node, rules, None, C45_SMALL, exact_features=exact):
+            gain = drop - np.log2(tries) / node.weight
+            if gain <= C45_SMALL:
+                continue
+            # split information of the smoothed partition, missing values as a third branch
+            split_entropy = -_xlog2(left) - _xlog2(known - left) - _xlog2(node.weight - known) + _xlog2(node.weight)
+            ratio = gain / (split_entropy / node.weight) if abs(split_entropy) > C45_SMALL else 0.0
+            candidates.append((f, gain, ratio, threshold, share))
+        if exact:  # features without uncertainty: C4.5 itself
+            candidates += self._c45_exact(state, node, np.array(exact, dtype=np.int64))
+        if not candidates:
+            return None
+        average = np.mean([c[1] for c in candidates])
+        best, best_ratio = None, 0.0
+        for candidate in sorted(candidates, key=lambda c: list(node.features).index(c[0])):
+            if candidate[1] >= average - 1e-3 and candidate[2] > best_ratio + 1e-6:
+                best, best_ratio = candidate, candidate[2]
+        if best is None:
+            return None
+        f, gain, ratio, threshold, share = best
+        return Split(int(f), float(threshold), float(gain), {"missing_left": float(share)})
+
+    def _c45_exact(self, state, node, features):
+        data = state["data"]
+        m = features.shape[0]
+        info_gain, gain_ratio, split_point, left_share = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+        state["c45_exact"](state["impurity"], state["params"], data.X, data.evidence, node.rows, node.row_weights,
+                           features, C45_MIN_OBJECTS, data.n_classes, info_gain, gain_ratio, split_point, left_share)
+        found = []
+        for index in np.flatnonzero(~np.isnan(info_gain)):
+            column = data.X[node.rows, features[index]]
+            known = np.sort(column[~np.isnan(column)])
+            threshold = known[np.searchsorted(known, split_point[index], side="right") - 1]
+            found.append((int(features[index]), float(info_gain[index]), float(gain_ratio[index]), float(threshold),
+                          float(left_share[index])))
+        return found
+
+    def _feature_searches(self, state, node, rules, min_weight, tie_tolerance, exact_features=None):
+        """Yield (feature, drop scaled by the known weight share, threshold, share of the
+        known weight on the left, Tries, smoothed left weight, known weight) per feature
+        with a split.
+
+        ``min_weight`` None means C4.5's MinSplit on the feature's known weight. Features
+        without uncertainty are appended to ``exact_features`` when it is given, else
+        searched exactly here."""
         data = state["data"]
         n, k = node.n_samples, data.n_classes
         unsorted, values, weights = np.empty(n), np.empty(n), np.empty(n)
         weighted = np.empty((n, k))
         left, right = np.empty(k), np.empty(k)
         impurity, params = state["impurity"], state["params"]
-        parent_impurity = node.impurity
-        min_weight = rules.min_weight_leaf
-        if self.c45_min_split:
-            min_weight = max(min_weight, min(max(0.1 * node.weight / k, 2.0), 25.0))
-        best = (-np.inf, -1, 0.0, 0.5)
         for f in node.features:
+            sigma = state["sigma"][f]
+            if sigma <= 0 and exact_features is not None:
+                exact_features.append(int(f))
+                continue
             known = state["gather"](data.X, data.evidence, node.rows, node.row_weights, int(f), unsorted, values,
                                     weighted, weights)
             if known < 2 or values[known - 1] <= values[0] + 1e-7:
                 continue
             if known == n:
-                sums, weight, base = node.class_sums, node.weight, parent_impurity
+                sums, weight, base = node.class_sums, node.weight, node.impurity
             else:  # C4.5: judge the feature on its known values, scaled by their weight share
                 sums = np.ascontiguousarray(weighted[:known].sum(axis=0))
                 weight = float(weights[:known].sum())
                 base = impurity(sums, weight, params)
+            if min_weight is None:
+                feature_min_weight = min(max(0.1 * weight / k, C45_MIN_OBJECTS), 25.0)
+                if known < 2 * feature_min_weight:
+                    continue
+                feature_min_weight -= C45_SMALL
+            else:
+                feature_min_weight = min_weight
             kv, kw, kweights = values[:known], weighted[:known], weights[:known]
-            sigma = state["sigma"][f]
+            scale = weight / node.weight
             if sigma > 0:
-                drop, threshold, evaluations = state["soft"](
+                drop, threshold, evaluations, tries, left_weight = state["soft"](
                     impurity, params, kv, kw, kweights, sums, weight, base,
                     float(sigma), float(self.window), float(self.resolution), self.max_candidates or 0,
-                    rules.min_samples_leaf, min_weight)
+                    rules.min_samples_leaf, feature_min_weight, tie_tolerance / scale)
                 state["evaluations"].append(evaluations)
+                if tries == 0:
+                    continue
             else:  # no uncertainty: the exact search
                 drop, threshold, position = state["exact"](
                     impurity, params, kv, kw, kweights, sums, weight, base,
-                    rules.min_samples_leaf, min_weight, left, right)
+                    rules.min_samples_leaf, feature_min_weight, left, right)
                 if position < 0:
-                    drop = -np.inf
-            drop *= weight / node.weight
-            if drop > best[0]:
-                share = float(kweights[kv <= threshold].sum() / weight)
-                best = (drop, int(f), threshold, share)
-        if best[1] < 0:
-            return None
-        return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+                    continue
+                tries, left_weight = 1, float(kweights[: position + 1].sum())
+            # missing values follow the hard partition's share, which is what propagates
+            share = float(kweights[kv <= threshold].sum() / weight)
+            yield int(f), drop * scale, threshold, share, tries, left_weight, weight
 
     node_field_names = ("missing_left",)
+
+
+C45_MIN_OBJECTS = 2.0
+C45_SMALL = 1e-6
+
+
+def _xlog2(x):
+    return x * np.log2(x) if x > 1e-6 else 0.0
