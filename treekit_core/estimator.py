@@ -267,30 +267,7 @@ class TreeClassifier(ComposedEstimatorMixin):
                  confidence_params=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
                  categorical_features=None, reject=None, abstain_value=None, random_state=None):
-        self.criterion = criterion
-        self.splitter = splitter
-        self.propagator = propagator
-        self.pruner = pruner
-        self.labeler = labeler
-        self.evaluator = evaluator
-        self.confidence = confidence
-        self.criterion_params = criterion_params
-        self.splitter_params = splitter_params
-        self.propagator_params = propagator_params
-        self.pruner_params = pruner_params
-        self.labeler_params = labeler_params
-        self.evaluator_params = evaluator_params
-        self.confidence_params = confidence_params
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.min_impurity_decrease = min_impurity_decrease
-        self.min_gain = min_gain
-        self.categorical_features = categorical_features
-        self.reject = reject
-        self.abstain_value = abstain_value
-        self.random_state = random_state
+        self._store_params(locals())
 
     def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
         """Fit on class labels ``y``, or on ``counterexamples`` (an n x K 0/1 matrix, 1 = the

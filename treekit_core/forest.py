@@ -81,35 +81,7 @@ class ForestClassifier(ComposedEstimatorMixin):
                  class_weight=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
                  categorical_features=None, abstain_value=None, n_jobs=None, random_state=None):
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.splitter = splitter
-        self.propagator = propagator
-        self.pruner = pruner
-        self.labeler = labeler
-        self.evaluator = evaluator
-        self.confidence = confidence
-        self.criterion_params = criterion_params
-        self.splitter_params = splitter_params
-        self.propagator_params = propagator_params
-        self.pruner_params = pruner_params
-        self.labeler_params = labeler_params
-        self.evaluator_params = evaluator_params
-        self.confidence_params = confidence_params
-        self.max_features = max_features
-        self.bootstrap = bootstrap
-        self.balanced_bootstrap = balanced_bootstrap
-        self.class_weight = class_weight
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.min_impurity_decrease = min_impurity_decrease
-        self.min_gain = min_gain
-        self.categorical_features = categorical_features
-        self.abstain_value = abstain_value
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
         from joblib import Parallel, delayed

@@ -13,6 +13,13 @@ class ParamsMixin:
         return [p.name for p in signature.parameters.values()
                 if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
+    def _store_params(self, arguments: dict) -> None:
+        """Keep every constructor argument as an attribute of the same name, unchanged
+        (scikit-learn's rule: validation happens in fit). Call as
+        ``self._store_params(locals())`` from ``__init__``."""
+        for name in self._param_names():
+            setattr(self, name, arguments[name])
+
     def get_params(self, deep: bool = True) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
 

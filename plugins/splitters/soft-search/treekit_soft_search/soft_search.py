@@ -74,7 +74,6 @@ class SoftSearch(Splitter):
 
     def _find_split_c45(self, state, node, rules):
         """C4.5 release 8's choice (as the core ``c45`` splitter) on soft gains."""
-        data = state["data"]
         if node.weight < 2 * C45_MIN_OBJECTS:
             return None
         candidates = []  # (feature, penalised gain, gain ratio, threshold, missing share)
