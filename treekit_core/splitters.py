@@ -105,28 +105,45 @@ class C45(Splitter):
         return (c45_feature_scores, criterion.compiled_impurity(),
                 criterion.impurity_params(data.n_classes), data, sorted_values)
 
-    def find_split(self, state, node, rules):
+    def feature_scores(self, state, node, features):
+        """Per feature of ``features`` (int64 array): C4.5's penalised information gain (NaN
+        when the feature has no usable cut), gain ratio, threshold (the largest training
+        value not above the cut's midpoint) and the share of the known weight on the left
+        (where samples with a missing value go)."""
         kernel, impurity, params, data, sorted_values = state
+        m = features.shape[0]
+        info_gain, gain_ratio, split_point, left_weight = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+        kernel(impurity, params, data.X, data.evidence, node.rows, node.row_weights, features,
+               float(self.min_objects), data.n_classes, info_gain, gain_ratio, split_point, left_weight)
+        threshold = np.full(m, np.nan)
+        for index in np.flatnonzero(~np.isnan(info_gain)):
+            values = sorted_values[features[index]]
+            threshold[index] = values[np.searchsorted(values, split_point[index], side="right") - 1]
+        return info_gain, gain_ratio, threshold, left_weight
+
+    def find_split(self, state, node, rules):
         if node.weight < 2 * self.min_objects:
             return None
-        m = node.features.shape[0]
-        info_gain, gain_ratio, split_point, left_weight = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-        kernel(impurity, params, data.X, data.evidence, node.rows, node.row_weights, node.features,
-               float(self.min_objects), data.n_classes, info_gain, gain_ratio, split_point, left_weight)
-        usable = ~np.isnan(info_gain)
-        if not usable.any():
-            return None
-        average = info_gain[usable].mean()
-        best, best_ratio = -1, 0.0
-        for index in np.flatnonzero(usable):
-            if info_gain[index] >= average - 1e-3 and gain_ratio[index] > best_ratio + 1e-6:
-                best, best_ratio = index, gain_ratio[index]
+        info_gain, gain_ratio, threshold, left_weight = self.feature_scores(state, node, node.features)
+        best = c45_choice(info_gain, gain_ratio)
         if best < 0:
             return None
-        feature = int(node.features[best])
-        values = sorted_values[feature]
-        threshold = values[np.searchsorted(values, split_point[best], side="right") - 1]
-        return Split(feature, float(threshold), float(info_gain[best]),
+        return Split(int(node.features[best]), float(threshold[best]), float(info_gain[best]),
                      {"gain_ratio": float(gain_ratio[best]), "missing_left": float(left_weight[best])})
 
     node_field_names = ("gain_ratio", "missing_left")
+
+
+def c45_choice(info_gain, gain_ratio) -> int:
+    """C4.5 release 8's choice among features (NaN gain: no usable cut): the first, in
+    feature order, of the best gain ratio among those whose gain is at least the average
+    gain minus 1e-3; -1 when none qualifies."""
+    usable = ~np.isnan(info_gain)
+    if not usable.any():
+        return -1
+    average = info_gain[usable].mean()
+    best, best_ratio = -1, 0.0
+    for index in np.flatnonzero(usable):
+        if info_gain[index] >= average - 1e-3 and gain_ratio[index] > best_ratio + 1e-6:
+            best, best_ratio = int(index), gain_ratio[index]
+    return best

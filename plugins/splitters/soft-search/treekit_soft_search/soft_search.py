@@ -8,6 +8,7 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter
+from treekit_core.splitters import C45, c45_choice
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 
@@ -50,92 +51,79 @@ class SoftSearch(Splitter):
         data.refuse_nominal(self)
 
     def prepare(self, data, criterion, rules):
-        from treekit_core.kernels.c45 import c45_feature_scores
         from treekit_core.kernels.node_search import gather_sorted_feature
         from treekit_core.kernels.split_search import scan_sorted_feature
         from treekit_soft_search.kernels import soft_scan
 
         spreads = feature_spreads(data, self.u, self.sigma, "splitter 'soft_search'")
-        return {"gather": gather_sorted_feature, "exact": scan_sorted_feature, "soft": soft_scan,
-                "c45_exact": c45_feature_scores,
-                "impurity": criterion.compiled_impurity(), "params": criterion.impurity_params(data.n_classes),
-                "data": data, "sigma": spreads, "evaluations": []}
+        state = {"gather": gather_sorted_feature, "exact": scan_sorted_feature, "soft": soft_scan,
+                 "impurity": criterion.compiled_impurity(), "params": criterion.impurity_params(data.n_classes),
+                 "data": data, "sigma": spreads, "evaluations": []}
+        if self.c45_rules:  # features without uncertainty are C4.5's own business
+            c45 = C45()
+            state["c45"], state["c45_state"] = c45, c45.prepare(data, criterion, rules)
+        return state
 
     def find_split(self, state, node, rules):
         if self.c45_rules:
             return self._find_split_c45(state, node, rules)
         best = (-np.inf, -1, 0.0, 0.5)
-        for f, drop, threshold, share, _, _, _ in self._feature_searches(state, node, rules, rules.min_weight_leaf, 0.0):
+        positions = range(node.features.shape[0])
+        for position, drop, threshold, share, _, _, _ in self._feature_searches(
+                state, node, rules, positions, rules.min_weight_leaf, 0.0):
             if drop > best[0]:
-                best = (drop, f, threshold, share)
+                best = (drop, int(node.features[position]), threshold, share)
         if best[1] < 0:
             return None
         return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
 
     def _find_split_c45(self, state, node, rules):
-        """C4.5 release 8's choice (as the core ``c45`` splitter) on soft gains."""
-        if node.weight < 2 * C45_MIN_OBJECTS:
+        """C4.5 release 8's choice (``treekit_core.splitters.c45_choice``) on soft gains;
+        features without uncertainty are scored by the core ``c45`` splitter itself."""
+        c45 = state["c45"]
+        if node.weight < 2 * c45.min_objects:
             return None
-        candidates = []  # (feature, penalised gain, gain ratio, threshold, missing share)
-        exact = []
-        for f, drop, threshold, share, tries, left, known in self._feature_searches(
-                state, node, rules, None, C45_SMALL, exact_features=exact):
+        features = node.features
+        m = features.shape[0]
+        info_gain, gain_ratio = np.full(m, np.nan), np.zeros(m)
+        threshold, missing_share = np.zeros(m), np.zeros(m)
+        uncertain = state["sigma"][features] > 0
+        for position, drop, theta, share, tries, left, known in self._feature_searches(
+                state, node, rules, np.flatnonzero(uncertain), None, C45_SMALL):
             gain = drop - np.log2(tries) / node.weight
             if gain <= C45_SMALL:
                 continue
             # split information of the smoothed partition, missing values as a third branch
             split_entropy = -_xlog2(left) - _xlog2(known - left) - _xlog2(node.weight - known) + _xlog2(node.weight)
-            ratio = gain / (split_entropy / node.weight) if abs(split_entropy) > C45_SMALL else 0.0
-            candidates.append((f, gain, ratio, threshold, share))
-        if exact:  # features without uncertainty: C4.5 itself
-            candidates += self._c45_exact(state, node, np.array(exact, dtype=np.int64))
-        if not candidates:
+            info_gain[position] = gain
+            gain_ratio[position] = gain / (split_entropy / node.weight) if abs(split_entropy) > C45_SMALL else 0.0
+            threshold[position], missing_share[position] = theta, share
+        exact = np.flatnonzero(~uncertain)
+        if exact.size:
+            scores = c45.feature_scores(state["c45_state"], node, np.ascontiguousarray(features[exact]))
+            info_gain[exact], gain_ratio[exact], threshold[exact], missing_share[exact] = scores
+        best = c45_choice(info_gain, gain_ratio)
+        if best < 0:
             return None
-        average = np.mean([c[1] for c in candidates])
-        best, best_ratio = None, 0.0
-        for candidate in sorted(candidates, key=lambda c: list(node.features).index(c[0])):
-            if candidate[1] >= average - 1e-3 and candidate[2] > best_ratio + 1e-6:
-                best, best_ratio = candidate, candidate[2]
-        if best is None:
-            return None
-        f, gain, ratio, threshold, share = best
-        return Split(int(f), float(threshold), float(gain), {"missing_left": float(share)})
+        return Split(int(features[best]), float(threshold[best]), float(info_gain[best]),
+                     {"missing_left": float(missing_share[best])})
 
-    def _c45_exact(self, state, node, features):
-        data = state["data"]
-        m = features.shape[0]
-        info_gain, gain_ratio, split_point, left_share = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-        state["c45_exact"](state["impurity"], state["params"], data.X, data.evidence, node.rows, node.row_weights,
-                           features, C45_MIN_OBJECTS, data.n_classes, info_gain, gain_ratio, split_point, left_share)
-        found = []
-        for index in np.flatnonzero(~np.isnan(info_gain)):
-            column = data.X[node.rows, features[index]]
-            known = np.sort(column[~np.isnan(column)])
-            threshold = known[np.searchsorted(known, split_point[index], side="right") - 1]
-            found.append((int(features[index]), float(info_gain[index]), float(gain_ratio[index]), float(threshold),
-                          float(left_share[index])))
-        return found
+    def _feature_searches(self, state, node, rules, positions, min_weight, tie_tolerance):
+        """For each position (into ``node.features``) whose feature has a split, yield
+        (position, drop scaled by the known weight share, threshold, share of the known
+        weight on the left, Tries, smoothed left weight, known weight).
 
-    def _feature_searches(self, state, node, rules, min_weight, tie_tolerance, exact_features=None):
-        """Yield (feature, drop scaled by the known weight share, threshold, share of the
-        known weight on the left, Tries, smoothed left weight, known weight) per feature
-        with a split.
-
-        ``min_weight`` None means C4.5's MinSplit on the feature's known weight. Features
-        without uncertainty are appended to ``exact_features`` when it is given, else
-        searched exactly here."""
+        ``min_weight`` None means C4.5's MinSplit on the feature's known weight."""
         data = state["data"]
         n, k = node.n_samples, data.n_classes
         unsorted, values, weights = np.empty(n), np.empty(n), np.empty(n)
         weighted = np.empty((n, k))
         left, right = np.empty(k), np.empty(k)
         impurity, params = state["impurity"], state["params"]
-        for f in node.features:
+        for position in positions:
+            f = int(node.features[position])
             sigma = state["sigma"][f]
-            if sigma <= 0 and exact_features is not None:
-                exact_features.append(int(f))
-                continue
-            known = state["gather"](data.X, data.evidence, node.rows, node.row_weights, int(f), unsorted, values,
+            known = state["gather"](data.X, data.evidence, node.rows, node.row_weights, f, unsorted, values,
                                     weighted, weights)
             if known < 2 or values[known - 1] <= values[0] + 1e-7:
                 continue
@@ -162,20 +150,22 @@ class SoftSearch(Splitter):
                 state["evaluations"].append(evaluations)
                 if tries == 0:
                     continue
+                # missing values follow the hard partition's share, which is what propagates
+                share = float(kweights[kv <= threshold].sum() / weight)
             else:  # no uncertainty: the exact search
-                drop, threshold, position = state["exact"](
+                drop, threshold, position_of_cut = state["exact"](
                     impurity, params, kv, kw, kweights, sums, weight, base,
                     rules.min_samples_leaf, feature_min_weight, left, right)
-                if position < 0:
+                if position_of_cut < 0:
                     continue
-                tries, left_weight = 1, float(kweights[: position + 1].sum())
-            # missing values follow the hard partition's share, which is what propagates
-            share = float(kweights[kv <= threshold].sum() / weight)
-            yield int(f), drop * scale, threshold, share, tries, left_weight, weight
+                tries, left_weight = 1, float(kweights[: position_of_cut + 1].sum())
+                share = left_weight / weight
+            yield position, drop * scale, threshold, share, tries, left_weight, weight
 
     node_field_names = ("missing_left",)
 
 
+#: C4.5's MINOBJS (the core ``c45`` splitter's default) and Weka's comparison tolerance.
 C45_MIN_OBJECTS = 2.0
 C45_SMALL = 1e-6
 
