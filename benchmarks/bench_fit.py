@@ -135,10 +135,10 @@ def abi_comparison(X, y, repeats):
     loaded from the on-disk cache in a new process)."""
     import numba
 
-    from treekit_core.criteria import Gini
-    from treekit_core.data import TrainingData, one_hot
+    from treekit_core.builtins.criteria import Gini
+    from treekit_core import TrainingData, one_hot
     from treekit_core.kernels import builder, split_search
-    from treekit_core.stopping import StoppingRules
+    from treekit_core.engine.stopping import StoppingRules
 
     encoded = np.unique(y, return_inverse=True)[1]
     data = TrainingData(np.asfortranarray(X, dtype=np.float64), one_hot(encoded, 2), np.ones(X.shape[0]))

@@ -7,14 +7,14 @@ import numpy as np
 
 
 def stratified_folds(y, k, seed):
-    from treekit_core.cost_complexity import stratified_folds as folds
+    from treekit_core.builtins.pruners.cost_complexity import stratified_folds as folds
 
     _, codes = np.unique(y, return_inverse=True)
     return folds(codes, k, np.random.default_rng(seed))
 
 
 def stratified_split(y, test_fraction, seed):
-    from treekit_core.cli import stratified_split as split
+    from treekit_core.tools.cli import stratified_split as split
 
     return split(np.asarray(y), test_fraction, seed)
 

@@ -1,7 +1,7 @@
 """Core tests use the built-ins only, whatever plugins happen to be installed."""
 import pytest
 
-from treekit_core import plugins
+from treekit_core import registry as plugins
 
 
 @pytest.fixture(autouse=True)

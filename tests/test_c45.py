@@ -7,7 +7,7 @@ import pytest
 
 from treekit_core import TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_core.pessimistic import add_errors
+from treekit_core.builtins.pruners.pessimistic import add_errors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "j48"
 

@@ -1,7 +1,7 @@
 """The command line: the README's main job and the plugin listing."""
 import numpy as np
 
-from treekit_core.cli import main, stratified_split
+from treekit_core.tools.cli import main, stratified_split
 
 
 def test_demo_prints_tree_and_test_metrics(capsys):

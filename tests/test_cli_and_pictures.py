@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from treekit_core import TreeClassifier
-from treekit_core.cli import main
+from treekit_core.tools.cli import main
 from treekit_core.datasets import dataset_path, load_dataset
-from treekit_core.progress import Progress
+from treekit_core.tools.progress import Progress
 
 
 def test_fit_predict_evaluate_round_trip_reproduces_the_python_api(tmp_path, capsys):
@@ -71,7 +71,7 @@ def test_every_picture_renders(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from treekit_core import plots
+    from treekit_core.tools import plots
 
     data = load_dataset("wisconsin", dropna=True)
     model = TreeClassifier(pruner="cost_complexity", pruner_params={"cv": 3}).fit(data.X, data.y)
@@ -98,7 +98,7 @@ def test_every_picture_renders(tmp_path):
 def test_dot_export_parses():
     import pydot
 
-    from treekit_core.tree import export_dot
+    from treekit_core import export_dot
 
     data = load_dataset("haberman")
     model = TreeClassifier(max_depth=3).fit(data.X, data.y)

@@ -8,7 +8,7 @@ import textwrap
 PROBE = textwrap.dedent("""
     import json, numpy as np
     from treekit_core import TreeClassifier
-    from treekit_core.criteria import Entropy
+    from treekit_core.builtins.criteria import Entropy
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4)); y = (X[:, 0] > 0).astype(int)
     TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)

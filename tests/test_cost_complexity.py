@@ -5,10 +5,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_parity import assert_same_tree, float32_exact
 from treekit_core import TreeClassifier
-from treekit_core.cost_complexity import CostComplexity, subtree_levels, weakest_link_sequence, node_risk
+from treekit_core.builtins.pruners.cost_complexity import CostComplexity, subtree_levels, weakest_link_sequence, node_risk
 from treekit_core.datasets import load_dataset
-from treekit_core.labelers import Majority
-from treekit_core.tree import Tree
+from treekit_core.builtins.labelers import Majority
+from treekit_core.engine.tree import Tree
 
 
 @pytest.mark.parametrize("name,min_samples_leaf", [("haberman", 20), ("bupa", 20), ("wisconsin", 20)])

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treekit_core.criteria import Entropy, Gini, Misclassification, Variance
-from treekit_core.data import TrainingData
+from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
+from treekit_core import TrainingData
 
 ALL = [Gini(), Entropy(), Misclassification()]
 

@@ -20,7 +20,7 @@ def test_example_installs_is_discovered_and_passes_its_tests(tmp_path):
                    check=True, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k != "TREEKIT_LOAD_PLUGINS"}
     found = subprocess.run(
-        [python, "-c", "from treekit_core.plugins import get_registry;"
+        [python, "-c", "from treekit_core.registry import get_registry;"
                        "info = get_registry().components('criterion')['tsallis'];"
                        "print(info.distribution)"],
         check=True, capture_output=True, text=True, env=env)

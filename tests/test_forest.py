@@ -9,8 +9,8 @@ from sklearn.model_selection import cross_val_score
 
 from treekit_core import Confidence, ForestClassifier, TreeClassifier, hookimpl, registered
 from treekit_core.datasets import load_dataset
-from treekit_core.forest import bootstrap_counts, class_weights, resolve_max_features
-from treekit_core.splitters import Exhaustive
+from treekit_core.estimators.forest import bootstrap_counts, class_weights, resolve_max_features
+from treekit_core.builtins.splitters import Exhaustive
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import TreeClassifier, hookimpl, registered
-from treekit_core.splitters import Exhaustive
+from treekit_core.builtins.splitters import Exhaustive
 
 
 @attrs.define(slots=False)

@@ -108,7 +108,7 @@ def test_every_hook_is_called_with_its_documented_arguments():
 
 
 def test_lifecycle_hooks_are_skipped_when_nobody_listens(monkeypatch):
-    from treekit_core.plugins import get_registry
+    from treekit_core.registry import get_registry
 
     registry = get_registry()
     assert not registry.hook_has_listeners("treekit_node_split")

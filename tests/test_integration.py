@@ -14,7 +14,7 @@ import pytest
 from treekit_core import CompositionError, TreeClassifier
 from treekit_core.components import KINDS
 from treekit_core.datasets import load_dataset
-from treekit_core.plugins import get_registry
+from treekit_core.registry import get_registry
 from treekit_core.testing import check_component
 
 PLUGINS = {

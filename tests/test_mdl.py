@@ -6,7 +6,7 @@ import pytest
 
 from treekit_core import TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_core.mdl import mdl_prune_mask
+from treekit_core.builtins.pruners.mdl import mdl_prune_mask
 
 
 def all_prunings(tree):

@@ -3,8 +3,8 @@ import pytest
 
 from treekit_core import TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_core.metrics import diagnostic_report
-from treekit_core.multiclass import PairwiseDAG
+from treekit_core.tools.metrics import diagnostic_report
+from treekit_core.estimators.pairwise_dag import PairwiseDAG
 
 
 def test_diagnostic_figures_equal_hand_counts_with_abstentions():

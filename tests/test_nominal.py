@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import TreeClassifier
-from treekit_core.criteria import Entropy, Gini
+from treekit_core.builtins.criteria import Entropy, Gini
 from treekit_core.datasets import dataset_path
-from treekit_core.nominal import best_subset, category_statistics
+from treekit_core.builtins.nominal_subsets import best_subset, category_statistics
 
 
 def brute_force(sums, weight, counts, criterion):

@@ -5,8 +5,8 @@ from typing import ClassVar
 import attrs
 import pytest
 
-from treekit_core import Criterion, PluginError, TreeClassifier, hookimpl, plugins
-from treekit_core.criteria import gini_impurity
+from treekit_core import Criterion, PluginError, TreeClassifier, hookimpl, registry as plugins
+from treekit_core.builtins.criteria import gini_impurity
 
 
 def _criterion_plugin(name):
@@ -91,7 +91,7 @@ def test_unknown_splitter_without_close_match():
 
 
 def test_instance_accepted_and_params_with_instance_refused():
-    from treekit_core.criteria import Entropy
+    from treekit_core.builtins.criteria import Entropy
 
     model = TreeClassifier(criterion=Entropy()).fit([[0.0], [1.0]], [0, 1])
     assert model.composition_.criterion.name == "entropy"
@@ -100,7 +100,7 @@ def test_instance_accepted_and_params_with_instance_refused():
 
 
 def test_wrong_kind_instance_refused():
-    from treekit_core.labelers import Majority
+    from treekit_core.builtins.labelers import Majority
 
     with pytest.raises(PluginError, match="criterion: expected a criterion name.*labeler component 'majority'"):
         TreeClassifier(criterion=Majority()).fit([[0.0], [1.0]], [0, 1])

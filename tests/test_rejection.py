@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from treekit_core import AbstentionError, TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_core.rejection import RejectRule, keep_fraction_threshold, max_error_threshold, risk_coverage
+from treekit_core.engine.rejection import RejectRule, keep_fraction_threshold, max_error_threshold, risk_coverage
 
 
 def test_keep_fraction_keeps_ties_together():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from treekit_core import Criterion, Labeler
-from treekit_core.plugins import get_registry
-from treekit_core.splitters import Exhaustive
+from treekit_core.registry import get_registry
+from treekit_core.builtins.splitters import Exhaustive
 from treekit_core.testing import (
     ConformanceError, check_component, check_criterion, check_labeler, check_splitter,
 )

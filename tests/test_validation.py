@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from treekit_core import TreeClassifier, hookimpl, registered
-from treekit_core.splitters import Exhaustive
+from treekit_core.builtins.splitters import Exhaustive
 
 X_OK = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]])
 Y_OK = np.array([0, 0, 1, 1])

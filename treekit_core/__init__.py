@@ -1,23 +1,84 @@
 """treekit: decision trees in which every step is a pluggable component.
 
-Importing this package imports numpy, pluggy and attrs only; numba kernels are imported and
-(if not cached) compiled the first time a tree is fitted or evaluated.
-"""
-from treekit_core.components import (
-    ABSTAIN, Component, Confidence, Criterion, Evaluator, Labeler, Propagator, Pruner, Split, Splitter,
-)
-from treekit_core.composition import Composition, CompositionError
-from treekit_core.estimator import AbstentionError, Decision, NotFittedError, TreeClassifier
-from treekit_core.forest import ForestClassifier
-from treekit_core.hookspecs import hookimpl
-from treekit_core.plugins import PluginError, get_registry, registered, reset_registry
-from treekit_core.tree import Tree, export_text
+This module is the public API. Plugins, the example plugin and user code import from here,
+from ``treekit_core.kernels`` (building blocks for plugin kernels), ``treekit_core.builtins``
+(the built-in components, to subclass or reuse), ``treekit_core.datasets``,
+``treekit_core.testing`` (the authoring kit) and ``treekit_core.tools`` (CLI, metrics,
+pictures, export). Everything else (``engine``, ``estimators``, ``registry``, kernel
+modules) is private and may change in any release.
 
-__version__ = "0.1.0"
+Importing this package imports numpy, pluggy and attrs only; numba kernels are imported and
+(if not cached) compiled the first time a tree is fitted or evaluated. The kernel helpers
+below (``jit``, ``compile_impurity``, ``IMPURITY_TYPE``, ``apply_tree``) load numba when they
+are first accessed.
+"""
+
+from treekit_core.components import (
+    ABSTAIN,
+    CAPABILITIES,
+    KINDS,
+    Component,
+    Confidence,
+    Criterion,
+    Evaluator,
+    Labeler,
+    Propagator,
+    Pruner,
+    ReadsEvidence,
+    Split,
+    Splitter,
+    one_hot,
+)
+from treekit_core.engine.composition import Composition, CompositionError, PruningContext
+from treekit_core.engine.grow import Node
+from treekit_core.engine.questions import OBLIQUE, SUBSET, THRESHOLD
+from treekit_core.engine.stopping import StoppingRules
+from treekit_core.engine.training_data import TrainingData
+from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes
+from treekit_core.estimators.forest import ForestClassifier
+from treekit_core.estimators.pairwise_dag import PairwiseDAG
+from treekit_core.estimators.tree_classifier import (
+    AbstentionError,
+    Decision,
+    NotFittedError,
+    TreeClassifier,
+)
+from treekit_core.hookspecs import hookimpl
+from treekit_core.registry import (
+    PLUGIN_API_VERSION,
+    PluginError,
+    get_registry,
+    registered,
+    reset_registry,
+)
+from treekit_core.tools.export import export_dot, export_text
+
+__version__ = "0.2.0"
+
+#: Names loaded on first access because they import numba.
+_KERNEL_HELPERS = {
+    "jit": "treekit_core.kernels.compiling",
+    "compile_impurity": "treekit_core.kernels.compiling",
+    "IMPURITY_TYPE": "treekit_core.kernels.compiling",
+    "IMPURITY_SIGNATURE": "treekit_core.kernels.compiling",
+    "apply_tree": "treekit_core.builtins.evaluators",
+}
+
+
+def __getattr__(name):
+    if name in _KERNEL_HELPERS:
+        import importlib
+
+        return getattr(importlib.import_module(_KERNEL_HELPERS[name]), name)
+    raise AttributeError(f"module 'treekit_core' has no attribute {name!r}")
+
 
 __all__ = [
-    "ABSTAIN", "AbstentionError", "Component", "Composition", "CompositionError", "Confidence",
-    "Criterion", "Decision", "Evaluator", "ForestClassifier", "Labeler", "NotFittedError", "PluginError", "Propagator",
-    "Pruner", "Split", "Splitter", "Tree", "TreeClassifier", "export_text", "get_registry",
-    "hookimpl", "registered", "reset_registry",
+    "ABSTAIN", "AbstentionError", "CAPABILITIES", "Component", "Composition", "CompositionError",
+    "Confidence", "Criterion", "Decision", "Evaluator", "ForestClassifier", "IMPURITY_SIGNATURE",
+    "IMPURITY_TYPE", "KINDS", "Labeler", "Node", "NotFittedError", "PLUGIN_API_VERSION",
+    "OBLIQUE", "PairwiseDAG", "PluginError", "Propagator", "Pruner", "PruningContext", "ReadsEvidence",
+    "Split", "Splitter", "StoppingRules", "SUBSET", "THRESHOLD", "TrainingData", "Tree", "TreeClassifier", "apply_tree",
+    "compile_impurity", "export_dot", "export_text", "get_registry", "hookimpl", "jit",
+    "leaf_boxes", "node_boxes", "one_hot", "registered", "reset_registry",
 ]

@@ -1,5 +1,5 @@
 import sys
 
-from treekit_core.cli import main
+from treekit_core.tools.cli import main
 
 sys.exit(main())

@@ -4,7 +4,7 @@ Two families of hooks exist:
 
 * **Registration hooks** (``treekit_criteria`` ... ``treekit_confidences``) are called once,
   when the registry is assembled (first use in a process, or after
-  :func:`treekit_core.plugins.reset_registry`). Each returns the component classes a
+  :func:`treekit_core.registry.reset_registry`). Each returns the component classes a
   plugin offers. Pluggy is never called per node or per candidate threshold.
 * **Lifecycle hooks** (``treekit_fit_started``, ``treekit_node_split``,
   ``treekit_fit_finished``) are called while a tree is grown, for observers such as
@@ -105,7 +105,7 @@ def treekit_fit_started(composition, n_samples, n_features, n_classes):
     Called once per grown tree, before the root is split (a cross-validated pruner or a
     forest grows several trees, and each announces itself).
 
-    :param composition: the :class:`treekit_core.composition.Composition` being grown
+    :param composition: the :class:`treekit_core.engine.composition.Composition` being grown
         (its components by kind, and the stopping rules).
     :param int n_samples: number of training rows.
     :param int n_features: number of features.
@@ -137,8 +137,8 @@ def treekit_fit_finished(composition, tree):
 
     Called once per grown tree, after the evaluator and confidence have fitted their state.
 
-    :param composition: the :class:`treekit_core.composition.Composition` that was grown.
-    :param tree: the fitted :class:`treekit_core.tree.Tree`.
+    :param composition: the :class:`treekit_core.engine.composition.Composition` that was grown.
+    :param tree: the fitted :class:`treekit_core.engine.tree.Tree`.
     :return: ignored.
     """
 

@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import markdown_table, stratified_folds  # noqa: E402
 
 from treekit_core import TreeClassifier  # noqa: E402
-from treekit_core.cost_complexity import CostComplexity, subtree_levels  # noqa: E402
+from treekit_core.builtins.pruners.cost_complexity import CostComplexity, subtree_levels  # noqa: E402
 from treekit_core.datasets import load_dataset  # noqa: E402
-from treekit_core.rejection import keep_fraction_threshold, risk_coverage  # noqa: E402
+from treekit_core.engine.rejection import keep_fraction_threshold, risk_coverage  # noqa: E402
 
 
 def wisconsin():

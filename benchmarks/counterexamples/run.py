@@ -21,9 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from treekit_core import TreeClassifier
-from treekit_core.data import encode_labels
 from treekit_core.datasets import load_dataset
-from treekit_counterexample import remove_information
+from treekit_counterexample import labels_as_counterexamples, remove_information
 
 HERE = Path(__file__).resolve().parent
 LEVELS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -44,7 +43,7 @@ def run(name, repeats, variant):
     data = load_dataset(name)
     X = np.where(np.isnan(data.X), -1.0, data.X)
     classes, codes = np.unique(data.y, return_inverse=True)
-    Y = encode_labels(codes, classes.size, "counterexamples")
+    Y = labels_as_counterexamples(codes, classes.size)
     levels = LEVELS + EXTRA.get(name, [])
     accuracy = {level: [] for level in levels}
     n = len(codes)

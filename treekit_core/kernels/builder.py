@@ -1,7 +1,7 @@
 """Fused depth-first builder for exhaustive search with hard propagation.
 
 Grows the whole tree in one compiled call, with the semantics of
-:func:`treekit_core.grow.grow_tree` (same stopping rules, same node numbering, same tie
+:func:`treekit_core.engine.grow.grow_tree` (same stopping rules, same node numbering, same tie
 breaking), so the two give identical trees. What makes it fast:
 
 * every feature is sorted once (``presort``); each node keeps, per feature, its samples in
@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from numba import prange, types
 
-from treekit_core._jit import IMPURITY_TYPE, jit
+from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
 from treekit_core.kernels.split_search import F1, F2A, F2C, f8, i8, scan_sorted_feature
 
 I32_2 = types.int32[:, ::1]
@@ -236,8 +236,8 @@ def build_arrays(criterion, data, rules, max_features, seed, parallel=True):
 
     The presorted order depends only on X, so it is kept in ``data.cache`` and shared by
     every tree grown on the same X (a forest's bootstrap only changes weights)."""
-    from treekit_core.grow import PURE_TOLERANCE
-    from treekit_core.tree import Tree
+    from treekit_core.engine.grow import PURE_TOLERANCE
+    from treekit_core.engine.tree import Tree
 
     n_threads = numba.get_num_threads() if parallel else 1
     X = data.X

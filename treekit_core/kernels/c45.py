@@ -4,7 +4,7 @@ import math
 import numpy as np
 from numba import types
 
-from treekit_core._jit import IMPURITY_TYPE, jit
+from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
 from treekit_core.kernels.node_search import gather_sorted_feature, sum_known
 from treekit_core.kernels.split_search import F1, F2A, F2C, I1, f8, i8
 

@@ -3,7 +3,7 @@ soft propagation, feature subsets drawn in Python, C4.5's rules)."""
 import numpy as np
 from numba import types
 
-from treekit_core._jit import IMPURITY_TYPE, jit
+from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
 from treekit_core.kernels.split_search import F1, F2A, F2C, I1, f8, i8, scan_sorted_feature
 
 GATHER_SIGNATURE = types.int64(F2A, F2C, I1, F1, i8, F1, F1, F2C, F1)

@@ -3,7 +3,7 @@ both branches by the node's missing share (then the result is a mixture of leave
 import numpy as np
 from numba import prange
 
-from treekit_core._jit import jit
+from treekit_core.kernels.compiling import jit
 
 #: One node in 32 bytes, so a visit touches one cache line instead of several arrays.
 NODE_DTYPE = np.dtype([("left", np.int32), ("right", np.int32), ("feature", np.int32), ("question", np.int32),

@@ -8,7 +8,7 @@ from numba's cache only the ones it uses.
 import numpy as np
 from numba import types
 
-from treekit_core._jit import IMPURITY_TYPE, jit
+from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
 
 #: Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD), so the
 #: candidate thresholds are exactly scikit-learn's.

@@ -47,7 +47,7 @@ def _instance(component, params=None):
 @contextlib.contextmanager
 def _registered(instance):
     from treekit_core import hookimpl
-    from treekit_core.plugins import get_registry
+    from treekit_core.registry import get_registry
 
     class Plugin:
         pass
@@ -78,7 +78,7 @@ def check_criterion(criterion, params=None, n_classes=3):
     classes when it declares ``symmetric = True``, and grows a tree with every installed
     splitter it is compatible with."""
     from treekit_core import TreeClassifier
-    from treekit_core.plugins import get_registry
+    from treekit_core.registry import get_registry
 
     instance = _instance(criterion, params)
     try:
@@ -124,7 +124,7 @@ def check_criterion(criterion, params=None, n_classes=3):
 def _matching_labeler(criterion):
     if criterion.evidence == "one_hot":
         return "majority"
-    from treekit_core.plugins import get_registry
+    from treekit_core.registry import get_registry
 
     for name, info in get_registry().components("labeler").items():
         if info.cls.evidence == criterion.evidence:
@@ -158,7 +158,7 @@ def check_splitter(splitter, params=None, min_samples_leaf=7):
 def check_labeler(labeler, params=None, n_classes=3):
     """A class index or an explicit abstention (-1) per row; abstains only if it says it can."""
     instance = _instance(labeler, params)
-    from treekit_core.data import TrainingData
+    from treekit_core import TrainingData
 
     for k in (n_classes, 2):  # a labeler parametrised for two classes says so in check_data
         probe = TrainingData(np.zeros((k, 1), order="F"), np.eye(k), np.ones(k), classes=np.arange(k))

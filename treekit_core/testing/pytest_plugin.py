@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from treekit_core import plugins, testing
+from treekit_core import registry as plugins, testing
 
 
 @pytest.fixture

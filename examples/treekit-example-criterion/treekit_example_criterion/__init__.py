@@ -6,6 +6,9 @@ import numpy as np
 
 from treekit_core import Criterion, hookimpl
 
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
+
 
 def tsallis(class_sums, total_weight, params):
     if total_weight <= 0.0:

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from treekit_boundary_distance import BoundaryDistance
 from treekit_core import CompositionError, Evaluator, ForestClassifier, Splitter, TreeClassifier, hookimpl, registered
-from treekit_core.data import TrainingData
+from treekit_core import TrainingData
 from treekit_core.datasets import load_dataset
-from treekit_core.tree import Tree
+from treekit_core import Tree
 
 
 def make_tree(spec, n_features, n_classes=2):
@@ -44,7 +44,7 @@ def scores(tree, X, **params):
     confidence = BoundaryDistance(**params)
     data = TrainingData(np.asfortranarray(np.asarray(X, float)), np.eye(tree.n_classes)[[0] * len(X)], np.ones(len(X)))
     tree.component_state = {"confidence": confidence.fit(tree, data, None)}
-    from treekit_core.evaluators import apply_tree
+    from treekit_core import apply_tree
 
     decision = tree.decision[apply_tree(tree, np.asarray(X, float))]
     return confidence.score(tree, np.asarray(X, float), None, decision)
@@ -130,7 +130,7 @@ def test_equals_brute_force_minimum_within_grid_resolution(seed, points):
     step = 0.01
     axis = np.arange(step / 2, 1.0, step)
     grid = np.array(np.meshgrid(axis, axis)).reshape(2, -1).T
-    from treekit_core.evaluators import apply_tree
+    from treekit_core import apply_tree
 
     grid_decision = tree.decision[apply_tree(tree, grid)]
     X = np.array(points)

@@ -14,7 +14,10 @@ import attrs
 import numpy as np
 
 from treekit_core import Confidence, hookimpl
-from treekit_core.tree import leaf_boxes
+from treekit_core import leaf_boxes
+
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
 
 METRICS = {"euclidean": 0, "chebyshev": 1, "manhattan": 2}
 

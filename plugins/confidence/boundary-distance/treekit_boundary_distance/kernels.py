@@ -2,7 +2,7 @@
 import numpy as np
 from numba import prange
 
-from treekit_core._jit import jit
+from treekit_core.kernels import jit
 
 EUCLIDEAN, CHEBYSHEV, MANHATTAN = 0, 1, 2
 

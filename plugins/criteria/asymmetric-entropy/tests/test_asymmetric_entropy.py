@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from treekit_asymmetric_entropy import AsymmetricEntropy
 from treekit_core import TreeClassifier
-from treekit_core.data import TrainingData
+from treekit_core import TrainingData
 from treekit_core.datasets import load_dataset
 
 
@@ -42,7 +42,7 @@ def test_hand_value():
 
 
 def test_w_half_is_four_gini_for_any_k():
-    from treekit_core.criteria import Gini
+    from treekit_core.builtins import Gini
 
     sums = np.array([3.0, 5.0, 2.0])
     assert AsymmetricEntropy(w=[0.5, 0.5, 0.5]).node_impurity(sums, 10.0) == \

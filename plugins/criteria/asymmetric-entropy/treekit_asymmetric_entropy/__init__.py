@@ -21,6 +21,9 @@ import numpy as np
 
 from treekit_core import Criterion, hookimpl
 
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
+
 
 def asymmetric_entropy(class_sums, total_weight, params):
     """sum_k p_k (1 - p_k) / ((1 - 2 w_k) p_k + w_k^2), with w = params."""

@@ -6,16 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import CompositionError, TreeClassifier
-from treekit_core.data import encode_labels
 from treekit_core.datasets import load_dataset
-from treekit_counterexample import CounterexampleEntropy, complementary_probabilities, remove_information
+from treekit_counterexample import CounterexampleEntropy, labels_as_counterexamples, complementary_probabilities, remove_information
 
 COMPOSITION = dict(criterion="counterexample_entropy", labeler="complementary")
 
 
 def counterexamples_of(y):
     classes, encoded = np.unique(y, return_inverse=True)
-    return classes, encode_labels(encoded, classes.size, "counterexamples")
+    return classes, labels_as_counterexamples(encoded, classes.size)
 
 
 @pytest.mark.parametrize("name,min_samples_leaf", [("wisconsin", 20), ("haberman", 20), ("balance_scale", 10)])

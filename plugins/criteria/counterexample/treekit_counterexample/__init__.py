@@ -22,7 +22,29 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import ABSTAIN, Criterion, Labeler, hookimpl
+from treekit_core import ABSTAIN, Criterion, Labeler, hookimpl, one_hot
+
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
+
+
+def labels_as_counterexamples(encoded, n_classes: int) -> np.ndarray:
+    """Counterexample rows for ordinary labels (class indices): K-1 ones, the sample is
+    known not to be any other class."""
+    return 1.0 - one_hot(np.asarray(encoded), n_classes)
+
+
+class CounterexampleEvidence:
+    """Evidence rows are counterexample rows; the criterion and the labeler of this plugin
+    both read them, so both encode labels the same way."""
+
+    evidence: ClassVar[str] = "counterexamples"
+
+    def encode_labels(self, encoded, n_classes):
+        return labels_as_counterexamples(encoded, n_classes)
+
+    def encode_counterexamples(self, counterexamples):
+        return counterexamples
 
 
 def counterexample_entropy(class_sums, total_weight, params):
@@ -47,13 +69,12 @@ def counterexample_entropy(class_sums, total_weight, params):
 
 
 @attrs.define(slots=False)
-class CounterexampleEntropy(Criterion):
+class CounterexampleEntropy(CounterexampleEvidence, Criterion):
     """Parameter ``normalize`` (default True): entropy of q / sum(q), so a node without
     information is maximally uncertain instead of pure; False is the paper's literal formula."""
 
     name: ClassVar[str] = "counterexample_entropy"
     description: ClassVar[str] = "entropy of complementary probabilities q = 1 - pbar (Cebron et al.)"
-    evidence: ClassVar[str] = "counterexamples"
     normalize: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     impurity = staticmethod(counterexample_entropy)
 
@@ -62,13 +83,12 @@ class CounterexampleEntropy(Criterion):
 
 
 @attrs.define(slots=False)
-class Complementary(Labeler):
+class Complementary(CounterexampleEvidence, Labeler):
     """Leaves keep the complementary distribution pbar (``Tree.class_sums / weight``); the
     class distribution is q / sum(q) with q = 1 - pbar, and the decision its majority."""
 
     name: ClassVar[str] = "complementary"
     description: ClassVar[str] = "class probabilities from complementary probabilities, majority decision"
-    evidence: ClassVar[str] = "counterexamples"
 
     def distribution(self, class_sums, weights):
         weights = np.asarray(weights, dtype=np.float64)[:, None]

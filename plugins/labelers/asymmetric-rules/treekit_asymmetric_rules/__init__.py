@@ -20,6 +20,9 @@ import numpy as np
 
 from treekit_core import ABSTAIN, Labeler, hookimpl
 
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
+
 TOLERANCE = 1e-12
 
 

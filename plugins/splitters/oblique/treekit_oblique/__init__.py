@@ -9,7 +9,10 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter, hookimpl
-from treekit_core.questions import OBLIQUE
+from treekit_core import OBLIQUE
+
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
 
 
 def logistic_direction(X, target, weights, l2):
@@ -62,8 +65,7 @@ class Oblique(Splitter):
         data.refuse_nominal(self)
 
     def prepare(self, data, criterion, rules):
-        from treekit_core.kernels.node_search import best_split_of_node
-        from treekit_core.kernels.split_search import scan_sorted_feature
+        from treekit_core.kernels import best_split_of_node, scan_sorted_feature
 
         return {"axis": best_split_of_node, "scan": scan_sorted_feature, "impurity": criterion.compiled_impurity(),
                 "params": criterion.impurity_params(data.n_classes), "data": data}

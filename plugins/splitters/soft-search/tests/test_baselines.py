@@ -15,9 +15,9 @@ def test_udt_evaluates_s_times_n_candidates_at_the_root():
                            splitter_params={"samples": 25}, propagator_params={"samples": 25},
                            evaluator_params={"samples": 25}, max_depth=1).fit(X, y)
     state = model.composition_.splitter.prepare(
-        __import__("treekit_core").data.TrainingData(np.asfortranarray(X), np.eye(2)[y], np.ones(40)),
+        __import__("treekit_core").TrainingData(np.asfortranarray(X), np.eye(2)[y], np.ones(40)),
         model.composition_.criterion, model.composition_.stopping.resolve(40, 40.0))
-    from treekit_core.grow import Node
+    from treekit_core import Node
 
     root = Node(np.arange(40), np.ones(40), np.bincount(y, minlength=2).astype(float), 40.0, 1.0, 0,
                 np.array([0]), (np.full(2, -np.inf), np.full(2, np.inf)))

@@ -75,7 +75,7 @@ def _scan(n, seed=0, sigma=0.5):
     weights = rng.uniform(0.5, 2.0, size=n)
     weighted = np.zeros((n, 2))
     weighted[np.arange(n), classes] = weights
-    from treekit_core.criteria import Entropy
+    from treekit_core.builtins import Entropy
 
     criterion = Entropy()
     sums = weighted.sum(axis=0)

@@ -11,6 +11,9 @@ from treekit_soft_search.soft_propagation import SoftPropagation
 from treekit_soft_search.soft_search import SoftSearch
 from treekit_soft_search.udt import UDTEvaluation, UDTPropagation, UDTSplitter
 
+#: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
+TREEKIT_PLUGIN_API = 2
+
 
 @hookimpl
 def treekit_splitters():

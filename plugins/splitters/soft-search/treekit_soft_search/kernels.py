@@ -4,7 +4,7 @@ import math
 import numpy as np
 from numba import prange, types
 
-from treekit_core._jit import IMPURITY_TYPE, jit
+from treekit_core.kernels import IMPURITY_TYPE, jit
 
 f8 = types.float64
 i8 = types.int64

@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter
-from treekit_core.splitters import C45, c45_choice
+from treekit_core.builtins import C45, c45_choice
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 
@@ -51,8 +51,7 @@ class SoftSearch(Splitter):
         data.refuse_nominal(self)
 
     def prepare(self, data, criterion, rules):
-        from treekit_core.kernels.node_search import gather_sorted_feature
-        from treekit_core.kernels.split_search import scan_sorted_feature
+        from treekit_core.kernels import gather_sorted_feature, scan_sorted_feature
         from treekit_soft_search.kernels import soft_scan
 
         spreads = feature_spreads(data, self.u, self.sigma, "splitter 'soft_search'")
@@ -78,7 +77,7 @@ class SoftSearch(Splitter):
         return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
 
     def _find_split_c45(self, state, node, rules):
-        """C4.5 release 8's choice (``treekit_core.splitters.c45_choice``) on soft gains;
+        """C4.5 release 8's choice (``treekit_core.builtins.splitters.c45_choice``) on soft gains;
         features without uncertainty are scored by the core ``c45`` splitter itself."""
         c45 = state["c45"]
         if node.weight < 2 * c45.min_objects:

@@ -35,7 +35,7 @@ def route_from(tree, X, start) -> np.ndarray:
 
 def tested_feature_bounds(tree):
     """For every node, the bounds (lower, upper] of its region on the feature it tests."""
-    from treekit_core.tree import node_boxes
+    from treekit_core import node_boxes
 
     lower, upper = node_boxes(tree)
     nodes = np.arange(tree.n_nodes)

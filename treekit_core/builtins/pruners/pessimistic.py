@@ -16,8 +16,8 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, Split
-from treekit_core.grow import Node, stack_field, child_bounds
-from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
+from treekit_core.engine.grow import Node, stack_field, child_bounds
+from treekit_core.engine.tree import LEAF, UNDEFINED_THRESHOLD, Tree
 
 #: Weka's comparison tolerance (Utils.SMALL).
 SMALL = 1e-6

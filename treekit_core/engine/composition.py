@@ -9,20 +9,11 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from treekit_core.components import KINDS
-from treekit_core.grow import AllFeatures, grow_tree
-from treekit_core.stopping import StoppingRules
-from treekit_core.tree import Tree
-
-#: What each capability means, for refusal messages.
-CAPABILITY_MEANING = {
-    "axis_aligned": "questions of the form x[feature] <= threshold, so leaf regions are boxes",
-    "hard_routing": "every sample reaches exactly one leaf",
-    "crisp_labels": "each leaf decides one class or abstains",
-    "fractional_weights": "non-integer sample weights",
-    "soft_labels": "evidence rows that are not one-hot",
-}
-
+from treekit_core.components import CAPABILITIES, KINDS
+from treekit_core.engine.feature_sampling import AllFeatures
+from treekit_core.engine.grow import grow_tree
+from treekit_core.engine.stopping import StoppingRules
+from treekit_core.engine.tree import Tree
 
 class CompositionError(ValueError):
     """Components that cannot work together."""
@@ -55,7 +46,7 @@ class Composition:
         """Refuse impossible compositions (naming both components) and unsupported data."""
         components = self.components
         for kind, component in components.items():
-            for other_kind, needed in component.requires.items():
+            for other_kind, needed in component.requirements().items():
                 other = components[other_kind]
                 missing = set(needed) - set(other.provides)
                 if missing:
@@ -63,17 +54,8 @@ class Composition:
                     raise CompositionError(
                         f"{kind} {component.name!r} cannot be combined with {other_kind} "
                         f"{other.name!r}: {component.name!r} needs {capability} "
-                        f"({CAPABILITY_MEANING.get(capability, capability)}), which "
+                        f"({CAPABILITIES.get(capability, capability)}), which "
                         f"{other.name!r} does not provide"
-                    )
-        if getattr(self.propagator, "produces_fractional_weights", False):
-            for kind in ("criterion", "splitter", "pruner"):
-                other = components[kind]
-                if "fractional_weights" not in other.provides:
-                    raise CompositionError(
-                        f"propagator {self.propagator.name!r} cannot be combined with {kind} "
-                        f"{other.name!r}: it produces fractional sample weights, which "
-                        f"{other.name!r} does not handle"
                     )
         for component in components.values():
             component.check_composition(self)

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from treekit_core.params import ParamsMixin
+from treekit_core.estimators.params import ParamsMixin
 
 
 class PairwiseDAG(ParamsMixin):
@@ -19,13 +19,13 @@ class PairwiseDAG(ParamsMixin):
         self.estimator = estimator
 
     def _new_estimator(self):
-        from treekit_core.estimator import TreeClassifier
+        from treekit_core.estimators.tree_classifier import TreeClassifier
 
         template = self.estimator if self.estimator is not None else TreeClassifier()
         return type(template)(**template.get_params())
 
     def fit(self, X, y, sample_weight=None):
-        from treekit_core.data import check_X, check_y
+        from treekit_core.engine.validation import check_X, check_y
 
         X = check_X(X)
         classes, encoded = check_y(y, X.shape[0])
@@ -42,7 +42,7 @@ class PairwiseDAG(ParamsMixin):
         return self
 
     def predict(self, X):
-        from treekit_core.data import check_X
+        from treekit_core.engine.validation import check_X
 
         X = check_X(X, n_features=self.n_features_in_)
         n = X.shape[0]

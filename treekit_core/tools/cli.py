@@ -22,7 +22,7 @@ def stratified_split(y, test_fraction: float, seed: int):
 def cmd_demo(args) -> int:
     from treekit_core import TreeClassifier
     from treekit_core.datasets import load_dataset
-    from treekit_core.metrics import diagnostic_report
+    from treekit_core.tools.metrics import diagnostic_report
 
     dataset = load_dataset(args.data, dropna=True)
     train, test = stratified_split(dataset.target, 0.3, args.seed)
@@ -34,7 +34,7 @@ def cmd_demo(args) -> int:
     print(f"trained on {train.size} rows, tested on {test.size} (stratified 70/30, seed {args.seed})")
     print(f"leaves: {model.get_n_leaves()}  depth: {model.get_depth()}\n")
     names = list(dataset.feature_names)
-    from treekit_core.tree import export_text
+    from treekit_core.tools.export import export_text
 
     print(export_text(model.tree_, names, model.classes_))
     decision = model.decide(dataset.data[test])
@@ -48,7 +48,7 @@ def cmd_plugins(args) -> int:
     import attrs
 
     from treekit_core.components import KINDS
-    from treekit_core.plugins import get_registry
+    from treekit_core.registry import get_registry
 
     registry = get_registry()
     print("distributions: " + ", ".join(registry.distributions))
@@ -93,7 +93,7 @@ def parse_settings(items):
 def cmd_fit(args) -> int:
     from treekit_core import TreeClassifier
     from treekit_core.components import KINDS
-    from treekit_core.csvdata import feature_matrix, read_table
+    from treekit_core.tools.csvdata import feature_matrix, read_table
 
     header, columns = read_table(args.data)
     if args.target not in columns:
@@ -115,15 +115,15 @@ def cmd_fit(args) -> int:
 
 class observing_progress:
     def __enter__(self):
-        from treekit_core.plugins import get_registry
-        from treekit_core.progress import Progress
+        from treekit_core.registry import get_registry
+        from treekit_core.tools.progress import Progress
 
         self.progress = Progress()
         get_registry().register(self.progress, "treekit-progress")
         return self.progress
 
     def __exit__(self, *exc):
-        from treekit_core.plugins import get_registry
+        from treekit_core.registry import get_registry
 
         get_registry().unregister(self.progress)
         self.progress.close()
@@ -131,7 +131,7 @@ class observing_progress:
 
 def _load_rows(model_path, data_path):
     from treekit_core import TreeClassifier
-    from treekit_core.csvdata import feature_matrix, read_table
+    from treekit_core.tools.csvdata import feature_matrix, read_table
 
     model = TreeClassifier.from_json(model_path)
     header, columns = read_table(data_path)
@@ -160,7 +160,7 @@ def cmd_predict(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from treekit_core.metrics import diagnostic_report
+    from treekit_core.tools.metrics import diagnostic_report
 
     model, X, columns = _load_rows(args.model, args.data)
     if args.target not in columns:
@@ -178,7 +178,7 @@ def cmd_evaluate(args) -> int:
         print(f"  {t:>12.6g}  {c:6.3f}  {r:6.3f}")
     print(f"area under the risk-coverage curve: {curve.area:.4f}")
     if args.plots:
-        from treekit_core import plots
+        from treekit_core.tools import plots
 
         written = plots.write_evaluation_plots(model, X, y, args.plots)
         print("wrote " + ", ".join(str(p) for p in written))

@@ -7,10 +7,9 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Split, Splitter
-from treekit_core.grow import AllFeatures, RandomFeatureSubset
-from treekit_core.nominal import subset_split
-from treekit_core.questions import SUBSET
-from treekit_core.tree import UNDEFINED_THRESHOLD
+from treekit_core.builtins.nominal_subsets import subset_split
+from treekit_core.engine.questions import SUBSET
+from treekit_core.engine.tree import UNDEFINED_THRESHOLD
 
 
 @attrs.define(slots=False)
@@ -24,6 +23,7 @@ class Exhaustive(Splitter):
 
     name: ClassVar[str] = "exhaustive"
     handles_missing: ClassVar[bool] = True
+    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder"}
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
 
     def prepare(self, data, criterion, rules):
@@ -33,22 +33,21 @@ class Exhaustive(Splitter):
                 criterion.impurity_params(data.n_classes), data)
 
     def build_tree(self, composition, data, rng, rules):
-        """Grow the whole tree in one compiled call when propagation is hard (the fused
-        builder gives the same tree as the node-by-node loop, faster); None otherwise."""
-        from treekit_core.propagators import Hard
-
-        sampler = composition.feature_sampler
-        if not isinstance(composition.propagator, Hard) or data.has_missing or data.nominal_features.size:
-            return None
-        if isinstance(sampler, AllFeatures):
-            max_features, seed = data.n_features, 0
-        elif isinstance(sampler, RandomFeatureSubset):
-            max_features, seed = sampler.size, int(rng.integers(2**31 - 1))
-        else:
+        """Grow the whole tree in one compiled call (the fused builder gives the same tree
+        as the node-by-node loop, faster); None with missing values or nominal features."""
+        if data.has_missing or data.nominal_features.size:
             return None
         from treekit_core.kernels.builder import build_arrays
 
-        return build_arrays(composition.criterion, data, rules, max_features, seed, composition.parallel_kernels)
+        max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
+        return build_arrays(composition.criterion, data, rules, max_features, seed,
+                            composition.parallel_kernels)
+
+    def share_across_trees(self, data) -> None:
+        """Presort X once for all trees of a forest."""
+        from treekit_core.kernels.builder import presort
+
+        data.cache["presort"] = presort(data.X, 1)
 
     def find_split(self, state, node, rules):
         kernel, impurity, params, data = state
@@ -80,7 +79,7 @@ class Exhaustive(Splitter):
 
 @attrs.define(slots=False)
 class C45(Splitter):
-    """C4.5 release 8's numeric split rules (as Weka's J48), PAPERS.md 1.1.
+    """C4.5 release 8's numeric split rules (as Weka's J48), docs/algorithms.md section 1.1.
 
     Per feature: cuts between values more than 1e-5 apart with at least
     MinSplit = clamp(0.1 * known weight / n_classes, min_objects, 25) weight on each side;

@@ -6,17 +6,18 @@ from typing import ClassVar
 import attrs
 
 from treekit_core.components import Propagator
-from treekit_core.questions import left_share
+from treekit_core.engine.questions import left_share
 
 
 @attrs.define(slots=False)
-class Hard(Propagator):
+class HardPropagator(Propagator):
     """A sample goes to the child its answer names; a sample with a missing tested value
     goes to both, weighted by the split's missing share (C4.5)."""
 
     name: ClassVar[str] = "hard"
     description: ClassVar[str] = "each training sample goes to exactly one child (missing values: both, C4.5)"
     handles_missing: ClassVar[bool] = True
+    provides: ClassVar[frozenset] = frozenset({"hard_partition"})
 
     def propagate(self, state, data, node, split):
         share = left_share(data.X[node.rows], split)

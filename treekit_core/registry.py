@@ -16,6 +16,7 @@ import difflib
 import importlib.metadata
 import os
 import threading
+import warnings
 
 import attrs
 import pluggy
@@ -23,13 +24,34 @@ import pluggy
 from treekit_core import hookspecs
 from treekit_core.components import KINDS, Component
 
+#: The version of the component contract (hooks, base classes, capabilities, tree format)
+#: that this treekit_core implements. A plugin declares the version it was written for as
+#: a module attribute ``TREEKIT_PLUGIN_API``; CHANGELOG.md says what changed between versions.
+PLUGIN_API_VERSION = 2
+#: Plugin API versions this treekit_core can load.
+SUPPORTED_PLUGIN_APIS = frozenset({2})
+PLUGIN_API_ATTRIBUTE = "TREEKIT_PLUGIN_API"
+
 ENTRY_POINT_GROUP = "treekit"
 CORE_DISTRIBUTION = "treekit-core"
 LOAD_ENV = "TREEKIT_LOAD_PLUGINS"
 
 
 class PluginError(ValueError):
-    """A plugin or component name problem (unknown name, duplicate registration)."""
+    """A plugin or component name problem (unknown name, duplicate registration, a plugin
+    written for another plugin API version)."""
+
+
+def api_mismatch(plugin, name: str) -> str | None:
+    """Why ``plugin`` cannot be loaded by this treekit_core, or None when it can (or does not
+    declare the plugin API version it was written for)."""
+    declared = getattr(plugin, PLUGIN_API_ATTRIBUTE, None)
+    if declared is None or declared in SUPPORTED_PLUGIN_APIS:
+        return None
+    return (f"plugin {name!r} was written for treekit plugin API {declared!r}, but this "
+            f"treekit_core provides plugin API {PLUGIN_API_VERSION} (loads "
+            f"{', '.join(map(str, sorted(SUPPORTED_PLUGIN_APIS)))}); install a release of "
+            f"{name!r} written for API {PLUGIN_API_VERSION} (CHANGELOG.md lists what changed)")
 
 
 @attrs.frozen
@@ -64,6 +86,8 @@ class Registry:
         self._components: dict[str, dict[str, ComponentInfo]] | None = None
         self._lock = threading.Lock()
         self.skipped_distributions: list[str] = []
+        #: Distribution -> why it was not loaded (a plugin API version mismatch).
+        self.incompatible: dict[str, str] = {}
         if load_entry_points:
             self._load_entry_points()
         else:
@@ -83,7 +107,15 @@ class Registry:
             elif allowed is not None and _normalise(dist) not in allowed:
                 self.skipped_distributions.append(dist)
                 continue
-            self.register(ep.load(), dist)
+            plugin = ep.load()
+            problem = api_mismatch(plugin, dist)
+            if problem is not None:
+                # One stale plugin must not stop every other composition: it is left out,
+                # and asking for one of its components names it (see get_class).
+                warnings.warn(problem, RuntimeWarning, stacklevel=2)
+                self.incompatible[dist] = problem
+                continue
+            self.register(plugin, dist)
         if not seen_core:  # running from a source tree that was never installed
             from treekit_core import builtins
 
@@ -95,6 +127,9 @@ class Registry:
         name = name or getattr(plugin, "__name__", repr(plugin))
         if self.plugin_manager.is_registered(plugin):
             return
+        problem = api_mismatch(plugin, name)
+        if problem is not None:
+            raise PluginError(problem)
         self.plugin_manager.register(plugin, name=name)
         self._plugin_names[id(plugin)] = name
         self._components = None
@@ -153,8 +188,9 @@ class Registry:
         names = sorted(available)
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
+        left_out = "".join(f" Not loaded: {problem}." for problem in self.incompatible.values())
         raise PluginError(
-            f"unknown {kind} {name!r}{hint}. Installed {kind}s: {', '.join(names) or 'none'}."
+            f"unknown {kind} {name!r}{hint}. Installed {kind}s: {', '.join(names) or 'none'}.{left_out}"
         )
 
     def create(self, kind: str, spec, params: dict | None = None) -> Component:

@@ -13,7 +13,7 @@ from treekit_core.components import Evaluator
 
 def _packed(tree):
     from treekit_core.kernels.routing import pack_nodes
-    from treekit_core.questions import question_fields
+    from treekit_core.engine.questions import question_fields
 
     question, mask, coef, share = question_fields(tree)
     nodes = pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold, question, mask, share)
@@ -36,7 +36,7 @@ def apply_tree(tree, X) -> np.ndarray:
 
 def _apply(tree, X) -> np.ndarray:
     from treekit_core.kernels.routing import apply_hard, apply_thresholds
-    from treekit_core.questions import has_questions_beyond_thresholds
+    from treekit_core.engine.questions import has_questions_beyond_thresholds
 
     nodes, coef = _packed(tree)
     if not has_questions_beyond_thresholds(tree):
@@ -56,7 +56,7 @@ def hard_distribution(tree, X) -> np.ndarray:
 
 
 @attrs.define(slots=False)
-class Hard(Evaluator):
+class HardEvaluator(Evaluator):
     handles_missing: ClassVar[bool] = True
     name: ClassVar[str] = "hard"
     description: ClassVar[str] = "route each sample to exactly one leaf (missing values: C4.5's shares)"

@@ -7,17 +7,19 @@ import attrs
 import numpy as np
 
 from treekit_core.components import ABSTAIN, KINDS
-from treekit_core.composition import Composition
-from treekit_core.categorical import encode, fit_categories, resolve_categorical
-from treekit_core.composition import CompositionError
-from treekit_core.data import (
-    TrainingData, check_counterexamples, check_sample_weight, check_X, check_y, encode_labels, feature_names_of,
+from treekit_core.engine.composition import Composition
+from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
+from treekit_core.engine.composition import CompositionError
+from treekit_core.engine.training_data import TrainingData
+from treekit_core.engine.validation import (
+    check_counterexamples, check_sample_weight, check_X, check_y, feature_label, feature_names_of,
 )
-from treekit_core.params import ParamsMixin
-from treekit_core.plugins import get_registry
-from treekit_core.rejection import RejectRule, RiskCoverage, risk_coverage
-from treekit_core.stopping import StoppingRules
-from treekit_core.tree import Tree, decode_floats, encode_floats, export_text
+from treekit_core.estimators.params import ParamsMixin
+from treekit_core.registry import get_registry
+from treekit_core.engine.rejection import RejectRule, RiskCoverage, risk_coverage
+from treekit_core.engine.stopping import StoppingRules
+from treekit_core.engine.tree import Tree, decode_floats, encode_floats
+from treekit_core.tools.export import export_text
 
 MODEL_FORMAT = "treekit-model"
 MODEL_VERSION = 1
@@ -68,14 +70,16 @@ class ComposedEstimatorMixin(ParamsMixin):
         return Composition(**components, stopping=stopping, registry=registry)
 
     @staticmethod
-    def _evidence_kind(composition) -> str:
+    def _evidence_reader(composition):
+        """The criterion, once it is known to read the same evidence rows as the labeler:
+        the components that read the rows encode labels into them."""
         criterion, labeler = composition.criterion, composition.labeler
         if criterion.evidence != labeler.evidence:
             raise CompositionError(
                 f"criterion {criterion.name!r} cannot be combined with labeler {labeler.name!r}: the "
                 f"criterion reads {criterion.evidence} evidence rows, the labeler {labeler.evidence} rows"
             )
-        return criterion.evidence
+        return criterion
 
     def _validate_training(self, X, y, sample_weight, composition, counterexamples=None, classes=None):
         names = feature_names_of(X)
@@ -87,29 +91,32 @@ class ComposedEstimatorMixin(ParamsMixin):
         n_categories = np.zeros(X_checked.shape[1], dtype=np.int64)
         for j, levels in self.categories_.items():
             n_categories[j] = len(levels)
-        kind = self._evidence_kind(composition)
+        reader = self._evidence_reader(composition)
         weight = check_sample_weight(sample_weight, n)
         if counterexamples is not None:
             if y is not None:
                 raise ValueError("give either y (class labels) or counterexamples, not both; encode labelled "
-                                 "rows as counterexample rows with K-1 ones (treekit_core.data.encode_labels)")
-            if kind != "counterexamples":
+                                 "rows as counterexample rows with K-1 ones")
+            classes, matrix = check_counterexamples(counterexamples, n, classes)
+            evidence = reader.encode_counterexamples(matrix)
+            if evidence is None:
                 raise CompositionError(
                     f"counterexamples need a criterion and labeler that read counterexample rows "
                     f"(e.g. criterion='counterexample_entropy', labeler='complementary'); criterion "
-                    f"{composition.criterion.name!r} and labeler {composition.labeler.name!r} read {kind} rows"
+                    f"{composition.criterion.name!r} and labeler {composition.labeler.name!r} read "
+                    f"{reader.evidence} rows"
                 )
-            classes, evidence = check_counterexamples(counterexamples, n, classes)
             self._check_abstain_value(classes)
-            data = TrainingData(np.require(X_checked, requirements=["F", "W"]), np.ascontiguousarray(evidence), weight, names,
-                                label_kind="counterexamples", classes=classes, n_categories=n_categories)
+            data = TrainingData(np.require(X_checked, requirements=["F", "W"]), np.ascontiguousarray(evidence),
+                                weight, names, classes=classes, n_categories=n_categories)
             return data, classes
         if classes is not None:
             raise ValueError("classes= only applies with counterexamples=; with y the classes come from y")
         classes, encoded = check_y(y, n)
         self._check_abstain_value(classes)
-        data = TrainingData(np.require(X_checked, requirements=["F", "W"]), encode_labels(encoded, classes.shape[0], kind), weight,
-                            names, label_kind="labels", classes=classes, n_categories=n_categories)
+        evidence = reader.encode_labels(encoded, classes.shape[0])
+        data = TrainingData(np.require(X_checked, requirements=["F", "W"]), evidence, weight,
+                            names, classes=classes, n_categories=n_categories)
         return data, classes
 
     @staticmethod
@@ -123,8 +130,6 @@ class ComposedEstimatorMixin(ParamsMixin):
         refusing = [c for c in (composition.splitter, composition.propagator, composition.evaluator,
                                 composition.confidence) if not c.handles_missing]
         if refusing:
-            from treekit_core.data import feature_label
-
             j = int(np.flatnonzero(missing.any(axis=0))[0])
             rows = np.flatnonzero(missing[:, j])
             who = ", ".join(f"{c.kind} {c.name!r}" for c in refusing)
@@ -182,7 +187,7 @@ class ComposedEstimatorMixin(ParamsMixin):
             _, decision, scores = self._decide_arrays(data.X, reject=False)
             correct = decision == labels
             return rule.choose(scores, correct, data.weight)
-        from treekit_core.cost_complexity import stratified_folds
+        from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 
         fold = stratified_folds(labels, rule.cv, np.random.default_rng(rule.seed))
         scores = np.empty(data.n_samples)
@@ -294,7 +299,7 @@ class TreeClassifier(ComposedEstimatorMixin):
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample (hard routing)."""
-        from treekit_core.evaluators import apply_tree
+        from treekit_core.builtins.evaluators import apply_tree
 
         return apply_tree(self.tree_, self._check_predict_X(X))
 

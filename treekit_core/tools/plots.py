@@ -8,7 +8,7 @@
 * :func:`plot_soft_gain`: the soft-search gain curve against the exhaustive one along one
   feature (Nunes et al., fig. 4).
 
-:func:`treekit_core.tree.export_dot` writes graphviz dot without matplotlib.
+:func:`treekit_core.export_dot` writes graphviz dot without matplotlib.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _pyplot():
 def plot_tree(model, ax=None):
     """Boxes for nodes (question or leaf decision and distribution), lines for branches."""
     plt = _pyplot()
-    from treekit_core.tree import node_labels
+    from treekit_core.tools.export import node_labels
 
     tree = model.tree_
     texts = node_labels(tree, list(getattr(model, "feature_names_in_", [])) or None, model.classes_,
@@ -137,7 +137,7 @@ def plot_boundary_distance_map(model, X, y=None, threshold=None, resolution=200,
 def plot_soft_gain(x, y, sigma, criterion="entropy", ax=None, window=3.0, resolution=4.0):
     """Impurity drop along one feature: exhaustive (at midpoints) and soft search (grid)."""
     plt = _pyplot()
-    from treekit_core.plugins import get_registry
+    from treekit_core.registry import get_registry
 
     crit = get_registry().create("criterion", criterion, {})
     impurity, params = crit.compiled_impurity(), crit.impurity_params(len(np.unique(y)))

@@ -21,8 +21,8 @@ import numbers
 
 import numpy as np
 
-from treekit_core.estimator import ComposedEstimatorMixin, _rng
-from treekit_core.grow import AllFeatures, RandomFeatureSubset
+from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
+from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
 
 
 def resolve_max_features(max_features, n_features: int) -> int:
@@ -91,7 +91,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         composition = self._make_composition()
         data, classes = self._validate_training(X, y, sample_weight, composition)
         composition.check(data)
-        if getattr(composition.confidence, "needs_single_tree", False):
+        if composition.confidence.needs_single_tree:
             raise ValueError(
                 f"confidence {composition.confidence.name!r} cannot score a forest: it needs the regions "
                 f"of one tree, and a forest's decision regions are not one tree's leaves; use a "
@@ -105,10 +105,8 @@ class ForestClassifier(ComposedEstimatorMixin):
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         composition.parallel_kernels = n_jobs == 1
-        if composition.parallel_kernels is False and composition.splitter.name == "exhaustive":
-            from treekit_core.kernels.builder import presort
-
-            data.cache["presort"] = presort(data.X, 1)  # shared by every tree
+        if not composition.parallel_kernels:
+            composition.splitter.share_across_trees(data)
 
         def grow_one(seed):
             tree_rng = np.random.default_rng(seed)
@@ -140,6 +138,5 @@ class ForestClassifier(ComposedEstimatorMixin):
     @property
     def feature_subset_size_(self) -> int:
         self._check_fitted()
-        sampler = self.composition_.feature_sampler
-        return sampler.size if isinstance(sampler, RandomFeatureSubset) else self.n_features_in_
+        return self.composition_.feature_sampler.subset_size(self.n_features_in_)
 

@@ -1,81 +1,11 @@
-"""Input validation and the training-data container (weights kept apart from evidence).
+"""Input validation: every error names the parameter (and, for X, the column) and says
+what was expected."""
 
-Every error names the parameter (and, for X, the column) and says what was expected.
-"""
 from __future__ import annotations
 
 import numbers
 
-import attrs
 import numpy as np
-
-
-@attrs.define(eq=False)
-class TrainingData:
-    """What the grow loop sees: features, per-sample weights and class evidence.
-
-    ``evidence`` is n x K: a one-hot row for an ordinary label, a probability row for a soft
-    label, or a row marking excluded classes for a counterexample (DESIGN.md). The weight is
-    kept separate from the rows because a row's sum is not a weight.
-    """
-
-    X: np.ndarray  #: float64, n x d, Fortran order (kernels read one feature at a time)
-    evidence: np.ndarray  #: float64, n x K, C order
-    weight: np.ndarray  #: float64, n
-    feature_names: list | None = None
-    label_kind: str = "labels"  #: "labels" (one-hot) or e.g. "counterexamples"
-    classes: np.ndarray | None = None  #: class labels in evidence-column order
-    #: Number of categories of every nominal feature (0 for a numeric feature); None: all numeric.
-    n_categories: np.ndarray | None = None
-    #: Values derived from X alone (e.g. presorted orders), shared by data sets with the same X.
-    cache: dict = attrs.field(factory=dict)
-
-    @property
-    def n_samples(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def nominal_features(self) -> np.ndarray:
-        if self.n_categories is None:
-            return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(self.n_categories > 0)
-
-    def refuse_nominal(self, component) -> None:
-        """For components that only understand numeric features."""
-        if self.nominal_features.size:
-            j = int(self.nominal_features[0])
-            name = f" ({self.feature_names[j]!r})" if self.feature_names is not None else ""
-            raise ValueError(f"{component.kind} {component.name!r} handles numeric features only, but feature "
-                             f"{j}{name} is nominal; use the 'exhaustive' splitter (subset questions) or encode it")
-
-    @property
-    def has_missing(self) -> bool:
-        if "has_missing" not in self.cache:
-            self.cache["has_missing"] = bool(np.isnan(self.X).any())
-        return self.cache["has_missing"]
-
-    @property
-    def n_features(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def n_classes(self) -> int:
-        return self.evidence.shape[1]
-
-    def subset(self, rows: np.ndarray) -> "TrainingData":
-        return TrainingData(
-            np.asfortranarray(self.X[rows]),
-            np.ascontiguousarray(self.evidence[rows]),
-            np.ascontiguousarray(self.weight[rows]),
-            self.feature_names,
-            self.label_kind,
-            self.classes,
-            self.n_categories,
-        )
-
-    def with_weight(self, weight: np.ndarray) -> "TrainingData":
-        """The same rows with other weights (shares X and its cache)."""
-        return attrs.evolve(self, weight=np.ascontiguousarray(weight, dtype=np.float64))
 
 
 def feature_label(j: int, feature_names) -> str:
@@ -241,19 +171,3 @@ def check_counterexamples(counterexamples, n_samples: int, classes=None):
     if np.unique(classes).size != classes.size:
         raise ValueError("classes must be distinct")
     return classes, values
-
-
-def encode_labels(encoded: np.ndarray, n_classes: int, kind: str) -> np.ndarray:
-    """Evidence rows for ordinary labels in the kind a composition reads."""
-    rows = one_hot(encoded, n_classes)
-    if kind == "one_hot":
-        return rows
-    if kind == "counterexamples":
-        return 1.0 - rows  # known not to be any of the other K - 1 classes
-    raise ValueError(f"unknown evidence kind {kind!r}")
-
-
-def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
-    evidence = np.zeros((encoded.shape[0], n_classes))
-    evidence[np.arange(encoded.shape[0]), encoded] = 1.0
-    return evidence

@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from treekit_core.tree import LEAF, UNDEFINED_THRESHOLD, Tree
+from treekit_core.engine.tree import LEAF, UNDEFINED_THRESHOLD, Tree
 
 #: scikit-learn's EPSILON, the slack in the min_impurity_decrease comparison.
 EPSILON = float(np.finfo(np.float64).eps)
@@ -120,9 +120,8 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     rules = composition.stopping.resolve(data.n_samples, float(data.weight.sum()))
     registry = composition.registry
     announce_split = registry is not None and registry.hook_has_listeners("treekit_node_split")
-    build_tree = getattr(splitter, "build_tree", None)
-    if build_tree is not None:
-        tree = build_tree(composition, data, rng, rules)
+    if "fused_builder" in splitter.provides and "hard_partition" in propagator.provides:
+        tree = splitter.build_tree(composition, data, rng, rules)
         if tree is not None:
             if announce_split:
                 _announce_splits(registry, tree)
@@ -132,9 +131,9 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     split_state = splitter.prepare(data, criterion, rules)
     propagation_state = propagator.prepare(data)
     feature_sampler = composition.feature_sampler
-    fractional = getattr(propagator, "produces_fractional_weights", False) or data.has_missing
+    fractional = propagator.produces_fractional_weights or data.has_missing
 
-    arrays = _TreeArrays(("improvement",) + tuple(getattr(splitter, "node_field_names", ())))
+    arrays = _TreeArrays(("improvement",) + tuple(splitter.node_field_names))
 
     all_rows = np.arange(data.n_samples, dtype=np.int64)
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
@@ -194,21 +193,3 @@ def _announce_splits(registry, tree) -> None:
             threshold=float(tree.threshold[node]), improvement=float(tree.node_fields["improvement"][node]),
             n_samples=int(tree.n_samples[node]),
         )
-
-
-@attrs.frozen
-class AllFeatures:
-    """Every feature is a candidate at every node."""
-
-    def draw(self, rng, n_features: int) -> np.ndarray:
-        return np.arange(n_features, dtype=np.int64)
-
-
-@attrs.frozen
-class RandomFeatureSubset:
-    """A fresh random subset of ``size`` features at every node (Breiman's forests)."""
-
-    size: int
-
-    def draw(self, rng, n_features: int) -> np.ndarray:
-        return rng.permutation(n_features)[: self.size].astype(np.int64)

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner
-from treekit_core.tree import LEAF
+from treekit_core.engine.tree import LEAF
 
 
 def _non_negative(instance, attribute, value):

@@ -1,7 +1,7 @@
 """The classic impurity measures (Cambridge handout; Breiman et al.; Quinlan).
 
 Each impurity is a plain Python function following the criterion ABI of
-:mod:`treekit_core._jit`, compiled by the core exactly as a third party's would be.
+:mod:`treekit_core.kernels.compiling`, compiled by the core exactly as a third party's would be.
 ``class_sums`` are weighted class counts; proportions are ``class_sums / total_weight``.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core.questions import MAX_CATEGORIES
+from treekit_core.engine.questions import MAX_CATEGORIES
 
 
 def _is_missing(value) -> bool:

@@ -1,0 +1,58 @@
+"""The core's own components, registered through the same hooks as any plugin.
+
+One module per kind (``criteria``, ``splitters``, ``propagators``, ``labelers``,
+``evaluators``, ``confidences``) and the pruners in their own folder. This package is
+public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's choice).
+"""
+from treekit_core.builtins.confidences import Probability
+from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
+from treekit_core.builtins.evaluators import HardEvaluator
+from treekit_core.builtins.labelers import Majority
+from treekit_core.builtins.propagators import HardPropagator
+from treekit_core.builtins.pruners.cost_complexity import CostComplexity
+from treekit_core.builtins.pruners.mdl import MDL
+from treekit_core.builtins.pruners.no_pruning import NoPruning
+from treekit_core.builtins.pruners.pessimistic import Pessimistic
+from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice
+from treekit_core.hookspecs import hookimpl
+
+__all__ = [
+    "C45", "MDL", "CostComplexity", "Entropy", "Exhaustive", "Gini", "HardEvaluator",
+    "HardPropagator", "Majority", "Misclassification", "NoPruning", "Pessimistic", "Probability",
+    "Variance", "c45_choice",
+]
+
+
+@hookimpl
+def treekit_criteria():
+    return [Gini, Entropy, Misclassification, Variance]
+
+
+@hookimpl
+def treekit_splitters():
+    return [Exhaustive, C45]
+
+
+@hookimpl
+def treekit_propagators():
+    return [HardPropagator]
+
+
+@hookimpl
+def treekit_pruners():
+    return [NoPruning, CostComplexity, Pessimistic, MDL]
+
+
+@hookimpl
+def treekit_labelers():
+    return [Majority]
+
+
+@hookimpl
+def treekit_evaluators():
+    return [HardEvaluator]
+
+
+@hookimpl
+def treekit_confidences():
+    return [Probability]

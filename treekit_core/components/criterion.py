@@ -1,0 +1,54 @@
+"""The criterion: impurity of a node from its weighted class-evidence sums."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components.base import Component
+from treekit_core.components.evidence import ReadsEvidence
+
+
+@attrs.define(slots=False)
+class Criterion(ReadsEvidence, Component):
+    """Impurity of a node from its weighted class-evidence sums.
+
+    Subclasses define ``impurity`` as a *plain Python* static method following the
+    criterion ABI (see :mod:`treekit_core.kernels.compiling`); the core compiles it with numba.
+    Parameters reach the compiled function through :meth:`impurity_params`, a float64 array,
+    so changing a parameter never recompiles anything.
+    """
+
+    kind: ClassVar[str] = "criterion"
+    provides: ClassVar[frozenset] = frozenset({"fractional_weights"})
+
+    symmetric: ClassVar[bool] = False
+    """True when the impurity does not change if the classes are reordered (gini, entropy).
+    Read by the conformance kit, which then checks it."""
+
+    @staticmethod
+    def impurity(class_sums, total_weight, params):  # pragma: no cover - abstract
+        """``impurity(class_sums: float64[::1], total_weight: float64, params: float64[::1])
+        -> float64``, plain Python that numba compiles. Called by the split-search kernels
+        for every candidate child and by the grow loop for every node."""
+        raise NotImplementedError
+
+    def impurity_params(self, n_classes: int) -> np.ndarray:
+        """Parameters passed to the compiled impurity, as a float64 array. Called once per
+        fit (and per pruning evaluation) with the number of classes. Default: none."""
+        return np.zeros(1)
+
+    def compiled_impurity(self):
+        """The numba-compiled impurity (compiled once per function and machine). Called by
+        the splitters' ``prepare`` and by the grow loop."""
+        from treekit_core.kernels.compiling import compile_impurity
+
+        return compile_impurity(type(self).impurity)
+
+    def node_impurity(self, class_sums, total_weight: float, n_classes: int | None = None) -> float:
+        """The impurity of one node, evaluated from Python (tests, pruning, reports)."""
+        sums = np.ascontiguousarray(class_sums, dtype=np.float64)
+        k = sums.shape[0] if n_classes is None else n_classes
+        return float(self.compiled_impurity()(sums, float(total_weight), self.impurity_params(k)))

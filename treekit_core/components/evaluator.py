@@ -1,0 +1,29 @@
+"""The evaluator: routes new samples through a tree and mixes leaf distributions."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components.base import Component
+
+
+@attrs.define(slots=False)
+class Evaluator(Component):
+    """Routes new samples through a tree and mixes leaf distributions."""
+
+    kind: ClassVar[str] = "evaluator"
+    provides: ClassVar[frozenset] = frozenset({"hard_routing"})
+
+    def fit(self, tree, data, labeler) -> dict:
+        """Return the state this evaluator needs at prediction time (stored in
+        ``Tree.component_state["evaluator"]``). Called once per fit, after pruning;
+        ``labeler`` says how decisions and errors are counted. Default: {}."""
+        return {}
+
+    def predict_distribution(self, tree, X: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Class distribution per sample (n x K): leaf distributions mixed by routing
+        weights. Called by ``predict_proba``, ``decide`` and cross-validated pruning."""
+        raise NotImplementedError

@@ -1,0 +1,43 @@
+"""The propagator: sends a node's training samples to its children."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from treekit_core.components.base import Component
+
+#: The kinds that must handle fractional sample weights when the propagator produces them.
+_FRACTIONAL_WEIGHT_READERS = ("criterion", "splitter", "pruner")
+
+
+@attrs.define(slots=False)
+class Propagator(Component):
+    """Sends a node's training samples to its children (hard: one child; soft: both,
+    weighted)."""
+
+    kind: ClassVar[str] = "propagator"
+
+    produces_fractional_weights: ClassVar[bool] = False
+    """True when a sample may reach several children with parts of its weight (soft
+    propagation). Read at fit: the criterion, splitter and pruner must then provide
+    ``fractional_weights``, and the stopping rules count rows by the fraction of their
+    weight that reached the node."""
+
+    def requirements(self) -> dict:
+        needs = {kind: frozenset(caps) for kind, caps in self.requires.items()}
+        if self.produces_fractional_weights:
+            for kind in _FRACTIONAL_WEIGHT_READERS:
+                needs[kind] = needs.get(kind, frozenset()) | {"fractional_weights"}
+        return needs
+
+    def prepare(self, data) -> Any:
+        """Precompute what propagation needs. Called once per grown tree; the result is
+        passed to every :meth:`propagate`. Default: None."""
+        return None
+
+    def propagate(self, state, data, node, split):  # pragma: no cover - abstract
+        """Return ``((left_rows, left_weights), (right_rows, right_weights))``. Called once
+        per split node, after the splitter found ``split``."""
+        raise NotImplementedError

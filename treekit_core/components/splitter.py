@@ -1,0 +1,67 @@
+"""The splitter: finds the question a node asks."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from treekit_core.components.base import Component
+
+
+@attrs.define(slots=False)
+class Split:
+    """A question found by a splitter. ``improvement`` is the unweighted impurity drop."""
+
+    feature: int
+    threshold: float
+    improvement: float
+    node_fields: dict = attrs.field(factory=dict)  #: per-node values the tree stores
+
+
+@attrs.define(slots=False)
+class Splitter(Component):
+    """Finds the best question at a node.
+
+    ``prepare`` runs once per fit and returns whatever the splitter precomputes (sorted
+    orders, per-feature spreads); ``find_split`` runs once per node and returns a
+    :class:`Split` or ``None`` when no admissible question exists.
+    """
+
+    kind: ClassVar[str] = "splitter"
+    provides: ClassVar[frozenset] = frozenset({"axis_aligned", "fractional_weights"})
+
+    node_field_names: ClassVar[tuple] = ()
+    """Names of the per-node values this splitter puts in :attr:`Split.node_fields`. Read
+    once per fit by the grow loop, which stores one column per name in the tree
+    (``Tree.node_fields``), NaN at nodes that do not set it."""
+
+    def companions(self) -> dict:
+        """Components this splitter is meant to work with (kind -> instance), e.g. UDT's
+        own propagation and evaluation with the same pdfs. Read by the conformance kit and
+        the composition matrix. Default: none."""
+        return {}
+
+    def prepare(self, data, criterion, rules) -> Any:
+        """Precompute what every node's search needs (sorted orders, spreads). Called once
+        per grown tree, before the root, with the training data, the criterion and the
+        resolved stopping rules; the result is passed to every :meth:`find_split`."""
+        return None
+
+    def find_split(self, state, node, rules):  # pragma: no cover - abstract
+        """Return the best :class:`Split` for ``node`` (a :class:`treekit_core.Node`) or
+        None. Called once per node that the stopping rules let split."""
+        raise NotImplementedError
+
+    def build_tree(self, composition, data, rng, rules):
+        """Grow the whole tree in one call, or return None to let the core's node-by-node
+        loop grow it. Called once per grown tree, before :meth:`prepare`, only when this
+        splitter provides ``fused_builder`` and the propagator provides ``hard_partition``
+        (the fused builder partitions rows itself). It must return the tree the loop would
+        grow. Default: None."""
+        return None
+
+    def share_across_trees(self, data) -> None:
+        """Precompute, from X alone, what every tree of a forest can share, into
+        ``data.cache``. Called once per forest fit, before trees are grown in parallel
+        threads (so they do not each redo it). Default: nothing."""

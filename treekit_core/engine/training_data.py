@@ -1,0 +1,72 @@
+"""The training-data container: features, per-sample weights and class evidence."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+
+@attrs.define(eq=False)
+class TrainingData:
+    """What the grow loop sees: features, per-sample weights and class evidence.
+
+    ``evidence`` is n x K: a one-hot row for an ordinary label, a probability row for a soft
+    label, or a row marking excluded classes for a counterexample (docs/architecture.md). The weight is
+    kept separate from the rows because a row's sum is not a weight.
+    """
+
+    X: np.ndarray  #: float64, n x d, Fortran order (kernels read one feature at a time)
+    evidence: np.ndarray  #: float64, n x K, C order
+    weight: np.ndarray  #: float64, n
+    feature_names: list | None = None
+    classes: np.ndarray | None = None  #: class labels in evidence-column order
+    #: Number of categories of every nominal feature (0 for a numeric feature); None: all numeric.
+    n_categories: np.ndarray | None = None
+    #: Values derived from X alone (e.g. presorted orders), shared by data sets with the same X.
+    cache: dict = attrs.field(factory=dict)
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def nominal_features(self) -> np.ndarray:
+        if self.n_categories is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.n_categories > 0)
+
+    def refuse_nominal(self, component) -> None:
+        """For components that only understand numeric features."""
+        if self.nominal_features.size:
+            j = int(self.nominal_features[0])
+            name = f" ({self.feature_names[j]!r})" if self.feature_names is not None else ""
+            raise ValueError(f"{component.kind} {component.name!r} handles numeric features only, but feature "
+                             f"{j}{name} is nominal; use the 'exhaustive' splitter (subset questions) or encode it")
+
+    @property
+    def has_missing(self) -> bool:
+        if "has_missing" not in self.cache:
+            self.cache["has_missing"] = bool(np.isnan(self.X).any())
+        return self.cache["has_missing"]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return self.evidence.shape[1]
+
+    def subset(self, rows: np.ndarray) -> "TrainingData":
+        return TrainingData(
+            np.asfortranarray(self.X[rows]),
+            np.ascontiguousarray(self.evidence[rows]),
+            np.ascontiguousarray(self.weight[rows]),
+            self.feature_names,
+            self.classes,
+            self.n_categories,
+        )
+
+    def with_weight(self, weight: np.ndarray) -> "TrainingData":
+        """The same rows with other weights (shares X and its cache)."""
+        return attrs.evolve(self, weight=np.ascontiguousarray(weight, dtype=np.float64))

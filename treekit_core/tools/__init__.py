@@ -1,0 +1,3 @@
+"""User-facing tools around the estimators: the ``treekit`` command line (``cli``), CSV
+reading (``csvdata``), diagnostic metrics (``metrics``), pictures (``plots``, matplotlib),
+text and dot export (``export``) and the progress line (``progress``)."""
