@@ -10,6 +10,7 @@ Python function against built-in gini, the cost of ``import treekit_core``, the 
 a fresh process with a warm and with a cold numba cache, and the criterion ABI measured
 both ways (first-class function value vs a dispatcher argument specialising the kernel).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -98,18 +99,29 @@ def side_by_side(name, X, y, repeats):
         theirs.predict(X)
         pred_sk.append(time.perf_counter() - start)
     row = {
-        "data": name, "n": int(X.shape[0]), "d": int(X.shape[1]),
-        "fit_treekit_s": float(np.median(fit_tk)), "fit_sklearn_s": float(np.median(fit_sk)),
-        "predict_treekit_s": float(np.median(pred_tk)), "predict_sklearn_s": float(np.median(pred_sk)),
-        "leaves_treekit": ours.get_n_leaves(), "leaves_sklearn": int(theirs.get_n_leaves()),
+        "data": name,
+        "n": int(X.shape[0]),
+        "d": int(X.shape[1]),
+        "fit_treekit_s": float(np.median(fit_tk)),
+        "fit_sklearn_s": float(np.median(fit_sk)),
+        "predict_treekit_s": float(np.median(pred_tk)),
+        "predict_sklearn_s": float(np.median(pred_sk)),
+        "leaves_treekit": ours.get_n_leaves(),
+        "leaves_sklearn": int(theirs.get_n_leaves()),
     }
     row["fit_ratio"] = row["fit_treekit_s"] / row["fit_sklearn_s"]
     row["predict_ratio"] = row["predict_treekit_s"] / row["predict_sklearn_s"]
-    row["leaf_difference_pct"] = 100 * abs(row["leaves_treekit"] - row["leaves_sklearn"]) / row["leaves_sklearn"]
-    print(f"{name:>10} n={row['n']:>8}  fit {row['fit_treekit_s']:8.3f}s vs {row['fit_sklearn_s']:8.3f}s "
-          f"ratio {row['fit_ratio']:.2f} | predict {row['predict_treekit_s']:.4f}s vs "
-          f"{row['predict_sklearn_s']:.4f}s ratio {row['predict_ratio']:.2f} | leaves "
-          f"{row['leaves_treekit']} vs {row['leaves_sklearn']} ({row['leaf_difference_pct']:.2f}%)", flush=True)
+    row["leaf_difference_pct"] = (
+        100 * abs(row["leaves_treekit"] - row["leaves_sklearn"]) / row["leaves_sklearn"]
+    )
+    print(
+        f"{name:>10} n={row['n']:>8}  fit {row['fit_treekit_s']:8.3f}s vs "
+        f"{row['fit_sklearn_s']:8.3f}s "
+        f"ratio {row['fit_ratio']:.2f} | predict {row['predict_treekit_s']:.4f}s vs "
+        f"{row['predict_sklearn_s']:.4f}s ratio {row['predict_ratio']:.2f} | leaves "
+        f"{row['leaves_treekit']} vs {row['leaves_sklearn']} ({row['leaf_difference_pct']:.2f}%)",
+        flush=True,
+    )
     return row
 
 
@@ -120,11 +132,20 @@ def criterion_costs(X, y, repeats):
     builtin = median_time(lambda: TreeClassifier(criterion="gini").fit(X, y), repeats)
     plain = median_time(lambda: TreeClassifier(criterion=python_gini_criterion).fit(X, y), repeats)
     asym = median_time(lambda: TreeClassifier(criterion=asymmetric).fit(X, y), repeats)
-    row = {"n": int(X.shape[0]), "builtin_gini_s": builtin, "python_gini_s": plain, "python_asymmetric_s": asym,
-           "python_gini_ratio": plain / builtin, "python_asymmetric_ratio": asym / builtin}
-    print(f"criterion  n={row['n']}: built-in gini {builtin:.3f}s, Python gini {plain:.3f}s "
-          f"(x{row['python_gini_ratio']:.2f}), Python asymmetric entropy {asym:.3f}s "
-          f"(x{row['python_asymmetric_ratio']:.2f})", flush=True)
+    row = {
+        "n": int(X.shape[0]),
+        "builtin_gini_s": builtin,
+        "python_gini_s": plain,
+        "python_asymmetric_s": asym,
+        "python_gini_ratio": plain / builtin,
+        "python_asymmetric_ratio": asym / builtin,
+    }
+    print(
+        f"criterion  n={row['n']}: built-in gini {builtin:.3f}s, Python gini {plain:.3f}s "
+        f"(x{row['python_gini_ratio']:.2f}), Python asymmetric entropy {asym:.3f}s "
+        f"(x{row['python_asymmetric_ratio']:.2f})",
+        flush=True,
+    )
     return row
 
 
@@ -135,38 +156,66 @@ def abi_comparison(X, y, repeats):
     loaded from the on-disk cache in a new process)."""
     import numba
 
-    from treekit_core.builtins.criteria import Gini
     from treekit_core import TrainingData, one_hot
-    from treekit_core.kernels import builder, split_search
+    from treekit_core.builtins.criteria import Gini
     from treekit_core.engine.stopping import StoppingRules
+    from treekit_core.kernels import builder, split_search
 
     encoded = np.unique(y, return_inverse=True)[1]
-    data = TrainingData(np.asfortranarray(X, dtype=np.float64), one_hot(encoded, 2), np.ones(X.shape[0]))
+    data = TrainingData(
+        np.asfortranarray(X, dtype=np.float64), one_hot(encoded, 2), np.ones(X.shape[0])
+    )
     rules = StoppingRules().resolve(data.n_samples, float(data.n_samples))
     scan = numba.njit(nogil=True)(split_search.scan_sorted_feature.py_func)
     namespace = dict(builder.build_depth_first.py_func.__globals__, scan_sorted_feature=scan)
     source = builder.build_depth_first.py_func
     specialised = numba.njit(parallel=True, nogil=True)(
-        pytypes.FunctionType(source.__code__, namespace, source.__name__, source.__defaults__))
+        pytypes.FunctionType(source.__code__, namespace, source.__name__, source.__defaults__)
+    )
     impurity = Gini().compiled_impurity()
     weighted = np.ascontiguousarray(data.evidence)
 
     def run(kernel):
         order = builder.presort(data.X, numba.get_num_threads())
-        return kernel(impurity, np.zeros(1), data.X, weighted, data.weight, order, rules.min_samples_leaf,
-                      rules.min_weight_leaf, rules.min_samples_split, rules.max_depth, 0.0, np.nan, 1e-12,
-                      rules.total_weight, data.n_features, 0, numba.get_num_threads(), builder.PARALLEL_MIN_WORK)
+        return kernel(
+            impurity,
+            np.zeros(1),
+            data.X,
+            weighted,
+            data.weight,
+            order,
+            rules.min_samples_leaf,
+            rules.min_weight_leaf,
+            rules.min_samples_split,
+            rules.max_depth,
+            0.0,
+            np.nan,
+            1e-12,
+            rules.total_weight,
+            data.n_features,
+            0,
+            numba.get_num_threads(),
+            builder.PARALLEL_MIN_WORK,
+        )
 
     start = time.perf_counter()
     run(specialised)
     compile_specialised = time.perf_counter() - start
     first_class = median_time(lambda: run(builder.build_depth_first), repeats)
     special = median_time(lambda: run(specialised), repeats)
-    row = {"n": int(X.shape[0]), "function_value_s": first_class, "specialised_s": special,
-           "specialised_first_call_s": compile_specialised, "ratio": first_class / special}
-    print(f"ABI        n={row['n']}: function value {first_class:.3f}s, specialised {special:.3f}s "
-          f"(function value x{row['ratio']:.2f}); the specialised kernel's first call (compile) "
-          f"took {compile_specialised:.1f}s, paid again in every new process", flush=True)
+    row = {
+        "n": int(X.shape[0]),
+        "function_value_s": first_class,
+        "specialised_s": special,
+        "specialised_first_call_s": compile_specialised,
+        "ratio": first_class / special,
+    }
+    print(
+        f"ABI        n={row['n']}: function value {first_class:.3f}s, specialised {special:.3f}s "
+        f"(function value x{row['ratio']:.2f}); the specialised kernel's first call (compile) "
+        f"took {compile_specialised:.1f}s, paid again in every new process",
+        flush=True,
+    )
     return row
 
 
@@ -179,8 +228,12 @@ PROBE = textwrap.dedent("""
     from treekit_core import TreeClassifier
     rng = np.random.default_rng(0)
     X = rng.normal(size=(10000, 20)); y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    start = time.perf_counter(); TreeClassifier().fit(X, y).predict(X); first = time.perf_counter() - start
-    start = time.perf_counter(); TreeClassifier().fit(X, y).predict(X); second = time.perf_counter() - start
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        TreeClassifier().fit(X, y).predict(X)
+        times.append(time.perf_counter() - start)
+    first, second = times
     print(imported, first, second)
 """)
 
@@ -189,22 +242,35 @@ def process_costs():
     imports, warm_first, warm_later = [], [], []
     subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True)  # fill the cache
     for _ in range(5):
-        out = subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True
+        )
         imported, first, second = map(float, out.stdout.split())
         imports.append(imported)
         warm_first.append(first)
         warm_later.append(second)
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        out = subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True, text=True, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True, env=env
+        )
         _, cold_first, cold_later = map(float, out.stdout.split())
-    row = {"import_s": float(np.median(imports)), "warm_first_fit_s": float(np.median(warm_first)),
-           "warm_later_fit_s": float(np.median(warm_later)), "cold_first_fit_s": cold_first,
-           "cold_later_fit_s": cold_later}
+    row = {
+        "import_s": float(np.median(imports)),
+        "warm_first_fit_s": float(np.median(warm_first)),
+        "warm_later_fit_s": float(np.median(warm_later)),
+        "cold_first_fit_s": cold_first,
+        "cold_later_fit_s": cold_later,
+    }
     row["warm_first_fit_overhead_s"] = row["warm_first_fit_s"] - row["warm_later_fit_s"]
-    print(f"process    import treekit_core {row['import_s']:.3f}s | first fit in a new process: warm cache "
-          f"{row['warm_first_fit_s']:.3f}s (+{row['warm_first_fit_overhead_s']:.3f}s over a later fit "
-          f"{row['warm_later_fit_s']:.3f}s), cold cache {cold_first:.1f}s", flush=True)
+    print(
+        f"process    import treekit_core {row['import_s']:.3f}s | first fit in a new process: "
+        "warm cache "
+        f"{row['warm_first_fit_s']:.3f}s (+{row['warm_first_fit_overhead_s']:.3f}s over a later "
+        "fit "
+        f"{row['warm_later_fit_s']:.3f}s), cold cache {cold_first:.1f}s",
+        flush=True,
+    )
     return row
 
 
@@ -222,16 +288,24 @@ def main(argv=None):
     import treekit_core
     from treekit_core.datasets import load_dataset
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numba threads {numba.get_num_threads()}; "
-          f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-          f"scikit-learn {sklearn.__version__}, treekit {treekit_core.__version__}", flush=True)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, numba threads "
+        f"{numba.get_num_threads()}; "
+        f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"scikit-learn {sklearn.__version__}, treekit {treekit_core.__version__}",
+        flush=True,
+    )
     results = {"process": process_costs()}
-    warm_X, warm_y = make_classification(n_samples=2000, n_features=20, n_informative=10, random_state=0)
+    warm_X, warm_y = make_classification(
+        n_samples=2000, n_features=20, n_informative=10, random_state=0
+    )
     treekit_core.TreeClassifier().fit(warm_X, warm_y).predict(warm_X)  # load kernels before timing
     rows = []
     for n in args.sizes:
         X, y = make_classification(n_samples=n, n_features=20, n_informative=10, random_state=0)
-        rows.append(side_by_side("synthetic", X, y, args.repeats if n < 1_000_000 else max(1, args.repeats)))
+        rows.append(
+            side_by_side("synthetic", X, y, args.repeats if n < 1_000_000 else max(1, args.repeats))
+        )
     satimage = load_dataset("satimage")
     rows.append(side_by_side("satimage", satimage.X, satimage.y, max(args.repeats, 5)))
     results["fit_predict"] = rows

@@ -1,4 +1,5 @@
 """Helpers shared by the paper-reproduction benchmarks (not part of the package)."""
+
 from __future__ import annotations
 
 import time
@@ -28,7 +29,9 @@ def timed(function, *args, **kwargs):
 def markdown_table(header, rows) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        lines.append("| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row) + " |")
+        lines.append(
+            "| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row) + " |"
+        )
     return "\n".join(lines)
 
 

@@ -1,4 +1,5 @@
 """Core tests use the built-ins only, whatever plugins happen to be installed."""
+
 import pytest
 
 from treekit_core import registry as plugins

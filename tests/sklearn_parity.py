@@ -1,4 +1,5 @@
 """Helpers comparing a treekit tree with a scikit-learn tree node by node."""
+
 import numpy as np
 
 from treekit_core.kernels.node_search import best_split_of_node
@@ -45,8 +46,19 @@ def split_margins(model, X, y_encoded, n_classes, sample_weight=None):
         sums = rw @ evidence[rows]
         drops = []
         for f in range(X.shape[1]):
-            feat, thr, drop, _ = best_split_of_node(impurity, params, X, evidence, rows, rw, sums,
-                                                 rw.sum(), np.array([f], dtype=np.int64), msl, 0.0)
+            feat, thr, drop, _ = best_split_of_node(
+                impurity,
+                params,
+                X,
+                evidence,
+                rows,
+                rw,
+                sums,
+                rw.sum(),
+                np.array([f], dtype=np.int64),
+                msl,
+                0.0,
+            )
             drops.append(drop if feat >= 0 else -np.inf)
         drops = np.sort(np.array(drops))[::-1]
         margins.append(drops[0] - drops[1] if len(drops) > 1 else np.inf)

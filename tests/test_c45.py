@@ -1,4 +1,5 @@
 """C4.5 split rules and J48's pessimistic pruning against Weka's J48 (fixtures)."""
+
 import json
 from pathlib import Path
 
@@ -6,15 +7,22 @@ import numpy as np
 import pytest
 
 from treekit_core import TreeClassifier
-from treekit_core.datasets import load_dataset
 from treekit_core.builtins.pruners.pessimistic import add_errors
+from treekit_core.datasets import load_dataset
 
 FIXTURES = Path(__file__).parent / "fixtures" / "j48"
 
 
-@pytest.mark.parametrize("n,e,expected", [
-    (6, 0, 1.237797), (16, 1, 1.475715), (9, 1, 1.394112), (100, 10, 2.749611), (1, 0, 0.75),
-])
+@pytest.mark.parametrize(
+    "n,e,expected",
+    [
+        (6, 0, 1.237797),
+        (16, 1, 1.475715),
+        (9, 1, 1.394112),
+        (100, 10, 2.749611),
+        (1, 0, 0.75),
+    ],
+)
 def test_add_errors_check_values(n, e, expected):
     assert add_errors(n, e, 0.25) == pytest.approx(expected, abs=5e-7)
 
@@ -27,8 +35,12 @@ def test_add_errors_branches():
 
 
 def j48(X, y, unpruned=False, sample_weight=None):
-    return TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic",
-                          pruner_params={"unpruned": unpruned}).fit(X, y, sample_weight=sample_weight)
+    return TreeClassifier(
+        criterion="entropy",
+        splitter="c45",
+        pruner="pessimistic",
+        pruner_params={"unpruned": unpruned},
+    ).fit(X, y, sample_weight=sample_weight)
 
 
 @pytest.mark.parametrize("name", ["pima", "haberman", "wdbc"])
@@ -70,12 +82,15 @@ def test_pessimistic_pruning_sees_integer_weights_as_duplicated_rows():
     counts = np.random.default_rng(5).integers(1, 3, size=data.X.shape[0])
 
     def fit(X, y, w=None):
-        return TreeClassifier(criterion="entropy", pruner="pessimistic", min_weight_fraction_leaf=0.01) \
-            .fit(X, y, sample_weight=w)
+        return TreeClassifier(
+            criterion="entropy", pruner="pessimistic", min_weight_fraction_leaf=0.01
+        ).fit(X, y, sample_weight=w)
 
     repeated = fit(np.repeat(data.X, counts, axis=0), np.repeat(data.y, counts))
     weighted = fit(data.X, data.y, counts.astype(float))
-    unpruned = TreeClassifier(criterion="entropy", min_weight_fraction_leaf=0.01).fit(data.X, data.y, sample_weight=counts)
+    unpruned = TreeClassifier(criterion="entropy", min_weight_fraction_leaf=0.01).fit(
+        data.X, data.y, sample_weight=counts
+    )
     assert weighted.get_n_leaves() < unpruned.get_n_leaves()
     np.testing.assert_array_equal(repeated.tree_.threshold, weighted.tree_.threshold)
     np.testing.assert_allclose(repeated.tree_.class_sums, weighted.tree_.class_sums)
@@ -95,8 +110,9 @@ def test_fractional_weights_prune_without_error_and_never_enlarge():
 def test_laplace_correction_smooths_leaves_without_changing_decisions():
     data = load_dataset("haberman")
     plain = j48(data.X, data.y)
-    smooth = TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic",
-                            labeler_params={"laplace": True}).fit(data.X, data.y)
+    smooth = TreeClassifier(
+        criterion="entropy", splitter="c45", pruner="pessimistic", labeler_params={"laplace": True}
+    ).fit(data.X, data.y)
     leaf = np.flatnonzero(smooth.tree_.is_leaf)[0]
     sums = smooth.tree_.class_sums[leaf]
     np.testing.assert_allclose(smooth.tree_.value[leaf], (sums + 1) / (sums.sum() + 2))
@@ -105,4 +121,6 @@ def test_laplace_correction_smooths_leaves_without_changing_decisions():
 
 def test_bad_confidence_factor():
     with pytest.raises(ValueError, match=r"confidence_factor must be in \(0, 0.5\]"):
-        TreeClassifier(pruner="pessimistic", pruner_params={"confidence_factor": 0.7}).fit([[0.0], [1.0]], [0, 1])
+        TreeClassifier(pruner="pessimistic", pruner_params={"confidence_factor": 0.7}).fit(
+            [[0.0], [1.0]], [0, 1]
+        )

@@ -1,4 +1,5 @@
 """The command line: the README's main job and the plugin listing."""
+
 import numpy as np
 
 from treekit_core.tools.cli import main, stratified_split

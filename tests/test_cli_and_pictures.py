@@ -1,32 +1,67 @@
 """Command line round trip, one-line errors, pictures and the dot export."""
+
 import csv
 
 import numpy as np
 import pytest
 
 from treekit_core import TreeClassifier
-from treekit_core.tools.cli import main
 from treekit_core.datasets import dataset_path, load_dataset
+from treekit_core.tools.cli import main
 from treekit_core.tools.progress import Progress
 
 
 def test_fit_predict_evaluate_round_trip_reproduces_the_python_api(tmp_path, capsys):
     data_file = str(dataset_path("pima"))
     model_file = str(tmp_path / "model.json")
-    assert main(["fit", data_file, "--target", "class", "--criterion", "entropy", "--pruner", "cost_complexity",
-                 "--set", "pruner.seed=3", "--set", "min_samples_leaf=5", "--out", model_file]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                data_file,
+                "--target",
+                "class",
+                "--criterion",
+                "entropy",
+                "--pruner",
+                "cost_complexity",
+                "--set",
+                "pruner.seed=3",
+                "--set",
+                "min_samples_leaf=5",
+                "--out",
+                model_file,
+            ]
+        )
+        == 0
+    )
     out_file = str(tmp_path / "predictions.csv")
     assert main(["predict", model_file, data_file, "--out", out_file]) == 0
     with open(out_file) as handle:
         rows = list(csv.DictReader(handle))
     data = load_dataset("pima")
-    python = TreeClassifier(criterion="entropy", pruner="cost_complexity", pruner_params={"seed": 3},
-                            min_samples_leaf=5).fit(data.X, data.y)
+    python = TreeClassifier(
+        criterion="entropy", pruner="cost_complexity", pruner_params={"seed": 3}, min_samples_leaf=5
+    ).fit(data.X, data.y)
     assert [r["prediction"] for r in rows] == list(python.predict(data.X))
-    np.testing.assert_allclose([float(r["p_tested_positive"]) for r in rows], python.predict_proba(data.X)[:, 1],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        [float(r["p_tested_positive"]) for r in rows], python.predict_proba(data.X)[:, 1], rtol=1e-5
+    )
     capsys.readouterr()
-    assert main(["evaluate", model_file, data_file, "--target", "class", "--plots", str(tmp_path / "plots")]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                model_file,
+                data_file,
+                "--target",
+                "class",
+                "--plots",
+                str(tmp_path / "plots"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "sensitivity" in out and "risk-coverage" in out and "area under" in out
     for name in ("tree.png", "risk_coverage.png", "pruning_path.png"):
@@ -40,13 +75,28 @@ def test_nominal_columns_are_detected(tmp_path, capsys):
     assert len(model.categories_) == 4
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["fit", "nope.csv", "--target", "class", "--out", "m.json"], "No such file"),
-    (["fit", "DATA", "--target", "klass", "--out", "m.json"], "--target 'klass' is not a column"),
-    (["fit", "DATA", "--target", "class", "--criterion", "ginni", "--out", "m.json"], "did you mean 'gini'"),
-    (["fit", "DATA", "--target", "class", "--set", "bogus.x=1", "--out", "m.json"], "unknown component kind 'bogus'"),
-    (["fit", "DATA", "--target", "class", "--set", "criterion.w=0.2", "--out", "m.json"], "has no parameter 'w'"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["fit", "nope.csv", "--target", "class", "--out", "m.json"], "No such file"),
+        (
+            ["fit", "DATA", "--target", "klass", "--out", "m.json"],
+            "--target 'klass' is not a column",
+        ),
+        (
+            ["fit", "DATA", "--target", "class", "--criterion", "ginni", "--out", "m.json"],
+            "did you mean 'gini'",
+        ),
+        (
+            ["fit", "DATA", "--target", "class", "--set", "bogus.x=1", "--out", "m.json"],
+            "unknown component kind 'bogus'",
+        ),
+        (
+            ["fit", "DATA", "--target", "class", "--set", "criterion.w=0.2", "--out", "m.json"],
+            "has no parameter 'w'",
+        ),
+    ],
+)
 def test_bad_arguments_exit_non_zero_with_one_line(argv, message, capsys, tmp_path):
     argv = [str(dataset_path("haberman")) if a == "DATA" else a for a in argv]
     argv = [str(tmp_path / a) if a == "m.json" else a for a in argv]
@@ -82,7 +132,9 @@ def test_every_picture_renders(tmp_path):
     drawings = {
         "tree": lambda ax: plots.plot_tree(model, ax),
         "path": lambda ax: plots.plot_pruning_path(model, ax),
-        "risk": lambda ax: plots.plot_risk_coverage({"probability": model.risk_coverage(data.X, data.y)}, ax),
+        "risk": lambda ax: plots.plot_risk_coverage(
+            {"probability": model.risk_coverage(data.X, data.y)}, ax
+        ),
         "map": lambda ax: plots.plot_boundary_distance_map(model2, X2, y2, ax=ax),
         "gain": lambda ax: plots.plot_soft_gain(X2[:, 1], y2, sigma=0.5, ax=ax),
     }

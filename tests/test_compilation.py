@@ -1,4 +1,5 @@
 """Importing compiles nothing; a new process loads kernels from numba's cache."""
+
 import json
 import os
 import subprocess
@@ -13,20 +14,25 @@ PROBE = textwrap.dedent("""
     X = rng.normal(size=(300, 4)); y = (X[:, 0] > 0).astype(int)
     TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)
     from treekit_core.kernels import builder, routing, split_search
-    kernels = [split_search.scan_sorted_feature, builder.presort, builder.build_depth_first, routing.apply_thresholds,
-               Entropy().compiled_impurity()]
-    print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values())]
-                      for k in kernels}))
+    kernels = [split_search.scan_sorted_feature, builder.presort, builder.build_depth_first,
+               routing.apply_thresholds, Entropy().compiled_impurity()]
+    print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()),
+                                   sum(k.stats.cache_misses.values())] for k in kernels}))
 """)
 
 
 def _run(code, env=None):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
     return out.stdout
 
 
 def test_import_compiles_nothing_and_imports_no_numba():
-    code = "import sys, treekit_core; print(sorted(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))"
+    code = (
+        "import sys, treekit_core; "
+        "print(sorted(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))"
+    )
     assert _run(code).strip() == "[]"
 
 

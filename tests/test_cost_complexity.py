@@ -1,45 +1,73 @@
 """Minimal cost-complexity pruning: scikit-learn's path, hand computations, CV rules."""
+
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
-
 from sklearn_parity import assert_same_tree, float32_exact
+
 from treekit_core import TreeClassifier
-from treekit_core.builtins.pruners.cost_complexity import CostComplexity, subtree_levels, weakest_link_sequence, node_risk
-from treekit_core.datasets import load_dataset
 from treekit_core.builtins.labelers import Majority
+from treekit_core.builtins.pruners.cost_complexity import (
+    CostComplexity,
+    node_risk,
+    subtree_levels,
+    weakest_link_sequence,
+)
+from treekit_core.datasets import load_dataset
 from treekit_core.engine.tree import Tree
 
 
-@pytest.mark.parametrize("name,min_samples_leaf", [("haberman", 20), ("bupa", 20), ("wisconsin", 20)])
+@pytest.mark.parametrize(
+    "name,min_samples_leaf", [("haberman", 20), ("bupa", 20), ("wisconsin", 20)]
+)
 def test_impurity_risk_equals_sklearn_ccp(name, min_samples_leaf):
     data = load_dataset(name, dropna=True)
     X = float32_exact(data.X)
     full = TreeClassifier(min_samples_leaf=min_samples_leaf).fit(X, data.y)
     sequence = CostComplexity(risk="impurity").sequence(full.tree_, full.composition_.labeler)
-    path = DecisionTreeClassifier(min_samples_leaf=min_samples_leaf, random_state=0) \
-        .cost_complexity_pruning_path(X, data.y)
+    path = DecisionTreeClassifier(
+        min_samples_leaf=min_samples_leaf, random_state=0
+    ).cost_complexity_pruning_path(X, data.y)
     np.testing.assert_allclose(sequence.alphas, path.ccp_alphas, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(sequence.risk, path.impurities, rtol=1e-9, atol=1e-15)
     distinct = np.unique(path.ccp_alphas)
     # Between consecutive path alphas the optimal subtree is unique (at an alpha on the
     # path float rounding decides the side).
     for alpha in (distinct[:-1] + distinct[1:]) / 2:
-        ours = TreeClassifier(min_samples_leaf=min_samples_leaf, pruner="cost_complexity",
-                              pruner_params={"risk": "impurity", "alpha": float(alpha)}).fit(X, data.y)
-        theirs = DecisionTreeClassifier(min_samples_leaf=min_samples_leaf, random_state=0,
-                                        ccp_alpha=alpha).fit(X, data.y)
+        ours = TreeClassifier(
+            min_samples_leaf=min_samples_leaf,
+            pruner="cost_complexity",
+            pruner_params={"risk": "impurity", "alpha": float(alpha)},
+        ).fit(X, data.y)
+        theirs = DecisionTreeClassifier(
+            min_samples_leaf=min_samples_leaf, random_state=0, ccp_alpha=alpha
+        ).fit(X, data.y)
         assert_same_tree(ours.tree_, theirs.tree_)
 
 
 def hand_tree():
-    """root[12,8] -> left[9,1] (-> [6,0], [3,1]) and right[3,7] (-> [0,5], RR[3,2] (-> [3,0], [0,2]))."""
-    sums = np.array([[12, 8], [9, 1], [6, 0], [3, 1], [3, 7], [0, 5], [3, 2], [3, 0], [0, 2]], float)
+    """root[12,8] -> left[9,1] (-> [6,0], [3,1]) and
+    right[3,7] (-> [0,5], RR[3,2] (-> [3,0], [0,2]))."""
+    sums = np.array(
+        [[12, 8], [9, 1], [6, 0], [3, 1], [3, 7], [0, 5], [3, 2], [3, 0], [0, 2]], float
+    )
     left = np.array([1, 2, -1, -1, 5, -1, 7, -1, -1])
     right = np.array([4, 3, -1, -1, 6, -1, 8, -1, -1])
     n = len(left)
-    return Tree(left, right, np.where(left >= 0, 0, -1), np.where(left >= 0, 0.5, -2.0), sums, sums.sum(1),
-                sums.sum(1).astype(int), np.zeros(n), np.zeros(n, int), np.zeros((n, 2)), np.zeros(n, int), 1)
+    return Tree(
+        left,
+        right,
+        np.where(left >= 0, 0, -1),
+        np.where(left >= 0, 0.5, -2.0),
+        sums,
+        sums.sum(1),
+        sums.sum(1).astype(int),
+        np.zeros(n),
+        np.zeros(n, int),
+        np.zeros((n, 2)),
+        np.zeros(n, int),
+        1,
+    )
 
 
 def test_misclassification_sequence_equals_hand_computation():
@@ -63,8 +91,12 @@ def wisconsin():
 
 
 def _cv_model(data, rule, seed):
-    return TreeClassifier(pruner="cost_complexity", pruner_params={"rule": rule, "seed": seed},
-                          min_samples_split=20, min_samples_leaf=7).fit(data.X, data.y)
+    return TreeClassifier(
+        pruner="cost_complexity",
+        pruner_params={"rule": rule, "seed": seed},
+        min_samples_split=20,
+        min_samples_leaf=7,
+    ).fit(data.X, data.y)
 
 
 @pytest.mark.parametrize("name", ["wisconsin", "pima", "haberman"])
@@ -74,7 +106,9 @@ def test_cv_is_deterministic_and_one_se_never_larger(name, seed):
     minimum = _cv_model(data, "min_error", seed)
     again = _cv_model(data, "min_error", seed)
     one_se = _cv_model(data, "one_se", seed)
-    np.testing.assert_array_equal(minimum.pruning_path_["cv_error"], again.pruning_path_["cv_error"])
+    np.testing.assert_array_equal(
+        minimum.pruning_path_["cv_error"], again.pruning_path_["cv_error"]
+    )
     np.testing.assert_array_equal(minimum.tree_.threshold, again.tree_.threshold)
     assert one_se.get_n_leaves() <= minimum.get_n_leaves()
     path = minimum.pruning_path_
@@ -89,11 +123,13 @@ def test_path_is_exposed_like_rpart_cp_table(wisconsin):
     path = model.pruning_path_
     for key in ("alphas", "n_leaves", "risk", "cp", "cv_error", "cv_std_error", "selected"):
         assert key in path
-    np.testing.assert_allclose(path["cp"], path["alphas"] / path["risk"][-1])  # rpart: relative to the root
+    np.testing.assert_allclose(
+        path["cp"], path["alphas"] / path["risk"][-1]
+    )  # rpart: relative to the root
     assert path["n_leaves"][-1] == 1
     assert path["alphas"][0] == 0 and np.all(np.diff(path["alphas"]) > 0)
     with pytest.raises(AttributeError, match="records no pruning path"):
-        TreeClassifier().fit(wisconsin.X, wisconsin.y).pruning_path_
+        _ = TreeClassifier().fit(wisconsin.X, wisconsin.y).pruning_path_
 
 
 def test_pruned_model_round_trips_through_json(wisconsin):
@@ -108,19 +144,26 @@ def test_fractional_weights_prune_like_scaled_integer_weights(wisconsin):
     fractional = integer * 0.37
     assert not np.allclose(fractional, np.round(fractional))
     for params in ({"alpha": 0.005}, {"seed": 3}):
-        a = TreeClassifier(pruner="cost_complexity", pruner_params=params, min_samples_leaf=5) \
-            .fit(wisconsin.X, wisconsin.y, sample_weight=integer)
-        b = TreeClassifier(pruner="cost_complexity", pruner_params=params, min_samples_leaf=5) \
-            .fit(wisconsin.X, wisconsin.y, sample_weight=fractional)
+        a = TreeClassifier(pruner="cost_complexity", pruner_params=params, min_samples_leaf=5).fit(
+            wisconsin.X, wisconsin.y, sample_weight=integer
+        )
+        b = TreeClassifier(pruner="cost_complexity", pruner_params=params, min_samples_leaf=5).fit(
+            wisconsin.X, wisconsin.y, sample_weight=fractional
+        )
         np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
         np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
         np.testing.assert_allclose(a.tree_.class_sums * 0.37, b.tree_.class_sums)
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"risk": "gini"}, "risk"), ({"alpha": -1.0}, "alpha must be None"), ({"cv": 1}, "cv"),
-    ({"rule": "two_se"}, "rule"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"risk": "gini"}, "risk"),
+        ({"alpha": -1.0}, "alpha must be None"),
+        ({"cv": 1}, "cv"),
+        ({"rule": "two_se"}, "rule"),
+    ],
+)
 def test_bad_parameters(params, message):
     with pytest.raises(ValueError, match=message):
         TreeClassifier(pruner="cost_complexity", pruner_params=params).fit([[0.0], [1.0]], [0, 1])

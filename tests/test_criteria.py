@@ -1,4 +1,5 @@
 """Impurity values against hand computations, and their defining properties."""
+
 import math
 
 import numpy as np
@@ -6,22 +7,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
 from treekit_core import TrainingData
+from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
 
 ALL = [Gini(), Entropy(), Misclassification()]
 
 
-@pytest.mark.parametrize("criterion,sums,expected", [
-    (Gini(), [3, 1], 1 - (0.75**2 + 0.25**2)),  # 0.375
-    (Gini(), [2, 2, 4], 1 - (0.25**2 + 0.25**2 + 0.5**2)),  # 0.625
-    (Entropy(), [3, 1], -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))),  # 0.811278
-    (Entropy(), [2, 2, 4], 1.5),
-    (Entropy(), [5, 0], 0.0),
-    (Misclassification(), [3, 1], 0.25),
-    (Misclassification(), [2, 2, 4], 0.5),
-    (Variance(), [3, 1], 0.1875),
-])
+@pytest.mark.parametrize(
+    "criterion,sums,expected",
+    [
+        (Gini(), [3, 1], 1 - (0.75**2 + 0.25**2)),  # 0.375
+        (Gini(), [2, 2, 4], 1 - (0.25**2 + 0.25**2 + 0.5**2)),  # 0.625
+        (Entropy(), [3, 1], -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))),  # 0.811278
+        (Entropy(), [2, 2, 4], 1.5),
+        (Entropy(), [5, 0], 0.0),
+        (Misclassification(), [3, 1], 0.25),
+        (Misclassification(), [2, 2, 4], 0.5),
+        (Variance(), [3, 1], 0.1875),
+    ],
+)
 def test_hand_computed(criterion, sums, expected):
     sums = np.array(sums, dtype=float)
     assert criterion.node_impurity(sums, sums.sum()) == pytest.approx(expected, abs=1e-15)
@@ -34,7 +38,9 @@ def test_entropy_is_in_bits():
 
 def test_variance_equals_half_gini_for_two_classes():
     sums = np.array([7.0, 3.0])
-    assert Variance().node_impurity(sums, 10.0) == pytest.approx(Gini().node_impurity(sums, 10.0) / 2)
+    assert Variance().node_impurity(sums, 10.0) == pytest.approx(
+        Gini().node_impurity(sums, 10.0) / 2
+    )
 
 
 def test_variance_refuses_more_than_two_classes():
@@ -64,7 +70,10 @@ def test_maximal_at_uniform(values):
     k = len(sums)
     uniform = np.full(k, sums.sum() / k)
     for criterion in ALL:
-        assert criterion.node_impurity(sums, sums.sum()) <= criterion.node_impurity(uniform, sums.sum()) + 1e-12
+        assert (
+            criterion.node_impurity(sums, sums.sum())
+            <= criterion.node_impurity(uniform, sums.sum()) + 1e-12
+        )
 
 
 @settings(max_examples=40, deadline=None)

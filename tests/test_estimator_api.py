@@ -1,4 +1,5 @@
 """scikit-learn conventions: params, clone, Pipeline, GridSearchCV, DataFrames, abstention."""
+
 from typing import ClassVar
 
 import attrs
@@ -10,7 +11,15 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from treekit_core import ABSTAIN, AbstentionError, Labeler, NotFittedError, TreeClassifier, hookimpl, registered
+from treekit_core import (
+    ABSTAIN,
+    AbstentionError,
+    Labeler,
+    NotFittedError,
+    TreeClassifier,
+    hookimpl,
+    registered,
+)
 from treekit_core.datasets import load_dataset
 
 
@@ -34,7 +43,9 @@ def test_get_set_params_and_clone():
 
 
 def test_grid_search_and_cross_val_score(pima):
-    search = GridSearchCV(TreeClassifier(), {"max_depth": [2, 4], "criterion": ["gini", "entropy"]}, cv=3)
+    search = GridSearchCV(
+        TreeClassifier(), {"max_depth": [2, 4], "criterion": ["gini", "entropy"]}, cv=3
+    )
     search.fit(pima.X, pima.y)
     assert search.best_params_["max_depth"] in (2, 4)
     scores = cross_val_score(TreeClassifier(max_depth=3), pima.X, pima.y, cv=5)
@@ -117,14 +128,20 @@ def test_abstention_is_never_a_class(pima):
         assert set(decision.labels[~decision.abstained]) <= set(model.classes_)
         np.testing.assert_array_equal(decision.class_index[decision.abstained], -1)
 
-        marked = TreeClassifier(labeler="cautious", max_depth=4, abstain_value="undecided").fit(pima.X, pima.y)
+        marked = TreeClassifier(labeler="cautious", max_depth=4, abstain_value="undecided").fit(
+            pima.X, pima.y
+        )
         predicted = marked.predict(pima.X)
         np.testing.assert_array_equal(predicted == "undecided", decision.abstained)
-        with pytest.raises(ValueError, match="abstain_value='tested_negative' is one of the classes"):
+        with pytest.raises(
+            ValueError, match="abstain_value='tested_negative' is one of the classes"
+        ):
             TreeClassifier(labeler="cautious", abstain_value="tested_negative").fit(pima.X, pima.y)
         codes = (pima.y == "tested_positive").astype(int)
-        numeric = TreeClassifier(labeler="cautious", max_depth=4, abstain_value=-1).fit(pima.X, codes)
+        numeric = TreeClassifier(labeler="cautious", max_depth=4, abstain_value=-1).fit(
+            pima.X, codes
+        )
         out = numeric.predict(pima.X)
         assert out.dtype.kind == "i" and (out == -1).sum() == decision.abstained.sum()
         # score counts an abstention as an error
-        assert numeric.score(pima.X, codes) == pytest.approx(((out == codes)).mean())
+        assert numeric.score(pima.X, codes) == pytest.approx((out == codes).mean())

@@ -1,4 +1,5 @@
 """ForestClassifier: reproducible, n_jobs-independent, fresh feature subsets per node."""
+
 from typing import ClassVar
 
 import attrs
@@ -8,9 +9,9 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
 from treekit_core import Confidence, ForestClassifier, TreeClassifier, hookimpl, registered
+from treekit_core.builtins.splitters import Exhaustive
 from treekit_core.datasets import load_dataset
 from treekit_core.estimators.forest import bootstrap_counts, class_weights, resolve_max_features
-from treekit_core.builtins.splitters import Exhaustive
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +28,14 @@ def test_seeded_runs_are_identical_and_independent_of_n_jobs(wdbc):
     b = ForestClassifier(n_estimators=8, random_state=3).fit(wdbc.X, wdbc.y)
     c = ForestClassifier(n_estimators=8, random_state=3, n_jobs=2).fit(wdbc.X, wdbc.y)
     other = ForestClassifier(n_estimators=8, random_state=4).fit(wdbc.X, wdbc.y)
-    for x, y, z in zip(thresholds(a), thresholds(b), thresholds(c)):
+    for x, y, z in zip(thresholds(a), thresholds(b), thresholds(c), strict=True):
         np.testing.assert_array_equal(x, y)
         np.testing.assert_array_equal(x, z)
     np.testing.assert_array_equal(a.predict_proba(wdbc.X), c.predict_proba(wdbc.X))
-    assert any(x.shape != y.shape or not np.array_equal(x, y) for x, y in zip(thresholds(a), thresholds(other)))
+    assert any(
+        x.shape != y.shape or not np.array_equal(x, y)
+        for x, y in zip(thresholds(a), thresholds(other), strict=False)
+    )
 
 
 def test_feature_subset_is_drawn_afresh_at_every_node(wdbc):
@@ -67,14 +71,17 @@ class Plugin:
 def test_node_by_node_path_draws_subsets_per_node(wdbc):
     splitter = RecordingExhaustive()
     with registered(Plugin(), name="recording"):
-        ForestClassifier(n_estimators=1, splitter=splitter, max_features=3, random_state=0, max_depth=4) \
-            .fit(wdbc.X, wdbc.y)
+        ForestClassifier(
+            n_estimators=1, splitter=splitter, max_features=3, random_state=0, max_depth=4
+        ).fit(wdbc.X, wdbc.y)
     assert len(splitter.seen) > 5 and all(len(s) == 3 for s in splitter.seen)
     assert len(set(splitter.seen)) > len(splitter.seen) // 2
 
 
 def test_forest_beats_a_single_tree(wdbc):
-    forest = cross_val_score(ForestClassifier(n_estimators=30, random_state=0), wdbc.X, wdbc.y, cv=5).mean()
+    forest = cross_val_score(
+        ForestClassifier(n_estimators=30, random_state=0), wdbc.X, wdbc.y, cv=5
+    ).mean()
     tree = cross_val_score(TreeClassifier(), wdbc.X, wdbc.y, cv=5).mean()
     assert forest > tree and forest > 0.93
 
@@ -89,21 +96,32 @@ def test_balanced_bootstrap_draws_classes_equally():
 
 def test_class_weights_balanced_and_explicit():
     labels = np.array([0] * 90 + [1] * 10)
-    np.testing.assert_allclose(class_weights("balanced", labels, 2, np.array(["a", "b"])), [100 / 180, 100 / 20])
-    np.testing.assert_allclose(class_weights({"b": 5.0}, labels, 2, np.array(["a", "b"])), [1.0, 5.0])
+    np.testing.assert_allclose(
+        class_weights("balanced", labels, 2, np.array(["a", "b"])), [100 / 180, 100 / 20]
+    )
+    np.testing.assert_allclose(
+        class_weights({"b": 5.0}, labels, 2, np.array(["a", "b"])), [1.0, 5.0]
+    )
     with pytest.raises(ValueError, match="not in"):
         class_weights({"c": 1.0}, labels, 2, np.array(["a", "b"]))
 
 
 def test_weighted_forest_shifts_decisions_towards_the_minority():
     data = load_dataset("haberman")
-    plain = ForestClassifier(n_estimators=20, random_state=0, min_samples_leaf=5).fit(data.X, data.y)
-    weighted = ForestClassifier(n_estimators=20, random_state=0, min_samples_leaf=5,
-                                class_weight="balanced").fit(data.X, data.y)
-    assert (weighted.predict(data.X) == "positive").sum() > (plain.predict(data.X) == "positive").sum()
+    plain = ForestClassifier(n_estimators=20, random_state=0, min_samples_leaf=5).fit(
+        data.X, data.y
+    )
+    weighted = ForestClassifier(
+        n_estimators=20, random_state=0, min_samples_leaf=5, class_weight="balanced"
+    ).fit(data.X, data.y)
+    assert (weighted.predict(data.X) == "positive").sum() > (
+        plain.predict(data.X) == "positive"
+    ).sum()
 
 
-@pytest.mark.parametrize("value,expected", [("sqrt", 5), ("log2", 4), (None, 30), (7, 7), (0.5, 15)])
+@pytest.mark.parametrize(
+    "value,expected", [("sqrt", 5), ("log2", 4), (None, 30), (7, 7), (0.5, 15)]
+)
 def test_max_features(value, expected):
     assert resolve_max_features(value, 30) == expected
 

@@ -1,4 +1,5 @@
 """The fused builder grows exactly the tree the node-by-node loop grows."""
+
 from typing import ClassVar
 
 import attrs
@@ -30,10 +31,16 @@ def assert_same_tree(a, b):
     for field in ("children_left", "children_right", "feature", "threshold", "n_samples", "depth"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
     for field in ("class_sums", "weight", "impurity"):
-        np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-12, atol=1e-12, err_msg=field)
+        np.testing.assert_allclose(
+            getattr(a, field), getattr(b, field), rtol=1e-12, atol=1e-12, err_msg=field
+        )
     internal = a.children_left >= 0
-    np.testing.assert_allclose(a.node_fields["improvement"][internal], b.node_fields["improvement"][internal],
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        a.node_fields["improvement"][internal],
+        b.node_fields["improvement"][internal],
+        rtol=1e-12,
+        atol=1e-14,
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -48,7 +55,9 @@ def assert_same_tree(a, b):
     weighted=st.booleans(),
     levels=st.integers(2, 20),
 )
-def test_fused_equals_node_by_node(seed, n, d, k, criterion, min_samples_leaf, max_depth, weighted, levels):
+def test_fused_equals_node_by_node(
+    seed, n, d, k, criterion, min_samples_leaf, max_depth, weighted, levels
+):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, levels, size=(n, d)).astype(float)  # few levels: many equal values
     y = rng.integers(0, k, size=n)
@@ -57,8 +66,12 @@ def test_fused_equals_node_by_node(seed, n, d, k, criterion, min_samples_leaf, m
     # plateau (misclassification) yields drops of +-1e-16 whose sign depends on the order
     # of summation, which the two paths legitimately differ in.
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
-    settings_ = dict(criterion=criterion, min_samples_leaf=min_samples_leaf, max_depth=max_depth,
-                     min_weight_fraction_leaf=0.02 if weighted else 0.0)
+    settings_ = dict(
+        criterion=criterion,
+        min_samples_leaf=min_samples_leaf,
+        max_depth=max_depth,
+        min_weight_fraction_leaf=0.02 if weighted else 0.0,
+    )
     fused = TreeClassifier(**settings_).fit(X, y, sample_weight=w)
     with registered(Plugin(), name="node-by-node"):
         slow = TreeClassifier(splitter="node_by_node", **settings_).fit(X, y, sample_weight=w)
@@ -71,8 +84,11 @@ def test_fractional_weights_on_real_data():
     data = load_dataset("wisconsin", dropna=True)
     w = np.random.default_rng(0).uniform(0.2, 2.0, size=data.X.shape[0])
     for criterion in ("gini", "entropy"):
-        fused = TreeClassifier(criterion=criterion, min_samples_leaf=3).fit(data.X, data.y, sample_weight=w)
+        fused = TreeClassifier(criterion=criterion, min_samples_leaf=3).fit(
+            data.X, data.y, sample_weight=w
+        )
         with registered(Plugin(), name="node-by-node"):
-            slow = TreeClassifier(splitter="node_by_node", criterion=criterion, min_samples_leaf=3) \
-                .fit(data.X, data.y, sample_weight=w)
+            slow = TreeClassifier(
+                splitter="node_by_node", criterion=criterion, min_samples_leaf=3
+            ).fit(data.X, data.y, sample_weight=w)
         assert_same_tree(fused.tree_, slow.tree_)

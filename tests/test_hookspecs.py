@@ -1,4 +1,5 @@
 """Every hookspec is documented and exercised (as datasette enforces for its hooks)."""
+
 import inspect
 
 import numpy as np
@@ -6,12 +7,15 @@ import pytest
 
 from treekit_core import TreeClassifier, hookimpl, hookspecs, registered
 
-ALL_HOOKS = sorted(name for name, obj in vars(hookspecs).items()
-                   if name.startswith("treekit_") and callable(obj))
+ALL_HOOKS = sorted(
+    name for name, obj in vars(hookspecs).items() if name.startswith("treekit_") and callable(obj)
+)
 
 
 def test_hook_list_is_complete():
-    assert set(ALL_HOOKS) == set(hookspecs.REGISTRATION_HOOKS.values()) | set(hookspecs.LIFECYCLE_HOOKS)
+    assert set(ALL_HOOKS) == set(hookspecs.REGISTRATION_HOOKS.values()) | set(
+        hookspecs.LIFECYCLE_HOOKS
+    )
 
 
 @pytest.mark.parametrize("hook", ALL_HOOKS)
@@ -22,8 +26,9 @@ def test_hookspec_documents_arguments_and_return(hook):
     assert ":return:" in doc, f"{hook} does not document its return value"
     assert "Called" in doc or "called" in doc, f"{hook} does not say when it is called"
     for arg in inspect.signature(function).parameters:
-        assert f":param {arg}:" in doc or f":param int {arg}:" in doc or f":param float {arg}:" in doc, \
-            f"{hook} does not document argument {arg!r}"
+        assert (
+            f":param {arg}:" in doc or f":param int {arg}:" in doc or f":param float {arg}:" in doc
+        ), f"{hook} does not document argument {arg!r}"
 
 
 class Recorder:
@@ -72,12 +77,21 @@ class Recorder:
 
     @hookimpl
     def treekit_fit_started(self, composition, n_samples, n_features, n_classes):
-        self._record("treekit_fit_started", n_samples=n_samples, n_features=n_features, n_classes=n_classes)
+        self._record(
+            "treekit_fit_started", n_samples=n_samples, n_features=n_features, n_classes=n_classes
+        )
 
     @hookimpl
     def treekit_node_split(self, node_id, depth, feature, threshold, improvement, n_samples):
-        self._record("treekit_node_split", node_id=node_id, depth=depth, feature=feature,
-                     threshold=threshold, improvement=improvement, n_samples=n_samples)
+        self._record(
+            "treekit_node_split",
+            node_id=node_id,
+            depth=depth,
+            feature=feature,
+            threshold=threshold,
+            improvement=improvement,
+            n_samples=n_samples,
+        )
 
     @hookimpl
     def treekit_fit_finished(self, composition, tree):
@@ -100,8 +114,14 @@ def test_every_hook_is_called_with_its_documented_arguments():
     internal = np.flatnonzero(tree.children_left >= 0)
     assert [s["node_id"] for s in splits] == list(internal)
     for s in splits:
-        assert s["feature"] == tree.feature[s["node_id"]] and s["threshold"] == tree.threshold[s["node_id"]]
-        assert s["depth"] == tree.depth[s["node_id"]] and s["n_samples"] == tree.n_samples[s["node_id"]]
+        assert (
+            s["feature"] == tree.feature[s["node_id"]]
+            and s["threshold"] == tree.threshold[s["node_id"]]
+        )
+        assert (
+            s["depth"] == tree.depth[s["node_id"]]
+            and s["n_samples"] == tree.n_samples[s["node_id"]]
+        )
         assert s["improvement"] > 0
     finished = [kw for name, kw in recorder.calls if name == "treekit_fit_finished"]
     assert finished == [{"n_nodes": tree.n_nodes}]
@@ -113,8 +133,14 @@ def test_lifecycle_hooks_are_skipped_when_nobody_listens(monkeypatch):
     registry = get_registry()
     assert not registry.hook_has_listeners("treekit_node_split")
     calls = []
-    monkeypatch.setattr(registry.plugin_manager.hook, "treekit_node_split",
-                        type("H", (), {"get_hookimpls": lambda self: [],
-                                       "__call__": lambda self, **kw: calls.append(kw)})())
+    monkeypatch.setattr(
+        registry.plugin_manager.hook,
+        "treekit_node_split",
+        type(
+            "H",
+            (),
+            {"get_hookimpls": lambda self: [], "__call__": lambda self, **kw: calls.append(kw)},
+        )(),
+    )
     TreeClassifier(max_depth=2).fit(np.arange(20.0).reshape(-1, 1), np.arange(20) % 2)
     assert calls == []

@@ -4,6 +4,7 @@ These tests need the plugins under plugins/ installed; without them they skip, u
 TREEKIT_REQUIRE_PLUGINS is set (the tox env ``all`` and CI set it), where a missing plugin
 fails the run instead.
 """
+
 import importlib
 import itertools
 import os
@@ -40,7 +41,9 @@ def require_plugins():
             modules.append((importlib.import_module(module), distribution))
         except ImportError:
             if os.environ.get("TREEKIT_REQUIRE_PLUGINS"):
-                pytest.fail(f"plugin {distribution} is required (TREEKIT_REQUIRE_PLUGINS) but not installed")
+                pytest.fail(
+                    f"plugin {distribution} is required (TREEKIT_REQUIRE_PLUGINS) but not installed"
+                )
             pytest.skip(f"plugin {distribution} is not installed")
     registry = get_registry()
     for module, distribution in modules:
@@ -62,8 +65,15 @@ def test_every_plugin_component_passes_the_kit(registry):
 
 
 def _base(choice):
-    base = {"criterion": "gini", "splitter": "exhaustive", "propagator": "hard", "pruner": "none",
-            "labeler": "majority", "evaluator": "hard", "confidence": "probability"}
+    base = {
+        "criterion": "gini",
+        "splitter": "exhaustive",
+        "propagator": "hard",
+        "pruner": "none",
+        "labeler": "majority",
+        "evaluator": "hard",
+        "confidence": "probability",
+    }
     if choice.get("criterion") == "counterexample_entropy" and "labeler" not in choice:
         base["labeler"] = "complementary"
     if choice.get("labeler") == "complementary" and "criterion" not in choice:
@@ -80,13 +90,19 @@ def test_composition_matrix(registry):
     for kind_a, kind_b in itertools.combinations(KINDS, 2):
         for a, b in itertools.product(names[kind_a], names[kind_b]):
             chosen = _base({kind_a: a, kind_b: b})
-            params = {f"{kind}_params": PARAMS.get(name) for kind, name in chosen.items() if name in PARAMS}
+            params = {
+                f"{kind}_params": PARAMS.get(name)
+                for kind, name in chosen.items()
+                if name in PARAMS
+            }
             model = TreeClassifier(**chosen, **params, max_depth=3, abstain_value="?")
             try:
                 model.fit(X, y)
             except CompositionError as exc:
                 message = str(exc)
-                assert f"'{a}'" in message and f"'{b}'" in message, f"{a} + {b}: refusal names {message}"
+                assert f"'{a}'" in message and f"'{b}'" in message, (
+                    f"{a} + {b}: refusal names {message}"
+                )
                 refused += 1
                 continue
             except ValueError as exc:
@@ -104,11 +120,14 @@ def test_the_design_card_example_end_to_end(registry):
     """Soft search + asymmetric entropy + boundary-distance rejection, on wisconsin."""
     data = load_dataset("wisconsin")
     model = TreeClassifier(
-        criterion="asymmetric_entropy", criterion_params={"w": [0.8, 0.2]},
-        splitter="soft_search", splitter_params={"u": 0.1},
+        criterion="asymmetric_entropy",
+        criterion_params={"w": [0.8, 0.2]},
+        splitter="soft_search",
+        splitter_params={"u": 0.1},
         pruner="cost_complexity",
         confidence="boundary_distance",
-        reject={"keep_correct": 0.9}, abstain_value="refer to a radiologist",
+        reject={"keep_correct": 0.9},
+        abstain_value="refer to a radiologist",
         random_state=0,
     ).fit(data.X, data.y)
     decision = model.decide(data.X)

@@ -1,12 +1,13 @@
 """The MDL pruner equals a brute-force search over all pruned subtrees."""
+
 import itertools
 
 import numpy as np
 import pytest
 
 from treekit_core import TreeClassifier
-from treekit_core.datasets import load_dataset
 from treekit_core.builtins.pruners.mdl import mdl_prune_mask
+from treekit_core.datasets import load_dataset
 
 
 def all_prunings(tree):
@@ -41,6 +42,12 @@ def test_equals_brute_force(alpha, size, weighted):
 def test_pruner_in_a_composition_never_enlarges():
     data = load_dataset("pima")
     full = TreeClassifier(min_samples_leaf=5).fit(data.X, data.y)
-    sizes = [TreeClassifier(min_samples_leaf=5, pruner="mdl", pruner_params={"alpha": a}).fit(data.X, data.y)
-             .get_n_leaves() for a in (0.0, 0.001, 0.01, 0.1)]
-    assert sizes[0] <= full.get_n_leaves() and sizes == sorted(sizes, reverse=True) and sizes[-1] >= 1
+    sizes = [
+        TreeClassifier(min_samples_leaf=5, pruner="mdl", pruner_params={"alpha": a})
+        .fit(data.X, data.y)
+        .get_n_leaves()
+        for a in (0.0, 0.001, 0.01, 0.1)
+    ]
+    assert (
+        sizes[0] <= full.get_n_leaves() and sizes == sorted(sizes, reverse=True) and sizes[-1] >= 1
+    )

@@ -3,8 +3,8 @@ import pytest
 
 from treekit_core import TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_core.tools.metrics import diagnostic_report
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
+from treekit_core.tools.metrics import diagnostic_report
 
 
 def test_diagnostic_figures_equal_hand_counts_with_abstentions():
@@ -31,7 +31,9 @@ def test_one_vs_rest_for_three_classes():
     report = diagnostic_report(y_true, y_pred)
     assert (report[0].tp, report[0].fp, report[0].fn, report[0].tn) == (1, 1, 1, 3)
     assert report[1].ppv == pytest.approx(2 / 3) and report[2].sensitivity == pytest.approx(0.5)
-    assert report[2].ppv == 1.0 and np.isnan(diagnostic_report([0, 0], [0, 0], classes=[0, 1])[1].sensitivity)
+    assert report[2].ppv == 1.0 and np.isnan(
+        diagnostic_report([0, 0], [0, 0], classes=[0, 1])[1].sensitivity
+    )
 
 
 def test_pairwise_dag_uses_k_minus_one_trees_per_sample():
@@ -41,7 +43,9 @@ def test_pairwise_dag_uses_k_minus_one_trees_per_sample():
     predicted = dag.predict(data.X[1::2])
     assert (dag.evaluations_ == 5).all()
     assert set(predicted) <= set(dag.classes_)
-    single = TreeClassifier(max_depth=8).fit(data.X[::2], data.y[::2]).score(data.X[1::2], data.y[1::2])
+    single = (
+        TreeClassifier(max_depth=8).fit(data.X[::2], data.y[::2]).score(data.X[1::2], data.y[1::2])
+    )
     assert dag.score(data.X[1::2], data.y[1::2]) > single - 0.03
 
 

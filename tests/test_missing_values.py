@@ -1,4 +1,5 @@
 """Missing values the C4.5 way: search on known values, shares down both branches."""
+
 import json
 from pathlib import Path
 
@@ -28,17 +29,22 @@ def test_without_missing_values_the_tree_is_unchanged():
     with_nan = np.vstack([data.X, np.full((1, data.X.shape[1]), np.nan)])
     # adding a row that is all NaN and weight 0 changes nothing but the row counts
     a = TreeClassifier(min_samples_leaf=5).fit(data.X, data.y)
-    b = TreeClassifier(min_samples_leaf=5).fit(with_nan, np.append(data.y, "benign"),
-                                               sample_weight=np.append(np.ones(len(data.y)), 0.0))
+    b = TreeClassifier(min_samples_leaf=5).fit(
+        with_nan, np.append(data.y, "benign"), sample_weight=np.append(np.ones(len(data.y)), 0.0)
+    )
     np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
     np.testing.assert_allclose(a.tree_.class_sums, b.tree_.class_sums)
 
 
 def test_wisconsin_uses_all_699_rows_and_matches_j48():
-    reference = json.loads((Path(__file__).parent / "fixtures" / "j48" / "wisconsin.json").read_text())
+    reference = json.loads(
+        (Path(__file__).parent / "fixtures" / "j48" / "wisconsin.json").read_text()
+    )
     data = load_dataset("wisconsin")
     assert np.isnan(data.X).sum() == 16
-    model = TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic").fit(data.X, data.y)
+    model = TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic").fit(
+        data.X, data.y
+    )
     assert model.tree_.n_samples[0] == 699 and model.tree_.weight[0] == 699
     assert model.get_n_leaves() == reference["n_leaves"] == 14
     assert model.score(data.X, data.y) == pytest.approx(reference["train_accuracy"])
@@ -52,8 +58,12 @@ def test_wisconsin_uses_all_699_rows_and_matches_j48():
 
 def test_every_splitter_and_pruner_takes_missing_values():
     data = load_dataset("wisconsin")
-    for params in ({}, {"pruner": "cost_complexity"}, {"splitter": "c45", "pruner": "pessimistic"},
-                   {"pruner": "mdl"}):
+    for params in (
+        {},
+        {"pruner": "cost_complexity"},
+        {"splitter": "c45", "pruner": "pessimistic"},
+        {"pruner": "mdl"},
+    ):
         model = TreeClassifier(min_samples_leaf=3, **params).fit(data.X, data.y)
         proba = model.predict_proba(data.X)
         np.testing.assert_allclose(proba.sum(axis=1), 1.0)

@@ -1,4 +1,5 @@
 """Nominal features: subset questions, exact where the theory says so."""
+
 import itertools
 
 import numpy as np
@@ -9,8 +10,8 @@ from hypothesis import strategies as st
 
 from treekit_core import TreeClassifier
 from treekit_core.builtins.criteria import Entropy, Gini
-from treekit_core.datasets import dataset_path
 from treekit_core.builtins.nominal_subsets import best_subset, category_statistics
+from treekit_core.datasets import dataset_path
 
 
 def brute_force(sums, weight, counts, criterion):
@@ -23,13 +24,22 @@ def brute_force(sums, weight, counts, criterion):
             subset = list(subset)
             left, lw = np.ascontiguousarray(sums[subset].sum(0)), weight[subset].sum()
             right, rw = np.ascontiguousarray(sums.sum(0) - left), weight.sum() - lw
-            drop = parent - (lw * impurity(left, lw, params) + rw * impurity(right, rw, params)) / weight.sum()
+            drop = (
+                parent
+                - (lw * impurity(left, lw, params) + rw * impurity(right, rw, params))
+                / weight.sum()
+            )
             best = max(best, drop)
     return best, parent
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10**6), st.integers(2, 7), st.integers(2, 4), st.sampled_from(["gini", "entropy"]))
+@given(
+    st.integers(0, 10**6),
+    st.integers(2, 7),
+    st.integers(2, 4),
+    st.sampled_from(["gini", "entropy"]),
+)
 def test_subset_found_equals_search_over_all_subsets(seed, m, k, name):
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, m, size=60)
@@ -38,11 +48,15 @@ def test_subset_found_equals_search_over_all_subsets(seed, m, k, name):
     sums, weight, counts = category_statistics(codes, np.ones(60), evidence, m)
     criterion = Gini() if name == "gini" else Entropy()
     expected, parent = brute_force(sums, weight, counts, criterion)
-    drop, subset = best_subset(criterion.compiled_impurity(), np.zeros(1), sums, weight, counts, parent, 1, 0.0)
+    drop, subset = best_subset(
+        criterion.compiled_impurity(), np.zeros(1), sums, weight, counts, parent, 1, 0.0
+    )
     if expected == -np.inf:
         assert subset is None
     else:
-        assert drop == pytest.approx(expected, abs=1e-12)  # exact: Breiman's ordering (K=2) or all subsets
+        assert drop == pytest.approx(
+            expected, abs=1e-12
+        )  # exact: Breiman's ordering (K=2) or all subsets
 
 
 def test_two_classes_many_categories_is_exact_by_ordering():
@@ -51,7 +65,9 @@ def test_two_classes_many_categories_is_exact_by_ordering():
     labels = (rng.random(400) < (codes % 5) / 5).astype(int)
     sums, weight, counts = category_statistics(codes, np.ones(400), np.eye(2)[labels], 14)
     expected, parent = brute_force(sums, weight, counts, Gini())
-    drop, _ = best_subset(Gini().compiled_impurity(), np.zeros(1), sums, weight, counts, parent, 1, 0.0)
+    drop, _ = best_subset(
+        Gini().compiled_impurity(), np.zeros(1), sums, weight, counts, parent, 1, 0.0
+    )
     assert drop == pytest.approx(expected, abs=1e-12)
 
 
@@ -62,7 +78,11 @@ def test_one_hot_thresholds_never_beat_the_subset_question():
     nominal = TreeClassifier(max_depth=1, categorical_features=[0]).fit(colour[:, None], y)
     one_hot = pd.get_dummies(pd.Series(colour)).to_numpy(float)
     thresholds = TreeClassifier(max_depth=1).fit(one_hot, y)
-    drop = lambda model: model.tree_.impurity[0] - (model.tree_.weight[1:3] * model.tree_.impurity[1:3]).sum() / 300  # noqa: E731
+
+    def drop(model):
+        tree = model.tree_
+        return tree.impurity[0] - (tree.weight[1:3] * tree.impurity[1:3]).sum() / 300
+
     assert drop(nominal) >= drop(thresholds) - 1e-12
     assert "colour" not in nominal.export_text() and " in {" in nominal.export_text()
 
@@ -75,7 +95,9 @@ def test_lenses_from_strings_and_json():
     assert model.export_text().startswith("|--- tear-prod-rate in {normal}")
     loaded = TreeClassifier.from_json(model.to_json())
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
-    by_index = TreeClassifier(criterion="entropy", categorical_features=[0, 1, 2, 3]).fit(X.to_numpy(), y)
+    by_index = TreeClassifier(criterion="entropy", categorical_features=[0, 1, 2, 3]).fit(
+        X.to_numpy(), y
+    )
     np.testing.assert_array_equal(by_index.predict(X.to_numpy()), model.predict(X))
 
 
@@ -94,12 +116,17 @@ def test_unseen_category_is_treated_as_missing():
     proba = model.predict_proba(np.array([["zzz"]], dtype=object))
     share = model.tree_.node_fields["missing_left"][0]
     left, right = model.tree_.children_left[0], model.tree_.children_right[0]
-    np.testing.assert_allclose(proba[0], share * model.tree_.value[left] + (1 - share) * model.tree_.value[right])
+    np.testing.assert_allclose(
+        proba[0], share * model.tree_.value[left] + (1 - share) * model.tree_.value[right]
+    )
 
 
 def test_nominal_errors():
     X = np.array([["a", 1.0], ["b", 2.0]], dtype=object)
-    with pytest.raises(ValueError, match="column 0 has values that are not numbers; declare it in categorical_features"):
+    with pytest.raises(
+        ValueError,
+        match="column 0 has values that are not numbers; declare it in categorical_features",
+    ):
         TreeClassifier(categorical_features=[1]).fit(X, [0, 1])
     with pytest.raises(ValueError, match="categorical_features names 'x'"):
         TreeClassifier(categorical_features=["x"]).fit(X, [0, 1])

@@ -1,18 +1,28 @@
 """Registry: discovery by entry point, TREEKIT_LOAD_PLUGINS, names, duplicates."""
+
 import types
 from typing import ClassVar
 
 import attrs
 import pytest
 
-from treekit_core import Criterion, PluginError, TreeClassifier, hookimpl, registry as plugins
+from treekit_core import Criterion, PluginError, TreeClassifier, hookimpl
+from treekit_core import registry as plugins
 from treekit_core.builtins.criteria import gini_impurity
 
 
 def _criterion_plugin(name):
-    cls = attrs.define(slots=False)(type(f"C_{name}", (Criterion,), {
-        "__annotations__": {"name": ClassVar[str]}, "name": name,
-        "impurity": staticmethod(gini_impurity)}))
+    cls = attrs.define(slots=False)(
+        type(
+            f"C_{name}",
+            (Criterion,),
+            {
+                "__annotations__": {"name": ClassVar[str]},
+                "name": name,
+                "impurity": staticmethod(gini_impurity),
+            },
+        )
+    )
     module = types.SimpleNamespace()
 
     @hookimpl
@@ -43,6 +53,7 @@ def fake_entry_points(monkeypatch):
     def install(*extra):
         eps = [FakeEntryPoint("treekit-core", "treekit-core", builtins), *extra]
         monkeypatch.setattr(plugins.importlib.metadata, "entry_points", lambda group: eps)
+
     return install
 
 
@@ -56,8 +67,10 @@ def test_entry_points_are_loaded_and_attributed(fake_entry_points, monkeypatch):
     assert registry.components("criterion")["gini"].distribution == "treekit-core"
 
 
-@pytest.mark.parametrize("env,loaded", [("", False), ("treekit-alpha", True), ("treekit_alpha, other", True),
-                                        ("other", False)])
+@pytest.mark.parametrize(
+    "env,loaded",
+    [("", False), ("treekit-alpha", True), ("treekit_alpha, other", True), ("other", False)],
+)
 def test_load_plugins_variable_restricts_distributions(fake_entry_points, monkeypatch, env, loaded):
     plugin, _ = _criterion_plugin("alpha")
     fake_entry_points(FakeEntryPoint("alpha", "treekit-alpha", plugin))
@@ -70,10 +83,14 @@ def test_load_plugins_variable_restricts_distributions(fake_entry_points, monkey
 def test_two_distributions_registering_one_name_is_an_error(fake_entry_points, monkeypatch):
     first, _ = _criterion_plugin("dup")
     second, _ = _criterion_plugin("dup")
-    fake_entry_points(FakeEntryPoint("a", "treekit-first", first), FakeEntryPoint("b", "treekit-second", second))
+    fake_entry_points(
+        FakeEntryPoint("a", "treekit-first", first), FakeEntryPoint("b", "treekit-second", second)
+    )
     monkeypatch.delenv(plugins.LOAD_ENV, raising=False)
     registry = plugins.Registry()
-    with pytest.raises(PluginError, match="two plugins register the criterion 'dup'.*treekit-first.*treekit-second"):
+    with pytest.raises(
+        PluginError, match="two plugins register the criterion 'dup'.*treekit-first.*treekit-second"
+    ):
         registry.components("criterion")
 
 
@@ -86,7 +103,9 @@ def test_unknown_name_lists_installed_and_suggests():
 
 
 def test_unknown_splitter_without_close_match():
-    with pytest.raises(PluginError, match="unknown splitter 'zzz'. Installed splitters: c45, exhaustive"):
+    with pytest.raises(
+        PluginError, match="unknown splitter 'zzz'. Installed splitters: c45, exhaustive"
+    ):
         TreeClassifier(splitter="zzz").fit([[0.0], [1.0]], [0, 1])
 
 
@@ -95,14 +114,18 @@ def test_instance_accepted_and_params_with_instance_refused():
 
     model = TreeClassifier(criterion=Entropy()).fit([[0.0], [1.0]], [0, 1])
     assert model.composition_.criterion.name == "entropy"
-    with pytest.raises(PluginError, match="criterion_params were given together with a ready criterion"):
+    with pytest.raises(
+        PluginError, match="criterion_params were given together with a ready criterion"
+    ):
         TreeClassifier(criterion=Entropy(), criterion_params={"x": 1}).fit([[0.0], [1.0]], [0, 1])
 
 
 def test_wrong_kind_instance_refused():
     from treekit_core.builtins.labelers import Majority
 
-    with pytest.raises(PluginError, match="criterion: expected a criterion name.*labeler component 'majority'"):
+    with pytest.raises(
+        PluginError, match="criterion: expected a criterion name.*labeler component 'majority'"
+    ):
         TreeClassifier(criterion=Majority()).fit([[0.0], [1.0]], [0, 1])
 
 

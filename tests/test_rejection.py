@@ -1,4 +1,5 @@
 """Reject rules (any confidence drives them) and risk-coverage curves."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -6,7 +7,12 @@ from hypothesis import strategies as st
 
 from treekit_core import AbstentionError, TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_core.engine.rejection import RejectRule, keep_fraction_threshold, max_error_threshold, risk_coverage
+from treekit_core.engine.rejection import (
+    RejectRule,
+    keep_fraction_threshold,
+    max_error_threshold,
+    risk_coverage,
+)
 
 
 def test_keep_fraction_keeps_ties_together():
@@ -59,7 +65,9 @@ def pima():
     return load_dataset("pima")
 
 
-@pytest.mark.parametrize("rule", [{"coverage": 0.8}, {"keep_correct": 0.9}, {"max_error": 0.1}, 0.75])
+@pytest.mark.parametrize(
+    "rule", [{"coverage": 0.8}, {"keep_correct": 0.9}, {"max_error": 0.1}, 0.75]
+)
 def test_rejection_on_training_data(pima, rule):
     model = TreeClassifier(min_samples_leaf=10, reject=rule, abstain_value="?").fit(pima.X, pima.y)
     decision = model.decide(pima.X)
@@ -75,8 +83,12 @@ def test_rejection_on_training_data(pima, rule):
 
 def test_rejection_threshold_by_cross_validation(pima):
     trained = TreeClassifier(min_samples_leaf=10, reject={"keep_correct": 0.9}).fit(pima.X, pima.y)
-    honest = TreeClassifier(min_samples_leaf=10, reject={"keep_correct": 0.9, "cv": 5}).fit(pima.X, pima.y)
-    again = TreeClassifier(min_samples_leaf=10, reject={"keep_correct": 0.9, "cv": 5}).fit(pima.X, pima.y)
+    honest = TreeClassifier(min_samples_leaf=10, reject={"keep_correct": 0.9, "cv": 5}).fit(
+        pima.X, pima.y
+    )
+    again = TreeClassifier(min_samples_leaf=10, reject={"keep_correct": 0.9, "cv": 5}).fit(
+        pima.X, pima.y
+    )
     assert honest.reject_threshold_ == again.reject_threshold_
     assert honest.reject_threshold_ != trained.reject_threshold_
 

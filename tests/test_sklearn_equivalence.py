@@ -1,9 +1,10 @@
 """With classic settings treekit grows exactly scikit-learn's tree (real data sets)."""
+
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
-
 from sklearn_parity import assert_same_tree, float32_exact, split_margins
+
 from treekit_core import TreeClassifier
 from treekit_core.datasets import load_dataset
 
@@ -27,10 +28,16 @@ CASES = [
 def _fit_both(name, criterion, min_samples_leaf, max_depth, **extra):
     data = load_dataset(name, dropna=True)
     X = float32_exact(data.data)
-    ours = TreeClassifier(criterion=criterion, min_samples_leaf=min_samples_leaf,
-                          max_depth=max_depth, **extra).fit(X, data.target)
-    theirs = DecisionTreeClassifier(criterion=criterion, min_samples_leaf=min_samples_leaf,
-                                    max_depth=max_depth, random_state=0, **extra).fit(X, data.target)
+    ours = TreeClassifier(
+        criterion=criterion, min_samples_leaf=min_samples_leaf, max_depth=max_depth, **extra
+    ).fit(X, data.target)
+    theirs = DecisionTreeClassifier(
+        criterion=criterion,
+        min_samples_leaf=min_samples_leaf,
+        max_depth=max_depth,
+        random_state=0,
+        **extra,
+    ).fit(X, data.target)
     return data, X, ours, theirs
 
 
@@ -46,15 +53,20 @@ def test_same_tree_as_sklearn(name, criterion, min_samples_leaf, max_depth):
     np.testing.assert_array_equal(ours.apply(X), theirs.apply(X))
 
 
-@pytest.mark.parametrize("extra", [
-    {"min_samples_split": 60},
-    {"min_weight_fraction_leaf": 0.05},
-    {"min_impurity_decrease": 0.01},
-    {"min_samples_leaf": 0.05},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"min_samples_split": 60},
+        {"min_weight_fraction_leaf": 0.05},
+        {"min_impurity_decrease": 0.01},
+        {"min_samples_leaf": 0.05},
+    ],
+)
 def test_stopping_rules_mean_what_sklearn_means(extra):
     settings = {"min_samples_leaf": 20, **extra}
-    data, X, ours, theirs = _fit_both("wisconsin", "gini", settings.pop("min_samples_leaf"), None, **settings)
+    data, X, ours, theirs = _fit_both(
+        "wisconsin", "gini", settings.pop("min_samples_leaf"), None, **settings
+    )
     assert_same_tree(ours.tree_, theirs.tree_)
 
 
@@ -63,7 +75,9 @@ def test_sample_weights_as_sklearn():
     X = float32_exact(data.data)
     weight = np.random.default_rng(3).integers(1, 4, size=X.shape[0]).astype(float)
     ours = TreeClassifier(min_samples_leaf=20).fit(X, data.target, sample_weight=weight)
-    theirs = DecisionTreeClassifier(min_samples_leaf=20, random_state=0).fit(X, data.target, sample_weight=weight)
+    theirs = DecisionTreeClassifier(min_samples_leaf=20, random_state=0).fit(
+        X, data.target, sample_weight=weight
+    )
     classes, encoded = np.unique(data.target, return_inverse=True)
     assert split_margins(ours, X, encoded, 2, weight).min() > 1e-9
     assert_same_tree(ours.tree_, theirs.tree_)

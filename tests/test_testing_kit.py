@@ -1,5 +1,6 @@
 """The authoring kit fails on broken components, saying what is wrong, and passes on the
 built-ins (the plugins are checked in tests/test_integration.py)."""
+
 from typing import ClassVar
 
 import attrs
@@ -7,12 +8,15 @@ import numpy as np
 import pytest
 
 from treekit_core import Criterion, Labeler
-from treekit_core.registry import get_registry
 from treekit_core.builtins.splitters import Exhaustive
+from treekit_core.registry import get_registry
 from treekit_core.testing import (
-    ConformanceError, check_component, check_criterion, check_labeler, check_splitter,
+    ConformanceError,
+    check_component,
+    check_criterion,
+    check_labeler,
+    check_splitter,
 )
-
 from treekit_core.testing.pytest_plugin import treekit_check, treekit_registry  # noqa: E402,F401
 
 
@@ -95,7 +99,15 @@ def test_labeler_abstaining_without_saying_so_is_caught():
 def test_every_builtin_component_passes():
     registry = get_registry()
     defaults = {}
-    for kind in ("criterion", "splitter", "labeler", "confidence", "pruner", "evaluator", "propagator"):
+    for kind in (
+        "criterion",
+        "splitter",
+        "labeler",
+        "confidence",
+        "pruner",
+        "evaluator",
+        "propagator",
+    ):
         for name, info in registry.components(kind).items():
             if name == "variance":
                 check_criterion(info.cls, n_classes=2)
@@ -103,7 +115,7 @@ def test_every_builtin_component_passes():
             check_component(info.cls, defaults.get(name))
 
 
-def test_pytest_plugin_fixtures(treekit_check, treekit_registry):
+def test_pytest_plugin_fixtures(treekit_check, treekit_registry):  # noqa: F811
     assert "gini" in treekit_registry.components("criterion")
     treekit_check.component(Exhaustive)
     with pytest.raises(ConformanceError):

@@ -1,5 +1,6 @@
 """A criterion written as a plain Python function in a test file, registered by a test
 plugin, grows a tree: what a third party does."""
+
 from typing import ClassVar
 
 import attrs
@@ -56,8 +57,9 @@ def test_python_criterion_grows_the_same_tree_as_builtin_gini():
     data = load_dataset("wisconsin", dropna=True)
     with registered(CriterionPlugin(), name="test-criteria"):
         ours = TreeClassifier(criterion="my_gini", min_samples_leaf=5).fit(data.X, data.y)
-        parametrised = TreeClassifier(criterion="power", criterion_params={"exponent": 2.0},
-                                      min_samples_leaf=5).fit(data.X, data.y)
+        parametrised = TreeClassifier(
+            criterion="power", criterion_params={"exponent": 2.0}, min_samples_leaf=5
+        ).fit(data.X, data.y)
     builtin = TreeClassifier(criterion="gini", min_samples_leaf=5).fit(data.X, data.y)
     for model in (ours, parametrised):
         np.testing.assert_array_equal(model.tree_.feature, builtin.tree_.feature)
@@ -67,8 +69,12 @@ def test_python_criterion_grows_the_same_tree_as_builtin_gini():
 def test_runtime_parameter_changes_the_tree_without_new_compilation():
     data = load_dataset("pima")
     with registered(CriterionPlugin(), name="test-criteria"):
-        a = TreeClassifier(criterion="power", criterion_params={"exponent": 2.0}, max_depth=4).fit(data.X, data.y)
-        b = TreeClassifier(criterion="power", criterion_params={"exponent": 6.0}, max_depth=4).fit(data.X, data.y)
+        a = TreeClassifier(criterion="power", criterion_params={"exponent": 2.0}, max_depth=4).fit(
+            data.X, data.y
+        )
+        b = TreeClassifier(criterion="power", criterion_params={"exponent": 6.0}, max_depth=4).fit(
+            data.X, data.y
+        )
         compiled = a.composition_.criterion.compiled_impurity()
     assert not np.array_equal(a.tree_.threshold, b.tree_.threshold)
     assert compiled is b.composition_.criterion.compiled_impurity()
@@ -79,6 +85,10 @@ def test_runtime_parameter_changes_the_tree_without_new_compilation():
 def test_invalid_parameter_of_plugin_criterion_names_it():
     with registered(CriterionPlugin(), name="test-criteria"):
         with pytest.raises(ValueError, match="exponent"):
-            TreeClassifier(criterion="power", criterion_params={"exponent": 0.5}).fit([[0.0], [1.0]], [0, 1])
+            TreeClassifier(criterion="power", criterion_params={"exponent": 0.5}).fit(
+                [[0.0], [1.0]], [0, 1]
+            )
         with pytest.raises(ValueError, match="no parameter 'exponnt'.*did you mean 'exponent'"):
-            TreeClassifier(criterion="power", criterion_params={"exponnt": 3}).fit([[0.0], [1.0]], [0, 1])
+            TreeClassifier(criterion="power", criterion_params={"exponnt": 3}).fit(
+                [[0.0], [1.0]], [0, 1]
+            )

@@ -1,4 +1,5 @@
 """Lossless JSON save/load that never executes code, and text export."""
+
 import json
 
 import numpy as np
@@ -22,7 +23,15 @@ def test_round_trip_reproduces_predictions_exactly(fitted, tmp_path):
     loaded = TreeClassifier.from_json(path)
     np.testing.assert_array_equal(loaded.predict(data.X), model.predict(data.X))
     np.testing.assert_array_equal(loaded.predict_proba(data.X), model.predict_proba(data.X))
-    for field in ("children_left", "children_right", "feature", "threshold", "class_sums", "weight", "impurity"):
+    for field in (
+        "children_left",
+        "children_right",
+        "feature",
+        "threshold",
+        "class_sums",
+        "weight",
+        "impurity",
+    ):
         np.testing.assert_array_equal(getattr(loaded.tree_, field), getattr(model.tree_, field))
     assert loaded.get_params() == model.get_params()
     assert loaded.classes_.dtype == model.classes_.dtype

@@ -1,4 +1,5 @@
 """Bad input gets a clear error naming the parameter (and column) and what was expected."""
+
 from typing import ClassVar
 
 import attrs
@@ -13,18 +14,25 @@ X_OK = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0]])
 Y_OK = np.array([0, 0, 1, 1])
 
 
-@pytest.mark.parametrize("X,y,message", [
-    (np.array([[0.0, 1.0], [np.inf, 0.0]]), [0, 1], r"X contains infinity in column 0 \(row 1\)"),
-    (np.array([0.0, 1.0, 2.0]), [0, 1, 1], r"X must be 2-D.*reshape\(-1, 1\)"),
-    ([[0.0, 1.0], [1.0]], [0, 1], "ragged"),
-    (np.empty((0, 2)), [], "X is empty"),
-    (np.empty((3, 0)), [0, 1, 0], "0 features"),
-    (X_OK, [0, 1, 1], "y has 3 labels but X has 4 samples"),
-    (X_OK, [1, 1, 1, 1], r"y has a single class \(1\)"),
-    (X_OK, [[0, 1], [1, 0], [0, 1], [1, 0]], "y must be 1-D"),
-    (X_OK, [0.0, np.nan, 1.0, 1.0], "y contains NaN at row 1"),
-    ([["a", "b"], ["c", "d"]], [0, 1], "not numbers"),
-])
+@pytest.mark.parametrize(
+    "X,y,message",
+    [
+        (
+            np.array([[0.0, 1.0], [np.inf, 0.0]]),
+            [0, 1],
+            r"X contains infinity in column 0 \(row 1\)",
+        ),
+        (np.array([0.0, 1.0, 2.0]), [0, 1, 1], r"X must be 2-D.*reshape\(-1, 1\)"),
+        ([[0.0, 1.0], [1.0]], [0, 1], "ragged"),
+        (np.empty((0, 2)), [], "X is empty"),
+        (np.empty((3, 0)), [0, 1, 0], "0 features"),
+        (X_OK, [0, 1, 1], "y has 3 labels but X has 4 samples"),
+        (X_OK, [1, 1, 1, 1], r"y has a single class \(1\)"),
+        (X_OK, [[0, 1], [1, 0], [0, 1], [1, 0]], "y must be 1-D"),
+        (X_OK, [0.0, np.nan, 1.0, 1.0], "y contains NaN at row 1"),
+        ([["a", "b"], ["c", "d"]], [0, 1], "not numbers"),
+    ],
+)
 def test_bad_training_input(X, y, message):
     with pytest.raises(ValueError, match=message):
         TreeClassifier().fit(X, y)
@@ -47,8 +55,11 @@ class Plugin:
 def test_nan_is_refused_naming_the_column_and_the_components_that_cannot_handle_it():
     frame = pd.DataFrame({"age": [1.0, 2.0, np.nan], "dose": [1.0, 2.0, 3.0]})
     with registered(Plugin(), name="no-missing"):
-        with pytest.raises(ValueError, match=r"X contains NaN in column 0 \('age'\) \(1 rows, first row 2\); "
-                                             r"splitter 'no_missing' does not handle missing values"):
+        with pytest.raises(
+            ValueError,
+            match=r"X contains NaN in column 0 \('age'\) \(1 rows, first row 2\); "
+            r"splitter 'no_missing' does not handle missing values",
+        ):
             TreeClassifier(splitter="no_missing").fit(frame, [0, 1, 0])
 
 
@@ -58,29 +69,38 @@ def test_dataframe_errors_name_the_column():
         TreeClassifier().fit(text, [0, 1, 0])
 
 
-@pytest.mark.parametrize("weight,message", [
-    ([1.0, 1.0], r"sample_weight must have shape \(4,\)"),
-    ([1.0, -1.0, 1.0, 1.0], "non-negative; row 1"),
-    ([1.0, np.nan, 1.0, 1.0], "NaN or infinity at row 1"),
-    ([0.0, 0.0, 0.0, 0.0], "sums to zero"),
-])
+@pytest.mark.parametrize(
+    "weight,message",
+    [
+        ([1.0, 1.0], r"sample_weight must have shape \(4,\)"),
+        ([1.0, -1.0, 1.0, 1.0], "non-negative; row 1"),
+        ([1.0, np.nan, 1.0, 1.0], "NaN or infinity at row 1"),
+        ([0.0, 0.0, 0.0, 0.0], "sums to zero"),
+    ],
+)
 def test_bad_sample_weight(weight, message):
     with pytest.raises(ValueError, match=message):
         TreeClassifier().fit(X_OK, Y_OK, sample_weight=weight)
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"max_depth": 0}, "max_depth must be None or an int >= 1, got 0"),
-    ({"max_depth": 2.5}, "max_depth"),
-    ({"min_samples_split": 1}, "min_samples_split must be an int >= 2"),
-    ({"min_samples_split": 1.5}, "min_samples_split"),
-    ({"min_samples_leaf": 0}, "min_samples_leaf must be an int >= 1"),
-    ({"min_weight_fraction_leaf": 0.7}, r"min_weight_fraction_leaf must be a float in \[0, 0.5\]"),
-    ({"min_impurity_decrease": -1.0}, "min_impurity_decrease must be a finite float >= 0"),
-    ({"min_gain": float("nan")}, "min_gain must be None or a finite float"),
-    ({"criterion_params": [1, 2]}, "criterion_params must be a dict"),
-    ({"criterion_params": {"w": 0.3}}, "criterion 'gini' has no parameter 'w'"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"max_depth": 0}, "max_depth must be None or an int >= 1, got 0"),
+        ({"max_depth": 2.5}, "max_depth"),
+        ({"min_samples_split": 1}, "min_samples_split must be an int >= 2"),
+        ({"min_samples_split": 1.5}, "min_samples_split"),
+        ({"min_samples_leaf": 0}, "min_samples_leaf must be an int >= 1"),
+        (
+            {"min_weight_fraction_leaf": 0.7},
+            r"min_weight_fraction_leaf must be a float in \[0, 0.5\]",
+        ),
+        ({"min_impurity_decrease": -1.0}, "min_impurity_decrease must be a finite float >= 0"),
+        ({"min_gain": float("nan")}, "min_gain must be None or a finite float"),
+        ({"criterion_params": [1, 2]}, "criterion_params must be a dict"),
+        ({"criterion_params": {"w": 0.3}}, "criterion 'gini' has no parameter 'w'"),
+    ],
+)
 def test_parameters_out_of_range(params, message):
     with pytest.raises(ValueError, match=message):
         TreeClassifier(**params).fit(X_OK, Y_OK)

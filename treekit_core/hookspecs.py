@@ -17,6 +17,7 @@ A plugin is a module (or any object) holding functions decorated with
     [project.entry-points.treekit]
     my-plugin = "my_plugin_module"
 """
+
 from __future__ import annotations
 
 import pluggy

@@ -9,6 +9,7 @@ The registry is assembled once per process from
 ``TREEKIT_LOAD_PLUGINS`` is a comma-separated list of distribution names to load besides
 the core; unset means "all installed", empty means "none but the core".
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,10 +49,12 @@ def api_mismatch(plugin, name: str) -> str | None:
     declared = getattr(plugin, PLUGIN_API_ATTRIBUTE, None)
     if declared is None or declared in SUPPORTED_PLUGIN_APIS:
         return None
-    return (f"plugin {name!r} was written for treekit plugin API {declared!r}, but this "
-            f"treekit_core provides plugin API {PLUGIN_API_VERSION} (loads "
-            f"{', '.join(map(str, sorted(SUPPORTED_PLUGIN_APIS)))}); install a release of "
-            f"{name!r} written for API {PLUGIN_API_VERSION} (CHANGELOG.md lists what changed)")
+    return (
+        f"plugin {name!r} was written for treekit plugin API {declared!r}, but this "
+        f"treekit_core provides plugin API {PLUGIN_API_VERSION} (loads "
+        f"{', '.join(map(str, sorted(SUPPORTED_PLUGIN_APIS)))}); install a release of "
+        f"{name!r} written for API {PLUGIN_API_VERSION} (CHANGELOG.md lists what changed)"
+    )
 
 
 @attrs.frozen
@@ -171,7 +174,9 @@ class Registry:
                         f"expected a subclass of treekit_core.components.{base.__name__}"
                     )
                 if not cls.name:
-                    raise PluginError(f"{cls.__qualname__} from plugin {distribution!r} has no `name`")
+                    raise PluginError(
+                        f"{cls.__qualname__} from plugin {distribution!r} has no `name`"
+                    )
                 if cls.name in found and found[cls.name].cls is not cls:
                     first, second = sorted([found[cls.name].distribution, distribution])
                     raise PluginError(
@@ -190,7 +195,8 @@ class Registry:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         left_out = "".join(f" Not loaded: {problem}." for problem in self.incompatible.values())
         raise PluginError(
-            f"unknown {kind} {name!r}{hint}. Installed {kind}s: {', '.join(names) or 'none'}.{left_out}"
+            f"unknown {kind} {name!r}{hint}. Installed {kind}s: "
+            f"{', '.join(names) or 'none'}.{left_out}"
         )
 
     def create(self, kind: str, spec, params: dict | None = None) -> Component:

@@ -15,6 +15,7 @@ number of abstentions is reported. Labeler-only parameters (costs, thresholds) a
 the predicted distributions of one fitted model, which is what the labeler does inside the
 estimator; w changes the trees and is refitted.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,14 @@ from treekit_core import ForestClassifier, TreeClassifier  # noqa: E402
 from treekit_core.datasets import load_dataset  # noqa: E402
 
 PAPER_SATIMAGE = {
-    "tree": "0.55 / 0.59", "forest": "0.54 / 0.84", "tree + cost": "0.92 / 0.29 or 0.6 / 0.52",
-    "forest + cost": "0.95 / 0.33 or 0.64 / 0.73", "asymmetric tree": "0.93 / 0.3 or 0.71 / 0.49",
-    "asymmetric forest": "0.99 / 0.29 or 0.91 / 0.96", "BRF": "", "WRF": "",
+    "tree": "0.55 / 0.59",
+    "forest": "0.54 / 0.84",
+    "tree + cost": "0.92 / 0.29 or 0.6 / 0.52",
+    "forest + cost": "0.95 / 0.33 or 0.64 / 0.73",
+    "asymmetric tree": "0.93 / 0.3 or 0.71 / 0.49",
+    "asymmetric forest": "0.99 / 0.29 or 0.91 / 0.96",
+    "BRF": "",
+    "WRF": "",
 }
 
 
@@ -45,8 +51,16 @@ def datasets():
     yield "haberman", hab.X, (hab.y == "positive").astype(int)
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=850, n_features=970, n_informative=30, n_redundant=20,
-                               weights=[0.98], flip_y=0.0, class_sep=1.5, random_state=0)
+    X, y = make_classification(
+        n_samples=850,
+        n_features=970,
+        n_informative=30,
+        n_redundant=20,
+        weights=[0.98],
+        flip_y=0.0,
+        class_sep=1.5,
+        random_state=0,
+    )
     yield "synthetic mammography (850 x 970, 2%)", X, y
 
 
@@ -94,14 +108,30 @@ def methods(prior, trees):
         Method("tree", lambda _: TreeClassifier(**c45)),
         Method("forest", lambda _: ForestClassifier(**forest)),
         Method("tree + cost", lambda _: TreeClassifier(**c45), "cost", decision_grid=cost_grid),
-        Method("forest + cost", lambda _: ForestClassifier(**forest), "cost", decision_grid=cost_grid),
+        Method(
+            "forest + cost", lambda _: ForestClassifier(**forest), "cost", decision_grid=cost_grid
+        ),
         Method("BRF", lambda _: ForestClassifier(balanced_bootstrap=True, **forest)),
         Method("WRF", lambda _: ForestClassifier(class_weight="balanced", **forest)),
-        Method("asymmetric tree", lambda w: TreeClassifier(
-            splitter="c45", pruner="pessimistic", criterion="asymmetric_entropy", criterion_params={"w": w}),
-            "thresholds", fit_grid=w_grid),
-        Method("asymmetric forest", lambda w: ForestClassifier(
-            criterion="asymmetric_entropy", criterion_params={"w": w}, **forest), "thresholds", fit_grid=w_grid),
+        Method(
+            "asymmetric tree",
+            lambda w: TreeClassifier(
+                splitter="c45",
+                pruner="pessimistic",
+                criterion="asymmetric_entropy",
+                criterion_params={"w": w},
+            ),
+            "thresholds",
+            fit_grid=w_grid,
+        ),
+        Method(
+            "asymmetric forest",
+            lambda w: ForestClassifier(
+                criterion="asymmetric_entropy", criterion_params={"w": w}, **forest
+            ),
+            "thresholds",
+            fit_grid=w_grid,
+        ),
     ]
 
 
@@ -121,7 +151,9 @@ def evaluate(method, X, y, outer):
                 inner_proba[inner == j] = method.probabilities(X[tr], y[tr], X[va], fit_value)
             for point in method.grid():
                 if point[0] == fit_value:
-                    scores[point] = f1(*recall_precision(y[train], decide(method.kind, inner_proba, point[1]))[:2])
+                    scores[point] = f1(
+                        *recall_precision(y[train], decide(method.kind, inner_proba, point[1]))[:2]
+                    )
             outer_proba = method.probabilities(X[train], y[train], X[test], fit_value)
             for point in method.grid():
                 if point[0] == fit_value:
@@ -138,8 +170,11 @@ def main():
     args = parser.parse_args()
     start = time.time()
     print("# Asymmetric entropy and decision rules: results\n")
-    print(f"10-fold stratified CV; forests of {args.trees} trees; inner 3-fold CV tunes for minority F1. "
-          "Cells: minority recall / precision (abstentions).\n")
+    print(
+        f"10-fold stratified CV; forests of {args.trees} trees; inner 3-fold CV tunes for "
+        "minority F1. "
+        "Cells: minority recall / precision (abstentions).\n"
+    )
     for name, X, y in datasets():
         prior = y.mean()
         outer = stratified_folds(y, 10, seed=0)
@@ -147,15 +182,40 @@ def main():
         for method in methods(prior, args.trees):
             tuned, per_point, chosen = evaluate(method, X, y, outer)
             r, p, a = recall_precision(y, tuned)
-            best_point = max(per_point, key=lambda point: f1(*recall_precision(y, per_point[point])[:2]))
+            best_point = max(
+                per_point, key=lambda point: f1(*recall_precision(y, per_point[point])[:2])
+            )
             ro, po, ao = recall_precision(y, per_point[best_point])
             paper = PAPER_SATIMAGE[method.name] if name.startswith("satimage") else ""
-            rows.append([method.name, f"{r:.2f} / {p:.2f} ({a})", ", ".join(f"{c:g}" for c in chosen if c is not None),
-                         f"{ro:.2f} / {po:.2f} ({ao})", "" if best_point[1] is None else f"{best_point[1]:g}", paper])
-            print(f"{name} {method.name} done after {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+            rows.append(
+                [
+                    method.name,
+                    f"{r:.2f} / {p:.2f} ({a})",
+                    ", ".join(f"{c:g}" for c in chosen if c is not None),
+                    f"{ro:.2f} / {po:.2f} ({ao})",
+                    "" if best_point[1] is None else f"{best_point[1]:g}",
+                    paper,
+                ]
+            )
+            print(
+                f"{name} {method.name} done after {time.time() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         print(f"## {name}: {len(y)} rows, minority {prior:.1%}\n")
-        print(markdown_table(["method", "tuned: recall / precision (abstained)", "tuned parameter per fold",
-                              "optimistic best grid point", "its parameter", "paper (satimage)"], rows))
+        print(
+            markdown_table(
+                [
+                    "method",
+                    "tuned: recall / precision (abstained)",
+                    "tuned parameter per fold",
+                    "optimistic best grid point",
+                    "its parameter",
+                    "paper (satimage)",
+                ],
+                rows,
+            )
+        )
         print()
     print(f"Total time {time.time() - start:.0f} s.")
 

@@ -10,6 +10,7 @@ and risk-coverage areas of boundary distance against max-probability confidence.
 Wisconsin's 16 missing V6 values are imputed with the median of V6 (keeps all 699 rows,
 as the paper counts them).
 """
+
 from __future__ import annotations
 
 import sys
@@ -51,7 +52,9 @@ def subtrees_by_training_errors(X, y, targets, **grow):
     """The subtrees of the misclassification cost-complexity path with training errors
     closest to each target."""
     full = TreeClassifier(criterion="gini", **grow).fit(X, y)
-    sequence = CostComplexity(risk="misclassification").sequence(full.tree_, full.composition_.labeler)
+    sequence = CostComplexity(risk="misclassification").sequence(
+        full.tree_, full.composition_.labeler
+    )
     levels = subtree_levels(sequence)
     errors = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels]) * len(y)
     chosen = {}
@@ -62,8 +65,12 @@ def subtrees_by_training_errors(X, y, targets, **grow):
 
 
 def resubstitution_row(X, y, alpha, keep, name, paper):
-    model = TreeClassifier(criterion="gini", pruner="cost_complexity",
-                           pruner_params={"alpha": alpha}, confidence="boundary_distance").fit(X, y)
+    model = TreeClassifier(
+        criterion="gini",
+        pruner="cost_complexity",
+        pruner_params={"alpha": alpha},
+        confidence="boundary_distance",
+    ).fit(X, y)
     decision = model.decide(X)
     correct = decision.labels == y
     scores = decision.confidence
@@ -71,9 +78,18 @@ def resubstitution_row(X, y, alpha, keep, name, paper):
     accepted = scores >= threshold
     errors = int((~correct).sum())
     kept_errors = int((~correct & accepted).sum())
-    return [name, model.get_n_leaves(), errors, f"{errors / len(y):.1%}", f"{keep:.0%}",
-            f"{(~accepted).mean():.1%}", f"{kept_errors / max(accepted.sum(), 1):.1%}",
-            f"{1 - kept_errors / max(errors, 1):.0%}", int(accepted.sum()), paper]
+    return [
+        name,
+        model.get_n_leaves(),
+        errors,
+        f"{errors / len(y):.1%}",
+        f"{keep:.0%}",
+        f"{(~accepted).mean():.1%}",
+        f"{kept_errors / max(accepted.sum(), 1):.1%}",
+        f"{1 - kept_errors / max(errors, 1):.0%}",
+        int(accepted.sum()),
+        paper,
+    ]
 
 
 def part1():
@@ -81,21 +97,69 @@ def part1():
     X, y = wisconsin()
     found = subtrees_by_training_errors(X, y, [33, 23])
     rows = []
-    paper = {33: "33 err; keep 90% -> 12.7% rejected, 1.5% error, 72% of errors filtered",
-             23: "23 err; keep 93% -> 8% rejected, 2% error"}
+    paper = {
+        33: "33 err; keep 90% -> 12.7% rejected, 1.5% error, 72% of errors filtered",
+        23: "23 err; keep 93% -> 8% rejected, 2% error",
+    }
     for target, keep in ((33, 0.90), (23, 0.93)):
         alpha, errors = found[target]
-        rows.append(resubstitution_row(X, y, alpha, keep, f"wisconsin, path subtree ~{target} errors", paper[target]))
-        rows.append(resubstitution_row(X, y, alpha, 0.90 if keep == 0.93 else 0.93, f"wisconsin, path subtree ~{target} errors", ""))
-    cv_model = TreeClassifier(criterion="gini", pruner="cost_complexity", pruner_params={"seed": 0}).fit(X, y)
-    rows.append(resubstitution_row(X, y, cv_model.tree_.component_state["pruner"]["chosen_alpha"], 0.90,
-                                   "wisconsin, 10-fold CV subtree (min error)", ""))
+        rows.append(
+            resubstitution_row(
+                X, y, alpha, keep, f"wisconsin, path subtree ~{target} errors", paper[target]
+            )
+        )
+        rows.append(
+            resubstitution_row(
+                X,
+                y,
+                alpha,
+                0.90 if keep == 0.93 else 0.93,
+                f"wisconsin, path subtree ~{target} errors",
+                "",
+            )
+        )
+    cv_model = TreeClassifier(
+        criterion="gini", pruner="cost_complexity", pruner_params={"seed": 0}
+    ).fit(X, y)
+    rows.append(
+        resubstitution_row(
+            X,
+            y,
+            cv_model.tree_.component_state["pruner"]["chosen_alpha"],
+            0.90,
+            "wisconsin, 10-fold CV subtree (min error)",
+            "",
+        )
+    )
     Xs, ys = synthetic_2d()
     found = subtrees_by_training_errors(Xs, ys, [106])
-    rows.append(resubstitution_row(Xs, ys, found[106][0], 0.76, "synthetic 2-D, 1354 points",
-                                   "106 err (7.8%); keep 76% -> 90% of errors filtered, 960 kept, 10 errors (1.0%)"))
-    print(markdown_table(["data / tree", "leaves", "training errors", "error", "keep correct", "rejected",
-                          "error on kept", "errors filtered", "kept", "paper"], rows))
+    rows.append(
+        resubstitution_row(
+            Xs,
+            ys,
+            found[106][0],
+            0.76,
+            "synthetic 2-D, 1354 points",
+            "106 err (7.8%); keep 76% -> 90% of errors filtered, 960 kept, 10 errors (1.0%)",
+        )
+    )
+    print(
+        markdown_table(
+            [
+                "data / tree",
+                "leaves",
+                "training errors",
+                "error",
+                "keep correct",
+                "rejected",
+                "error on kept",
+                "errors filtered",
+                "kept",
+                "paper",
+            ],
+            rows,
+        )
+    )
 
 
 def honest(name, X, y, scale):
@@ -108,10 +172,17 @@ def honest(name, X, y, scale):
         train, test = folds != k, folds == k
         for confidence in pooled:
             params = {"scale": scale} if confidence == "boundary_distance" else {}
-            model = TreeClassifier(criterion="gini", pruner="cost_complexity", pruner_params={"seed": k},
-                                   confidence=confidence, confidence_params=params or None)
+            model = TreeClassifier(
+                criterion="gini",
+                pruner="cost_complexity",
+                pruner_params={"seed": k},
+                confidence=confidence,
+                confidence_params=params or None,
+            )
             if confidence == "boundary_distance":
-                model.set_params(reject={"keep_correct": 0.9, "cv": 5, "seed": k}, abstain_value="?")
+                model.set_params(
+                    reject={"keep_correct": 0.9, "cv": 5, "seed": k}, abstain_value="?"
+                )
             model.fit(X[train], y[train])
             decision = model.decide(X[test])
             scores = decision.confidence
@@ -124,10 +195,19 @@ def honest(name, X, y, scale):
                 correct = model.classes_[np.argmax(decision.proba, axis=1)] == y[test]
             pooled[confidence][0].append(scores)
             pooled[confidence][1].append(correct)
-    areas = {c: risk_coverage(np.concatenate(s), np.concatenate(ok)).area for c, (s, ok) in pooled.items()}
+    areas = {
+        c: risk_coverage(np.concatenate(s), np.concatenate(ok)).area
+        for c, (s, ok) in pooled.items()
+    }
     error_all = 1 - np.concatenate(pooled["probability"][1]).mean()
-    return [name, f"{error_all:.1%}", f"{rejected / len(y):.1%}", f"{kept_errors / max(kept, 1):.1%}",
-            f"{areas['boundary_distance']:.4f}", f"{areas['probability']:.4f}"]
+    return [
+        name,
+        f"{error_all:.1%}",
+        f"{rejected / len(y):.1%}",
+        f"{kept_errors / max(kept, 1):.1%}",
+        f"{areas['boundary_distance']:.4f}",
+        f"{areas['probability']:.4f}",
+    ]
 
 
 def part2():
@@ -136,8 +216,19 @@ def part2():
     for name in ("wdbc", "pima"):
         data = load_dataset(name)
         rows.append(honest(f"{name} (scale std)", data.X, data.y, "std"))
-    print(markdown_table(["data", "held-out error (all)", "rejected (keep 90% correct)", "held-out error on kept",
-                          "risk-coverage area: boundary distance", "risk-coverage area: max probability"], rows))
+    print(
+        markdown_table(
+            [
+                "data",
+                "held-out error (all)",
+                "rejected (keep 90% correct)",
+                "held-out error on kept",
+                "risk-coverage area: boundary distance",
+                "risk-coverage area: max probability",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ label becomes a counterexample vector (K-1 ones), then a fraction of its entries
 0 ("no information") at random. The tree: criterion counterexample_entropy (normalised),
 labeler complementary, exhaustive splits; two variants: unpruned, and pruned by
 cost-complexity with 5-fold CV. (With entries removed no node looks pure, so an unpruned
-tree grows to single-sample leaves whose removed entries tie with the true class.) Nominal features are ordinal codes of
-their sorted values (treekit_core.datasets); soybean's missing values become one more code
-(-1). Writes accuracy boxplots to benchmarks/counterexamples/accuracy.png.
+tree grows to single-sample leaves whose removed entries tie with the true class.) Nominal
+features are ordinal codes of their sorted values (treekit_core.datasets); soybean's
+missing values become one more code (-1). Writes accuracy boxplots to
+benchmarks/counterexamples/accuracy.png.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +37,13 @@ PAPER = {
 }
 
 
-VARIANTS = {"unpruned": {}, "pruned (cost-complexity, 5-fold CV)": {"pruner": "cost_complexity",
-                                                                   "pruner_params": {"cv": 5}}}
+VARIANTS = {
+    "unpruned": {},
+    "pruned (cost-complexity, 5-fold CV)": {
+        "pruner": "cost_complexity",
+        "pruner_params": {"cv": 5},
+    },
+}
 
 
 def run(name, repeats, variant):
@@ -53,7 +60,9 @@ def run(name, repeats, variant):
         test = np.setdiff1d(np.arange(n), train)
         for level in levels:
             partial = remove_information(Y[train], level, np.random.default_rng(10_000 + repeat))
-            model = TreeClassifier(criterion="counterexample_entropy", labeler="complementary", **VARIANTS[variant])
+            model = TreeClassifier(
+                criterion="counterexample_entropy", labeler="complementary", **VARIANTS[variant]
+            )
             model.fit(X[train], counterexamples=partial, classes=classes)
             accuracy[level].append(float((model.predict(X[test]) == classes[codes[test]]).mean()))
     return accuracy
@@ -62,7 +71,9 @@ def run(name, repeats, variant):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=100)
-    parser.add_argument("--pruned-repeats", type=int, default=30, help="repeats of the (10x slower) pruned variant")
+    parser.add_argument(
+        "--pruned-repeats", type=int, default=30, help="repeats of the (10x slower) pruned variant"
+    )
     args = parser.parse_args()
     start = time.time()
     results = {}
@@ -70,10 +81,16 @@ def main():
         for name in ("lenses", "balance_scale", "satimage", "soybean"):
             repeats = args.repeats if variant == "unpruned" else args.pruned_repeats
             results[(name, variant)] = run(name, repeats, variant)
-            print(f"{name} {variant} done after {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"{name} {variant} done after {time.time() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     print("# Counterexamples: accuracy against information removed\n")
-    print(f"{args.repeats} repeats unpruned, {args.pruned_repeats} pruned; 30% train / 70% test; "
-          f"median accuracy (25th-75th percentile).\n")
+    print(
+        f"{args.repeats} repeats unpruned, {args.pruned_repeats} pruned; 30% train / 70% test; "
+        f"median accuracy (25th-75th percentile).\n"
+    )
     for (name, variant), accuracy in results.items():
         print(f"## {name}, {variant}\n\nPaper: {PAPER[name]}.\n")
         print("| removed | median accuracy | 25% | 75% |\n|---|---|---|---|")
@@ -88,7 +105,7 @@ def main():
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 4, figsize=(22, 8))
-    for ax, ((name, variant), accuracy) in zip(axes.ravel(), results.items()):
+    for ax, ((name, variant), accuracy) in zip(axes.ravel(), results.items(), strict=False):
         levels = list(accuracy)
         ax.boxplot([accuracy[level] for level in levels], showfliers=False)
         ax.set_xticks(range(1, len(levels) + 1))

@@ -20,6 +20,7 @@ one numba thread each; ``--save F`` writes every finished task to F (JSON) and `
 skips tasks already in F, so an interrupted run continues; ``--report-only`` prints the
 tables from F.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,17 +54,28 @@ PAPER_VI_VII = {  # leaves C4.5/SS/STP and accuracy C4.5/SS/STP, training noise 
 
 
 def model(method, cf, u):
-    base = dict(criterion="entropy", pruner="pessimistic", pruner_params={"confidence_factor": cf},
-                labeler_params={"laplace": True})
+    base = dict(
+        criterion="entropy",
+        pruner="pessimistic",
+        pruner_params={"confidence_factor": cf},
+        labeler_params={"laplace": True},
+    )
     if method == "C4.5":
         return TreeClassifier(splitter="c45", **base)
     if method == "SS":
-        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_rules": True}, **base)
+        return TreeClassifier(
+            splitter="soft_search", splitter_params={"u": u, "c45_rules": True}, **base
+        )
     if method == "STP":
         return TreeClassifier(splitter="c45", propagator="soft", propagator_params={"u": u}, **base)
     if method == "SS+STP":
-        return TreeClassifier(splitter="soft_search", splitter_params={"u": u, "c45_rules": True},
-                              propagator="soft", propagator_params={"u": u}, **base)
+        return TreeClassifier(
+            splitter="soft_search",
+            splitter_params={"u": u, "c45_rules": True},
+            propagator="soft",
+            propagator_params={"u": u},
+            **base,
+        )
     if method == "SE":
         return TreeClassifier(splitter="c45", evaluator="soft", evaluator_params={"u": u}, **base)
     if method == "PLT":
@@ -159,8 +171,12 @@ def run(args, results, save):
     for name in DATA:
         data = load_dataset(name)
         cfs[name], leaves_by_cf = confidence_factor(data.X, data.y)
-        print(f"{name}: CF {cfs[name]} (C4.5 leaves by CF "
-              f"{ {cf: round(float(v), 1) for cf, v in leaves_by_cf.items()} })", file=sys.stderr, flush=True)
+        print(
+            f"{name}: CF {cfs[name]} (C4.5 leaves by CF "
+            f"{ {cf: round(float(v), 1) for cf, v in leaves_by_cf.items()} })",
+            file=sys.stderr,
+            flush=True,
+        )
         results["cf"][name] = cfs[name]
     tasks = []  # permutation first: an interrupted run leaves whole permutations behind
     for perm in range(args.perms):
@@ -171,7 +187,9 @@ def run(args, results, save):
                     if key in results["tasks"]:
                         continue
                     with_udt = perm < args.udt_perms and level in args.udt_noise
-                    tasks.append((key, (experiment, name, level, perm, cfs[name], args.inner, with_udt)))
+                    tasks.append(
+                        (key, (experiment, name, level, perm, cfs[name], args.inner, with_udt))
+                    )
     print(f"{len(tasks)} tasks to run", file=sys.stderr, flush=True)
 
     def record(key, rows):
@@ -188,8 +206,9 @@ def run(args, results, save):
     import multiprocessing
 
     os.environ["NUMBA_NUM_THREADS"] = "1"  # inherited by the spawned workers: one core each
-    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_worker_start) as pool:
+    with ProcessPoolExecutor(
+        args.jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+    ) as pool:
         futures = {pool.submit(run_task, *task): key for key, task in tasks}
         for future in as_completed(futures):
             record(futures[future], future.result())
@@ -202,16 +221,21 @@ def collect(results):
         experiment, name, level, perm = key.split("|")
         for method, leaves, accuracy, seconds, u in rows:
             table.setdefault((int(experiment), name, float(level), method), []).append(
-                (int(perm), leaves, accuracy, seconds, u))
+                (int(perm), leaves, accuracy, seconds, u)
+            )
     return table
 
 
 def report(results, experiment):
-    print(f"\n## Experiment {experiment}: noise added to the {'training' if experiment == 1 else 'test'} data\n")
+    print(
+        f"\n## Experiment {experiment}: noise added to the "
+        f"{'training' if experiment == 1 else 'test'} data\n"
+    )
     for level in NOISE:
         rows = []
         for name in DATA:
-            base = {p: (l, a) for p, l, a, s, u in results[(experiment, name, level, "C4.5")]}
+            c45_runs = results[(experiment, name, level, "C4.5")]
+            base = {p: (leaves, a) for p, leaves, a, s, u in c45_runs}
             for method in METHODS:
                 runs = results.get((experiment, name, level, method))
                 if not runs:
@@ -219,17 +243,52 @@ def report(results, experiment):
                 leaves = np.mean([r[1] for r in runs])
                 accuracy = np.mean([r[2] for r in runs])
                 seconds = np.mean([r[3] for r in runs])
-                p = wilcoxon_p([r[2] for r in runs], [base[r[0]][1] for r in runs]) if method != "C4.5" else float("nan")
-                p_leaves = (wilcoxon_p([r[1] for r in runs], [base[r[0]][0] for r in runs])
-                            if method not in ("C4.5", "SE", "PLT") else float("nan"))
+                p = (
+                    wilcoxon_p([r[2] for r in runs], [base[r[0]][1] for r in runs])
+                    if method != "C4.5"
+                    else float("nan")
+                )
+                p_leaves = (
+                    wilcoxon_p([r[1] for r in runs], [base[r[0]][0] for r in runs])
+                    if method not in ("C4.5", "SE", "PLT")
+                    else float("nan")
+                )
                 us = [r[4] for r in runs if r[4] is not None]
-                rows.append([name, method, len(runs), leaves, "" if np.isnan(p_leaves) else f"{p_leaves:.3f}",
-                             accuracy, "" if np.isnan(p) else f"{p:.3f}", seconds, f"{np.median(us):g}" if us else ""])
+                rows.append(
+                    [
+                        name,
+                        method,
+                        len(runs),
+                        leaves,
+                        "" if np.isnan(p_leaves) else f"{p_leaves:.3f}",
+                        accuracy,
+                        "" if np.isnan(p) else f"{p:.3f}",
+                        seconds,
+                        f"{np.median(us):g}" if us else "",
+                    ]
+                )
         print(f"### noise n = {level}\n")
-        print(markdown_table(["data", "method", "runs", "leaves", "p (leaves)", "accuracy %", "p (accuracy)",
-                              "fit s", "median u"], rows))
+        print(
+            markdown_table(
+                [
+                    "data",
+                    "method",
+                    "runs",
+                    "leaves",
+                    "p (leaves)",
+                    "accuracy %",
+                    "p (accuracy)",
+                    "fit s",
+                    "median u",
+                ],
+                rows,
+            )
+        )
         print()
-    print("### Averages over the four data sets, difference to C4.5 (paper Tables IV/V give ranges over n)\n")
+    print(
+        "### Averages over the four data sets, difference to C4.5 (paper Tables IV/V give ranges "
+        "over n)\n"
+    )
     print("Wilcoxon signed-rank p over all pooled (data set, permutation) pairs in brackets.\n")
     rows = []
     for method in METHODS[1:]:
@@ -246,10 +305,17 @@ def report(results, experiment):
             if not d_leaves:
                 row.append("")
                 continue
-            p_leaves = wilcoxon_p(d_leaves, np.zeros(len(d_leaves))) if method not in ("SE", "PLT") else float("nan")
+            p_leaves = (
+                wilcoxon_p(d_leaves, np.zeros(len(d_leaves)))
+                if method not in ("SE", "PLT")
+                else float("nan")
+            )
             p_acc = wilcoxon_p(d_acc, np.zeros(len(d_acc)))
-            row.append(f"{np.mean(d_leaves):+.1f} / {np.mean(d_acc):+.1f} (p {p_leaves:.2g} / {p_acc:.2g})"
-                       if not np.isnan(p_leaves) else f"0 / {np.mean(d_acc):+.1f} (p - / {p_acc:.2g})")
+            row.append(
+                f"{np.mean(d_leaves):+.1f} / {np.mean(d_acc):+.1f} (p {p_leaves:.2g} / {p_acc:.2g})"
+                if not np.isnan(p_leaves)
+                else f"0 / {np.mean(d_acc):+.1f} (p - / {p_acc:.2g})"
+            )
         rows.append(row)
     print(markdown_table(["method"] + [f"n={level}: leaves / accuracy" for level in NOISE], rows))
 
@@ -271,38 +337,89 @@ def main():
     if not args.report_only:
         settings = results.setdefault("settings", {"inner": args.inner, "jobs": args.jobs})
         if settings["inner"] != args.inner:
-            parser.error(f"--inner {args.inner} differs from the {settings['inner']} of the saved run in {args.save}")
+            parser.error(
+                f"--inner {args.inner} differs from the {settings['inner']} of the saved run in "
+                f"{args.save}"
+            )
         start = time.time()
         run(args, results, args.save)
         results["seconds"] = results.get("seconds", 0.0) + time.time() - start
         if args.save:
             Path(args.save).write_text(json.dumps(results))
     table = collect(results)
-    perms = max(len(v) for (e, n, l, m), v in table.items() if m == "C4.5")
-    udt = max((len(v) for (e, n, l, m), v in table.items() if m == "UDT"), default=0)
+    perms = max(len(v) for (e, n, lv, m), v in table.items() if m == "C4.5")
+    udt = max((len(v) for (e, n, lv, m), v in table.items() if m == "UDT"), default=0)
     print("# Uncertain measurements: results\n")
     settings = results.get("settings", {"inner": args.inner, "jobs": args.jobs})
-    print(f"{perms} stratified 70/30 permutations, u tuned by {settings['inner']}-fold inner CV from {U_GRID}; "
-          f"UDT on {udt} permutations; total {results['seconds']:.0f} s with {settings['jobs']} process(es).\n")
-    print("Confidence factor per data set (C4.5 ~15 leaves): "
-          + ", ".join(f"{name} {results['cf'][name]}" for name in DATA) + "\n")
+    print(
+        f"{perms} stratified 70/30 permutations, u tuned by {settings['inner']}-fold inner CV "
+        f"from {U_GRID}; "
+        f"UDT on {udt} permutations; total {results['seconds']:.0f} s with {settings['jobs']} "
+        "process(es).\n"
+    )
+    print(
+        "Confidence factor per data set (C4.5 ~15 leaves): "
+        + ", ".join(f"{name} {results['cf'][name]}" for name in DATA)
+        + "\n"
+    )
     print("Paper, Tables VI/VII (Experiment 1, training noise 0 | 0.2):\n")
-    print(markdown_table(["data", "leaves C4.5/SS/STP, n = 0", "n = 0.2", "accuracy C4.5/SS/STP, n = 0", "n = 0.2"],
-                         [[name, *PAPER_VI_VII[name][0].split(" | "), *PAPER_VI_VII[name][1].split(" | ")]
-                          for name in DATA]))
+    print(
+        markdown_table(
+            [
+                "data",
+                "leaves C4.5/SS/STP, n = 0",
+                "n = 0.2",
+                "accuracy C4.5/SS/STP, n = 0",
+                "n = 0.2",
+            ],
+            [
+                [name, *PAPER_VI_VII[name][0].split(" | "), *PAPER_VI_VII[name][1].split(" | ")]
+                for name in DATA
+            ],
+        )
+    )
     print("\nOurs beside the paper (Experiment 1, training noise 0 | 0.2; C4.5/SS/STP):\n")
     rows = []
     for name in DATA:
         ours = []
         for column in (1, 2):  # leaves, accuracy
             for level in (0.0, 0.2):
-                ours.append("/".join(f"{np.mean([r[column] for r in table[(1, name, level, m)]]):.1f}"
-                                     for m in ("C4.5", "SS", "STP")))
+                ours.append(
+                    "/".join(
+                        f"{np.mean([r[column] for r in table[(1, name, level, m)]]):.1f}"
+                        for m in ("C4.5", "SS", "STP")
+                    )
+                )
         paper_leaves, paper_accuracy = (part.split(" | ") for part in PAPER_VI_VII[name])
-        rows.append([name, ours[0], paper_leaves[0], ours[1], paper_leaves[1],
-                     ours[2], paper_accuracy[0], ours[3], paper_accuracy[1]])
-    print(markdown_table(["data", "leaves n=0 ours", "paper", "leaves n=0.2 ours", "paper",
-                          "accuracy n=0 ours", "paper", "accuracy n=0.2 ours", "paper"], rows))
+        rows.append(
+            [
+                name,
+                ours[0],
+                paper_leaves[0],
+                ours[1],
+                paper_leaves[1],
+                ours[2],
+                paper_accuracy[0],
+                ours[3],
+                paper_accuracy[1],
+            ]
+        )
+    print(
+        markdown_table(
+            [
+                "data",
+                "leaves n=0 ours",
+                "paper",
+                "leaves n=0.2 ours",
+                "paper",
+                "accuracy n=0 ours",
+                "paper",
+                "accuracy n=0.2 ours",
+                "paper",
+            ],
+            rows,
+        )
+    )
     for experiment in (1, 2):
         report(table, experiment)
 

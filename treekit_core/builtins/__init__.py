@@ -4,6 +4,7 @@ One module per kind (``criteria``, ``splitters``, ``propagators``, ``labelers``,
 ``evaluators``, ``confidences``) and the pruners in their own folder. This package is
 public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's choice).
 """
+
 from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
 from treekit_core.builtins.evaluators import HardEvaluator
@@ -17,9 +18,21 @@ from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
-    "C45", "MDL", "CostComplexity", "Entropy", "Exhaustive", "Gini", "HardEvaluator",
-    "HardPropagator", "Majority", "Misclassification", "NoPruning", "Pessimistic", "Probability",
-    "Variance", "c45_choice",
+    "C45",
+    "MDL",
+    "CostComplexity",
+    "Entropy",
+    "Exhaustive",
+    "Gini",
+    "HardEvaluator",
+    "HardPropagator",
+    "Majority",
+    "Misclassification",
+    "NoPruning",
+    "Pessimistic",
+    "Probability",
+    "Variance",
+    "c45_choice",
 ]
 
 

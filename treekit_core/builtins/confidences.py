@@ -1,4 +1,5 @@
 """Built-in confidence ``probability``: the largest class probability of the prediction."""
+
 from __future__ import annotations
 
 from typing import ClassVar

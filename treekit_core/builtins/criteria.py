@@ -4,6 +4,7 @@ Each impurity is a plain Python function following the criterion ABI of
 :mod:`treekit_core.kernels.compiling`, compiled by the core exactly as a third party's would be.
 ``class_sums`` are weighted class counts; proportions are ``class_sums / total_weight``.
 """
+
 from __future__ import annotations
 
 import math

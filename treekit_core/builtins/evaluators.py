@@ -1,6 +1,7 @@
 """Built-in evaluator ``hard``: each sample reaches one leaf and takes its distribution; a
 sample with a missing tested value is sent down both branches by the node's missing share
 (C4.5), so it gets the weighted mixture of the leaves it reaches."""
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -12,11 +13,13 @@ from treekit_core.components import Evaluator
 
 
 def _packed(tree):
-    from treekit_core.kernels.routing import pack_nodes
     from treekit_core.engine.questions import question_fields
+    from treekit_core.kernels.routing import pack_nodes
 
     question, mask, coef, share = question_fields(tree)
-    nodes = pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold, question, mask, share)
+    nodes = pack_nodes(
+        tree.children_left, tree.children_right, tree.feature, tree.threshold, question, mask, share
+    )
     return nodes, coef
 
 
@@ -29,14 +32,16 @@ def apply_tree(tree, X) -> np.ndarray:
     """Leaf id reached by every row of X (hard routing; no missing values)."""
     X = np.asarray(X, dtype=np.float64)
     if has_missing(X):
-        raise ValueError("X has missing values: a sample with a missing tested value reaches several "
-                         "leaves; use predict_proba / decide, which mix them by the missing shares")
+        raise ValueError(
+            "X has missing values: a sample with a missing tested value reaches several "
+            "leaves; use predict_proba / decide, which mix them by the missing shares"
+        )
     return _apply(tree, X)
 
 
 def _apply(tree, X) -> np.ndarray:
-    from treekit_core.kernels.routing import apply_hard, apply_thresholds
     from treekit_core.engine.questions import has_questions_beyond_thresholds
+    from treekit_core.kernels.routing import apply_hard, apply_thresholds
 
     nodes, coef = _packed(tree)
     if not has_questions_beyond_thresholds(tree):
@@ -59,7 +64,9 @@ def hard_distribution(tree, X) -> np.ndarray:
 class HardEvaluator(Evaluator):
     handles_missing: ClassVar[bool] = True
     name: ClassVar[str] = "hard"
-    description: ClassVar[str] = "route each sample to exactly one leaf (missing values: C4.5's shares)"
+    description: ClassVar[str] = (
+        "route each sample to exactly one leaf (missing values: C4.5's shares)"
+    )
 
     def predict_distribution(self, tree, X):
         return hard_distribution(tree, X)

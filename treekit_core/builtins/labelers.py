@@ -1,4 +1,5 @@
 """Built-in labeler ``majority``: the class with the largest posterior (Bayes' rule)."""
+
 from __future__ import annotations
 
 from typing import ClassVar

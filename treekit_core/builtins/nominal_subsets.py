@@ -7,6 +7,7 @@ m <= ``EXACT_LIMIT``; beyond that the same ordering by the proportion of the nod
 majority class (a heuristic, documented as such). Categories absent from the node go to
 the heavier side, so a category unseen here follows the bulk of the training data.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -40,7 +41,9 @@ def candidate_subsets(sums, weight, present):
     return subsets
 
 
-def best_subset(impurity, params, sums, weight, counts, parent_impurity, min_samples_leaf, min_weight_leaf):
+def best_subset(
+    impurity, params, sums, weight, counts, parent_impurity, min_samples_leaf, min_weight_leaf
+):
     """(drop, left category codes) of the best admissible subset, or (-inf, None)."""
     present = counts > 0
     if present.sum() < 2:
@@ -52,17 +55,36 @@ def best_subset(impurity, params, sums, weight, counts, parent_impurity, min_sam
         left_weight, left_count = weight[subset].sum(), counts[subset].sum()
         right_sums = np.ascontiguousarray(total_sums - left_sums)
         right_weight, right_count = total_weight - left_weight, total_count - left_count
-        if min(left_count, right_count) < min_samples_leaf or min(left_weight, right_weight) < max(min_weight_leaf, 1e-300):
+        if min(left_count, right_count) < min_samples_leaf or min(left_weight, right_weight) < max(
+            min_weight_leaf, 1e-300
+        ):
             continue
-        drop = parent_impurity - (left_weight * impurity(left_sums, left_weight, params)
-                                  + right_weight * impurity(right_sums, right_weight, params)) / total_weight
+        drop = (
+            parent_impurity
+            - (
+                left_weight * impurity(left_sums, left_weight, params)
+                + right_weight * impurity(right_sums, right_weight, params)
+            )
+            / total_weight
+        )
         if drop > best:
             best, best_subset_ = drop, subset
     return best, best_subset_
 
 
-def subset_split(impurity, params, X, evidence, rows, row_weights, feature, m, node_weight,
-                 min_samples_leaf, min_weight_leaf):
+def subset_split(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    feature,
+    m,
+    node_weight,
+    min_samples_leaf,
+    min_weight_leaf,
+):
     """(drop scaled by the known fraction, bit mask, missing share) for one nominal feature."""
     x = X[rows, feature]
     known = ~np.isnan(x)
@@ -75,7 +97,9 @@ def subset_split(impurity, params, X, evidence, rows, row_weights, feature, m, n
     if known_weight <= 0:
         return -np.inf, 0, 0.5
     parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
-    drop, subset = best_subset(impurity, params, sums, weight, counts, parent, min_samples_leaf, min_weight_leaf)
+    drop, subset = best_subset(
+        impurity, params, sums, weight, counts, parent, min_samples_leaf, min_weight_leaf
+    )
     if subset is None:
         return -np.inf, 0, 0.5
     left_weight = weight[subset].sum()

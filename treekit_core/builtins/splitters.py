@@ -1,4 +1,5 @@
 """Built-in splitter ``exhaustive``: every midpoint between consecutive distinct values."""
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -6,8 +7,8 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.components import Split, Splitter
 from treekit_core.builtins.nominal_subsets import subset_split
+from treekit_core.components import Split, Splitter
 from treekit_core.engine.questions import SUBSET
 from treekit_core.engine.tree import UNDEFINED_THRESHOLD
 
@@ -29,8 +30,12 @@ class Exhaustive(Splitter):
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.node_search import best_split_of_node
 
-        return (best_split_of_node, criterion.compiled_impurity(),
-                criterion.impurity_params(data.n_classes), data)
+        return (
+            best_split_of_node,
+            criterion.compiled_impurity(),
+            criterion.impurity_params(data.n_classes),
+            data,
+        )
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree in one compiled call (the fused builder gives the same tree
@@ -40,8 +45,9 @@ class Exhaustive(Splitter):
         from treekit_core.kernels.builder import build_arrays
 
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
-        return build_arrays(composition.criterion, data, rules, max_features, seed,
-                            composition.parallel_kernels)
+        return build_arrays(
+            composition.criterion, data, rules, max_features, seed, composition.parallel_kernels
+        )
 
     def share_across_trees(self, data) -> None:
         """Presort X once for all trees of a forest."""
@@ -59,19 +65,43 @@ class Exhaustive(Splitter):
         best = None
         if features.size:
             feature, threshold, drop, share = kernel(
-                impurity, params, data.X, data.evidence, node.rows, node.row_weights,
-                node.class_sums, node.weight, features, rules.min_samples_leaf,
+                impurity,
+                params,
+                data.X,
+                data.evidence,
+                node.rows,
+                node.row_weights,
+                node.class_sums,
+                node.weight,
+                features,
+                rules.min_samples_leaf,
                 rules.min_weight_leaf,
             )
             if feature >= 0:
-                best = Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+                best = Split(
+                    int(feature), float(threshold), float(drop), {"missing_left": float(share)}
+                )
         for f in nominal:
-            drop, mask, share = subset_split(impurity, params, data.X, data.evidence, node.rows, node.row_weights,
-                                             int(f), int(data.n_categories[f]), node.weight,
-                                             rules.min_samples_leaf, rules.min_weight_leaf)
+            drop, mask, share = subset_split(
+                impurity,
+                params,
+                data.X,
+                data.evidence,
+                node.rows,
+                node.row_weights,
+                int(f),
+                int(data.n_categories[f]),
+                node.weight,
+                rules.min_samples_leaf,
+                rules.min_weight_leaf,
+            )
             if drop > -np.inf and (best is None or drop > best.improvement):
-                best = Split(int(f), UNDEFINED_THRESHOLD, float(drop),
-                             {"question": SUBSET, "category_mask": mask, "missing_left": float(share)})
+                best = Split(
+                    int(f),
+                    UNDEFINED_THRESHOLD,
+                    float(drop),
+                    {"question": SUBSET, "category_mask": mask, "missing_left": float(share)},
+                )
         return best
 
     node_field_names = ("missing_left", "question", "category_mask")
@@ -91,7 +121,9 @@ class C45(Splitter):
 
     name: ClassVar[str] = "c45"
     handles_missing: ClassVar[bool] = True
-    description: ClassVar[str] = "C4.5 release 8 gain ratio with MinSplit, MDL penalty and average-gain filter"
+    description: ClassVar[str] = (
+        "C4.5 release 8 gain ratio with MinSplit, MDL penalty and average-gain filter"
+    )
     min_objects: float = attrs.field(default=2.0, validator=attrs.validators.gt(0))
 
     def check_data(self, data) -> None:
@@ -101,8 +133,13 @@ class C45(Splitter):
         from treekit_core.kernels.c45 import c45_feature_scores
 
         sorted_values = [np.unique(column[~np.isnan(column)]) for column in data.X.T]
-        return (c45_feature_scores, criterion.compiled_impurity(),
-                criterion.impurity_params(data.n_classes), data, sorted_values)
+        return (
+            c45_feature_scores,
+            criterion.compiled_impurity(),
+            criterion.impurity_params(data.n_classes),
+            data,
+            sorted_values,
+        )
 
     def feature_scores(self, state, node, features):
         """Per feature of ``features`` (int64 array): C4.5's penalised information gain (NaN
@@ -111,9 +148,27 @@ class C45(Splitter):
         (where samples with a missing value go)."""
         kernel, impurity, params, data, sorted_values = state
         m = features.shape[0]
-        info_gain, gain_ratio, split_point, left_weight = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-        kernel(impurity, params, data.X, data.evidence, node.rows, node.row_weights, features,
-               float(self.min_objects), data.n_classes, info_gain, gain_ratio, split_point, left_weight)
+        info_gain, gain_ratio, split_point, left_weight = (
+            np.empty(m),
+            np.empty(m),
+            np.empty(m),
+            np.empty(m),
+        )
+        kernel(
+            impurity,
+            params,
+            data.X,
+            data.evidence,
+            node.rows,
+            node.row_weights,
+            features,
+            float(self.min_objects),
+            data.n_classes,
+            info_gain,
+            gain_ratio,
+            split_point,
+            left_weight,
+        )
         threshold = np.full(m, np.nan)
         for index in np.flatnonzero(~np.isnan(info_gain)):
             values = sorted_values[features[index]]
@@ -123,12 +178,18 @@ class C45(Splitter):
     def find_split(self, state, node, rules):
         if node.weight < 2 * self.min_objects:
             return None
-        info_gain, gain_ratio, threshold, left_weight = self.feature_scores(state, node, node.features)
+        info_gain, gain_ratio, threshold, left_weight = self.feature_scores(
+            state, node, node.features
+        )
         best = c45_choice(info_gain, gain_ratio)
         if best < 0:
             return None
-        return Split(int(node.features[best]), float(threshold[best]), float(info_gain[best]),
-                     {"gain_ratio": float(gain_ratio[best]), "missing_left": float(left_weight[best])})
+        return Split(
+            int(node.features[best]),
+            float(threshold[best]),
+            float(info_gain[best]),
+            {"gain_ratio": float(gain_ratio[best]), "missing_left": float(left_weight[best])},
+        )
 
     node_field_names = ("gain_ratio", "missing_left")
 

@@ -47,7 +47,19 @@ CAPABILITIES = {
 }
 
 __all__ = [
-    "ABSTAIN", "CAPABILITIES", "KINDS", "Component", "Confidence", "Criterion", "Evaluator",
-    "Labeler", "Propagator", "Pruner", "ReadsEvidence", "Split", "Splitter", "json_value",
+    "ABSTAIN",
+    "CAPABILITIES",
+    "KINDS",
+    "Component",
+    "Confidence",
+    "Criterion",
+    "Evaluator",
+    "Labeler",
+    "Propagator",
+    "Pruner",
+    "ReadsEvidence",
+    "Split",
+    "Splitter",
+    "json_value",
     "one_hot",
 ]

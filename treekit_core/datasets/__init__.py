@@ -5,6 +5,7 @@ each comes from. Missing values (empty fields or ``?``) load as NaN. Nominal col
 ordinal codes (the sorted distinct values, listed in ``categories``) with ``categorical``
 marking them.
 """
+
 from __future__ import annotations
 
 import csv
@@ -15,12 +16,14 @@ import numpy as np
 
 #: name -> (rows, features, description and source)
 DATASETS = {
-    "wisconsin": "699 x 9, benign/malignant, 16 missing values in V6; UCI breast-cancer-wisconsin (original), as R's MASS::biopsy",
+    "wisconsin": "699 x 9, benign/malignant, 16 missing values in V6; "
+    "UCI breast-cancer-wisconsin (original), as R's MASS::biopsy",
     "wdbc": "569 x 30, M/B; UCI Wisconsin diagnostic breast cancer (KEEL copy)",
     "pima": "768 x 8, tested_positive/negative; UCI Pima Indians diabetes (KEEL copy)",
     "bupa": "345 x 6, classes 1/2; UCI BUPA liver disorders (KEEL copy)",
     "haberman": "306 x 3, positive/negative; UCI Haberman's survival (KEEL copy)",
-    "satimage": "6435 x 36, classes 1,2,3,4,5,7 (class 4 ~10%); UCI Statlog Landsat satellite (KEEL copy)",
+    "satimage": "6435 x 36, classes 1,2,3,4,5,7 (class 4 ~10%); "
+    "UCI Statlog Landsat satellite (KEEL copy)",
     "lenses": "24 x 4 nominal, hard/soft/none; UCI contact lenses (Weka's copy)",
     "balance_scale": "625 x 4, L/B/R; UCI balance scale, generated from its definition",
     "soybean": "683 x 35 nominal with missing values, 19 classes; UCI soybean (large), Weka's copy",
@@ -49,7 +52,9 @@ class Dataset:
 
 def dataset_path(name: str):
     if name not in DATASETS:
-        raise ValueError(f"unknown data set {name!r}; bundled data sets: {', '.join(sorted(DATASETS))}")
+        raise ValueError(
+            f"unknown data set {name!r}; bundled data sets: {', '.join(sorted(DATASETS))}"
+        )
     return resources.files(__name__).joinpath("data", f"{name}.csv")
 
 
@@ -68,7 +73,7 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
     header, body = rows[0], [r for r in rows[1:] if r]
     if header[-1] != "class":
         raise ValueError(f"data set {name!r}: the last column must be 'class', got {header[-1]!r}")
-    columns = list(zip(*body))
+    columns = list(zip(*body, strict=True))
     features, names, categorical, categories = [], header[:-1], [], {}
     for j, column in enumerate(columns[:-1]):
         present = [v.strip() for v in column if v.strip() not in MISSING]
@@ -83,7 +88,11 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
             categories[names[j]] = levels
     X = np.array(features, dtype=np.float64).T
     labels = [v.strip() for v in columns[-1]]
-    y = np.array([int(v) for v in labels]) if all(v.lstrip("-").isdigit() for v in labels) else np.array(labels)
+    y = (
+        np.array([int(v) for v in labels])
+        if all(v.lstrip("-").isdigit() for v in labels)
+        else np.array(labels)
+    )
     if dropna:
         keep = ~np.isnan(X).any(axis=1)
         X, y = X[keep], y[keep]

@@ -6,6 +6,7 @@ categories are the sorted distinct training values (strings accepted) and it is 
 0..m-1 (m <= 53, so a node's category set fits a bit mask). Missing values stay NaN; a
 category never seen in training is treated as missing at prediction (C4.5's shares).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,7 +33,9 @@ def n_columns(X) -> int:
     shape = np.shape(X)
     if len(shape) != 2:
         hint = " Use X.reshape(-1, 1) for a single feature." if len(shape) == 1 else ""
-        raise ValueError(f"X must be 2-D (n_samples, n_features); got an array with shape {shape}.{hint}")
+        raise ValueError(
+            f"X must be 2-D (n_samples, n_features); got an array with shape {shape}.{hint}"
+        )
     return shape[1]
 
 
@@ -49,18 +52,29 @@ def resolve_categorical(spec, X, names) -> list[int]:
     values = list(np.atleast_1d(np.asarray(spec, dtype=object)))
     if values and all(isinstance(v, (bool, np.bool_)) for v in values):
         if len(values) != d:
-            raise ValueError(f"categorical_features as a mask needs {d} booleans, got {len(values)}")
+            raise ValueError(
+                f"categorical_features as a mask needs {d} booleans, got {len(values)}"
+            )
         return sorted(indices | {j for j, v in enumerate(values) if v})
     for v in values:
         if isinstance(v, str):
             if names is None or v not in names:
-                raise ValueError(f"categorical_features names {v!r}, which is not a column of X"
-                                 + (f" (columns: {list(names)})" if names is not None else " (X has no column names)"))
+                raise ValueError(
+                    f"categorical_features names {v!r}, which is not a column of X"
+                    + (
+                        f" (columns: {list(names)})"
+                        if names is not None
+                        else " (X has no column names)"
+                    )
+                )
             indices.add(list(names).index(v))
         elif isinstance(v, (int, np.integer)) and 0 <= int(v) < d:
             indices.add(int(v))
         else:
-            raise ValueError(f"categorical_features holds {v!r}; expected column indices in [0, {d}), names or a mask")
+            raise ValueError(
+                f"categorical_features holds {v!r}; expected column indices in [0, {d}), names or "
+                "a mask"
+            )
     return sorted(indices)
 
 
@@ -78,7 +92,10 @@ def fit_categories(X, indices, names) -> dict:
         levels = _sorted_levels(present)
         if len(levels) > MAX_CATEGORIES:
             label = f"column {j}" + (f" ({names[j]!r})" if names is not None else "")
-            raise ValueError(f"nominal {label} has {len(levels)} categories; at most {MAX_CATEGORIES} are supported")
+            raise ValueError(
+                f"nominal {label} has {len(levels)} categories; at most {MAX_CATEGORIES} are "
+                "supported"
+            )
         categories[j] = [v.item() if isinstance(v, np.generic) else v for v in levels]
     return categories
 
@@ -104,6 +121,8 @@ def encode(X, categories: dict) -> np.ndarray | object:
             try:
                 np.asarray(values, dtype=np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"X column {j} has values that are not numbers; declare it in "
-                                 f"categorical_features if it is nominal") from None
+                raise ValueError(
+                    f"X column {j} has values that are not numbers; declare it in "
+                    f"categorical_features if it is nominal"
+                ) from None
         raise

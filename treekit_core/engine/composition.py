@@ -4,6 +4,7 @@ The estimator, the cross-validating pruners and the forest all grow trees throug
 :class:`Composition`, so a plugin composition is pruned and bagged exactly like the
 classic one.
 """
+
 from __future__ import annotations
 
 import attrs
@@ -14,6 +15,7 @@ from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.tree import Tree
+
 
 class CompositionError(ValueError):
     """Components that cannot work together."""
@@ -40,7 +42,9 @@ class Composition:
         return {kind: getattr(self, kind) for kind in KINDS}
 
     def describe(self) -> dict:
-        return {kind: {"name": c.name, "params": c.get_params()} for kind, c in self.components.items()}
+        return {
+            kind: {"name": c.name, "params": c.get_params()} for kind, c in self.components.items()
+        }
 
     def check(self, data=None) -> None:
         """Refuse impossible compositions (naming both components) and unsupported data."""
@@ -74,8 +78,12 @@ class Composition:
         """Grow, label, prune, and let the evaluator and confidence learn their state."""
         hook = self.registry.plugin_manager.hook if self.registry is not None else None
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_started"):
-            hook.treekit_fit_started(composition=self, n_samples=data.n_samples,
-                                     n_features=data.n_features, n_classes=data.n_classes)
+            hook.treekit_fit_started(
+                composition=self,
+                n_samples=data.n_samples,
+                n_features=data.n_features,
+                n_classes=data.n_classes,
+            )
         tree = self.grow(data, rng)
         tree = self.pruner.prune(tree, PruningContext(self, data, rng))
         tree.component_state["evaluator"] = self.evaluator.fit(tree, data, self.labeler)

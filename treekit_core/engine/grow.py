@@ -3,6 +3,7 @@
 Node ids are assigned when a node is taken from the stack, which numbers nodes exactly as
 scikit-learn's depth-first builder does.
 """
+
 from __future__ import annotations
 
 import attrs
@@ -42,7 +43,11 @@ class Node:
         count under hard propagation, fewer under soft propagation, where fractional copies
         of rows spread over many nodes (C4.5 counts weight the same way)."""
         original = original_weight[self.rows]
-        return float(np.where(original > 0, self.row_weights / np.where(original > 0, original, 1.0), 1.0).sum())
+        return float(
+            np.where(
+                original > 0, self.row_weights / np.where(original > 0, original, 1.0), 1.0
+            ).sum()
+        )
 
 
 class _TreeArrays:
@@ -116,7 +121,11 @@ def node_statistics(evidence, rows, row_weights):
 
 def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     """Grow an unlabelled, unpruned tree on ``data`` with the composition's components."""
-    criterion, splitter, propagator = composition.criterion, composition.splitter, composition.propagator
+    criterion, splitter, propagator = (
+        composition.criterion,
+        composition.splitter,
+        composition.propagator,
+    )
     rules = composition.stopping.resolve(data.n_samples, float(data.weight.sum()))
     registry = composition.registry
     announce_split = registry is not None and registry.hook_has_listeners("treekit_node_split")
@@ -141,13 +150,25 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     while stack:
         rows, row_weights, depth, parent, is_left, bounds = stack.pop()
         sums, weight = node_statistics(data.evidence, rows, row_weights)
-        node = Node(rows, row_weights, sums, weight, float(impurity(sums, weight, params)), depth,
-                    feature_sampler.draw(rng, data.n_features), bounds)
+        node = Node(
+            rows,
+            row_weights,
+            sums,
+            weight,
+            float(impurity(sums, weight, params)),
+            depth,
+            feature_sampler.draw(rng, data.n_features),
+            bounds,
+        )
         node_id = arrays.add(parent, is_left, node)
         count = node.effective_samples(data.weight) if fractional else node.n_samples
-        if (depth >= rules.max_depth or count < rules.min_samples_split
-                or count < 2 * rules.min_samples_leaf
-                or weight < 2 * rules.min_weight_leaf or node.impurity <= PURE_TOLERANCE):
+        if (
+            depth >= rules.max_depth
+            or count < rules.min_samples_split
+            or count < 2 * rules.min_samples_leaf
+            or weight < 2 * rules.min_weight_leaf
+            or node.impurity <= PURE_TOLERANCE
+        ):
             continue
         split = splitter.find_split(split_state, node, rules)
         if split is None:
@@ -160,8 +181,11 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         arrays.set_split(node_id, split)
         if announce_split:
             registry.plugin_manager.hook.treekit_node_split(
-                node_id=node_id, depth=depth, feature=int(split.feature),
-                threshold=float(split.threshold), improvement=float(split.improvement),
+                node_id=node_id,
+                depth=depth,
+                feature=int(split.feature),
+                threshold=float(split.threshold),
+                improvement=float(split.improvement),
                 n_samples=node.n_samples,
             )
         (left_rows, left_weights), (right_rows, right_weights) = propagator.propagate(
@@ -189,7 +213,10 @@ def _announce_splits(registry, tree) -> None:
     in node order."""
     for node in np.flatnonzero(tree.children_left >= 0):
         registry.plugin_manager.hook.treekit_node_split(
-            node_id=int(node), depth=int(tree.depth[node]), feature=int(tree.feature[node]),
-            threshold=float(tree.threshold[node]), improvement=float(tree.node_fields["improvement"][node]),
+            node_id=int(node),
+            depth=int(tree.depth[node]),
+            feature=int(tree.feature[node]),
+            threshold=float(tree.threshold[node]),
+            improvement=float(tree.node_fields["improvement"][node]),
             n_samples=int(tree.n_samples[node]),
         )

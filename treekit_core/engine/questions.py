@@ -6,6 +6,7 @@ coef . x <= threshold. A sample whose value is missing (NaN) goes down both bran
 the left with the node's ``missing_left`` share (the share of the node's known training
 weight that went left, C4.5's rule), to the right with the rest.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,12 @@ def question_fields(tree):
     missing share, with defaults for trees whose nodes only ask thresholds."""
     n = tree.n_nodes
     fields = tree.node_fields
-    question = np.nan_to_num(np.asarray(fields.get("question", np.zeros(n)), dtype=np.float64)).astype(np.int64)
-    mask = np.nan_to_num(np.asarray(fields.get("category_mask", np.zeros(n)), dtype=np.float64)).astype(np.int64)
+    question = np.nan_to_num(
+        np.asarray(fields.get("question", np.zeros(n)), dtype=np.float64)
+    ).astype(np.int64)
+    mask = np.nan_to_num(
+        np.asarray(fields.get("category_mask", np.zeros(n)), dtype=np.float64)
+    ).astype(np.int64)
     coef = np.asarray(fields.get("coef", np.zeros((n, 1))), dtype=np.float64)
     coef = np.ascontiguousarray(np.nan_to_num(coef.reshape(n, -1)))
     share = np.asarray(fields.get("missing_left", np.full(n, 0.5)), dtype=np.float64)
@@ -29,7 +34,9 @@ def question_fields(tree):
 
 
 def has_questions_beyond_thresholds(tree) -> bool:
-    return "question" in tree.node_fields and np.nanmax(np.append(tree.node_fields["question"], 0)) > 0
+    return (
+        "question" in tree.node_fields and np.nanmax(np.append(tree.node_fields["question"], 0)) > 0
+    )
 
 
 def left_share(X_rows, split) -> np.ndarray:

@@ -11,6 +11,7 @@ Pataki) or on out-of-fold predictions (K-fold cross-validation, honest) by one r
 * ``max_error=e``: the lowest threshold (largest coverage) whose error on the accepted
   samples is <= e.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -39,8 +40,11 @@ class RejectRule:
     seed: int = 0
 
     def __attrs_post_init__(self):
-        chosen = [name for name in ("threshold", "keep_correct", "coverage", "max_error")
-                  if getattr(self, name) is not None]
+        chosen = [
+            name
+            for name in ("threshold", "keep_correct", "coverage", "max_error")
+            if getattr(self, name) is not None
+        ]
         if len(chosen) != 1:
             raise ValueError(
                 "reject needs exactly one of threshold, keep_correct, coverage, max_error; "
@@ -56,8 +60,10 @@ class RejectRule:
         if isinstance(value, dict):
             unknown = set(value) - {f.name for f in attrs.fields(cls)}
             if unknown:
-                raise ValueError(f"reject has unknown keys {sorted(unknown)}; known: "
-                                 f"threshold, keep_correct, coverage, max_error, cv, seed")
+                raise ValueError(
+                    f"reject has unknown keys {sorted(unknown)}; known: "
+                    f"threshold, keep_correct, coverage, max_error, cv, seed"
+                )
             return cls(**value)
         raise ValueError(f"reject must be None, a threshold, a dict or a RejectRule, got {value!r}")
 
@@ -65,8 +71,9 @@ class RejectRule:
         if self.threshold is not None:
             return float(self.threshold)
         if self.keep_correct is not None:
-            return keep_fraction_threshold(scores[correct], self.keep_correct,
-                                           None if weights is None else weights[correct])
+            return keep_fraction_threshold(
+                scores[correct], self.keep_correct, None if weights is None else weights[correct]
+            )
         if self.coverage is not None:
             return keep_fraction_threshold(scores, self.coverage, weights)
         return max_error_threshold(scores, correct, self.max_error, weights)
@@ -90,7 +97,9 @@ def max_error_threshold(scores, correct, max_error, weights=None) -> float:
     scores = np.asarray(scores, dtype=np.float64)
     weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
     values, inverse = np.unique(scores, return_inverse=True)
-    errors = np.bincount(inverse, weights=weights * ~np.asarray(correct, bool), minlength=values.size)
+    errors = np.bincount(
+        inverse, weights=weights * ~np.asarray(correct, bool), minlength=values.size
+    )
     mass = np.bincount(inverse, weights=weights, minlength=values.size)
     accepted_errors = np.cumsum(errors[::-1])[::-1]
     accepted = np.cumsum(mass[::-1])[::-1]
@@ -110,7 +119,11 @@ class RiskCoverage:
     @property
     def area(self) -> float:
         """Area under the risk-coverage curve (lower is better), by the trapezoid rule."""
-        return float(np.trapezoid(self.risk, self.coverage)) if self.coverage.size > 1 else float(self.risk[0])
+        return (
+            float(np.trapezoid(self.risk, self.coverage))
+            if self.coverage.size > 1
+            else float(self.risk[0])
+        )
 
 
 def risk_coverage(scores, correct, weights=None) -> RiskCoverage:
@@ -118,6 +131,8 @@ def risk_coverage(scores, correct, weights=None) -> RiskCoverage:
     weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
     values, inverse = np.unique(scores, return_inverse=True)
     mass = np.bincount(inverse, weights=weights, minlength=values.size)[::-1]
-    errors = np.bincount(inverse, weights=weights * ~np.asarray(correct, bool), minlength=values.size)[::-1]
+    errors = np.bincount(
+        inverse, weights=weights * ~np.asarray(correct, bool), minlength=values.size
+    )[::-1]
     accepted = np.cumsum(mass)
     return RiskCoverage(values[::-1], accepted / weights.sum(), np.cumsum(errors) / accepted)

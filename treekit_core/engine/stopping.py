@@ -1,4 +1,5 @@
 """Stopping rules with scikit-learn's meaning, plus the handout's gain threshold beta."""
+
 from __future__ import annotations
 
 import math
@@ -16,22 +17,34 @@ def _check_max_depth(inst, attribute, value):
 
 def _check_min_samples_split(inst, attribute, value):
     if isinstance(value, bool):
-        raise ValueError(f"min_samples_split must be an int >= 2 or a float in (0, 1], got {value!r}")
+        raise ValueError(
+            f"min_samples_split must be an int >= 2 or a float in (0, 1], got {value!r}"
+        )
     if isinstance(value, numbers.Integral):
         if value < 2:
-            raise ValueError(f"min_samples_split must be an int >= 2 or a float in (0, 1], got {value!r}")
+            raise ValueError(
+                f"min_samples_split must be an int >= 2 or a float in (0, 1], got {value!r}"
+            )
     elif not (isinstance(value, numbers.Real) and 0.0 < value <= 1.0):
-        raise ValueError(f"min_samples_split must be an int >= 2 or a float in (0, 1], got {value!r}")
+        raise ValueError(
+            f"min_samples_split must be an int >= 2 or a float in (0, 1], got {value!r}"
+        )
 
 
 def _check_min_samples_leaf(inst, attribute, value):
     if isinstance(value, bool):
-        raise ValueError(f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {value!r}")
+        raise ValueError(
+            f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {value!r}"
+        )
     if isinstance(value, numbers.Integral):
         if value < 1:
-            raise ValueError(f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {value!r}")
+            raise ValueError(
+                f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {value!r}"
+            )
     elif not (isinstance(value, numbers.Real) and 0.0 < value < 1.0):
-        raise ValueError(f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {value!r}")
+        raise ValueError(
+            f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {value!r}"
+        )
 
 
 def _check_fraction(inst, attribute, value):

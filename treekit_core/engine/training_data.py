@@ -11,8 +11,8 @@ class TrainingData:
     """What the grow loop sees: features, per-sample weights and class evidence.
 
     ``evidence`` is n x K: a one-hot row for an ordinary label, a probability row for a soft
-    label, or a row marking excluded classes for a counterexample (docs/architecture.md). The weight is
-    kept separate from the rows because a row's sum is not a weight.
+    label, or a row marking excluded classes for a counterexample (docs/architecture.md). The
+    weight is kept separate from the rows because a row's sum is not a weight.
     """
 
     X: np.ndarray  #: float64, n x d, Fortran order (kernels read one feature at a time)
@@ -40,8 +40,11 @@ class TrainingData:
         if self.nominal_features.size:
             j = int(self.nominal_features[0])
             name = f" ({self.feature_names[j]!r})" if self.feature_names is not None else ""
-            raise ValueError(f"{component.kind} {component.name!r} handles numeric features only, but feature "
-                             f"{j}{name} is nominal; use the 'exhaustive' splitter (subset questions) or encode it")
+            raise ValueError(
+                f"{component.kind} {component.name!r} handles numeric features only, but feature "
+                f"{j}{name} is nominal; use the 'exhaustive' splitter (subset questions) or "
+                "encode it"
+            )
 
     @property
     def has_missing(self) -> bool:

@@ -6,6 +6,7 @@ Per-node fields a component needs live in ``node_fields`` (name -> array of leng
 n_nodes); fitted state of components (for example the spreads of soft evaluation) lives
 in ``component_state`` (kind -> dict). Both travel through JSON.
 """
+
 from __future__ import annotations
 
 import math
@@ -184,7 +185,9 @@ class Tree:
         tree = cls(
             **arrays,
             n_features=int(payload["n_features"]),
-            node_fields={k: np.asarray(decode_floats(v)) for k, v in payload.get("node_fields", {}).items()},
+            node_fields={
+                k: np.asarray(decode_floats(v)) for k, v in payload.get("node_fields", {}).items()
+            },
             component_state=_decode_state(payload.get("component_state", {})),
         )
         tree.check_structure()
@@ -195,7 +198,9 @@ class Tree:
         n = self.n_nodes
         for name in _ARRAY_FIELDS:
             if getattr(self, name).shape[0] != n:
-                raise ValueError(f"tree field {name!r} has {getattr(self, name).shape[0]} rows, expected {n}")
+                raise ValueError(
+                    f"tree field {name!r} has {getattr(self, name).shape[0]} rows, expected {n}"
+                )
         internal = ~self.is_leaf
         for name in ("children_left", "children_right"):
             child = getattr(self, name)[internal]

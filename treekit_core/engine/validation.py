@@ -28,8 +28,14 @@ def feature_names_of(X):
     return None
 
 
-def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | None = None,
-            feature_names=None) -> np.ndarray:
+def check_X(
+    X,
+    *,
+    name: str = "X",
+    allow_nan: bool = False,
+    n_features: int | None = None,
+    feature_names=None,
+) -> np.ndarray:
     """Validate a feature matrix and return it as a 2-D float64 array."""
     if X is None:
         raise ValueError(f"{name} is None; expected a 2-D array of shape (n_samples, n_features)")
@@ -43,7 +49,8 @@ def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | No
             except (TypeError, ValueError) as exc:
                 raise ValueError(
                     f"{name} {feature_label(j, names)} has dtype {series.dtype} with values "
-                    f"that are not numbers ({exc}); numeric features are expected (declare a nominal "
+                    f"that are not numbers ({exc}); numeric features are expected (declare a "
+                    "nominal "
                     f"column in categorical_features)"
                 ) from None
         array = np.column_stack(columns) if columns else np.empty((len(X), 0))
@@ -53,17 +60,26 @@ def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | No
         except ValueError as exc:
             raise ValueError(f"{name} is ragged: its rows have different lengths ({exc})") from None
         if array.dtype == object:
-            lengths = {len(r) if hasattr(r, "__len__") else -1 for r in array} if array.ndim == 1 else set()
+            lengths = (
+                {len(r) if hasattr(r, "__len__") else -1 for r in array}
+                if array.ndim == 1
+                else set()
+            )
             if len(lengths) > 1:
-                raise ValueError(f"{name} is ragged: its rows have different lengths {sorted(lengths)}")
+                raise ValueError(
+                    f"{name} is ragged: its rows have different lengths {sorted(lengths)}"
+                )
         try:
             array = np.asarray(array, dtype=np.float64)  # no copy when already float64
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} has values that are not numbers ({exc}); numeric features are expected") from None
+            raise ValueError(
+                f"{name} has values that are not numbers ({exc}); numeric features are expected"
+            ) from None
     if array.ndim != 2:
         hint = " Use X.reshape(-1, 1) for a single feature." if array.ndim == 1 else ""
         raise ValueError(
-            f"{name} must be 2-D (n_samples, n_features); got an array with shape {array.shape}.{hint}"
+            f"{name} must be 2-D (n_samples, n_features); got an array with shape "
+            f"{array.shape}.{hint}"
         )
     if array.shape[0] == 0:
         raise ValueError(f"{name} is empty (0 samples); at least one sample is required")
@@ -82,13 +98,18 @@ def check_X(X, *, name: str = "X", allow_nan: bool = False, n_features: int | No
         if inf_cols.size:
             j = int(inf_cols[0])
             row = int(np.flatnonzero(np.isinf(array[:, j]))[0])
-            raise ValueError(f"{name} contains infinity in {feature_label(j, names)} (row {row}); finite values are expected")
+            raise ValueError(
+                f"{name} contains infinity in {feature_label(j, names)} (row {row}); finite "
+                "values are expected"
+            )
         if not allow_nan:
             j = int(np.flatnonzero(nan_mask.any(axis=0))[0])
             rows = np.flatnonzero(nan_mask[:, j])
             raise ValueError(
-                f"{name} contains NaN in {feature_label(j, names)} ({rows.size} rows, first row {int(rows[0])}); "
-                f"no component of this composition handles missing values: impute them or drop the rows"
+                f"{name} contains NaN in {feature_label(j, names)} ({rows.size} rows, first row "
+                f"{int(rows[0])}); "
+                "no component of this composition handles missing values: impute them or drop "
+                "the rows"
             )
     return array
 
@@ -107,16 +128,25 @@ def check_y(y, n_samples: int, *, name: str = "y"):
     if array.shape[0] == 0:
         raise ValueError(f"{name} is empty; at least one labelled sample is required")
     if array.dtype.kind == "f" and np.isnan(array).any():
-        raise ValueError(f"{name} contains NaN at row {int(np.flatnonzero(np.isnan(array))[0])}; every sample needs a class")
+        raise ValueError(
+            f"{name} contains NaN at row {int(np.flatnonzero(np.isnan(array))[0])}; every sample "
+            "needs a class"
+        )
     if array.dtype == object and any(v is None for v in array):
-        raise ValueError(f"{name} contains None at row {[v is None for v in array].index(True)}; every sample needs a class")
+        raise ValueError(
+            f"{name} contains None at row {[v is None for v in array].index(True)}; every sample "
+            "needs a class"
+        )
     try:
         classes, encoded = np.unique(array, return_inverse=True)
     except TypeError as exc:
-        raise ValueError(f"{name} mixes label types that cannot be ordered ({exc}); use one type") from None
+        raise ValueError(
+            f"{name} mixes label types that cannot be ordered ({exc}); use one type"
+        ) from None
     if classes.shape[0] < 2:
         raise ValueError(
-            f"{name} has a single class ({classes.tolist()[0]!r}); a classifier needs at least two classes"
+            f"{name} has a single class ({classes.tolist()[0]!r}); a classifier needs at least "
+            "two classes"
         )
     return classes, encoded.astype(np.int64).ravel()
 
@@ -130,9 +160,15 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}")
     if not np.isfinite(w).all():
-        raise ValueError(f"sample_weight contains NaN or infinity at row {int(np.flatnonzero(~np.isfinite(w))[0])}")
+        raise ValueError(
+            "sample_weight contains NaN or infinity at row "
+            f"{int(np.flatnonzero(~np.isfinite(w))[0])}"
+        )
     if (w < 0).any():
-        raise ValueError(f"sample_weight must be non-negative; row {int(np.flatnonzero(w < 0)[0])} is {w[w < 0][0]}")
+        raise ValueError(
+            f"sample_weight must be non-negative; row {int(np.flatnonzero(w < 0)[0])} is "
+            f"{w[w < 0][0]}"
+        )
     if w.sum() <= 0:
         raise ValueError("sample_weight sums to zero; at least one sample needs a positive weight")
     return w
@@ -144,7 +180,9 @@ def check_counterexamples(counterexamples, n_samples: int, classes=None):
     (excludes every class) is an error naming the row."""
     Y = np.asarray(counterexamples)
     if Y.ndim != 2:
-        raise ValueError(f"counterexamples must be a 2-D (n_samples, n_classes) 0/1 matrix, got shape {Y.shape}")
+        raise ValueError(
+            f"counterexamples must be a 2-D (n_samples, n_classes) 0/1 matrix, got shape {Y.shape}"
+        )
     if Y.shape[0] != n_samples:
         raise ValueError(f"counterexamples has {Y.shape[0]} rows but X has {n_samples} samples")
     if Y.shape[1] < 2:
@@ -156,7 +194,9 @@ def check_counterexamples(counterexamples, n_samples: int, classes=None):
     bad = ~np.isin(values, (0.0, 1.0))
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ValueError(f"counterexamples must hold only 0 and 1; row {row}, column {col} is {Y[row, col]!r}")
+        raise ValueError(
+            f"counterexamples must hold only 0 and 1; row {row}, column {col} is {Y[row, col]!r}"
+        )
     full = np.flatnonzero(values.sum(axis=1) == values.shape[1])
     if full.size:
         raise ValueError(
@@ -167,7 +207,10 @@ def check_counterexamples(counterexamples, n_samples: int, classes=None):
         classes = np.arange(values.shape[1])
     classes = np.asarray(classes)
     if classes.shape != (values.shape[1],):
-        raise ValueError(f"classes must name the {values.shape[1]} columns of counterexamples, got {classes.shape[0] if classes.ndim else classes}")
+        raise ValueError(
+            f"classes must name the {values.shape[1]} columns of counterexamples, got "
+            f"{classes.shape[0] if classes.ndim else classes}"
+        )
     if np.unique(classes).size != classes.size:
         raise ValueError("classes must be distinct")
     return classes, values

@@ -14,6 +14,7 @@ the GIL, and plugins registered in this process are visible to every tree. A pro
 or Dask/Ray backend set with ``joblib.parallel_backend`` spreads trees over cores or a
 cluster without code change, but then components must be importable by the workers.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,8 @@ import numbers
 
 import numpy as np
 
-from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
+from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
 
 
 def resolve_max_features(max_features, n_features: int) -> int:
@@ -34,11 +35,16 @@ def resolve_max_features(max_features, n_features: int) -> int:
         return max(1, int(math.log2(n_features)))
     if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
         if not 1 <= max_features <= n_features:
-            raise ValueError(f"max_features={max_features} must be between 1 and n_features={n_features}")
+            raise ValueError(
+                f"max_features={max_features} must be between 1 and n_features={n_features}"
+            )
         return int(max_features)
     if isinstance(max_features, numbers.Real) and 0.0 < max_features <= 1.0:
         return max(1, int(max_features * n_features))
-    raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int >= 1 or a float in (0, 1], got {max_features!r}")
+    raise ValueError(
+        "max_features must be 'sqrt', 'log2', None, an int >= 1 or a float in (0, 1], got "
+        f"{max_features!r}"
+    )
 
 
 def bootstrap_counts(rng, labels, n_classes, balanced: bool) -> np.ndarray:
@@ -65,22 +71,51 @@ def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
     if isinstance(class_weight, dict):
         unknown = [c for c in class_weight if c not in list(classes)]
         if unknown:
-            raise ValueError(f"class_weight names classes {unknown} that are not in {list(classes)}")
+            raise ValueError(
+                f"class_weight names classes {unknown} that are not in {list(classes)}"
+            )
         return np.array([float(class_weight.get(c, 1.0)) for c in classes])
-    raise ValueError(f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}")
+    raise ValueError(
+        f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}"
+    )
 
 
 class ForestClassifier(ComposedEstimatorMixin):
     """A random forest of composed trees (see the module docstring)."""
 
-    def __init__(self, n_estimators=100, criterion="gini", splitter="exhaustive", propagator="hard",
-                 pruner="none", labeler="majority", evaluator="hard", confidence="probability", *,
-                 criterion_params=None, splitter_params=None, propagator_params=None,
-                 pruner_params=None, labeler_params=None, evaluator_params=None,
-                 confidence_params=None, max_features="sqrt", bootstrap=True, balanced_bootstrap=False,
-                 class_weight=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
-                 categorical_features=None, abstain_value=None, n_jobs=None, random_state=None):
+    def __init__(
+        self,
+        n_estimators=100,
+        criterion="gini",
+        splitter="exhaustive",
+        propagator="hard",
+        pruner="none",
+        labeler="majority",
+        evaluator="hard",
+        confidence="probability",
+        *,
+        criterion_params=None,
+        splitter_params=None,
+        propagator_params=None,
+        pruner_params=None,
+        labeler_params=None,
+        evaluator_params=None,
+        confidence_params=None,
+        max_features="sqrt",
+        bootstrap=True,
+        balanced_bootstrap=False,
+        class_weight=None,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        categorical_features=None,
+        abstain_value=None,
+        n_jobs=None,
+        random_state=None,
+    ):
         self._store_params(locals())
 
     def fit(self, X, y, sample_weight=None):
@@ -93,14 +128,19 @@ class ForestClassifier(ComposedEstimatorMixin):
         composition.check(data)
         if composition.confidence.needs_single_tree:
             raise ValueError(
-                f"confidence {composition.confidence.name!r} cannot score a forest: it needs the regions "
+                f"confidence {composition.confidence.name!r} cannot score a forest: it needs the "
+                "regions "
                 f"of one tree, and a forest's decision regions are not one tree's leaves; use a "
                 f"TreeClassifier, or confidence='probability'"
             )
         k = resolve_max_features(self.max_features, data.n_features)
-        composition.feature_sampler = AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
+        composition.feature_sampler = (
+            AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
+        )
         labels = composition.labeler.row_labels(data.evidence)
-        weight = data.weight * class_weights(self.class_weight, labels, data.n_classes, classes)[labels]
+        weight = (
+            data.weight * class_weights(self.class_weight, labels, data.n_classes, classes)[labels]
+        )
         rng = _rng(self.random_state)
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
@@ -132,11 +172,12 @@ class ForestClassifier(ComposedEstimatorMixin):
         decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
         if not with_confidence:
             return proba, decision, None
-        confidence = np.asarray(composition.confidence.score(None, X, proba, decision), dtype=np.float64)
+        confidence = np.asarray(
+            composition.confidence.score(None, X, proba, decision), dtype=np.float64
+        )
         return proba, decision, confidence
 
     @property
     def feature_subset_size_(self) -> int:
         self._check_fitted()
         return self.composition_.feature_sampler.subset_size(self.n_features_in_)
-

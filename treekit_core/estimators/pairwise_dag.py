@@ -5,6 +5,7 @@ by knock-out: the candidates are the classes in order; the tree for the first an
 candidate eliminates its loser, until one class is left. Every sample is evaluated by
 exactly K-1 trees (Platt et al.'s DDAG).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -35,8 +36,11 @@ class PairwiseDAG(ParamsMixin):
         for a, b in itertools.combinations(range(classes.size), 2):
             rows = np.flatnonzero((encoded == a) | (encoded == b))
             model = self._new_estimator()
-            model.fit(X[rows], (encoded[rows] == b).astype(int),
-                      sample_weight=None if weight is None else weight[rows])
+            model.fit(
+                X[rows],
+                (encoded[rows] == b).astype(int),
+                sample_weight=None if weight is None else weight[rows],
+            )
             self.estimators_[(a, b)] = model
         self.n_features_in_ = X.shape[1]
         return self
@@ -50,7 +54,7 @@ class PairwiseDAG(ParamsMixin):
         last = np.full(n, self.classes_.size - 1, dtype=np.int64)
         self.evaluations_ = np.zeros(n, dtype=np.int64)
         for _ in range(self.classes_.size - 1):
-            for a, b in set(zip(first.tolist(), last.tolist())):
+            for a, b in set(zip(first.tolist(), last.tolist(), strict=True)):
                 rows = np.flatnonzero((first == a) & (last == b))
                 b_wins = self.estimators_[(a, b)].predict(X[rows]) == 1
                 first[rows[b_wins]] += 1  # a is knocked out

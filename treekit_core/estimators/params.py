@@ -1,4 +1,5 @@
 """scikit-learn's parameter protocol without depending on scikit-learn at run time."""
+
 from __future__ import annotations
 
 import inspect
@@ -10,8 +11,11 @@ class ParamsMixin:
     @classmethod
     def _param_names(cls) -> list[str]:
         signature = inspect.signature(cls.__init__)
-        return [p.name for p in signature.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        return [
+            p.name
+            for p in signature.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
 
     def _store_params(self, arguments: dict) -> None:
         """Keep every constructor argument as an attribute of the same name, unchanged
@@ -28,13 +32,16 @@ class ParamsMixin:
         for key, value in params.items():
             if key not in valid:
                 raise ValueError(
-                    f"invalid parameter {key!r} for {type(self).__name__}; valid parameters are: {', '.join(valid)}"
+                    f"invalid parameter {key!r} for {type(self).__name__}; valid parameters are: "
+                    f"{', '.join(valid)}"
                 )
             setattr(self, key, value)
         return self
 
     def __repr__(self) -> str:
-        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
         changed = []
         for name, value in self.get_params().items():
             default = defaults.get(name, inspect.Parameter.empty)

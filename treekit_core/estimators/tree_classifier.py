@@ -1,4 +1,5 @@
 """TreeClassifier: a composition of components with scikit-learn's conventions."""
+
 from __future__ import annotations
 
 import json
@@ -7,24 +8,34 @@ import attrs
 import numpy as np
 
 from treekit_core.components import ABSTAIN, KINDS
-from treekit_core.engine.composition import Composition
 from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
-from treekit_core.engine.composition import CompositionError
+from treekit_core.engine.composition import Composition, CompositionError
+from treekit_core.engine.rejection import RejectRule, RiskCoverage, risk_coverage
+from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
+from treekit_core.engine.tree import Tree, decode_floats, encode_floats
 from treekit_core.engine.validation import (
-    check_counterexamples, check_sample_weight, check_X, check_y, feature_label, feature_names_of,
+    check_counterexamples,
+    check_sample_weight,
+    check_X,
+    check_y,
+    feature_label,
+    feature_names_of,
 )
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
-from treekit_core.engine.rejection import RejectRule, RiskCoverage, risk_coverage
-from treekit_core.engine.stopping import StoppingRules
-from treekit_core.engine.tree import Tree, decode_floats, encode_floats
 from treekit_core.tools.export import export_text
 
 MODEL_FORMAT = "treekit-model"
 MODEL_VERSION = 1
-STOPPING_PARAMS = ("max_depth", "min_samples_split", "min_samples_leaf",
-                   "min_weight_fraction_leaf", "min_impurity_decrease", "min_gain")
+STOPPING_PARAMS = (
+    "max_depth",
+    "min_samples_split",
+    "min_samples_leaf",
+    "min_weight_fraction_leaf",
+    "min_impurity_decrease",
+    "min_gain",
+)
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -76,12 +87,16 @@ class ComposedEstimatorMixin(ParamsMixin):
         criterion, labeler = composition.criterion, composition.labeler
         if criterion.evidence != labeler.evidence:
             raise CompositionError(
-                f"criterion {criterion.name!r} cannot be combined with labeler {labeler.name!r}: the "
-                f"criterion reads {criterion.evidence} evidence rows, the labeler {labeler.evidence} rows"
+                f"criterion {criterion.name!r} cannot be combined with labeler {labeler.name!r}: "
+                "the "
+                f"criterion reads {criterion.evidence} evidence rows, the labeler "
+                f"{labeler.evidence} rows"
             )
         return criterion
 
-    def _validate_training(self, X, y, sample_weight, composition, counterexamples=None, classes=None):
+    def _validate_training(
+        self, X, y, sample_weight, composition, counterexamples=None, classes=None
+    ):
         names = feature_names_of(X)
         nominal = resolve_categorical(getattr(self, "categorical_features", None), X, names)
         self.categories_ = fit_categories(X, nominal, names)
@@ -95,28 +110,45 @@ class ComposedEstimatorMixin(ParamsMixin):
         weight = check_sample_weight(sample_weight, n)
         if counterexamples is not None:
             if y is not None:
-                raise ValueError("give either y (class labels) or counterexamples, not both; encode labelled "
-                                 "rows as counterexample rows with K-1 ones")
+                raise ValueError(
+                    "give either y (class labels) or counterexamples, not both; encode labelled "
+                    "rows as counterexample rows with K-1 ones"
+                )
             classes, matrix = check_counterexamples(counterexamples, n, classes)
             evidence = reader.encode_counterexamples(matrix)
             if evidence is None:
                 raise CompositionError(
                     f"counterexamples need a criterion and labeler that read counterexample rows "
-                    f"(e.g. criterion='counterexample_entropy', labeler='complementary'); criterion "
+                    "(e.g. criterion='counterexample_entropy', labeler='complementary'); "
+                    "criterion "
                     f"{composition.criterion.name!r} and labeler {composition.labeler.name!r} read "
                     f"{reader.evidence} rows"
                 )
             self._check_abstain_value(classes)
-            data = TrainingData(np.require(X_checked, requirements=["F", "W"]), np.ascontiguousarray(evidence),
-                                weight, names, classes=classes, n_categories=n_categories)
+            data = TrainingData(
+                np.require(X_checked, requirements=["F", "W"]),
+                np.ascontiguousarray(evidence),
+                weight,
+                names,
+                classes=classes,
+                n_categories=n_categories,
+            )
             return data, classes
         if classes is not None:
-            raise ValueError("classes= only applies with counterexamples=; with y the classes come from y")
+            raise ValueError(
+                "classes= only applies with counterexamples=; with y the classes come from y"
+            )
         classes, encoded = check_y(y, n)
         self._check_abstain_value(classes)
         evidence = reader.encode_labels(encoded, classes.shape[0])
-        data = TrainingData(np.require(X_checked, requirements=["F", "W"]), evidence, weight,
-                            names, classes=classes, n_categories=n_categories)
+        data = TrainingData(
+            np.require(X_checked, requirements=["F", "W"]),
+            evidence,
+            weight,
+            names,
+            classes=classes,
+            n_categories=n_categories,
+        )
         return data, classes
 
     @staticmethod
@@ -127,21 +159,35 @@ class ComposedEstimatorMixin(ParamsMixin):
         missing = np.isnan(X)
         if not missing.any():
             return
-        refusing = [c for c in (composition.splitter, composition.propagator, composition.evaluator,
-                                composition.confidence) if not c.handles_missing]
+        refusing = [
+            c
+            for c in (
+                composition.splitter,
+                composition.propagator,
+                composition.evaluator,
+                composition.confidence,
+            )
+            if not c.handles_missing
+        ]
         if refusing:
             j = int(np.flatnonzero(missing.any(axis=0))[0])
             rows = np.flatnonzero(missing[:, j])
             who = ", ".join(f"{c.kind} {c.name!r}" for c in refusing)
             raise ValueError(
-                f"X contains NaN in {feature_label(j, names)} ({rows.size} rows, first row {int(rows[0])}); "
-                f"{who} does not handle missing values: impute them, drop the rows, or use components "
+                f"X contains NaN in {feature_label(j, names)} ({rows.size} rows, first row "
+                f"{int(rows[0])}); "
+                f"{who} does not handle missing values: impute them, drop the rows, or use "
+                "components "
                 f"that handle them"
             )
 
     def _check_abstain_value(self, classes) -> None:
-        if self.abstain_value is not None and np.isin(np.asarray([self.abstain_value], dtype=object),
-                                                      classes.astype(object)).any():
+        if (
+            self.abstain_value is not None
+            and np.isin(
+                np.asarray([self.abstain_value], dtype=object), classes.astype(object)
+            ).any()
+        ):
             raise ValueError(
                 f"abstain_value={self.abstain_value!r} is one of the classes {list(classes)}; "
                 f"choose a value that is not a class so an abstention cannot be mistaken for one"
@@ -158,7 +204,9 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _check_fitted(self):
         if not hasattr(self, "composition_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
+            )
 
     def _check_predict_X(self, X) -> np.ndarray:
         self._check_fitted()
@@ -168,15 +216,24 @@ class ComposedEstimatorMixin(ParamsMixin):
             raise ValueError(
                 f"X has feature names {names}, but the model was fitted with {list(fitted_names)}"
             )
-        X = check_X(encode(X, getattr(self, "categories_", {})), n_features=self.n_features_in_, allow_nan=True,
-                    feature_names=names)
-        self._check_missing_supported(X, self.composition_, getattr(self, "feature_names_in_", None))
+        X = check_X(
+            encode(X, getattr(self, "categories_", {})),
+            n_features=self.n_features_in_,
+            allow_nan=True,
+            feature_names=names,
+        )
+        self._check_missing_supported(
+            X, self.composition_, getattr(self, "feature_names_in_", None)
+        )
         return X
 
     @property
     def can_abstain_(self) -> bool:
         self._check_fitted()
-        return bool(self.composition_.labeler.can_abstain) or getattr(self, "reject_threshold_", None) is not None
+        return (
+            bool(self.composition_.labeler.can_abstain)
+            or getattr(self, "reject_threshold_", None) is not None
+        )
 
     def _choose_reject_threshold(self, rule, data) -> float:
         """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
@@ -196,8 +253,9 @@ class ComposedEstimatorMixin(ParamsMixin):
         for k in range(rule.cv):
             test = np.flatnonzero(fold == k)
             train = np.flatnonzero(fold != k)
-            model = type(self)(**params).fit(data.X[train], self.classes_[labels[train]],
-                                             sample_weight=data.weight[train])
+            model = type(self)(**params).fit(
+                data.X[train], self.classes_[labels[train]], sample_weight=data.weight[train]
+            )
             _, decision, fold_scores = model._decide_arrays(data.X[test], reject=False)
             scores[test] = fold_scores
             correct[test] = model.classes_[np.maximum(decision, 0)] == self.classes_[labels[test]]
@@ -216,17 +274,26 @@ class ComposedEstimatorMixin(ParamsMixin):
         if not abstained.any():
             return self.classes_[class_index]
         fill = self.abstain_value
-        numeric = isinstance(fill, (int, float, np.number)) and not isinstance(fill, bool) \
+        numeric = (
+            isinstance(fill, (int, float, np.number))
+            and not isinstance(fill, bool)
             and self.classes_.dtype.kind in "iuf"
+        )
         labels = self.classes_[np.maximum(class_index, 0)]
-        labels = labels.astype(np.result_type(labels, np.asarray(fill))) if numeric else labels.astype(object)
+        labels = (
+            labels.astype(np.result_type(labels, np.asarray(fill)))
+            if numeric
+            else labels.astype(object)
+        )
         labels[abstained] = fill
         return labels
 
     def decide(self, X) -> Decision:
         """Labels, abstention mask, class probabilities and confidence, together."""
         proba, class_index, confidence = self._decide_arrays(self._check_predict_X(X))
-        return Decision(self._labels_from(class_index), class_index == ABSTAIN, proba, confidence, class_index)
+        return Decision(
+            self._labels_from(class_index), class_index == ABSTAIN, proba, confidence, class_index
+        )
 
     def predict(self, X) -> np.ndarray:
         """Class labels; where the composition abstains, ``abstain_value``."""
@@ -234,7 +301,8 @@ class ComposedEstimatorMixin(ParamsMixin):
         if self.can_abstain_ and self.abstain_value is None:
             raise AbstentionError(
                 f"this composition can abstain (labeler {self.composition_.labeler.name!r}"
-                f"{', reject rule' if getattr(self, 'reject_threshold_', None) is not None else ''}), so predict() needs "
+                f"{', reject rule' if getattr(self, 'reject_threshold_', None) is not None else ''}"
+                "), so predict() needs "
                 f"abstain_value (a value that is not a class) to mark abstentions; or call "
                 f"decide(X), which returns labels together with an abstention mask"
             )
@@ -265,13 +333,34 @@ class TreeClassifier(ComposedEstimatorMixin):
     <= beta; None disables it).
     """
 
-    def __init__(self, criterion="gini", splitter="exhaustive", propagator="hard", pruner="none",
-                 labeler="majority", evaluator="hard", confidence="probability", *,
-                 criterion_params=None, splitter_params=None, propagator_params=None,
-                 pruner_params=None, labeler_params=None, evaluator_params=None,
-                 confidence_params=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0, min_gain=None,
-                 categorical_features=None, reject=None, abstain_value=None, random_state=None):
+    def __init__(
+        self,
+        criterion="gini",
+        splitter="exhaustive",
+        propagator="hard",
+        pruner="none",
+        labeler="majority",
+        evaluator="hard",
+        confidence="probability",
+        *,
+        criterion_params=None,
+        splitter_params=None,
+        propagator_params=None,
+        pruner_params=None,
+        labeler_params=None,
+        evaluator_params=None,
+        confidence_params=None,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        categorical_features=None,
+        reject=None,
+        abstain_value=None,
+        random_state=None,
+    ):
         self._store_params(locals())
 
     def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
@@ -279,7 +368,9 @@ class TreeClassifier(ComposedEstimatorMixin):
         sample is known not to be that class; ``classes`` names the columns)."""
         rule = RejectRule.from_param(self.reject)
         composition = self._make_composition()
-        data, classes = self._validate_training(X, y, sample_weight, composition, counterexamples, classes)
+        data, classes = self._validate_training(
+            X, y, sample_weight, composition, counterexamples, classes
+        )
         composition.check(data)
         self.tree_ = composition.fit(data, _rng(self.random_state))
         self.composition_ = composition
@@ -292,7 +383,8 @@ class TreeClassifier(ComposedEstimatorMixin):
     def _decide_arrays(self, X, with_confidence=True, reject=True):
         threshold = getattr(self, "reject_threshold_", None) if reject else None
         proba, decision, confidence = self.composition_.decide(
-            self.tree_, X, with_confidence or threshold is not None)
+            self.tree_, X, with_confidence or threshold is not None
+        )
         if threshold is not None:
             decision = np.where(confidence >= threshold, decision, ABSTAIN)
         return proba, decision, confidence
@@ -311,7 +403,9 @@ class TreeClassifier(ComposedEstimatorMixin):
         self._check_fitted()
         state = self.tree_.component_state.get("pruner")
         if not state:
-            raise AttributeError(f"pruner {self.composition_.pruner.name!r} records no pruning path")
+            raise AttributeError(
+                f"pruner {self.composition_.pruner.name!r} records no pruning path"
+            )
         return dict(state)
 
     def get_depth(self) -> int:
@@ -325,8 +419,14 @@ class TreeClassifier(ComposedEstimatorMixin):
     def export_text(self, decimals: int = 4, show_distribution: bool = True) -> str:
         self._check_fitted()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        return export_text(self.tree_, names, self.classes_, decimals, show_distribution,
-                           getattr(self, "categories_", {}))
+        return export_text(
+            self.tree_,
+            names,
+            self.classes_,
+            decimals,
+            show_distribution,
+            getattr(self, "categories_", {}),
+        )
 
     # -- JSON -----------------------------------------------------------------------
     def to_json(self, path=None) -> str:
@@ -338,11 +438,15 @@ class TreeClassifier(ComposedEstimatorMixin):
             "estimator": "TreeClassifier",
             "classes": self.classes_.tolist(),
             "classes_dtype": self.classes_.dtype.str,
-            "feature_names": list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None,
+            "feature_names": list(self.feature_names_in_)
+            if hasattr(self, "feature_names_in_")
+            else None,
             "composition": self.composition_.describe(),
             "params": self._json_params(),
             "reject_threshold": encode_floats(getattr(self, "reject_threshold_", None)),
-            "categories": [[int(j), levels] for j, levels in getattr(self, "categories_", {}).items()],
+            "categories": [
+                [int(j), levels] for j, levels in getattr(self, "categories_", {}).items()
+            ],
             "tree": self.tree_.to_dict(),
         }
         text = json.dumps(payload)
@@ -363,8 +467,10 @@ class TreeClassifier(ComposedEstimatorMixin):
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
         if params.get("categorical_features") is not None:
-            params["categorical_features"] = [v.item() if isinstance(v, np.generic) else v
-                                              for v in np.atleast_1d(np.asarray(params["categorical_features"], dtype=object))]
+            params["categorical_features"] = [
+                v.item() if isinstance(v, np.generic) else v
+                for v in np.atleast_1d(np.asarray(params["categorical_features"], dtype=object))
+            ]
         if isinstance(params.get("reject"), RejectRule):
             params["reject"] = attrs.asdict(params["reject"])
         return params
@@ -381,7 +487,10 @@ class TreeClassifier(ComposedEstimatorMixin):
         if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT:
             raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
         if payload.get("version") != MODEL_VERSION:
-            raise ValueError(f"unsupported treekit model version {payload.get('version')!r}; this treekit reads {MODEL_VERSION}")
+            raise ValueError(
+                f"unsupported treekit model version {payload.get('version')!r}; this treekit "
+                f"reads {MODEL_VERSION}"
+            )
         model = cls(**payload["params"])
         model.composition_ = model._make_composition()
         model.tree_ = Tree.from_dict(payload["tree"])

@@ -13,6 +13,7 @@ breaking), so the two give identical trees. What makes it fast:
 ``numba.get_num_threads()`` must not be called inside a cached kernel (numba then refuses
 to cache it), so the thread count is an argument.
 """
+
 import numba
 import numpy as np
 from numba import prange, types
@@ -34,8 +35,9 @@ def presort(X, n_threads):
 
 
 @jit(types.void(F2A, F2C, F1, I32_2, i8, i8, i8, F1, F2C, F1))
-def _gather_presorted(X, weighted_evidence, weights, order, feature, start, end,
-                      values, weighted, node_weights):
+def _gather_presorted(
+    X, weighted_evidence, weights, order, feature, start, end, values, weighted, node_weights
+):
     n_classes = weighted_evidence.shape[1]
     for j in range(end - start):
         s = order[feature, start + j]
@@ -69,20 +71,63 @@ def _grow(array, size):
     return bigger
 
 
-BUILD_RESULT = types.Tuple((
-    types.int64[::1], types.int64[::1], types.int64[::1], types.float64[::1], F2C,
-    types.float64[::1], types.int64[::1], types.float64[::1], types.int64[::1], types.float64[::1],
-))
+BUILD_RESULT = types.Tuple(
+    (
+        types.int64[::1],
+        types.int64[::1],
+        types.int64[::1],
+        types.float64[::1],
+        F2C,
+        types.float64[::1],
+        types.int64[::1],
+        types.float64[::1],
+        types.int64[::1],
+        types.float64[::1],
+    )
+)
 BUILD_SIGNATURE = BUILD_RESULT(
-    IMPURITY_TYPE, F1, F2A, F2C, F1, I32_2, i8, f8, i8, i8, f8, f8, f8, f8, i8, i8, i8, i8,
+    IMPURITY_TYPE,
+    F1,
+    F2A,
+    F2C,
+    F1,
+    I32_2,
+    i8,
+    f8,
+    i8,
+    i8,
+    f8,
+    f8,
+    f8,
+    f8,
+    i8,
+    i8,
+    i8,
+    i8,
 )
 
 
 @jit(BUILD_SIGNATURE, parallel=True)
-def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
-                      min_samples_leaf, min_weight_leaf, min_samples_split, max_depth,
-                      min_impurity_decrease, min_gain, pure_tolerance, total_weight,
-                      max_features, seed, n_threads, parallel_min_work):
+def build_depth_first(
+    impurity,
+    params,
+    X,
+    weighted_evidence,
+    weights,
+    order,
+    min_samples_leaf,
+    min_weight_leaf,
+    min_samples_split,
+    max_depth,
+    min_impurity_decrease,
+    min_gain,
+    pure_tolerance,
+    total_weight,
+    max_features,
+    seed,
+    n_threads,
+    parallel_min_work,
+):
     """Grow a tree; returns (left, right, feature, threshold, class_sums, weight,
     n_samples, impurity, depth, improvement), one entry per node.
 
@@ -134,7 +179,11 @@ def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
         node_depth, parent, is_left = stack_depth[top], stack_parent[top], stack_is_left[top]
         if node_count == capacity:
             capacity *= 2
-            left, right, feature = _grow(left, capacity), _grow(right, capacity), _grow(feature, capacity)
+            left, right, feature = (
+                _grow(left, capacity),
+                _grow(right, capacity),
+                _grow(feature, capacity),
+            )
             threshold, class_sums = _grow(threshold, capacity), _grow(class_sums, capacity)
             node_weight, n_samples = _grow(node_weight, capacity), _grow(n_samples, capacity)
             node_impurity, depth = _grow(node_impurity, capacity), _grow(depth, capacity)
@@ -156,11 +205,21 @@ def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
         imp = impurity(sums, weight, params)
         left[node], right[node], feature[node], threshold[node] = -1, -1, -1, -2.0
         class_sums[node, :] = sums
-        node_weight[node], n_samples[node], node_impurity[node], depth[node] = weight, end - start, imp, node_depth
+        node_weight[node], n_samples[node], node_impurity[node], depth[node] = (
+            weight,
+            end - start,
+            imp,
+            node_depth,
+        )
         improvement[node] = np.nan
         count = end - start
-        if (node_depth >= max_depth or count < min_samples_split or count < 2 * min_samples_leaf
-                or weight < 2 * min_weight_leaf or imp <= pure_tolerance):
+        if (
+            node_depth >= max_depth
+            or count < min_samples_split
+            or count < 2 * min_samples_leaf
+            or weight < 2 * min_weight_leaf
+            or imp <= pure_tolerance
+        ):
             continue
         n_candidates = d
         if max_features < d:
@@ -172,19 +231,61 @@ def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
             for c in prange(n_candidates):
                 t = numba.get_thread_id()
                 f = candidates[c]
-                _gather_presorted(X, weighted_evidence, weights, order, f, start, end,
-                                  values[t], weighted[t], node_weights[t])
+                _gather_presorted(
+                    X,
+                    weighted_evidence,
+                    weights,
+                    order,
+                    f,
+                    start,
+                    end,
+                    values[t],
+                    weighted[t],
+                    node_weights[t],
+                )
                 best_drop[c], best_threshold[c], best_position[c] = scan_sorted_feature(
-                    impurity, params, values[t, :count], weighted[t, :count], node_weights[t, :count],
-                    sums, weight, imp, min_samples_leaf, min_weight_leaf, left_sums[t], right_sums[t])
+                    impurity,
+                    params,
+                    values[t, :count],
+                    weighted[t, :count],
+                    node_weights[t, :count],
+                    sums,
+                    weight,
+                    imp,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                    left_sums[t],
+                    right_sums[t],
+                )
         else:
             for c in range(n_candidates):
                 f = candidates[c]
-                _gather_presorted(X, weighted_evidence, weights, order, f, start, end,
-                                  values[0], weighted[0], node_weights[0])
+                _gather_presorted(
+                    X,
+                    weighted_evidence,
+                    weights,
+                    order,
+                    f,
+                    start,
+                    end,
+                    values[0],
+                    weighted[0],
+                    node_weights[0],
+                )
                 best_drop[c], best_threshold[c], best_position[c] = scan_sorted_feature(
-                    impurity, params, values[0, :count], weighted[0, :count], node_weights[0, :count],
-                    sums, weight, imp, min_samples_leaf, min_weight_leaf, left_sums[0], right_sums[0])
+                    impurity,
+                    params,
+                    values[0, :count],
+                    weighted[0, :count],
+                    node_weights[0, :count],
+                    sums,
+                    weight,
+                    imp,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                    left_sums[0],
+                    right_sums[0],
+                )
         chosen = -1
         for c in range(n_candidates):
             if best_position[c] >= 0 and (chosen < 0 or best_drop[c] > best_drop[chosen]):
@@ -204,7 +305,9 @@ def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
         if count * d >= parallel_min_work:
             for g in prange(d):
                 if g != f:
-                    _stable_partition(order, g, start, end, goes_left, scratch[numba.get_thread_id()])
+                    _stable_partition(
+                        order, g, start, end, goes_left, scratch[numba.get_thread_id()]
+                    )
         else:
             for g in range(d):
                 if g != f:
@@ -221,10 +324,18 @@ def build_depth_first(impurity, params, X, weighted_evidence, weights, order,
         stack_start[top], stack_end[top], stack_depth[top] = start, middle, node_depth + 1
         stack_parent[top], stack_is_left[top] = node, 1
         top += 1
-    return (left[:node_count].copy(), right[:node_count].copy(), feature[:node_count].copy(),
-            threshold[:node_count].copy(), class_sums[:node_count].copy(), node_weight[:node_count].copy(),
-            n_samples[:node_count].copy(), node_impurity[:node_count].copy(), depth[:node_count].copy(),
-            improvement[:node_count].copy())
+    return (
+        left[:node_count].copy(),
+        right[:node_count].copy(),
+        feature[:node_count].copy(),
+        threshold[:node_count].copy(),
+        class_sums[:node_count].copy(),
+        node_weight[:node_count].copy(),
+        n_samples[:node_count].copy(),
+        node_impurity[:node_count].copy(),
+        depth[:node_count].copy(),
+        improvement[:node_count].copy(),
+    )
 
 
 #: Nodes with at least this many rows x candidate features are searched in parallel.
@@ -245,15 +356,51 @@ def build_arrays(criterion, data, rules, max_features, seed, parallel=True):
         data.cache["presort"] = presort(X, n_threads)
     order = data.cache["presort"].copy()
     weighted_evidence = np.ascontiguousarray(data.evidence * data.weight[:, None])
-    (left, right, feature, threshold, class_sums, weight, n_samples, impurity, depth,
-     improvement) = build_depth_first(
-        criterion.compiled_impurity(), criterion.impurity_params(data.n_classes), X, weighted_evidence,
-        np.ascontiguousarray(data.weight), order, rules.min_samples_leaf, rules.min_weight_leaf,
-        rules.min_samples_split, rules.max_depth, rules.min_impurity_decrease,
-        np.nan if rules.min_gain is None else float(rules.min_gain), PURE_TOLERANCE, rules.total_weight,
-        max_features, seed, n_threads, PARALLEL_MIN_WORK if parallel else 2**62)
+    (
+        left,
+        right,
+        feature,
+        threshold,
+        class_sums,
+        weight,
+        n_samples,
+        impurity,
+        depth,
+        improvement,
+    ) = build_depth_first(
+        criterion.compiled_impurity(),
+        criterion.impurity_params(data.n_classes),
+        X,
+        weighted_evidence,
+        np.ascontiguousarray(data.weight),
+        order,
+        rules.min_samples_leaf,
+        rules.min_weight_leaf,
+        rules.min_samples_split,
+        rules.max_depth,
+        rules.min_impurity_decrease,
+        np.nan if rules.min_gain is None else float(rules.min_gain),
+        PURE_TOLERANCE,
+        rules.total_weight,
+        max_features,
+        seed,
+        n_threads,
+        PARALLEL_MIN_WORK if parallel else 2**62,
+    )
     n = left.shape[0]
-    tree = Tree(left, right, feature, threshold, class_sums, weight, n_samples, impurity, depth,
-                np.zeros((n, data.n_classes)), np.zeros(n, dtype=np.int64), data.n_features)
+    tree = Tree(
+        left,
+        right,
+        feature,
+        threshold,
+        class_sums,
+        weight,
+        n_samples,
+        impurity,
+        depth,
+        np.zeros((n, data.n_classes)),
+        np.zeros(n, dtype=np.int64),
+        data.n_features,
+    )
     tree.node_fields["improvement"] = improvement
     return tree

@@ -1,4 +1,5 @@
 """C4.5 release 8 numeric split search (as Weka's J48: C45Split.handleNumericAttribute)."""
+
 import math
 
 import numpy as np
@@ -25,8 +26,21 @@ C45_SIGNATURE = types.void(IMPURITY_TYPE, F1, F2A, F2C, I1, F1, I1, f8, i8, F1, 
 
 
 @jit(C45_SIGNATURE)
-def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, features, min_objects,
-                       n_classes_total, info_gain, gain_ratio, split_point, left_weight):
+def c45_feature_scores(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    features,
+    min_objects,
+    n_classes_total,
+    info_gain,
+    gain_ratio,
+    split_point,
+    left_weight,
+):
     """For every candidate feature: info gain after the log2(Tries)/|D| penalty (NaN when
     the feature has no usable cut), gain ratio, the cut's midpoint and the share of the
     known weight on its left (``left_weight``, where samples with a missing value go).
@@ -50,7 +64,9 @@ def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, feature
         f = features[index]
         info_gain[index] = np.nan
         gain_ratio[index] = 0.0
-        known = gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
+        known = gather_sorted_feature(
+            X, evidence, rows, row_weights, f, unsorted, values, weighted, weights
+        )
         known_weight = sum_known(weighted, weights, known, known_sums)
         min_split = 0.1 * known_weight / n_classes_total
         if min_split <= min_objects + SMALL:
@@ -81,7 +97,11 @@ def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, feature
                 right_sums[k] = known_sums[k] - left_sums[k]
             gain = (1.0 - unknown_rate) * (
                 parent_impurity
-                - (left * impurity(left_sums, left, params) + right * impurity(right_sums, right, params)) / known_weight
+                - (
+                    left * impurity(left_sums, left, params)
+                    + right * impurity(right_sums, right, params)
+                )
+                / known_weight
             )
             tries += 1
             if gain > best_gain + SMALL:
@@ -97,8 +117,12 @@ def c45_feature_scores(impurity, params, X, evidence, rows, row_weights, feature
         if point == values[best_position + 1]:
             point = values[best_position]
         unknown = node_weight - known_weight
-        split_entropy = (-weight_log2(best_left) - weight_log2(known_weight - best_left)
-                         - weight_log2(unknown) + weight_log2(node_weight))
+        split_entropy = (
+            -weight_log2(best_left)
+            - weight_log2(known_weight - best_left)
+            - weight_log2(unknown)
+            + weight_log2(node_weight)
+        )
         info_gain[index] = gain
         split_point[index] = point
         left_weight[index] = best_left / known_weight  # the missing share (C4.5)

@@ -21,6 +21,7 @@ hits across processes (numba issues #2956, #6264), whereas a kernel with an expl
 by every later process. The price is an indirect call (no inlining); benchmarks/README.md
 has the figures.
 """
+
 from __future__ import annotations
 
 import functools

@@ -1,5 +1,6 @@
 """Split search one node at a time (used when a composition cannot use the fused builder:
 soft propagation, feature subsets drawn in Python, C4.5's rules)."""
+
 import numpy as np
 from numba import types
 
@@ -10,7 +11,9 @@ GATHER_SIGNATURE = types.int64(F2A, F2C, I1, F1, i8, F1, F1, F2C, F1)
 
 
 @jit(GATHER_SIGNATURE)
-def gather_sorted_feature(X, evidence, rows, row_weights, feature, unsorted, values, weighted, weights):
+def gather_sorted_feature(
+    X, evidence, rows, row_weights, feature, unsorted, values, weighted, weights
+):
     """Copy the node's samples sorted by ``X[:, feature]`` into the buffers; samples with a
     missing value (NaN) go last. Returns the number of samples with a known value."""
     n = rows.shape[0]
@@ -52,8 +55,19 @@ NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(
 
 
 @jit(NODE_SIGNATURE)
-def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_sums,
-                       parent_weight, features, min_samples_leaf, min_weight_leaf):
+def best_split_of_node(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    parent_sums,
+    parent_weight,
+    features,
+    min_samples_leaf,
+    min_weight_leaf,
+):
     """Best (feature, threshold, drop, missing share) over ``features`` for the rows of a node.
 
     ``row_weights`` are the samples' weights at this node (fractional under soft
@@ -77,7 +91,9 @@ def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_
     best_drop = -np.inf
     best_share = 0.5
     for f in features:
-        known = gather_sorted_feature(X, evidence, rows, row_weights, f, unsorted, values, weighted, weights)
+        known = gather_sorted_feature(
+            X, evidence, rows, row_weights, f, unsorted, values, weighted, weights
+        )
         if known == n:  # no missing value: the node's own statistics
             sums, weight, base = parent_sums, parent_weight, parent_impurity
         else:
@@ -86,8 +102,18 @@ def best_split_of_node(impurity, params, X, evidence, rows, row_weights, parent_
                 continue
             sums, base = known_sums, impurity(known_sums, weight, params)
         drop, threshold, position = scan_sorted_feature(
-            impurity, params, values[:known], weighted[:known], weights[:known], sums, weight,
-            base, min_samples_leaf, min_weight_leaf, left_sums, right_sums,
+            impurity,
+            params,
+            values[:known],
+            weighted[:known],
+            weights[:known],
+            sums,
+            weight,
+            base,
+            min_samples_leaf,
+            min_weight_leaf,
+            left_sums,
+            right_sums,
         )
         if position < 0:
             continue

@@ -1,16 +1,29 @@
 """Hard routing: each sample follows its answers to one leaf; a missing value sends it down
 both branches by the node's missing share (then the result is a mixture of leaves)."""
+
 import numpy as np
 from numba import prange
 
 from treekit_core.kernels.compiling import jit
 
 #: One node in 32 bytes, so a visit touches one cache line instead of several arrays.
-NODE_DTYPE = np.dtype([("left", np.int32), ("right", np.int32), ("feature", np.int32), ("question", np.int32),
-                       ("threshold", np.float64), ("mask", np.int64), ("share", np.float64)], align=True)
+NODE_DTYPE = np.dtype(
+    [
+        ("left", np.int32),
+        ("right", np.int32),
+        ("feature", np.int32),
+        ("question", np.int32),
+        ("threshold", np.float64),
+        ("mask", np.int64),
+        ("share", np.float64),
+    ],
+    align=True,
+)
 
 
-def pack_nodes(children_left, children_right, feature, threshold, question=None, mask=None, share=None):
+def pack_nodes(
+    children_left, children_right, feature, threshold, question=None, mask=None, share=None
+):
     nodes = np.zeros(children_left.shape[0], dtype=NODE_DTYPE)
     nodes["left"], nodes["right"] = children_left, children_right
     nodes["feature"], nodes["threshold"] = feature, threshold

@@ -5,6 +5,7 @@ consecutive distinct values; the per-node search (:mod:`.node_search`) and the f
 builder (:mod:`.builder`) both call it. Kernels live in separate modules so a fit loads
 from numba's cache only the ones it uses.
 """
+
 import numpy as np
 from numba import types
 
@@ -27,9 +28,20 @@ SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(
 
 
 @jit(SCAN_SIGNATURE)
-def scan_sorted_feature(impurity, params, values, weighted_evidence, weights, parent_sums,
-                        parent_weight, parent_impurity, min_samples_leaf, min_weight_leaf,
-                        left_sums, right_sums):
+def scan_sorted_feature(
+    impurity,
+    params,
+    values,
+    weighted_evidence,
+    weights,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+):
     """Best cut of one feature whose node samples are sorted by value.
 
     ``weighted_evidence[j]`` is sample j's weight times its evidence row. Returns
@@ -60,10 +72,14 @@ def scan_sorted_feature(impurity, params, values, weighted_evidence, weights, pa
             continue
         for k in range(n_classes):
             right_sums[k] = parent_sums[k] - left_sums[k]
-        drop = parent_impurity - (
-            left_weight * impurity(left_sums, left_weight, params)
-            + right_weight * impurity(right_sums, right_weight, params)
-        ) / parent_weight
+        drop = (
+            parent_impurity
+            - (
+                left_weight * impurity(left_sums, left_weight, params)
+                + right_weight * impurity(right_sums, right_weight, params)
+            )
+            / parent_weight
+        )
         if drop > best_drop:
             best_drop = drop
             best_position = n_left

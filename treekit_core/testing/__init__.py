@@ -13,13 +13,14 @@ or enables the kit's fixtures in its ``conftest.py`` with one line::
 conftest) and uses the ``treekit_check`` fixture. Nothing is loaded behind anyone's back: the
 checks register the component in a registry of their own, next to the core's built-ins.
 """
+
 from __future__ import annotations
 
 import contextlib
 
 import numpy as np
 
-from treekit_core.components import ABSTAIN, Component, Confidence, Criterion, Labeler, Pruner, Splitter
+from treekit_core.components import ABSTAIN, Component
 
 
 class ConformanceError(AssertionError):
@@ -52,14 +53,23 @@ def _registered(instance):
     class Plugin:
         pass
 
-    hook = {"criterion": "treekit_criteria", "splitter": "treekit_splitters", "propagator": "treekit_propagators",
-            "pruner": "treekit_pruners", "labeler": "treekit_labelers", "evaluator": "treekit_evaluators",
-            "confidence": "treekit_confidences"}[instance.kind]
+    hook = {
+        "criterion": "treekit_criteria",
+        "splitter": "treekit_splitters",
+        "propagator": "treekit_propagators",
+        "pruner": "treekit_pruners",
+        "labeler": "treekit_labelers",
+        "evaluator": "treekit_evaluators",
+        "confidence": "treekit_confidences",
+    }[instance.kind]
     cls = type(instance)
     setattr(Plugin, hook, hookimpl(lambda self: [cls]))
     registry = get_registry()
     plugin = Plugin()
-    if cls.name not in registry.components(instance.kind) or registry.components(instance.kind)[cls.name].cls is not cls:
+    if (
+        cls.name not in registry.components(instance.kind)
+        or registry.components(instance.kind)[cls.name].cls is not cls
+    ):
         registry.register(plugin, f"conformance-{cls.name}")
         try:
             yield
@@ -98,7 +108,7 @@ def check_criterion(criterion, params=None, n_classes=3):
             _fail(instance, f"impurity is not finite for class sums {sums.round(3)}")
         if value < -1e-12:
             _fail(instance, f"impurity is negative ({value:g}) for class sums {sums.round(3)}")
-        if getattr(instance, "symmetric", False):
+        if instance.symmetric:
             permuted = compiled(np.ascontiguousarray(sums[::-1]), float(sums.sum()), p)
             if abs(permuted - value) > 1e-9:
                 _fail(instance, "declares symmetric = True but changes when classes are reordered")
@@ -108,13 +118,20 @@ def check_criterion(criterion, params=None, n_classes=3):
             pure[k] = 7.0
             value = compiled(pure, 7.0, p)
             if abs(value) > 1e-9:
-                _fail(instance, f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0")
+                _fail(
+                    instance,
+                    f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0",
+                )
     X, y = small_data(2)
     with _registered(instance):
-        for name, info in get_registry().components("splitter").items():
+        for name in get_registry().components("splitter"):
             try:
-                TreeClassifier(criterion=instance, splitter=name, max_depth=3,
-                               labeler=_matching_labeler(instance)).fit(X, y)
+                TreeClassifier(
+                    criterion=instance,
+                    splitter=name,
+                    max_depth=3,
+                    labeler=_matching_labeler(instance),
+                ).fit(X, y)
             except (ValueError, TypeError) as exc:
                 if "cannot be combined" in str(exc) or "handles numeric features only" in str(exc):
                     continue
@@ -140,17 +157,23 @@ def check_splitter(splitter, params=None, min_samples_leaf=7):
     X, y = small_data(2)
     companions = instance.companions()  # e.g. UDT's own propagation, with the same pdfs
     with _registered(instance):
-        model = TreeClassifier(splitter=instance, min_samples_leaf=min_samples_leaf, **companions).fit(X, y)
+        model = TreeClassifier(
+            splitter=instance, min_samples_leaf=min_samples_leaf, **companions
+        ).fit(X, y)
     tree = model.tree_
     internal = tree.children_left >= 0
     if ((tree.feature[internal] < 0) | (tree.feature[internal] >= X.shape[1])).any():
         _fail(instance, "returned a split on a feature index out of range")
     leaves = tree.is_leaf
-    fractional = getattr(model.composition_.propagator, "produces_fractional_weights", False)
-    size = tree.weight[leaves] if fractional else tree.n_samples[leaves]  # unit weights: weight = samples
+    fractional = model.composition_.propagator.produces_fractional_weights
+    size = (
+        tree.weight[leaves] if fractional else tree.n_samples[leaves]
+    )  # unit weights: weight = samples
     if (size < min_samples_leaf - 1e-9).any():
         worst = float(size.min())
-        _fail(instance, f"ignores min_samples_leaf={min_samples_leaf}: a leaf holds {worst:g} samples")
+        _fail(
+            instance, f"ignores min_samples_leaf={min_samples_leaf}: a leaf holds {worst:g} samples"
+        )
     if (tree.weight[leaves] <= 0).any():
         _fail(instance, "created an empty child")
 
@@ -161,7 +184,9 @@ def check_labeler(labeler, params=None, n_classes=3):
     from treekit_core import TrainingData
 
     for k in (n_classes, 2):  # a labeler parametrised for two classes says so in check_data
-        probe = TrainingData(np.zeros((k, 1), order="F"), np.eye(k), np.ones(k), classes=np.arange(k))
+        probe = TrainingData(
+            np.zeros((k, 1), order="F"), np.eye(k), np.ones(k), classes=np.arange(k)
+        )
         try:
             instance.check_data(probe)
             n_classes = k
@@ -205,7 +230,10 @@ def check_pruner(pruner, params=None):
     with _registered(instance):
         pruned = TreeClassifier(pruner=instance, min_samples_leaf=3).fit(X, y)
     if pruned.get_n_leaves() > full.get_n_leaves():
-        _fail(instance, f"enlarged the tree from {full.get_n_leaves()} to {pruned.get_n_leaves()} leaves")
+        _fail(
+            instance,
+            f"enlarged the tree from {full.get_n_leaves()} to {pruned.get_n_leaves()} leaves",
+        )
     pruned.predict_proba(X)
 
 
@@ -220,8 +248,13 @@ def check_json_round_trip(model, X):
 def check_component(component, params=None):
     """Run the checks for the component's kind."""
     instance = _instance(component, params)
-    checks = {"criterion": check_criterion, "splitter": check_splitter, "labeler": check_labeler,
-              "confidence": check_confidence, "pruner": check_pruner}
+    checks = {
+        "criterion": check_criterion,
+        "splitter": check_splitter,
+        "labeler": check_labeler,
+        "confidence": check_confidence,
+        "pruner": check_pruner,
+    }
     if instance.kind in checks:
         checks[instance.kind](instance)
     from treekit_core import TreeClassifier
@@ -240,5 +273,14 @@ def check_component(component, params=None):
         check_json_round_trip(model, X)
 
 
-__all__ = ["ConformanceError", "check_component", "check_confidence", "check_criterion", "check_json_round_trip",
-           "check_labeler", "check_pruner", "check_splitter", "small_data"]
+__all__ = [
+    "ConformanceError",
+    "check_component",
+    "check_confidence",
+    "check_criterion",
+    "check_json_round_trip",
+    "check_labeler",
+    "check_pruner",
+    "check_splitter",
+    "small_data",
+]

@@ -8,13 +8,15 @@ Fixtures:
 ``treekit_registry`` a fresh registry with the core's built-ins only, restored afterwards;
                    register your plugin module on it explicitly.
 """
+
 from __future__ import annotations
 
 import types
 
 import pytest
 
-from treekit_core import registry as plugins, testing
+from treekit_core import registry as plugins
+from treekit_core import testing
 
 
 @pytest.fixture
@@ -27,8 +29,12 @@ def treekit_registry():
 @pytest.fixture
 def treekit_check():
     return types.SimpleNamespace(
-        component=testing.check_component, criterion=testing.check_criterion, splitter=testing.check_splitter,
-        labeler=testing.check_labeler, confidence=testing.check_confidence, pruner=testing.check_pruner,
+        component=testing.check_component,
+        criterion=testing.check_criterion,
+        splitter=testing.check_splitter,
+        labeler=testing.check_labeler,
+        confidence=testing.check_confidence,
+        pruner=testing.check_pruner,
         json_round_trip=testing.check_json_round_trip,
     )
 
@@ -36,7 +42,7 @@ def treekit_check():
 def plugin_registry(*plugins_and_names):
     """An autouse fixture giving each test a registry with the core's built-ins and exactly
     the given plugins: ``registry = plugin_registry(my_module, "my-distribution")``."""
-    pairs = list(zip(plugins_and_names[0::2], plugins_and_names[1::2]))
+    pairs = list(zip(plugins_and_names[0::2], plugins_and_names[1::2], strict=True))
 
     @pytest.fixture(autouse=True)
     def registry():

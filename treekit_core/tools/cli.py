@@ -1,4 +1,5 @@
 """The ``treekit`` command line."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,19 +27,27 @@ def cmd_demo(args) -> int:
 
     dataset = load_dataset(args.data, dropna=True)
     train, test = stratified_split(dataset.target, 0.3, args.seed)
-    model = TreeClassifier(criterion=args.criterion, pruner=args.pruner, random_state=args.seed,
-                           min_samples_leaf=args.min_samples_leaf)
+    model = TreeClassifier(
+        criterion=args.criterion,
+        pruner=args.pruner,
+        random_state=args.seed,
+        min_samples_leaf=args.min_samples_leaf,
+    )
     model.fit(dataset.data[train], dataset.target[train])
     print(f"treekit demo: {dataset.name} ({dataset.description})")
     print(f"composition: {model.composition_.describe()}")
-    print(f"trained on {train.size} rows, tested on {test.size} (stratified 70/30, seed {args.seed})")
+    print(
+        f"trained on {train.size} rows, tested on {test.size} (stratified 70/30, seed {args.seed})"
+    )
     print(f"leaves: {model.get_n_leaves()}  depth: {model.get_depth()}\n")
     names = list(dataset.feature_names)
     from treekit_core.tools.export import export_text
 
     print(export_text(model.tree_, names, model.classes_))
     decision = model.decide(dataset.data[test])
-    report = diagnostic_report(dataset.target[test], decision.labels, decision.abstained, list(model.classes_))
+    report = diagnostic_report(
+        dataset.target[test], decision.labels, decision.abstained, list(model.classes_)
+    )
     print("test metrics:")
     print(report.to_text())
     return 0
@@ -59,8 +68,10 @@ def cmd_plugins(args) -> int:
                 f"{f.name}={f.default!r}" if f.default is not attrs.NOTHING else f.name
                 for f in attrs.fields(info.cls)
             )
-            print(f"  {name:<24} [{info.distribution}] {info.cls.description}"
-                  + (f"\n  {'':<24} parameters: {params}" if params else ""))
+            print(
+                f"  {name:<24} [{info.distribution}] {info.cls.description}"
+                + (f"\n  {'':<24} parameters: {params}" if params else "")
+            )
     return 0
 
 
@@ -74,7 +85,9 @@ def parse_settings(items):
     estimator, components = {}, {}
     for item in items or []:
         if "=" not in item:
-            raise ValueError(f"--set {item!r}: expected key=value, e.g. criterion.w=0.2 or max_depth=5")
+            raise ValueError(
+                f"--set {item!r}: expected key=value, e.g. criterion.w=0.2 or max_depth=5"
+            )
         key, raw = item.split("=", 1)
         try:
             value = json.loads(raw)
@@ -83,7 +96,9 @@ def parse_settings(items):
         if "." in key:
             kind, param = key.split(".", 1)
             if kind not in KINDS:
-                raise ValueError(f"--set {item!r}: unknown component kind {kind!r}; kinds are {', '.join(KINDS)}")
+                raise ValueError(
+                    f"--set {item!r}: unknown component kind {kind!r}; kinds are {', '.join(KINDS)}"
+                )
             components.setdefault(f"{kind}_params", {})[param] = value
         else:
             estimator[key] = value
@@ -97,14 +112,17 @@ def cmd_fit(args) -> int:
 
     header, columns = read_table(args.data)
     if args.target not in columns:
-        raise ValueError(f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}")
+        raise ValueError(
+            f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}"
+        )
     names = [name for name in header if name != args.target]
     X, nominal = feature_matrix(columns, names)
     y = columns[args.target]
     estimator, components = parse_settings(args.set)
     chosen = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind) is not None}
-    model = TreeClassifier(**chosen, **components, **estimator,
-                           categorical_features=nominal or None)
+    model = TreeClassifier(
+        **chosen, **components, **estimator, categorical_features=nominal or None
+    )
     with observing_progress():
         model.fit(X, y)
     model.feature_names_in_ = np.asarray(names, dtype=object)
@@ -135,7 +153,11 @@ def _load_rows(model_path, data_path):
 
     model = TreeClassifier.from_json(model_path)
     header, columns = read_table(data_path)
-    names = list(model.feature_names_in_) if hasattr(model, "feature_names_in_") else header[: model.n_features_in_]
+    names = (
+        list(model.feature_names_in_)
+        if hasattr(model, "feature_names_in_")
+        else header[: model.n_features_in_]
+    )
     X, _ = feature_matrix(columns, names)
     return model, X, columns
 
@@ -148,11 +170,15 @@ def cmd_predict(args) -> int:
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     try:
         writer = csv.writer(out)
-        writer.writerow(["prediction", "abstained", "confidence"] + [f"p_{c}" for c in model.classes_])
+        writer.writerow(
+            ["prediction", "abstained", "confidence"] + [f"p_{c}" for c in model.classes_]
+        )
         for i in range(X.shape[0]):
             label = "" if decision.abstained[i] else decision.labels[i]
-            writer.writerow([label, int(decision.abstained[i]), f"{decision.confidence[i]:.6g}"]
-                            + [f"{p:.6g}" for p in decision.proba[i]])
+            writer.writerow(
+                [label, int(decision.abstained[i]), f"{decision.confidence[i]:.6g}"]
+                + [f"{p:.6g}" for p in decision.proba[i]]
+            )
     finally:
         if args.out:
             out.close()
@@ -174,7 +200,7 @@ def cmd_evaluate(args) -> int:
     curve = model.risk_coverage(X, y)
     print("\nrisk-coverage (confidence threshold, coverage, error on accepted):")
     step = max(1, len(curve.coverage) // 10)
-    for t, c, r in list(zip(curve.thresholds, curve.coverage, curve.risk))[::step]:
+    for t, c, r in list(zip(curve.thresholds, curve.coverage, curve.risk, strict=True))[::step]:
         print(f"  {t:>12.6g}  {c:6.3f}  {r:6.3f}")
     print(f"area under the risk-coverage curve: {curve.area:.4f}")
     if args.plots:
@@ -186,9 +212,13 @@ def cmd_evaluate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="treekit", description="Compose, fit and use decision trees.")
+    parser = argparse.ArgumentParser(
+        prog="treekit", description="Compose, fit and use decision trees."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="fit a tree on a bundled data set and print it with test metrics")
+    demo = sub.add_parser(
+        "demo", help="fit a tree on a bundled data set and print it with test metrics"
+    )
     demo.add_argument("--data", default="wdbc", help="bundled data set (default: wdbc)")
     demo.add_argument("--criterion", default="gini")
     demo.add_argument("--pruner", default="cost_complexity")
@@ -205,20 +235,30 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--target", required=True, help="the class column")
     for kind in KINDS:
         fit.add_argument(f"--{kind}", default=None, help=f"{kind} component name")
-    fit.add_argument("--set", action="append", metavar="KEY=VALUE",
-                     help="parameter: kind.param=value (e.g. criterion.w=0.2) or estimator param (max_depth=5)")
+    fit.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="parameter: kind.param=value (e.g. criterion.w=0.2) or estimator param (max_depth=5)",
+    )
     fit.add_argument("--out", required=True, help="model JSON file to write")
     fit.set_defaults(run=cmd_fit)
-    predict = sub.add_parser("predict", help="predict a CSV with a saved model (CSV to stdout or --out)")
+    predict = sub.add_parser(
+        "predict", help="predict a CSV with a saved model (CSV to stdout or --out)"
+    )
     predict.add_argument("model")
     predict.add_argument("data")
     predict.add_argument("--out", default=None)
     predict.set_defaults(run=cmd_predict)
-    evaluate = sub.add_parser("evaluate", help="metrics with abstentions, coverage and a risk-coverage table")
+    evaluate = sub.add_parser(
+        "evaluate", help="metrics with abstentions, coverage and a risk-coverage table"
+    )
     evaluate.add_argument("model")
     evaluate.add_argument("data")
     evaluate.add_argument("--target", required=True)
-    evaluate.add_argument("--plots", default=None, metavar="DIR", help="also write pictures (needs matplotlib)")
+    evaluate.add_argument(
+        "--plots", default=None, metavar="DIR", help="also write pictures (needs matplotlib)"
+    )
     evaluate.set_defaults(run=cmd_evaluate)
     return parser
 

@@ -1,5 +1,6 @@
 """Reading a CSV for the command line without pandas: numeric columns become floats (empty,
 ``?`` and ``NA`` are missing), the others stay strings and are treated as nominal."""
+
 from __future__ import annotations
 
 import csv
@@ -28,12 +29,14 @@ def read_table(path):
     widths = {len(row) for row in body}
     if widths != {len(header)}:
         bad = next(i for i, row in enumerate(body) if len(row) != len(header))
-        raise ValueError(f"{path}: row {bad + 2} has {len(body[bad])} fields, the header has {len(header)}")
+        raise ValueError(
+            f"{path}: row {bad + 2} has {len(body[bad])} fields, the header has {len(header)}"
+        )
     columns = {}
     for j, name in enumerate(header):
         values = [row[j].strip() for row in body]
         numbers = [None if v in MISSING else _number(v) for v in values]
-        if all(n is not None or v in MISSING for n, v in zip(numbers, values)):
+        if all(n is not None or v in MISSING for n, v in zip(numbers, values, strict=True)):
             columns[name] = np.array([np.nan if n is None else n for n in numbers])
         else:
             columns[name] = np.array([None if v in MISSING else v for v in values], dtype=object)

@@ -8,12 +8,26 @@ from treekit_core.engine.questions import OBLIQUE, SUBSET, question_fields
 from treekit_core.engine.tree import LEAF, Tree
 
 
-def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int = 4,
-                show_distribution: bool = True, categories: dict | None = None) -> str:
+def export_text(
+    tree: Tree,
+    feature_names=None,
+    class_names=None,
+    decimals: int = 4,
+    show_distribution: bool = True,
+    categories: dict | None = None,
+) -> str:
     """Readable rules, one line per node, indented by depth (like sklearn's export_text).
     ``categories`` maps a nominal feature's index to its category names."""
-    names = list(feature_names) if feature_names is not None else [f"x[{j}]" for j in range(tree.n_features)]
-    classes = [str(c) for c in class_names] if class_names is not None else [str(k) for k in range(tree.n_classes)]
+    names = (
+        list(feature_names)
+        if feature_names is not None
+        else [f"x[{j}]" for j in range(tree.n_features)]
+    )
+    classes = (
+        [str(c) for c in class_names]
+        if class_names is not None
+        else [str(k) for k in range(tree.n_classes)]
+    )
     lines = []
 
     def leaf_text(node):
@@ -21,7 +35,9 @@ def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int 
         label = "abstain" if decided < 0 else classes[decided]
         text = f"class: {label}"
         if show_distribution:
-            dist = ", ".join(f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.n_classes))
+            dist = ", ".join(
+                f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.n_classes)
+            )
             text += f"  [{dist}; weight {tree.weight[node]:.{decimals}g}]"
         return text
 
@@ -43,7 +59,9 @@ def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int 
             inside = subset_text(node)
             return f"{names[f]} in {inside}", f"{names[f]} not in {inside}"
         if question[node] == OBLIQUE:
-            terms = " + ".join(f"{coef[node, j]:.{decimals}g}*{names[j]}" for j in np.flatnonzero(coef[node]))
+            terms = " + ".join(
+                f"{coef[node, j]:.{decimals}g}*{names[j]}" for j in np.flatnonzero(coef[node])
+            )
             thr = f"{tree.threshold[node]:.{decimals}f}"
             return f"{terms} <= {thr}", f"{terms} >  {thr}"
         thr = f"{tree.threshold[node]:.{decimals}f}"
@@ -64,13 +82,20 @@ def export_text(tree: Tree, feature_names=None, class_names=None, decimals: int 
     return "\n".join(lines) + "\n"
 
 
-def node_labels(tree: Tree, feature_names=None, class_names=None, categories: dict | None = None,
-                decimals: int = 4) -> dict:
+def node_labels(
+    tree: Tree,
+    feature_names=None,
+    class_names=None,
+    categories: dict | None = None,
+    decimals: int = 4,
+) -> dict:
     """One label per node: its question (internal nodes) or its decision and distribution
     (leaves), worded as in :func:`export_text`."""
     text = export_text(tree, feature_names, class_names, decimals, True, categories).splitlines()
     labels, i, stack = {}, 0, [0]
-    while stack:  # export_text writes a node's "yes" line, its left subtree, its "no" line, its right subtree
+    while (
+        stack
+    ):  # export_text writes a node's "yes" line, its left subtree, its "no" line, its right subtree
         node = stack.pop()
         if isinstance(node, tuple):
             i += 1  # the "no" line
@@ -84,8 +109,13 @@ def node_labels(tree: Tree, feature_names=None, class_names=None, categories: di
     return labels
 
 
-def export_dot(tree: Tree, feature_names=None, class_names=None, categories: dict | None = None,
-               decimals: int = 4) -> str:
+def export_dot(
+    tree: Tree,
+    feature_names=None,
+    class_names=None,
+    categories: dict | None = None,
+    decimals: int = 4,
+) -> str:
     """The tree in graphviz dot: one box per node (question, or decision and distribution)."""
     labels = node_labels(tree, feature_names, class_names, categories, decimals)
     lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']

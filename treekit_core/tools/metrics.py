@@ -3,6 +3,7 @@
 Figures are computed on the samples the estimator decided; abstentions are counted apart and
 reported as coverage = decided / all. For K classes every class is taken one-vs-rest.
 """
+
 from __future__ import annotations
 
 import attrs
@@ -62,21 +63,30 @@ class DiagnosticReport:
 
     def to_text(self, digits: int = 3) -> str:
         width = max(12, max(len(str(c)) for c in self.classes) + 2)
-        head = f"{'class':>{width}} {'sensitivity':>12} {'specificity':>12} {'PPV':>8} {'NPV':>8} {'support':>8}"
+        head = (
+            f"{'class':>{width}} {'sensitivity':>12} {'specificity':>12} "
+            f"{'PPV':>8} {'NPV':>8} {'support':>8}"
+        )
         lines = [head]
         for f in self.per_class:
             lines.append(
-                f"{str(f.label):>{width}} {f.sensitivity:>12.{digits}f} {f.specificity:>12.{digits}f} "
+                f"{str(f.label):>{width}} {f.sensitivity:>12.{digits}f} "
+                f"{f.specificity:>12.{digits}f} "
                 f"{f.ppv:>8.{digits}f} {f.npv:>8.{digits}f} {f.support:>8g}"
             )
         lines.append("")
         decided = self.n_samples - self.n_abstained
         lines.append(f"accuracy on decided samples: {self.accuracy:.{digits}f} ({decided} decided)")
-        lines.append(f"abstained: {self.n_abstained} of {self.n_samples}  coverage: {self.coverage:.{digits}f}")
+        lines.append(
+            f"abstained: {self.n_abstained} of {self.n_samples}  coverage: "
+            f"{self.coverage:.{digits}f}"
+        )
         return "\n".join(lines)
 
 
-def diagnostic_report(y_true, y_pred, abstained=None, classes=None, sample_weight=None) -> DiagnosticReport:
+def diagnostic_report(
+    y_true, y_pred, abstained=None, classes=None, sample_weight=None
+) -> DiagnosticReport:
     """Per-class sensitivity, specificity, PPV and NPV on the decided samples.
 
     ``abstained`` marks samples without a decision (their ``y_pred`` is ignored).
@@ -95,9 +105,14 @@ def diagnostic_report(y_true, y_pred, abstained=None, classes=None, sample_weigh
     per_class = []
     for c in classes:
         truth, said = t == c, p == c
-        per_class.append(ClassFigures(
-            c, float(w[truth & said].sum()), float(w[~truth & said].sum()),
-            float(w[~truth & ~said].sum()), float(w[truth & ~said].sum()),
-        ))
+        per_class.append(
+            ClassFigures(
+                c,
+                float(w[truth & said].sum()),
+                float(w[~truth & said].sum()),
+                float(w[~truth & ~said].sum()),
+                float(w[truth & ~said].sum()),
+            )
+        )
     accuracy = _ratio(w[t == p].sum(), w.sum())
     return DiagnosticReport(list(classes), per_class, accuracy, n, int(abstained.sum()))

@@ -10,6 +10,7 @@
 
 :func:`treekit_core.export_dot` writes graphviz dot without matplotlib.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,13 @@ def plot_tree(model, ax=None):
     from treekit_core.tools.export import node_labels
 
     tree = model.tree_
-    texts = node_labels(tree, list(getattr(model, "feature_names_in_", [])) or None, model.classes_,
-                        getattr(model, "categories_", {}), decimals=3)
+    texts = node_labels(
+        tree,
+        list(getattr(model, "feature_names_in_", [])) or None,
+        model.classes_,
+        getattr(model, "categories_", {}),
+        decimals=3,
+    )
     depth = tree.max_depth
     leaves = tree.n_leaves
     if ax is None:
@@ -50,8 +56,14 @@ def plot_tree(model, ax=None):
         else:
             place(int(tree.children_left[node]), level + 1)
             place(int(tree.children_right[node]), level + 1)
-            positions[node] = ((positions[int(tree.children_left[node])][0]
-                                + positions[int(tree.children_right[node])][0]) / 2, -level)
+            positions[node] = (
+                (
+                    positions[int(tree.children_left[node])][0]
+                    + positions[int(tree.children_right[node])][0]
+                )
+                / 2,
+                -level,
+            )
 
     place(0, 0)
     for node, (x, y) in positions.items():
@@ -60,9 +72,16 @@ def plot_tree(model, ax=None):
                 cx, cy = positions[int(child)]
                 ax.plot([x, cx], [y, cy], color="0.5", lw=1, zorder=1)
         leaf = tree.children_left[node] < 0
-        ax.text(x, y, texts[node].replace("  [", "\n[").replace("; weight", "\nweight"), ha="center",
-                va="center", fontsize=7, zorder=2,
-                bbox={"boxstyle": "round", "fc": "#e8f4e8" if leaf else "#e8eef8", "ec": "0.4"})
+        ax.text(
+            x,
+            y,
+            texts[node].replace("  [", "\n[").replace("; weight", "\nweight"),
+            ha="center",
+            va="center",
+            fontsize=7,
+            zorder=2,
+            bbox={"boxstyle": "round", "fc": "#e8f4e8" if leaf else "#e8eef8", "ec": "0.4"},
+        )
     ax.set_xlim(-0.8, max(counter[0] - 0.2, 0.8))
     ax.set_ylim(-depth - 0.6, 0.6)
     ax.axis("off")
@@ -74,16 +93,26 @@ def plot_pruning_path(model, ax=None):
     plt = _pyplot()
     path = model.pruning_path_
     if "cv_error" not in path:
-        raise ValueError("the pruning path has no cross-validated error (fit with pruner='cost_complexity' and no alpha)")
+        raise ValueError(
+            "the pruning path has no cross-validated error (fit with pruner='cost_complexity' and "
+            "no alpha)"
+        )
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     root = path["risk"][-1] if path["risk"][-1] > 0 else 1.0  # the root as a leaf, as rpart
     x = np.arange(len(path["alphas"]))
     ax.errorbar(x, path["cv_error"] / root, yerr=path["cv_std_error"] / root, marker="o", capsize=3)
-    ax.axhline((path["cv_error"].min() + path["cv_std_error"][int(np.argmin(path["cv_error"]))]) / root,
-               ls="--", color="0.5", label="min + 1 SE")
+    ax.axhline(
+        (path["cv_error"].min() + path["cv_std_error"][int(np.argmin(path["cv_error"]))]) / root,
+        ls="--",
+        color="0.5",
+        label="min + 1 SE",
+    )
     ax.set_xticks(x)
-    ax.set_xticklabels([f"{cp:.3g}\n{int(n)}" for cp, n in zip(path["cp"], path["n_leaves"])], fontsize=7)
+    ax.set_xticklabels(
+        [f"{cp:.3g}\n{int(n)}" for cp, n in zip(path["cp"], path["n_leaves"], strict=True)],
+        fontsize=7,
+    )
     ax.set_xlabel("cp (top) and leaves (bottom)")
     ax.set_ylabel("X-val relative error")
     if "selected" in path:
@@ -114,17 +143,25 @@ def plot_boundary_distance_map(model, X, y=None, threshold=None, resolution=200,
         _, ax = plt.subplots(figsize=(6, 5))
     lo, hi = X.min(axis=0), X.max(axis=0)
     pad = 0.05 * (hi - lo)
-    g0, g1 = np.meshgrid(np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution),
-                         np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution))
+    g0, g1 = np.meshgrid(
+        np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution),
+        np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution),
+    )
     grid = np.column_stack([g0.ravel(), g1.ravel()])
     decision = model.decide(grid)
-    confidence = np.minimum(decision.confidence, np.nanmax(decision.confidence[np.isfinite(decision.confidence)]))
+    confidence = np.minimum(
+        decision.confidence, np.nanmax(decision.confidence[np.isfinite(decision.confidence)])
+    )
     ax.contourf(g0, g1, decision.class_index.reshape(g0.shape), alpha=0.25, cmap="coolwarm")
-    shading = ax.contourf(g0, g1, confidence.reshape(g0.shape), levels=12, alpha=0.35, cmap="Greys_r")
+    shading = ax.contourf(
+        g0, g1, confidence.reshape(g0.shape), levels=12, alpha=0.35, cmap="Greys_r"
+    )
     plt.colorbar(shading, ax=ax, label="confidence")
     threshold = threshold if threshold is not None else getattr(model, "reject_threshold_", None)
     if threshold is not None:
-        ax.contour(g0, g1, confidence.reshape(g0.shape), levels=[threshold], colors="k", linewidths=1)
+        ax.contour(
+            g0, g1, confidence.reshape(g0.shape), levels=[threshold], colors="k", linewidths=1
+        )
     if y is not None:
         for label in np.unique(y):
             pts = X[np.asarray(y) == label]
@@ -153,19 +190,35 @@ def plot_soft_gain(x, y, sigma, criterion="entropy", ax=None, window=3.0, resolu
             right = total - left
             nl, nr = j + 1, len(xs) - j - 1
             mids.append((xs[j] + xs[j + 1]) / 2)
-            drops.append(parent - (nl * impurity(np.ascontiguousarray(left), nl, params)
-                                   + nr * impurity(np.ascontiguousarray(right), nr, params)) / len(xs))
+            drops.append(
+                parent
+                - (
+                    nl * impurity(np.ascontiguousarray(left), nl, params)
+                    + nr * impurity(np.ascontiguousarray(right), nr, params)
+                )
+                / len(xs)
+            )
     from scipy.special import ndtr
 
-    grid = np.linspace(xs[0] - window * sigma, xs[-1] + window * sigma, int((xs[-1] - xs[0]) / sigma * resolution) + 50)
+    grid = np.linspace(
+        xs[0] - window * sigma,
+        xs[-1] + window * sigma,
+        int((xs[-1] - xs[0]) / sigma * resolution) + 50,
+    )
     soft = []
     for theta in grid:
         share = ndtr((theta - xs) / sigma)
         left = share @ ev
         right = total - left
         wl, wr = share.sum(), len(xs) - share.sum()
-        soft.append(parent - (wl * impurity(np.ascontiguousarray(left), wl, params)
-                              + wr * impurity(np.ascontiguousarray(right), wr, params)) / len(xs))
+        soft.append(
+            parent
+            - (
+                wl * impurity(np.ascontiguousarray(left), wl, params)
+                + wr * impurity(np.ascontiguousarray(right), wr, params)
+            )
+            / len(xs)
+        )
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     ax.step(mids, drops, where="mid", label="exhaustive (midpoints)")
@@ -192,10 +245,22 @@ def write_evaluation_plots(model, X, y, directory) -> list:
         written.append(out / name)
 
     leaves, depth = model.tree_.n_leaves, model.tree_.max_depth
-    save("tree.png", lambda ax: plot_tree(model, ax), figsize=(max(8, 3.2 * leaves), max(4, 1.5 * (depth + 1))))
-    save("risk_coverage.png", lambda ax: plot_risk_coverage({model.composition_.confidence.name: model.risk_coverage(X, y)}, ax))
+    save(
+        "tree.png",
+        lambda ax: plot_tree(model, ax),
+        figsize=(max(8, 3.2 * leaves), max(4, 1.5 * (depth + 1))),
+    )
+    save(
+        "risk_coverage.png",
+        lambda ax: plot_risk_coverage(
+            {model.composition_.confidence.name: model.risk_coverage(X, y)}, ax
+        ),
+    )
     if "cv_error" in model.tree_.component_state.get("pruner", {}):
         save("pruning_path.png", lambda ax: plot_pruning_path(model, ax))
     if X.shape[1] == 2:
-        save("boundary_map.png", lambda ax: plot_boundary_distance_map(model, np.asarray(X, float), y, ax=ax))
+        save(
+            "boundary_map.png",
+            lambda ax: plot_boundary_distance_map(model, np.asarray(X, float), y, ax=ax),
+        )
     return written

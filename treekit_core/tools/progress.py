@@ -4,6 +4,7 @@ It is an ordinary lifecycle-hook plugin; the CLI registers it. Long work (cross-
 pruning, forests, reject thresholds by CV) grows many trees, each announced by
 ``treekit_fit_started``.
 """
+
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,6 @@
-"""Tsallis entropy of order q: (1 - sum_k p_k^q) / (q - 1); q -> 1 gives Shannon (nats), q = 2 Gini."""
+"""Tsallis entropy of order q: (1 - sum_k p_k^q) / (q - 1); q -> 1 gives Shannon (nats),
+q = 2 Gini."""
+
 from typing import ClassVar
 
 import attrs

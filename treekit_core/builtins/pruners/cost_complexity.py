@@ -10,6 +10,7 @@ The risk of a node is selectable: ``misclassification`` (CART, rpart, Tóth & Pa
 weighted errors of the node's decision, as the labeler defines them) or ``impurity``
 (scikit-learn: weight x impurity).
 """
+
 from __future__ import annotations
 
 import math
@@ -74,7 +75,9 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
         if is_leaf[node]:
             r_branch[node] = r_node[node]
         else:
-            r_branch[node] = r_branch[tree.children_left[node]] + r_branch[tree.children_right[node]]
+            r_branch[node] = (
+                r_branch[tree.children_left[node]] + r_branch[tree.children_right[node]]
+            )
     candidate = ~is_leaf
     pruned, alphas, risks, leaves = [], [], [r_branch[0]], [n_leaves[0]]
     while candidate[0]:
@@ -101,8 +104,12 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
             ancestor = parent[ancestor]
         risks.append(r_branch[0])
         leaves.append(n_leaves[0])
-    return WeakestLinkSequence(np.array(pruned, dtype=np.int64), np.array(alphas, dtype=np.float64),
-                               np.array(risks), np.array(leaves, dtype=np.int64))
+    return WeakestLinkSequence(
+        np.array(pruned, dtype=np.int64),
+        np.array(alphas, dtype=np.float64),
+        np.array(risks),
+        np.array(leaves, dtype=np.int64),
+    )
 
 
 def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
@@ -131,15 +138,21 @@ def stratified_folds(labels: np.ndarray, n_folds: int, rng: np.random.Generator)
 def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
     """Weighted error of every held-out row, as the labeler counts it (an abstention
     counts as an error)."""
-    tree.component_state = {"evaluator": composition.evaluator.fit(tree, train_data, composition.labeler)}
+    tree.component_state = {
+        "evaluator": composition.evaluator.fit(tree, train_data, composition.labeler)
+    }
     proba = composition.evaluator.predict_distribution(tree, test_data.X)
     decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
     return test_data.weight * composition.labeler.sample_errors(test_data.evidence, decision)
 
 
 def _check_alpha(inst, attribute, value):
-    if value is not None and not (isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)):
-        raise ValueError(f"alpha must be None (choose by cross-validation) or a finite float >= 0, got {value!r}")
+    if value is not None and not (
+        isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)
+    ):
+        raise ValueError(
+            f"alpha must be None (choose by cross-validation) or a finite float >= 0, got {value!r}"
+        )
 
 
 @attrs.define(slots=False)
@@ -157,10 +170,14 @@ class CostComplexity(Pruner):
     """
 
     name: ClassVar[str] = "cost_complexity"
-    description: ClassVar[str] = "minimal cost-complexity (weakest link) pruning, alpha given or chosen by CV"
+    description: ClassVar[str] = (
+        "minimal cost-complexity (weakest link) pruning, alpha given or chosen by CV"
+    )
     risk: str = attrs.field(default="misclassification", validator=attrs.validators.in_(RISKS))
     alpha: float | None = attrs.field(default=None, validator=_check_alpha)
-    cv: int = attrs.field(default=10, validator=[attrs.validators.instance_of(int), attrs.validators.ge(2)])
+    cv: int = attrs.field(
+        default=10, validator=[attrs.validators.instance_of(int), attrs.validators.ge(2)]
+    )
     rule: str = attrs.field(default="min_error", validator=attrs.validators.in_(RULES))
     seed: int | None = attrs.field(default=0)
 
@@ -173,10 +190,13 @@ class CostComplexity(Pruner):
         leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
         risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
         state = {
-            "alphas": levels, "n_leaves": leaves, "risk": risk,
+            "alphas": levels,
+            "n_leaves": leaves,
+            "risk": risk,
             # rpart's cp: alpha relative to the risk of the root as a leaf (the last subtree)
             "cp": levels / risk[-1] if risk[-1] > 0 else levels,
-            "step_alphas": sequence.alphas, "step_risk": sequence.risk,
+            "step_alphas": sequence.alphas,
+            "step_risk": sequence.risk,
         }
         if self.alpha is not None:
             chosen_alpha = float(self.alpha)
@@ -203,7 +223,9 @@ class CostComplexity(Pruner):
         # rpart/Breiman: evaluate subtree k at the geometric mean of its alpha interval.
         # The last subtree (the root alone) holds from its alpha on: evaluate it beyond that
         # alpha (0 * inf would be NaN when the path has a single level).
-        evaluate_at = np.append(np.sqrt(levels[:-1] * levels[1:]), np.inf if levels[-1] > 0 else 0.0)
+        evaluate_at = np.append(
+            np.sqrt(levels[:-1] * levels[1:]), np.inf if levels[-1] > 0 else 0.0
+        )
         errors = np.zeros((levels.size, data.n_samples))
         for k in range(self.cv):
             test_rows = np.flatnonzero(fold == k)

@@ -7,6 +7,7 @@ one bottom-up pass finds the global optimum. ``size`` counts leaves (CART's |T|)
 nodes; each leaf's impurity is weighted by its share of the training weight (``weighted``)
 or taken as is (the handout's literal sum).
 """
+
 from __future__ import annotations
 
 from typing import ClassVar

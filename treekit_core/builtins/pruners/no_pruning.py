@@ -1,4 +1,5 @@
 """Built-in pruner ``none``."""
+
 from __future__ import annotations
 
 from typing import ClassVar

@@ -7,6 +7,7 @@ its largest branch replaces it (subtree raising) when that is at most the subtre
 and the node's training data is sent through the raised branch. Before pruning, subtrees
 that do not reduce training errors are collapsed. Fractional weights need no change.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, Split
-from treekit_core.engine.grow import Node, stack_field, child_bounds
+from treekit_core.engine.grow import Node, child_bounds, stack_field
 from treekit_core.engine.tree import LEAF, UNDEFINED_THRESHOLD, Tree
 
 #: Weka's comparison tolerance (Utils.SMALL).
@@ -36,7 +37,9 @@ def add_errors(n: float, e: float, confidence: float) -> float:
         return max(n - e, 0.0)
     z = float(ndtri(1 - confidence))
     f = (e + 0.5) / n
-    r = (f + z * z / (2 * n) + z * math.sqrt(f / n - f * f / n + z * z / (4 * n * n))) / (1 + z * z / n)
+    r = (f + z * z / (2 * n) + z * math.sqrt(f / n - f * f / n + z * z / (4 * n * n))) / (
+        1 + z * z / n
+    )
     return r * n - e
 
 
@@ -71,7 +74,9 @@ class _Pruning:
     # -- data through the tree ------------------------------------------------------
     def split_rows(self, node: _Node, rows, row_weights):
         probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None, node.bounds)
-        return self.propagator.propagate(self.propagation_state, self.data, probe, self.split_of(node))
+        return self.propagator.propagate(
+            self.propagation_state, self.data, probe, self.split_of(node)
+        )
 
     @staticmethod
     def split_of(node: _Node) -> Split:
@@ -97,14 +102,23 @@ class _Pruning:
 
     def build(self, tree: Tree, node_id: int, rows, row_weights, bounds) -> _Node:
         fields = {k: v[node_id] for k, v in tree.node_fields.items()}
-        node = _Node(int(tree.feature[node_id]), float(tree.threshold[node_id]), fields, None, rows,
-                     row_weights, bounds)
+        node = _Node(
+            int(tree.feature[node_id]),
+            float(tree.threshold[node_id]),
+            fields,
+            None,
+            rows,
+            row_weights,
+            bounds,
+        )
         node.class_sums, node.weight = self.statistics(rows, row_weights)
         if tree.children_left[node_id] != LEAF:
             (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
             left_bounds, right_bounds = self.child_bounds(node)
-            node.children = [self.build(tree, int(tree.children_left[node_id]), lr, lw, left_bounds),
-                             self.build(tree, int(tree.children_right[node_id]), rr, rw, right_bounds)]
+            node.children = [
+                self.build(tree, int(tree.children_left[node_id]), lr, lw, left_bounds),
+                self.build(tree, int(tree.children_right[node_id]), rr, rw, right_bounds),
+            ]
         return node
 
     def redistribute(self, node: _Node, rows, row_weights, bounds) -> None:
@@ -140,8 +154,9 @@ class _Pruning:
         if node.is_leaf:
             return self.estimated(*self.statistics(rows, row_weights))
         (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
-        return (self.estimated_errors_for_branch(node.children[0], lr, lw)
-                + self.estimated_errors_for_branch(node.children[1], rr, rw))
+        return self.estimated_errors_for_branch(
+            node.children[0], lr, lw
+        ) + self.estimated_errors_for_branch(node.children[1], rr, rw)
 
     def prune(self, node: _Node) -> None:
         if node.is_leaf:
@@ -150,7 +165,9 @@ class _Pruning:
             self.prune(child)
         largest = int(np.argmax([child.weight for child in node.children]))
         if self.pruner.subtree_raising:
-            errors_largest = self.estimated_errors_for_branch(node.children[largest], node.rows, node.row_weights)
+            errors_largest = self.estimated_errors_for_branch(
+                node.children[largest], node.rows, node.row_weights
+            )
         else:
             errors_largest = math.inf
         errors_leaf = self.estimated(node.class_sums, node.weight)
@@ -161,7 +178,11 @@ class _Pruning:
         if errors_largest <= errors_tree + 0.1 + SMALL:
             branch = node.children[largest]
             node.feature, node.threshold, node.fields, node.children = (
-                branch.feature, branch.threshold, branch.fields, branch.children)
+                branch.feature,
+                branch.threshold,
+                branch.fields,
+                branch.children,
+            )
             self.redistribute(node, node.rows, node.row_weights, node.bounds)
             self.prune(node)
 
@@ -169,7 +190,20 @@ class _Pruning:
     def to_tree(self, root: _Node, template: Tree) -> Tree:
         impurity = self.context.criterion.compiled_impurity()
         params = self.context.criterion.impurity_params(self.data.n_classes)
-        columns = {k: [] for k in ("left", "right", "feature", "threshold", "sums", "weight", "n", "imp", "depth")}
+        columns = {
+            k: []
+            for k in (
+                "left",
+                "right",
+                "feature",
+                "threshold",
+                "sums",
+                "weight",
+                "n",
+                "imp",
+                "depth",
+            )
+        }
         fields = {k: [] for k in template.node_fields}
 
         def walk(node: _Node, depth: int) -> int:
@@ -181,7 +215,9 @@ class _Pruning:
             columns["sums"].append(node.class_sums)
             columns["weight"].append(node.weight)
             columns["n"].append(node.rows.shape[0])
-            columns["imp"].append(float(impurity(np.ascontiguousarray(node.class_sums), node.weight, params)))
+            columns["imp"].append(
+                float(impurity(np.ascontiguousarray(node.class_sums), node.weight, params))
+            )
             columns["depth"].append(depth)
             for name in fields:
                 fields[name].append(node.fields.get(name, np.nan) if not node.is_leaf else np.nan)
@@ -222,7 +258,9 @@ class Pessimistic(Pruner):
     """J48's pruning. ``unpruned=True`` only collapses (J48's -U)."""
 
     name: ClassVar[str] = "pessimistic"
-    description: ClassVar[str] = "C4.5 / J48 error-based pruning with confidence factor and subtree raising"
+    description: ClassVar[str] = (
+        "C4.5 / J48 error-based pruning with confidence factor and subtree raising"
+    )
     confidence_factor: float = attrs.field(default=0.25, validator=_check_confidence)
     subtree_raising: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     collapse: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
@@ -231,11 +269,15 @@ class Pessimistic(Pruner):
     def prune(self, tree, context):
         work = _Pruning(self, context)
         d = context.data.n_features
-        root = work.build(tree, 0, np.arange(context.data.n_samples, dtype=np.int64), context.data.weight.copy(),
-                          (np.full(d, -np.inf), np.full(d, np.inf)))
+        root = work.build(
+            tree,
+            0,
+            np.arange(context.data.n_samples, dtype=np.int64),
+            context.data.weight.copy(),
+            (np.full(d, -np.inf), np.full(d, np.inf)),
+        )
         if self.collapse:
             work.collapse(root)
         if not self.unpruned:
             work.prune(root)
         return work.to_tree(root, tree)
-

@@ -8,10 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_boundary_distance import BoundaryDistance
-from treekit_core import CompositionError, Evaluator, ForestClassifier, Splitter, TreeClassifier, hookimpl, registered
-from treekit_core import TrainingData
+from treekit_core import (
+    CompositionError,
+    Evaluator,
+    ForestClassifier,
+    Splitter,
+    TrainingData,
+    Tree,
+    TreeClassifier,
+    hookimpl,
+    registered,
+)
 from treekit_core.datasets import load_dataset
-from treekit_core import Tree
 
 
 def make_tree(spec, n_features, n_classes=2):
@@ -35,14 +43,29 @@ def make_tree(spec, n_features, n_classes=2):
     left, right, feature, threshold, decision = (np.array([r[i] for r in rows]) for i in range(5))
     value = np.zeros((n, n_classes))
     value[decision >= 0, decision[decision >= 0]] = 1.0
-    return Tree(left.astype(np.int64), right.astype(np.int64), feature.astype(np.int64),
-                threshold.astype(float), value.copy(), np.ones(n), np.ones(n, dtype=np.int64), np.zeros(n),
-                np.zeros(n, dtype=np.int64), value, decision.astype(np.int64), n_features)
+    return Tree(
+        left.astype(np.int64),
+        right.astype(np.int64),
+        feature.astype(np.int64),
+        threshold.astype(float),
+        value.copy(),
+        np.ones(n),
+        np.ones(n, dtype=np.int64),
+        np.zeros(n),
+        np.zeros(n, dtype=np.int64),
+        value,
+        decision.astype(np.int64),
+        n_features,
+    )
 
 
 def scores(tree, X, **params):
     confidence = BoundaryDistance(**params)
-    data = TrainingData(np.asfortranarray(np.asarray(X, float)), np.eye(tree.n_classes)[[0] * len(X)], np.ones(len(X)))
+    data = TrainingData(
+        np.asfortranarray(np.asarray(X, float)),
+        np.eye(tree.n_classes)[[0] * len(X)],
+        np.ones(len(X)),
+    )
     tree.component_state = {"confidence": confidence.fit(tree, data, None)}
     from treekit_core import apply_tree
 
@@ -51,34 +74,60 @@ def scores(tree, X, **params):
 
 
 # x0 <= 1: (x1 <= 1: A | x1 > 1: B) ; x0 > 1: (x0 <= 2: A | (x0 <= 3: A | B))
-TREE_2D = ("split", 0, 1.0,
-           ("split", 1, 1.0, ("leaf", 0), ("leaf", 1)),
-           ("split", 0, 2.0, ("leaf", 0), ("split", 0, 3.0, ("leaf", 0), ("leaf", 1))))
+TREE_2D = (
+    "split",
+    0,
+    1.0,
+    ("split", 1, 1.0, ("leaf", 0), ("leaf", 1)),
+    ("split", 0, 2.0, ("leaf", 0), ("split", 0, 3.0, ("leaf", 0), ("leaf", 1))),
+)
 
 
 def test_2d_hand_computed_distances():
     tree = make_tree(TREE_2D, 2)
-    X = [[0.0, 0.0],    # in A; B above at x1 = 1: distance 1
-         [2.5, 0.0],    # in A; B region x0 <= 1, x1 > 1: corner (1, 1) -> sqrt(2.25 + 1); B right at x0 = 3: 0.5
-         [1.5, 5.0],    # in A (1 < x0 <= 2); nearest B: left-top region at x0 = 1 -> 0.5
-         [1.0, 1.0],    # on the corner of A/B: 0
-         [4.0, 0.0],    # in B (x0 > 3); nearest A is x0 = 3 -> 1 (not the neighbouring leaf's only)
-         [-1.0, 3.0]]   # in B; nearest A below at x1 = 1 -> 2
+    X = [
+        [0.0, 0.0],  # in A; B above at x1 = 1: distance 1
+        [
+            2.5,
+            0.0,
+        ],  # in A; B region x0 <= 1, x1 > 1: corner (1, 1) -> sqrt(2.25 + 1);
+        #     B right at x0 = 3: 0.5
+        [1.5, 5.0],  # in A (1 < x0 <= 2); nearest B: left-top region at x0 = 1 -> 0.5
+        [1.0, 1.0],  # on the corner of A/B: 0
+        [4.0, 0.0],  # in B (x0 > 3); nearest A is x0 = 3 -> 1 (not the neighbouring leaf's only)
+        [-1.0, 3.0],
+    ]  # in B; nearest A below at x1 = 1 -> 2
     np.testing.assert_allclose(scores(tree, X), [1.0, 0.5, 0.5, 0.0, 1.0, 2.0])
 
 
 def test_nearest_other_region_need_not_be_a_neighbouring_leaf():
     # x0 <= 1: A | x0 <= 2: A | x0 <= 3: A | B -- from x0 = 0 the nearest B is 3 away,
     # past two leaves of the same class.
-    tree = make_tree(("split", 0, 1.0, ("leaf", 0),
-                      ("split", 0, 2.0, ("leaf", 0), ("split", 0, 3.0, ("leaf", 0), ("leaf", 1)))), 1)
+    tree = make_tree(
+        (
+            "split",
+            0,
+            1.0,
+            ("leaf", 0),
+            ("split", 0, 2.0, ("leaf", 0), ("split", 0, 3.0, ("leaf", 0), ("leaf", 1))),
+        ),
+        1,
+    )
     np.testing.assert_allclose(scores(tree, [[0.0], [2.5], [3.0], [7.0]]), [3.0, 0.5, 0.0, 4.0])
 
 
 def test_regions_touching_only_at_a_corner():
     # checkerboard: A B / B A; the two A squares touch at (1, 1) only
-    tree = make_tree(("split", 0, 1.0, ("split", 1, 1.0, ("leaf", 0), ("leaf", 1)),
-                      ("split", 1, 1.0, ("leaf", 1), ("leaf", 0))), 2)
+    tree = make_tree(
+        (
+            "split",
+            0,
+            1.0,
+            ("split", 1, 1.0, ("leaf", 0), ("leaf", 1)),
+            ("split", 1, 1.0, ("leaf", 1), ("leaf", 0)),
+        ),
+        2,
+    )
     s = scores(tree, [[0.0, 0.0], [2.0, 2.0], [0.5, 0.9], [1.0, 1.0]])
     np.testing.assert_allclose(s, [1.0, 1.0, 0.1, 0.0])
 
@@ -89,8 +138,16 @@ def test_3d_hand_computed():
     # (-3, 0, -4): nearest B: x0 -> 0 is 3, x2 -> 0 is 4 -> 3 ; metrics on the same point
     X = [[-1.0, 5.0, -2.0], [-3.0, 0.0, -4.0]]
     np.testing.assert_allclose(scores(tree, X), [1.0, 3.0])
-    tree2 = make_tree(("split", 2, 0.0, ("split", 0, 0.0, ("leaf", 0), ("leaf", 1)),
-                       ("split", 0, 0.0, ("leaf", 1), ("leaf", 0))), 3)
+    tree2 = make_tree(
+        (
+            "split",
+            2,
+            0.0,
+            ("split", 0, 0.0, ("leaf", 0), ("leaf", 1)),
+            ("split", 0, 0.0, ("leaf", 1), ("leaf", 0)),
+        ),
+        3,
+    )
     # (-3, 0, -4): B regions: x0 > 0 & x2 <= 0 (3) and x0 <= 0 & x2 > 0 (4)
     np.testing.assert_allclose(scores(tree2, [[-3.0, 0.0, -4.0], [2.0, 0.0, 1.0]]), [3.0, 1.0])
     np.testing.assert_allclose(scores(tree2, [[2.0, 0.0, 1.0]], metric="chebyshev"), [1.0])
@@ -111,20 +168,33 @@ def random_tree(seed, depth=3):
     rng = np.random.default_rng(seed)
 
     def grow(level, lower, upper):
-        choices = [(f, t) for f in range(2) for t in np.round(np.arange(0.1, 1.0, 0.1), 1)
-                   if lower[f] + 1e-9 < t < upper[f] - 1e-9]
+        choices = [
+            (f, t)
+            for f in range(2)
+            for t in np.round(np.arange(0.1, 1.0, 0.1), 1)
+            if lower[f] + 1e-9 < t < upper[f] - 1e-9
+        ]
         if level == depth or not choices or rng.random() < 0.2:
             return ("leaf", int(rng.integers(0, 2)))
         f, t = choices[rng.integers(len(choices))]
         left_upper, right_lower = list(upper), list(lower)
         left_upper[f], right_lower[f] = t, t
-        return ("split", f, t, grow(level + 1, lower, left_upper), grow(level + 1, right_lower, upper))
+        return (
+            "split",
+            f,
+            t,
+            grow(level + 1, lower, left_upper),
+            grow(level + 1, right_lower, upper),
+        )
 
     return make_tree(grow(0, [0.0, 0.0], [1.0, 1.0]), 2)
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(0, 10_000), st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=5))
+@given(
+    st.integers(0, 10_000),
+    st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=5),
+)
 def test_equals_brute_force_minimum_within_grid_resolution(seed, points):
     tree = random_tree(seed)
     step = 0.01
@@ -136,7 +206,7 @@ def test_equals_brute_force_minimum_within_grid_resolution(seed, points):
     X = np.array(points)
     got = scores(tree, X)
     own = tree.decision[apply_tree(tree, X)]
-    for x, decided, value in zip(X, own, got):
+    for x, decided, value in zip(X, own, got, strict=True):
         other = grid[grid_decision != decided]
         if other.size == 0:
             assert math.isinf(value)
@@ -199,19 +269,28 @@ class Plugin:
 def test_refuses_compositions_whose_regions_are_not_crisp_boxes():
     data = load_dataset("haberman")
     with registered(Plugin(), name="test"):
-        with pytest.raises(CompositionError, match="confidence 'boundary_distance' cannot be combined with "
-                                                   "evaluator 'mixing'.*hard_routing"):
+        with pytest.raises(
+            CompositionError,
+            match="confidence 'boundary_distance' cannot be combined with "
+            "evaluator 'mixing'.*hard_routing",
+        ):
             TreeClassifier(confidence="boundary_distance", evaluator="mixing").fit(data.X, data.y)
         with pytest.raises(CompositionError, match="splitter 'oblique_like'.*axis_aligned"):
-            TreeClassifier(confidence="boundary_distance", splitter="oblique_like").fit(data.X, data.y)
+            TreeClassifier(confidence="boundary_distance", splitter="oblique_like").fit(
+                data.X, data.y
+            )
     with pytest.raises(ValueError, match="'boundary_distance' cannot score a forest"):
         ForestClassifier(n_estimators=2, confidence="boundary_distance").fit(data.X, data.y)
 
 
 def test_keep_correct_rejection_on_real_data():
     data = load_dataset("wisconsin", dropna=True)
-    model = TreeClassifier(confidence="boundary_distance", min_samples_leaf=3,
-                           reject={"keep_correct": 0.9}, abstain_value="reject").fit(data.X, data.y)
+    model = TreeClassifier(
+        confidence="boundary_distance",
+        min_samples_leaf=3,
+        reject={"keep_correct": 0.9},
+        abstain_value="reject",
+    ).fit(data.X, data.y)
     decision = model.decide(data.X)
     base = TreeClassifier(min_samples_leaf=3).fit(data.X, data.y).predict(data.X)
     correct = base == data.y

@@ -6,6 +6,7 @@ another decision. Each leaf region of an axis-aligned tree is a box, and the nea
 of a box is the sample clipped into it, so the distance is exact: no projection points and
 no epsilon pushes. Boxes are precomputed once after fitting.
 """
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -13,8 +14,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Confidence, hookimpl
-from treekit_core import leaf_boxes
+from treekit_core import Confidence, hookimpl, leaf_boxes
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 2
@@ -25,11 +25,16 @@ METRICS = {"euclidean": 0, "chebyshev": 1, "manhattan": 2}
 def _check_scale(instance, attribute, value):
     if isinstance(value, str):
         if value not in ("none", "std", "range"):
-            raise ValueError(f"scale must be 'none', 'std', 'range' or a list of per-feature scales, got {value!r}")
+            raise ValueError(
+                "scale must be 'none', 'std', 'range' or a list of per-feature scales, got "
+                f"{value!r}"
+            )
         return
     values = np.asarray(value, dtype=np.float64)
     if values.ndim != 1 or not np.isfinite(values).all() or (values <= 0).any():
-        raise ValueError(f"scale must be 'none', 'std', 'range' or positive per-feature scales, got {value!r}")
+        raise ValueError(
+            f"scale must be 'none', 'std', 'range' or positive per-feature scales, got {value!r}"
+        )
 
 
 @attrs.define(slots=False)
@@ -40,7 +45,9 @@ class BoundaryDistance(Confidence):
     regions of abstaining leaves count as another decision; default True)."""
 
     name: ClassVar[str] = "boundary_distance"
-    description: ClassVar[str] = "distance to the nearest region with another decision (Tóth & Pataki)"
+    description: ClassVar[str] = (
+        "distance to the nearest region with another decision (Tóth & Pataki)"
+    )
     needs_single_tree: ClassVar[bool] = True
     handles_missing: ClassVar[bool] = True
     requires: ClassVar[dict] = {
@@ -50,7 +57,9 @@ class BoundaryDistance(Confidence):
     }
     scale: object = attrs.field(default="none", validator=_check_scale)
     metric: str = attrs.field(default="euclidean", validator=attrs.validators.in_(tuple(METRICS)))
-    abstain_is_different: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    abstain_is_different: bool = attrs.field(
+        default=True, validator=attrs.validators.instance_of(bool)
+    )
 
     def check_data(self, data) -> None:
         data.refuse_nominal(self)
@@ -60,27 +69,42 @@ class BoundaryDistance(Confidence):
         if isinstance(self.scale, str):
             if self.scale == "none":
                 return np.ones(d)
-            spread = np.nanstd(X, axis=0) if self.scale == "std" else np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
+            spread = (
+                np.nanstd(X, axis=0)
+                if self.scale == "std"
+                else np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
+            )
             return np.where(spread > 0, spread, 1.0)
         values = np.asarray(self.scale, dtype=np.float64)
         if values.size != d:
-            raise ValueError(f"confidence 'boundary_distance': scale has {values.size} values for {d} features")
+            raise ValueError(
+                f"confidence 'boundary_distance': scale has {values.size} values for {d} features"
+            )
         return values
 
     def fit(self, tree, data, labeler):
         leaves, lower, upper = leaf_boxes(tree)
-        return {"lower": lower, "upper": upper, "decision": tree.decision[leaves].astype(np.float64),
-                "scale": self.feature_scales(data.X)}
+        return {
+            "lower": lower,
+            "upper": upper,
+            "decision": tree.decision[leaves].astype(np.float64),
+            "scale": self.feature_scales(data.X),
+        }
 
     def score(self, tree, X, proba, decision):
         from treekit_boundary_distance.kernels import nearest_other_box
 
         state = tree.component_state["confidence"]
         return nearest_other_box(
-            np.ascontiguousarray(X, dtype=np.float64), np.asarray(decision, dtype=np.int64),
-            np.ascontiguousarray(state["lower"]), np.ascontiguousarray(state["upper"]),
-            np.asarray(state["decision"], dtype=np.int64), np.asarray(state["scale"], dtype=np.float64),
-            METRICS[self.metric], self.abstain_is_different)
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.asarray(decision, dtype=np.int64),
+            np.ascontiguousarray(state["lower"]),
+            np.ascontiguousarray(state["upper"]),
+            np.asarray(state["decision"], dtype=np.int64),
+            np.asarray(state["scale"], dtype=np.float64),
+            METRICS[self.metric],
+            self.abstain_is_different,
+        )
 
 
 @hookimpl

@@ -1,4 +1,5 @@
 """Exact distance from samples to the nearest leaf box with another decision."""
+
 import numpy as np
 from numba import prange
 

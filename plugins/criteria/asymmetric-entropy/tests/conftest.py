@@ -1,4 +1,5 @@
 """Each test sees the core's built-ins and this plugin only, whatever else is installed."""
+
 import treekit_asymmetric_entropy
 from treekit_core.testing.pytest_plugin import plugin_registry
 

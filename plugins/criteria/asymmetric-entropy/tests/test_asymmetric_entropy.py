@@ -4,8 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_asymmetric_entropy import AsymmetricEntropy
-from treekit_core import TreeClassifier
-from treekit_core import TrainingData
+from treekit_core import TrainingData, TreeClassifier
 from treekit_core.datasets import load_dataset
 
 
@@ -45,16 +44,22 @@ def test_w_half_is_four_gini_for_any_k():
     from treekit_core.builtins import Gini
 
     sums = np.array([3.0, 5.0, 2.0])
-    assert AsymmetricEntropy(w=[0.5, 0.5, 0.5]).node_impurity(sums, 10.0) == \
-        pytest.approx(4 * Gini().node_impurity(sums, 10.0))
+    assert AsymmetricEntropy(w=[0.5, 0.5, 0.5]).node_impurity(sums, 10.0) == pytest.approx(
+        4 * Gini().node_impurity(sums, 10.0)
+    )
 
 
-@pytest.mark.parametrize("name,min_samples_leaf", [("haberman", 20), ("wisconsin", 20), ("bupa", 20)])
+@pytest.mark.parametrize(
+    "name,min_samples_leaf", [("haberman", 20), ("wisconsin", 20), ("bupa", 20)]
+)
 def test_w_half_ranks_splits_as_gini(name, min_samples_leaf):
     data = load_dataset(name, dropna=True)
     gini = TreeClassifier(criterion="gini", min_samples_leaf=min_samples_leaf).fit(data.X, data.y)
-    asym = TreeClassifier(criterion="asymmetric_entropy", criterion_params={"w": 0.5},
-                          min_samples_leaf=min_samples_leaf).fit(data.X, data.y)
+    asym = TreeClassifier(
+        criterion="asymmetric_entropy",
+        criterion_params={"w": 0.5},
+        min_samples_leaf=min_samples_leaf,
+    ).fit(data.X, data.y)
     np.testing.assert_array_equal(asym.tree_.feature, gini.tree_.feature)
     np.testing.assert_array_equal(asym.tree_.threshold, gini.tree_.threshold)
     np.testing.assert_allclose(asym.tree_.impurity, 4 * gini.tree_.impurity, rtol=1e-12, atol=1e-15)
@@ -62,14 +67,23 @@ def test_w_half_ranks_splits_as_gini(name, min_samples_leaf):
 
 def test_low_w_moves_the_root_split_towards_pure_majority_nodes():
     data = load_dataset("haberman")
-    low = TreeClassifier(criterion="asymmetric_entropy", criterion_params={"w": 0.1}, max_depth=1).fit(data.X, data.y)
-    sym = TreeClassifier(criterion="asymmetric_entropy", criterion_params={"w": 0.5}, max_depth=1).fit(data.X, data.y)
-    assert (low.tree_.feature[0], low.tree_.threshold[0]) != (sym.tree_.feature[0], sym.tree_.threshold[0])
+    low = TreeClassifier(
+        criterion="asymmetric_entropy", criterion_params={"w": 0.1}, max_depth=1
+    ).fit(data.X, data.y)
+    sym = TreeClassifier(
+        criterion="asymmetric_entropy", criterion_params={"w": 0.5}, max_depth=1
+    ).fit(data.X, data.y)
+    assert (low.tree_.feature[0], low.tree_.threshold[0]) != (
+        sym.tree_.feature[0],
+        sym.tree_.threshold[0],
+    )
 
 
 def _data(classes):
     k = len(classes)
-    return TrainingData(np.zeros((k, 1), order="F"), np.eye(k), np.ones(k), classes=np.array(classes))
+    return TrainingData(
+        np.zeros((k, 1), order="F"), np.eye(k), np.ones(k), classes=np.array(classes)
+    )
 
 
 def test_positive_class_and_validation():
@@ -103,4 +117,6 @@ def test_maximum_for_w_not_summing_to_one_is_elsewhere():
 
 def test_error_names_parameter_through_the_estimator():
     with pytest.raises(ValueError, match="criterion_params.*w must lie strictly between 0 and 1"):
-        TreeClassifier(criterion="asymmetric_entropy", criterion_params={"w": 1.5}).fit([[0.0], [1.0]], [0, 1])
+        TreeClassifier(criterion="asymmetric_entropy", criterion_params={"w": 1.5}).fit(
+            [[0.0], [1.0]], [0, 1]
+        )

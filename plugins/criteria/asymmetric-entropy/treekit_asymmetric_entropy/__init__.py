@@ -10,6 +10,7 @@ H(p_1..p_K) = sum_k h_k(p_k); its maximum over the simplex is at w only when the
 to 1 (a warning says so otherwise). With w_k = 0.5 for every class each term is 4 p (1 - p),
 so H = 4 Gini and the criterion ranks splits exactly as Gini does.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -42,13 +43,17 @@ def _check_w(instance, attribute, value):
     try:
         values = [float(v) for v in values]
     except (TypeError, ValueError):
-        raise ValueError(f"w must be a number or a list of numbers strictly between 0 and 1, got {value!r}") from None
+        raise ValueError(
+            f"w must be a number or a list of numbers strictly between 0 and 1, got {value!r}"
+        ) from None
     if not values:
         raise ValueError("w is empty; give one value per class (or one number for two classes)")
     for v in values:
         if not (0.0 < v < 1.0):
-            raise ValueError(f"w must lie strictly between 0 and 1 (the denominator (1-2w)p + w^2 "
-                             f"vanishes otherwise), got {v!r}")
+            raise ValueError(
+                f"w must lie strictly between 0 and 1 (the denominator (1-2w)p + w^2 "
+                f"vanishes otherwise), got {v!r}"
+            )
 
 
 @attrs.define(slots=False)
@@ -59,7 +64,9 @@ class AsymmetricEntropy(Criterion):
     ``classes_[1]``)."""
 
     name: ClassVar[str] = "asymmetric_entropy"
-    description: ClassVar[str] = "asymmetric entropy, maximal at the class distribution w (Marcellin et al.)"
+    description: ClassVar[str] = (
+        "asymmetric entropy, maximal at the class distribution w (Marcellin et al.)"
+    )
     w: float | list = attrs.field(default=0.5, validator=_check_w)
     positive_class: object = None
     impurity = staticmethod(asymmetric_entropy)
@@ -68,7 +75,8 @@ class AsymmetricEntropy(Criterion):
         if isinstance(self.w, numbers.Real):
             if n_classes != 2:
                 raise ValueError(
-                    f"criterion 'asymmetric_entropy': a single number w={self.w} is for two classes, "
+                    f"criterion 'asymmetric_entropy': a single number w={self.w} is for two "
+                    "classes, "
                     f"but the data has {n_classes}; give w as a list of {n_classes} values"
                 )
             vector = np.full(2, 1.0 - float(self.w))
@@ -86,17 +94,22 @@ class AsymmetricEntropy(Criterion):
         positive_index = 1
         if self.positive_class is not None:
             if not isinstance(self.w, numbers.Real):
-                raise ValueError("positive_class only applies when w is a single number (two classes)")
+                raise ValueError(
+                    "positive_class only applies when w is a single number (two classes)"
+                )
             classes = list(data.classes) if data.classes is not None else []
             if self.positive_class not in classes:
-                raise ValueError(f"positive_class={self.positive_class!r} is not a class; classes are {classes}")
+                raise ValueError(
+                    f"positive_class={self.positive_class!r} is not a class; classes are {classes}"
+                )
             positive_index = classes.index(self.positive_class)
         vector = self._vector(data.n_classes, positive_index)
         if not np.isclose(vector.sum(), 1.0, atol=1e-9):
             warnings.warn(
                 f"asymmetric_entropy: w={vector.tolist()} sums to {vector.sum():g}, not 1, so the "
                 f"criterion's maximum is not at w (it is where the terms balance)",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
         # The resolved vector depends on the class labels, which impurity_params cannot see.
         self._bound = vector

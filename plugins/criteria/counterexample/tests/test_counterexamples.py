@@ -7,7 +7,12 @@ from hypothesis import strategies as st
 
 from treekit_core import CompositionError, TreeClassifier
 from treekit_core.datasets import load_dataset
-from treekit_counterexample import CounterexampleEntropy, labels_as_counterexamples, complementary_probabilities, remove_information
+from treekit_counterexample import (
+    CounterexampleEntropy,
+    complementary_probabilities,
+    labels_as_counterexamples,
+    remove_information,
+)
 
 COMPOSITION = dict(criterion="counterexample_entropy", labeler="complementary")
 
@@ -17,19 +22,28 @@ def counterexamples_of(y):
     return classes, labels_as_counterexamples(encoded, classes.size)
 
 
-@pytest.mark.parametrize("name,min_samples_leaf", [("wisconsin", 20), ("haberman", 20), ("balance_scale", 10)])
+@pytest.mark.parametrize(
+    "name,min_samples_leaf", [("wisconsin", 20), ("haberman", 20), ("balance_scale", 10)]
+)
 def test_full_information_equals_an_entropy_tree(name, min_samples_leaf):
     data = load_dataset(name, dropna=True)
     classes, Y = counterexamples_of(data.y)
     ours = TreeClassifier(min_samples_leaf=min_samples_leaf, **COMPOSITION).fit(
-        data.X, counterexamples=Y, classes=classes)
-    entropy = TreeClassifier(criterion="entropy", min_samples_leaf=min_samples_leaf).fit(data.X, data.y)
+        data.X, counterexamples=Y, classes=classes
+    )
+    entropy = TreeClassifier(criterion="entropy", min_samples_leaf=min_samples_leaf).fit(
+        data.X, data.y
+    )
     np.testing.assert_array_equal(ours.tree_.feature, entropy.tree_.feature)
     np.testing.assert_array_equal(ours.tree_.threshold, entropy.tree_.threshold)
     np.testing.assert_array_equal(ours.predict(data.X), entropy.predict(data.X))
-    np.testing.assert_allclose(ours.predict_proba(data.X), entropy.predict_proba(data.X), atol=1e-12)
+    np.testing.assert_allclose(
+        ours.predict_proba(data.X), entropy.predict_proba(data.X), atol=1e-12
+    )
     # nats versus bits: the same ordering, impurity scaled by ln 2
-    np.testing.assert_allclose(ours.tree_.impurity, entropy.tree_.impurity * math.log(2), atol=1e-12)
+    np.testing.assert_allclose(
+        ours.tree_.impurity, entropy.tree_.impurity * math.log(2), atol=1e-12
+    )
     # ordinary labels give the same tree: the core encodes y as counterexample rows
     labelled = TreeClassifier(min_samples_leaf=min_samples_leaf, **COMPOSITION).fit(data.X, data.y)
     np.testing.assert_array_equal(labelled.tree_.threshold, ours.tree_.threshold)
@@ -38,7 +52,9 @@ def test_full_information_equals_an_entropy_tree(name, min_samples_leaf):
 def test_complementary_probabilities_sum_to_k_minus_one_with_full_information():
     data = load_dataset("balance_scale")
     classes, Y = counterexamples_of(data.y)
-    model = TreeClassifier(max_depth=4, **COMPOSITION).fit(data.X, counterexamples=Y, classes=classes)
+    model = TreeClassifier(max_depth=4, **COMPOSITION).fit(
+        data.X, counterexamples=Y, classes=classes
+    )
     np.testing.assert_allclose(complementary_probabilities(model.tree_).sum(axis=1), 2.0)
 
 
@@ -87,7 +103,9 @@ def test_missing_information_and_mixed_rows():
     partial = remove_information(Y, 0.5, rng)
     partial[:100] = Y[:100]  # ordinary labels (K-1 ones) mixed with partial rows
     partial[100:110] = 0.0  # rows without information are accepted
-    model = TreeClassifier(min_samples_leaf=5, **COMPOSITION).fit(data.X, counterexamples=partial, classes=classes)
+    model = TreeClassifier(min_samples_leaf=5, **COMPOSITION).fit(
+        data.X, counterexamples=partial, classes=classes
+    )
     assert model.score(data.X, data.y) > 0.6
     assert list(model.classes_) == list(classes)
     np.testing.assert_allclose(model.predict_proba(data.X).sum(axis=1), 1.0)
@@ -99,7 +117,9 @@ def test_works_with_pruning():
     partial = remove_information(Y, 0.3, np.random.default_rng(1))
     for pruner in ("cost_complexity", "pessimistic"):
         full = TreeClassifier(**COMPOSITION).fit(data.X, counterexamples=partial, classes=classes)
-        pruned = TreeClassifier(pruner=pruner, **COMPOSITION).fit(data.X, counterexamples=partial, classes=classes)
+        pruned = TreeClassifier(pruner=pruner, **COMPOSITION).fit(
+            data.X, counterexamples=partial, classes=classes
+        )
         assert 1 <= pruned.get_n_leaves() < full.get_n_leaves()
 
 
@@ -111,12 +131,15 @@ def test_json_round_trip():
     np.testing.assert_array_equal(loaded.predict(data.X), model.predict(data.X))
 
 
-@pytest.mark.parametrize("Y,message", [
-    ([[1, 1], [0, 1]], "row 0 excludes every class"),
-    ([[0, 2], [0, 1]], "only 0 and 1; row 0, column 1"),
-    ([[0, 1, 0]], "counterexamples has 1 rows but X has 2"),
-    ([0, 1], "2-D"),
-])
+@pytest.mark.parametrize(
+    "Y,message",
+    [
+        ([[1, 1], [0, 1]], "row 0 excludes every class"),
+        ([[0, 2], [0, 1]], "only 0 and 1; row 0, column 1"),
+        ([[0, 1, 0]], "counterexamples has 1 rows but X has 2"),
+        ([0, 1], "2-D"),
+    ],
+)
 def test_bad_counterexamples(Y, message):
     with pytest.raises(ValueError, match=message):
         TreeClassifier(**COMPOSITION).fit(np.zeros((2, 1)), counterexamples=Y)
@@ -124,9 +147,14 @@ def test_bad_counterexamples(Y, message):
 
 def test_refusals():
     X, Y = np.zeros((2, 1)), [[0, 1], [1, 0]]
-    with pytest.raises(CompositionError, match="counterexamples need a criterion and labeler that read"):
+    with pytest.raises(
+        CompositionError, match="counterexamples need a criterion and labeler that read"
+    ):
         TreeClassifier().fit(X, counterexamples=Y)
-    with pytest.raises(CompositionError, match="criterion 'counterexample_entropy' cannot be combined with labeler 'majority'"):
+    with pytest.raises(
+        CompositionError,
+        match="criterion 'counterexample_entropy' cannot be combined with labeler 'majority'",
+    ):
         TreeClassifier(criterion="counterexample_entropy").fit(X, [0, 1])
     with pytest.raises(ValueError, match="either y .* or counterexamples"):
         TreeClassifier(**COMPOSITION).fit(X, [0, 1], counterexamples=Y)

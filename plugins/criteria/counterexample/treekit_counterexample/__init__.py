@@ -14,6 +14,7 @@ With missing information the q_k no longer sum to 1, and a node whose rows carry
 information has q_k = 1 for all k: the literal formula calls it pure (H = 0); normalised it
 is maximally uncertain (ln K).
 """
+
 from __future__ import annotations
 
 import math
@@ -74,7 +75,9 @@ class CounterexampleEntropy(CounterexampleEvidence, Criterion):
     information is maximally uncertain instead of pure; False is the paper's literal formula."""
 
     name: ClassVar[str] = "counterexample_entropy"
-    description: ClassVar[str] = "entropy of complementary probabilities q = 1 - pbar (Cebron et al.)"
+    description: ClassVar[str] = (
+        "entropy of complementary probabilities q = 1 - pbar (Cebron et al.)"
+    )
     normalize: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     impurity = staticmethod(counterexample_entropy)
 
@@ -88,7 +91,9 @@ class Complementary(CounterexampleEvidence, Labeler):
     class distribution is q / sum(q) with q = 1 - pbar, and the decision its majority."""
 
     name: ClassVar[str] = "complementary"
-    description: ClassVar[str] = "class probabilities from complementary probabilities, majority decision"
+    description: ClassVar[str] = (
+        "class probabilities from complementary probabilities, majority decision"
+    )
 
     def distribution(self, class_sums, weights):
         weights = np.asarray(weights, dtype=np.float64)[:, None]

@@ -21,7 +21,10 @@ def test_abstains_exactly_in_the_indecision_interval():
     np.testing.assert_array_equal(abstain, (grid > 0.1 + 1e-12) & (grid < 0.2 - 1e-12))
     assert labeler.decide(two_class(0.2))[0] == 1  # inclusive
     assert labeler.decide(two_class(0.1))[0] == 0
-    assert labeler.decide(two_class(0.1 + 1e-3))[0] == -1 and labeler.decide(two_class(0.2 - 1e-3))[0] == -1
+    assert (
+        labeler.decide(two_class(0.1 + 1e-3))[0] == -1
+        and labeler.decide(two_class(0.2 - 1e-3))[0] == -1
+    )
 
 
 def test_float_tolerance_at_the_threshold():
@@ -31,7 +34,10 @@ def test_float_tolerance_at_the_threshold():
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(0.05, 1.0), min_size=3, max_size=3), st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3))
+@given(
+    st.lists(st.floats(0.05, 1.0), min_size=3, max_size=3),
+    st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3),
+)
 def test_k_classes_largest_ratio_wins(thresholds, weights):
     weights = np.array(weights) + 1e-3
     proba = (weights / weights.sum())[None, :]
@@ -59,7 +65,9 @@ def test_cost_matrix_equal_costs_reproduce_majority():
     rng = np.random.default_rng(0)
     proba = rng.dirichlet(np.ones(4), size=200)
     costs = np.ones((4, 4)) - np.eye(4)
-    np.testing.assert_array_equal(CostMatrix(costs=costs.tolist()).decide(proba), np.argmax(proba, axis=1))
+    np.testing.assert_array_equal(
+        CostMatrix(costs=costs.tolist()).decide(proba), np.argmax(proba, axis=1)
+    )
 
 
 def test_cost_matrix_asymmetric_costs_move_decisions():
@@ -68,8 +76,12 @@ def test_cost_matrix_asymmetric_costs_move_decisions():
     np.testing.assert_array_equal(labeler.decide(two_class([0.05, 0.09, 0.11, 0.5])), [0, 0, 1, 1])
     data = load_dataset("haberman")
     plain = TreeClassifier(max_depth=4).fit(data.X, data.y)
-    costly = TreeClassifier(max_depth=4, labeler="cost_matrix", labeler_params={"costs": [[0, 1], [4, 0]]}).fit(data.X, data.y)
-    assert (costly.predict(data.X) == "positive").sum() > (plain.predict(data.X) == "positive").sum()
+    costly = TreeClassifier(
+        max_depth=4, labeler="cost_matrix", labeler_params={"costs": [[0, 1], [4, 0]]}
+    ).fit(data.X, data.y)
+    assert (costly.predict(data.X) == "positive").sum() > (
+        plain.predict(data.X) == "positive"
+    ).sum()
 
 
 def test_node_error_is_the_weighted_cost():
@@ -87,8 +99,12 @@ def test_estimator_abstains_and_forest_abstains_the_same_way():
     decision = tree.decide(data.X)
     assert 0 < decision.abstained.sum() < len(data.y)
     proba = decision.proba[:, 1]
-    np.testing.assert_array_equal(decision.abstained, (proba < 0.35 - 1e-12) & (1 - proba < 0.8 - 1e-12))
-    forest = ForestClassifier(n_estimators=10, random_state=0, min_samples_leaf=5, abstain_value="?", **params)
+    np.testing.assert_array_equal(
+        decision.abstained, (proba < 0.35 - 1e-12) & (1 - proba < 0.8 - 1e-12)
+    )
+    forest = ForestClassifier(
+        n_estimators=10, random_state=0, min_samples_leaf=5, abstain_value="?", **params
+    )
     forest.fit(data.X, data.y)
     fd = forest.decide(data.X)
     fp = fd.proba[:, 1]
@@ -96,18 +112,31 @@ def test_estimator_abstains_and_forest_abstains_the_same_way():
     assert set(forest.predict(data.X)) <= {"negative", "positive", "?"}
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"thresholds": [0.5]}, "one value per class"),
-    ({"thresholds": [0.0, 0.5]}, r"in \(0, 1\]"),
-    ({"thresholds": [0.5, 0.5, 0.5]}, "3 thresholds for 2 classes"),
-])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"thresholds": [0.5]}, "one value per class"),
+        ({"thresholds": [0.0, 0.5]}, r"in \(0, 1\]"),
+        ({"thresholds": [0.5, 0.5, 0.5]}, "3 thresholds for 2 classes"),
+    ],
+)
 def test_threshold_validation(params, message):
     with pytest.raises(ValueError, match=message):
-        TreeClassifier(labeler="asymmetric_thresholds", labeler_params=params).fit([[0.0], [1.0]], [0, 1])
+        TreeClassifier(labeler="asymmetric_thresholds", labeler_params=params).fit(
+            [[0.0], [1.0]], [0, 1]
+        )
 
 
-@pytest.mark.parametrize("costs,message", [([[0, 1]], "square"), ([[0, -1], [1, 0]], "non-negative"),
-                                           ([[0, 1, 1], [1, 0, 1], [1, 1, 0]], "3 x 3")])
+@pytest.mark.parametrize(
+    "costs,message",
+    [
+        ([[0, 1]], "square"),
+        ([[0, -1], [1, 0]], "non-negative"),
+        ([[0, 1, 1], [1, 0, 1], [1, 1, 0]], "3 x 3"),
+    ],
+)
 def test_cost_validation(costs, message):
     with pytest.raises(ValueError, match=message):
-        TreeClassifier(labeler="cost_matrix", labeler_params={"costs": costs}).fit([[0.0], [1.0]], [0, 1])
+        TreeClassifier(labeler="cost_matrix", labeler_params={"costs": costs}).fit(
+            [[0.0], [1.0]], [0, 1]
+        )

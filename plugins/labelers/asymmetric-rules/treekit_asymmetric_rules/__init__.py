@@ -11,6 +11,7 @@ C[i][j] the cost of deciding class j when the truth is class i.
 Both apply to leaf distributions and, unchanged, to the mixtures of soft evaluation and
 forests, because they decide from a distribution.
 """
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -30,9 +31,13 @@ def _check_thresholds(instance, attribute, value):
     try:
         values = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"thresholds must be a list of numbers in (0, 1], one per class, got {value!r}") from None
+        raise ValueError(
+            f"thresholds must be a list of numbers in (0, 1], one per class, got {value!r}"
+        ) from None
     if values.ndim != 1 or values.size < 2:
-        raise ValueError(f"thresholds must be a list with one value per class (at least two), got {value!r}")
+        raise ValueError(
+            f"thresholds must be a list with one value per class (at least two), got {value!r}"
+        )
     if not ((values > 0) & (values <= 1)).all():
         raise ValueError(f"every threshold must be in (0, 1], got {value!r}")
 
@@ -44,7 +49,9 @@ class AsymmetricThresholds(Labeler):
     from 20% cancer on, healthy from 90% healthy on, and abstains in between."""
 
     name: ClassVar[str] = "asymmetric_thresholds"
-    description: ClassVar[str] = "decide a class when its proportion reaches its own threshold; else abstain"
+    description: ClassVar[str] = (
+        "decide a class when its proportion reaches its own threshold; else abstain"
+    )
     thresholds: list = attrs.field(default=None, validator=_check_thresholds)
 
     @property
@@ -88,8 +95,10 @@ class CostMatrix(Labeler):
 
     def check_data(self, data) -> None:
         if len(self.costs) != data.n_classes:
-            raise ValueError(f"labeler 'cost_matrix': costs is {len(self.costs)} x {len(self.costs)} "
-                             f"but the data has {data.n_classes} classes")
+            raise ValueError(
+                f"labeler 'cost_matrix': costs is {len(self.costs)} x {len(self.costs)} "
+                f"but the data has {data.n_classes} classes"
+            )
 
     def expected_costs(self, proba):
         return proba @ np.asarray(self.costs, dtype=np.float64)
@@ -101,7 +110,9 @@ class CostMatrix(Labeler):
         """The node's weighted cost (misclassification cost for a 0/1 matrix), the risk of
         cost-complexity pruning as in CART with costs."""
         decision = self.decide(self.distribution(class_sums, weights))
-        return (class_sums @ np.asarray(self.costs, dtype=np.float64))[np.arange(len(weights)), decision]
+        return (class_sums @ np.asarray(self.costs, dtype=np.float64))[
+            np.arange(len(weights)), decision
+        ]
 
 
 @hookimpl

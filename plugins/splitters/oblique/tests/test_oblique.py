@@ -37,11 +37,15 @@ def test_text_json_and_pruning():
 def test_real_data_and_any_criterion():
     data = load_dataset("wdbc")
     for criterion in ("gini", "entropy"):
-        model = TreeClassifier(splitter="oblique", criterion=criterion, max_depth=3).fit(data.X, data.y)
+        model = TreeClassifier(splitter="oblique", criterion=criterion, max_depth=3).fit(
+            data.X, data.y
+        )
         assert model.score(data.X, data.y) > 0.95
 
 
 def test_pure_oblique_mode():
     X, y = diagonal()
-    model = TreeClassifier(splitter="oblique", splitter_params={"also_axis_aligned": False}, max_depth=2).fit(X, y)
+    model = TreeClassifier(
+        splitter="oblique", splitter_params={"also_axis_aligned": False}, max_depth=2
+    ).fit(X, y)
     assert model.score(X, y) == 1.0

@@ -1,6 +1,7 @@
 """Multivariate (oblique) questions w . x <= t (Cambridge handout, "multivariate decision
 trees"): at every node a linear classifier proposes a direction w, and the best threshold
 along w . x is chosen with the composition's criterion."""
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -8,8 +9,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Split, Splitter, hookimpl
-from treekit_core import OBLIQUE
+from treekit_core import OBLIQUE, Split, Splitter, hookimpl
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 2
@@ -31,7 +31,10 @@ def logistic_direction(X, target, weights, l2):
         margin = Z @ theta[1:] + theta[0]
         p = expit(margin)
         eps = 1e-12
-        value = -(weights * (target * np.log(p + eps) + (1 - target) * np.log(1 - p + eps))).sum() / total
+        value = (
+            -(weights * (target * np.log(p + eps) + (1 - target) * np.log(1 - p + eps))).sum()
+            / total
+        )
         value += 0.5 * l2 * (theta[1:] ** 2).sum()
         residual = weights * (p - target) / total
         gradient = np.concatenate([[residual.sum()], Z.T @ residual + l2 * theta[1:]])
@@ -39,8 +42,13 @@ def logistic_direction(X, target, weights, l2):
 
     # Separable nodes drive the unpenalised optimum to infinity: a small ridge and a tight
     # tolerance let the direction converge towards a separating one.
-    result = minimize(loss, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
-                      options={"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-14})
+    result = minimize(
+        loss,
+        np.zeros(X.shape[1] + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "gtol": 1e-10, "ftol": 1e-14},
+    )
     return result.x[1:] / scale
 
 
@@ -56,10 +64,14 @@ class Oblique(Splitter):
     whichever drops impurity more; the oblique question alone when False)."""
 
     name: ClassVar[str] = "oblique"
-    description: ClassVar[str] = "hyperplane questions w.x <= t from logistic regression (multivariate trees)"
+    description: ClassVar[str] = (
+        "hyperplane questions w.x <= t from logistic regression (multivariate trees)"
+    )
     provides: ClassVar[frozenset] = frozenset({"fractional_weights"})  # not axis-aligned
     l2: float = attrs.field(default=1e-5, validator=_positive)
-    also_axis_aligned: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    also_axis_aligned: bool = attrs.field(
+        default=True, validator=attrs.validators.instance_of(bool)
+    )
 
     def check_data(self, data) -> None:
         data.refuse_nominal(self)
@@ -67,8 +79,13 @@ class Oblique(Splitter):
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import best_split_of_node, scan_sorted_feature
 
-        return {"axis": best_split_of_node, "scan": scan_sorted_feature, "impurity": criterion.compiled_impurity(),
-                "params": criterion.impurity_params(data.n_classes), "data": data}
+        return {
+            "axis": best_split_of_node,
+            "scan": scan_sorted_feature,
+            "impurity": criterion.compiled_impurity(),
+            "params": criterion.impurity_params(data.n_classes),
+            "data": data,
+        }
 
     def find_split(self, state, node, rules):
         data, impurity, params = state["data"], state["impurity"], state["params"]
@@ -85,19 +102,44 @@ class Oblique(Splitter):
                 k = data.n_classes
                 left, right = np.empty(k), np.empty(k)
                 drop, threshold, position = state["scan"](
-                    impurity, params, np.ascontiguousarray(z[order]),
+                    impurity,
+                    params,
+                    np.ascontiguousarray(z[order]),
                     np.ascontiguousarray(node.row_weights[order, None] * evidence[order]),
-                    np.ascontiguousarray(node.row_weights[order]), node.class_sums, node.weight, node.impurity,
-                    rules.min_samples_leaf, rules.min_weight_leaf, left, right)
+                    np.ascontiguousarray(node.row_weights[order]),
+                    node.class_sums,
+                    node.weight,
+                    node.impurity,
+                    rules.min_samples_leaf,
+                    rules.min_weight_leaf,
+                    left,
+                    right,
+                )
                 if position >= 0:
-                    best = Split(int(np.argmax(np.abs(coef))), float(threshold), float(drop),
-                                 {"question": OBLIQUE, "coef": coef, "missing_left": 0.5})
+                    best = Split(
+                        int(np.argmax(np.abs(coef))),
+                        float(threshold),
+                        float(drop),
+                        {"question": OBLIQUE, "coef": coef, "missing_left": 0.5},
+                    )
         if self.also_axis_aligned:
             feature, threshold, drop, share = state["axis"](
-                impurity, params, data.X, data.evidence, node.rows, node.row_weights, node.class_sums,
-                node.weight, node.features, rules.min_samples_leaf, rules.min_weight_leaf)
+                impurity,
+                params,
+                data.X,
+                data.evidence,
+                node.rows,
+                node.row_weights,
+                node.class_sums,
+                node.weight,
+                node.features,
+                rules.min_samples_leaf,
+                rules.min_weight_leaf,
+            )
             if feature >= 0 and (best is None or drop > best.improvement):
-                best = Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+                best = Split(
+                    int(feature), float(threshold), float(drop), {"missing_left": float(share)}
+                )
         return best
 
     node_field_names = ("question", "coef", "missing_left")

@@ -1,4 +1,5 @@
 """UDT and Quinlan's probabilistic thresholds."""
+
 import numpy as np
 import pytest
 
@@ -11,17 +12,36 @@ def test_udt_evaluates_s_times_n_candidates_at_the_root():
     rng = np.random.default_rng(0)
     X = rng.normal(10.0, 2.0, size=(40, 2))
     y = (X[:, 0] > 10).astype(int)
-    model = TreeClassifier(criterion="entropy", splitter="udt", propagator="udt", evaluator="udt",
-                           splitter_params={"samples": 25}, propagator_params={"samples": 25},
-                           evaluator_params={"samples": 25}, max_depth=1).fit(X, y)
+    model = TreeClassifier(
+        criterion="entropy",
+        splitter="udt",
+        propagator="udt",
+        evaluator="udt",
+        splitter_params={"samples": 25},
+        propagator_params={"samples": 25},
+        evaluator_params={"samples": 25},
+        max_depth=1,
+    ).fit(X, y)
     state = model.composition_.splitter.prepare(
         __import__("treekit_core").TrainingData(np.asfortranarray(X), np.eye(2)[y], np.ones(40)),
-        model.composition_.criterion, model.composition_.stopping.resolve(40, 40.0))
+        model.composition_.criterion,
+        model.composition_.stopping.resolve(40, 40.0),
+    )
     from treekit_core import Node
 
-    root = Node(np.arange(40), np.ones(40), np.bincount(y, minlength=2).astype(float), 40.0, 1.0, 0,
-                np.array([0]), (np.full(2, -np.inf), np.full(2, np.inf)))
-    model.composition_.splitter.find_split(state, root, model.composition_.stopping.resolve(40, 40.0))
+    root = Node(
+        np.arange(40),
+        np.ones(40),
+        np.bincount(y, minlength=2).astype(float),
+        40.0,
+        1.0,
+        0,
+        np.array([0]),
+        (np.full(2, -np.inf), np.full(2, np.inf)),
+    )
+    model.composition_.splitter.find_split(
+        state, root, model.composition_.stopping.resolve(40, 40.0)
+    )
     assert state["evaluations"] == [25 * 40]
     proba = model.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -30,9 +50,16 @@ def test_udt_evaluates_s_times_n_candidates_at_the_root():
 
 def test_udt_grows_a_usable_tree_on_real_data():
     data = load_dataset("haberman")
-    model = TreeClassifier(criterion="entropy", splitter="udt", propagator="udt", evaluator="udt",
-                           pruner="pessimistic", splitter_params={"samples": 20}, propagator_params={"samples": 20},
-                           evaluator_params={"samples": 20}).fit(data.X, data.y)
+    model = TreeClassifier(
+        criterion="entropy",
+        splitter="udt",
+        propagator="udt",
+        evaluator="udt",
+        pruner="pessimistic",
+        splitter_params={"samples": 20},
+        propagator_params={"samples": 20},
+        evaluator_params={"samples": 20},
+    ).fit(data.X, data.y)
     assert model.get_n_leaves() >= 2 and model.score(data.X, data.y) > 0.7
 
 
@@ -56,7 +83,9 @@ def test_plt_bounds_on_a_hand_computed_node():
     proba = model.predict_proba(np.array([[0.0], [3.5], [8.0], [1.8708406 / 2 + 3.5 / 2]]))
     a = list(model.classes_).index("A")
     assert proba[0, a] == pytest.approx(model.tree_.value[1, a])
-    assert proba[1, a] == pytest.approx(0.5 * model.tree_.value[1, a] + 0.5 * model.tree_.value[2, a], abs=1e-3)
+    assert proba[1, a] == pytest.approx(
+        0.5 * model.tree_.value[1, a] + 0.5 * model.tree_.value[2, a], abs=1e-3
+    )
     assert proba[2, a] == pytest.approx(model.tree_.value[2, a])
 
 
@@ -68,9 +97,16 @@ def test_plt_defaults_to_the_value_range():
 
 def test_udt_with_missing_values():
     data = load_dataset("wisconsin")
-    model = TreeClassifier(criterion="entropy", splitter="udt", propagator="udt", evaluator="udt",
-                           splitter_params={"samples": 10}, propagator_params={"samples": 10},
-                           evaluator_params={"samples": 10}, max_depth=3).fit(data.X, data.y)
+    model = TreeClassifier(
+        criterion="entropy",
+        splitter="udt",
+        propagator="udt",
+        evaluator="udt",
+        splitter_params={"samples": 10},
+        propagator_params={"samples": 10},
+        evaluator_params={"samples": 10},
+        max_depth=3,
+    ).fit(data.X, data.y)
     assert model.tree_.n_samples[0] == 699
     proba = model.predict_proba(data.X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)

@@ -1,4 +1,5 @@
 """Soft search, soft propagation and soft evaluation (Nunes et al.)."""
+
 from typing import ClassVar
 
 import attrs
@@ -28,18 +29,25 @@ def leaf_partition(model, X):
 def test_soft_search_tends_to_exhaustive_partition_as_u_vanishes():
     X, y = grid_data()
     exact = TreeClassifier(criterion="entropy", min_samples_leaf=3).fit(X, y)
-    soft = TreeClassifier(criterion="entropy", min_samples_leaf=3, splitter="soft_search",
-                          splitter_params={"u": 1e-4, "max_candidates": None}).fit(X, y)
+    soft = TreeClassifier(
+        criterion="entropy",
+        min_samples_leaf=3,
+        splitter="soft_search",
+        splitter_params={"u": 1e-4, "max_candidates": None},
+    ).fit(X, y)
     np.testing.assert_array_equal(soft.tree_.feature, exact.tree_.feature)
     assert leaf_partition(soft, X) == leaf_partition(exact, X)
-    assert not np.array_equal(soft.tree_.threshold, exact.tree_.threshold)  # grid points, not midpoints
+    assert not np.array_equal(
+        soft.tree_.threshold, exact.tree_.threshold
+    )  # grid points, not midpoints
 
 
 def test_soft_propagation_tends_to_hard_as_u_vanishes():
     data = load_dataset("haberman")
     hard = TreeClassifier(criterion="entropy", min_samples_leaf=5).fit(data.X, data.y)
-    soft = TreeClassifier(criterion="entropy", min_samples_leaf=5, propagator="soft",
-                          propagator_params={"u": 1e-9}).fit(data.X, data.y)
+    soft = TreeClassifier(
+        criterion="entropy", min_samples_leaf=5, propagator="soft", propagator_params={"u": 1e-9}
+    ).fit(data.X, data.y)
     for field in ("feature", "threshold", "n_samples"):
         np.testing.assert_array_equal(getattr(soft.tree_, field), getattr(hard.tree_, field))
     np.testing.assert_allclose(soft.tree_.class_sums, hard.tree_.class_sums, atol=1e-9)
@@ -48,9 +56,13 @@ def test_soft_propagation_tends_to_hard_as_u_vanishes():
 def test_soft_evaluation_tends_to_hard_as_u_vanishes():
     data = load_dataset("pima")
     hard = TreeClassifier(max_depth=5).fit(data.X, data.y)
-    soft = TreeClassifier(max_depth=5, evaluator="soft", evaluator_params={"u": 1e-9}).fit(data.X, data.y)
+    soft = TreeClassifier(max_depth=5, evaluator="soft", evaluator_params={"u": 1e-9}).fit(
+        data.X, data.y
+    )
     np.testing.assert_allclose(soft.predict_proba(data.X), hard.predict_proba(data.X), atol=1e-9)
-    wide = TreeClassifier(max_depth=5, evaluator="soft", evaluator_params={"u": 0.2}).fit(data.X, data.y)
+    wide = TreeClassifier(max_depth=5, evaluator="soft", evaluator_params={"u": 0.2}).fit(
+        data.X, data.y
+    )
     proba = wide.predict_proba(data.X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert np.abs(proba - hard.predict_proba(data.X)).max() > 0.05
@@ -80,8 +92,23 @@ def _scan(n, seed=0, sigma=0.5):
     criterion = Entropy()
     sums = weighted.sum(axis=0)
     parent = criterion.node_impurity(sums, weights.sum())
-    result = soft_scan(criterion.compiled_impurity(), np.zeros(1), values, weighted, weights, sums,
-                       weights.sum(), parent, sigma, 3.0, 4.0, 0, 1, 0.0, 0.0)[:3]
+    result = soft_scan(
+        criterion.compiled_impurity(),
+        np.zeros(1),
+        values,
+        weighted,
+        weights,
+        sums,
+        weights.sum(),
+        parent,
+        sigma,
+        3.0,
+        4.0,
+        0,
+        1,
+        0.0,
+        0.0,
+    )[:3]
     return result, grid_for(values, sigma, 3.0, 4.0, 0)
 
 
@@ -101,8 +128,9 @@ def test_candidate_cap_bounds_the_grid():
 def test_toy_clean_data_soft_search_picks_zero_where_c45_picks_minus_one():
     X = np.array([[-3.0], [-1.0], [1.0], [3.0]])
     y = ["A", "A", "B", "B"]
-    soft = TreeClassifier(criterion="entropy", splitter="soft_search", splitter_params={"sigma": [1.0]},
-                          max_depth=1).fit(X, y)
+    soft = TreeClassifier(
+        criterion="entropy", splitter="soft_search", splitter_params={"sigma": [1.0]}, max_depth=1
+    ).fit(X, y)
     c45 = TreeClassifier(criterion="entropy", splitter="c45", max_depth=1).fit(X, y)
     assert soft.tree_.threshold[0] == pytest.approx(0.0, abs=1e-12)
     assert c45.tree_.threshold[0] == -1.0
@@ -111,19 +139,26 @@ def test_toy_clean_data_soft_search_picks_zero_where_c45_picks_minus_one():
 def test_toy_noisy_data_soft_search_with_sigma_two_picks_near_zero():
     X = np.array([[-3.0], [0.5], [-0.5], [3.0]])
     y = ["A", "A", "B", "B"]
-    soft = TreeClassifier(criterion="entropy", splitter="soft_search", splitter_params={"sigma": [2.0]},
-                          max_depth=1).fit(X, y)
+    soft = TreeClassifier(
+        criterion="entropy", splitter="soft_search", splitter_params={"sigma": [2.0]}, max_depth=1
+    ).fit(X, y)
     exhaustive = TreeClassifier(criterion="entropy", max_depth=1).fit(X, y)
     assert abs(soft.tree_.threshold[0]) < 0.1
-    assert abs(exhaustive.tree_.threshold[0]) > 1.0  # the exact search sits on a plateau away from 0
+    assert (
+        abs(exhaustive.tree_.threshold[0]) > 1.0
+    )  # the exact search sits on a plateau away from 0
 
 
 def test_soft_propagation_leaves_are_less_extreme():
     data = load_dataset("wdbc")
     hard = TreeClassifier(criterion="entropy", max_depth=1).fit(data.X, data.y)
-    soft = TreeClassifier(criterion="entropy", max_depth=1, propagator="soft",
-                          propagator_params={"u": 0.1}).fit(data.X, data.y)
-    assert soft.tree_.feature[0] == hard.tree_.feature[0] and soft.tree_.threshold[0] == hard.tree_.threshold[0]
+    soft = TreeClassifier(
+        criterion="entropy", max_depth=1, propagator="soft", propagator_params={"u": 0.1}
+    ).fit(data.X, data.y)
+    assert (
+        soft.tree_.feature[0] == hard.tree_.feature[0]
+        and soft.tree_.threshold[0] == hard.tree_.threshold[0]
+    )
     leaves = hard.tree_.is_leaf
     assert (soft.tree_.value[leaves].max(axis=1) < hard.tree_.value[leaves].max(axis=1)).all()
     assert soft.tree_.weight[leaves].sum() == pytest.approx(data.X.shape[0])  # mass is conserved
@@ -160,20 +195,35 @@ def test_soft_search_and_soft_propagation_combined_with_any_criterion_and_pruner
     data = load_dataset("haberman")
     with registered(CriterionPlugin(), name="asym"):
         for criterion in ("entropy", "gini", "test_asymmetric"):
-            model = TreeClassifier(criterion=criterion, splitter="soft_search", propagator="soft",
-                                   evaluator="soft", pruner=pruner, min_samples_leaf=5,
-                                   splitter_params={"u": 0.1}, propagator_params={"u": 0.1},
-                                   evaluator_params={"u": 0.1}).fit(data.X, data.y)
+            model = TreeClassifier(
+                criterion=criterion,
+                splitter="soft_search",
+                propagator="soft",
+                evaluator="soft",
+                pruner=pruner,
+                min_samples_leaf=5,
+                splitter_params={"u": 0.1},
+                propagator_params={"u": 0.1},
+                evaluator_params={"u": 0.1},
+            ).fit(data.X, data.y)
             proba = model.predict_proba(data.X)
             np.testing.assert_allclose(proba.sum(axis=1), 1.0)
             assert model.score(data.X, data.y) > 0.7
-            assert not np.allclose(model.tree_.weight[1:], np.round(model.tree_.weight[1:]))  # fractional
+            assert not np.allclose(
+                model.tree_.weight[1:], np.round(model.tree_.weight[1:])
+            )  # fractional
 
 
 def test_model_with_soft_components_round_trips_through_json():
     data = load_dataset("bupa")
-    model = TreeClassifier(splitter="soft_search", propagator="soft", evaluator="soft", max_depth=4,
-                           splitter_params={"u": 0.05}, evaluator_params={"u": 0.1}).fit(data.X, data.y)
+    model = TreeClassifier(
+        splitter="soft_search",
+        propagator="soft",
+        evaluator="soft",
+        max_depth=4,
+        splitter_params={"u": 0.05},
+        evaluator_params={"u": 0.1},
+    ).fit(data.X, data.y)
     loaded = TreeClassifier.from_json(model.to_json())
     np.testing.assert_array_equal(loaded.predict_proba(data.X), model.predict_proba(data.X))
 
@@ -181,7 +231,9 @@ def test_model_with_soft_components_round_trips_through_json():
 def test_spread_needs_a_positive_mean_or_absolute_sigma():
     X = np.array([[-1.0, 1.0], [-2.0, 2.0], [-3.0, 3.0], [-4.0, 5.0]])
     y = [0, 0, 1, 1]
-    with pytest.raises(ValueError, match=r"splitter 'soft_search': feature 0 has mean -2.5.*sigma="):
+    with pytest.raises(
+        ValueError, match=r"splitter 'soft_search': feature 0 has mean -2.5.*sigma="
+    ):
         TreeClassifier(splitter="soft_search").fit(X, y)
     TreeClassifier(splitter="soft_search", splitter_params={"sigma": [0.3, 0.3]}).fit(X, y)
     with pytest.raises(ValueError, match="sigma has 3 values but the data has 2 features"):
@@ -190,10 +242,16 @@ def test_spread_needs_a_positive_mean_or_absolute_sigma():
         TreeClassifier(propagator="soft", propagator_params={"u": -1}).fit(X, y)
 
 
-@pytest.mark.parametrize("params", [
-    dict(splitter="soft_search"), dict(propagator="soft"), dict(evaluator="soft"), dict(evaluator="quinlan_ramp"),
-    dict(splitter="soft_search", propagator="soft", evaluator="soft"),
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(splitter="soft_search"),
+        dict(propagator="soft"),
+        dict(evaluator="soft"),
+        dict(evaluator="quinlan_ramp"),
+        dict(splitter="soft_search", propagator="soft", evaluator="soft"),
+    ],
+)
 def test_missing_values_the_c45_way(params):
     data = load_dataset("wisconsin")  # 16 missing values in V6
     model = TreeClassifier(criterion="entropy", min_samples_leaf=5, **params).fit(data.X, data.y)
@@ -216,13 +274,21 @@ def test_soft_search_with_c45_rules_tends_to_c45_as_sigma_vanishes(name):
     assert np.array_equal(data.X[~np.isnan(data.X)], np.round(data.X[~np.isnan(data.X)]))
     common = dict(criterion="entropy", pruner="pessimistic")
     c45 = TreeClassifier(splitter="c45", **common).fit(data.X, data.y)
-    soft = TreeClassifier(splitter="soft_search", **common,
-                          splitter_params={"sigma": [0.01] * data.X.shape[1], "max_candidates": None,
-                                           "c45_rules": True}).fit(data.X, data.y)
+    soft = TreeClassifier(
+        splitter="soft_search",
+        **common,
+        splitter_params={
+            "sigma": [0.01] * data.X.shape[1],
+            "max_candidates": None,
+            "c45_rules": True,
+        },
+    ).fit(data.X, data.y)
     assert c45.get_n_leaves() > 2
     np.testing.assert_array_equal(soft.tree_.feature, c45.tree_.feature)
     np.testing.assert_allclose(soft.tree_.weight, c45.tree_.weight, rtol=1e-9)
-    np.testing.assert_allclose(soft.tree_.node_fields["improvement"], c45.tree_.node_fields["improvement"], rtol=1e-6)
+    np.testing.assert_allclose(
+        soft.tree_.node_fields["improvement"], c45.tree_.node_fields["improvement"], rtol=1e-6
+    )
     known = ~np.isnan(data.X).any(axis=1)
     assert leaf_partition(soft, data.X[known]) == leaf_partition(c45, data.X[known])
     np.testing.assert_allclose(soft.predict_proba(data.X), c45.predict_proba(data.X), atol=1e-9)
@@ -234,9 +300,12 @@ def test_c45_rules_penalise_many_weak_thresholds():
     rng = np.random.default_rng(3)
     X = rng.normal(10.0, 1.0, size=(300, 4))
     y = rng.integers(0, 2, size=300)
-    plain = TreeClassifier(criterion="entropy", splitter="soft_search", splitter_params={"u": 0.02}).fit(X, y)
-    rules = TreeClassifier(criterion="entropy", splitter="soft_search",
-                           splitter_params={"u": 0.02, "c45_rules": True}).fit(X, y)
+    plain = TreeClassifier(
+        criterion="entropy", splitter="soft_search", splitter_params={"u": 0.02}
+    ).fit(X, y)
+    rules = TreeClassifier(
+        criterion="entropy", splitter="soft_search", splitter_params={"u": 0.02, "c45_rules": True}
+    ).fit(X, y)
     c45 = TreeClassifier(criterion="entropy", splitter="c45").fit(X, y)
     assert rules.get_n_leaves() < plain.get_n_leaves() / 2
     assert rules.get_n_leaves() <= 2 * c45.get_n_leaves()
@@ -245,8 +314,11 @@ def test_c45_rules_penalise_many_weak_thresholds():
 def test_c45_rules_with_uncertain_and_exact_features_together():
     # sigma 0 on one feature sends it through C4.5's exact kernel; the other is soft
     data = load_dataset("haberman")
-    model = TreeClassifier(criterion="entropy", splitter="soft_search",
-                           splitter_params={"sigma": [0.0, 2.0, 0.0], "c45_rules": True}).fit(data.X, data.y)
+    model = TreeClassifier(
+        criterion="entropy",
+        splitter="soft_search",
+        splitter_params={"sigma": [0.0, 2.0, 0.0], "c45_rules": True},
+    ).fit(data.X, data.y)
     assert model.get_n_leaves() > 2
     used = set(model.tree_.feature[~model.tree_.is_leaf])
     assert used <= {0, 1, 2}

@@ -4,6 +4,7 @@ Registers the splitter ``soft_search`` (SS), the propagator ``soft`` (STP), the 
 ``soft`` (SE), UDT (splitter, propagator and evaluator ``udt``; Tsang et al.) and Quinlan's
 probabilistic thresholds (evaluator ``quinlan_ramp``). See README.md for the equations.
 """
+
 from treekit_core import hookimpl
 from treekit_soft_search.quinlan_ramp import QuinlanRamp
 from treekit_soft_search.soft_evaluation import SoftEvaluation

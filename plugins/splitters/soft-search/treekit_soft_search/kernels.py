@@ -1,4 +1,5 @@
 """numba kernels of the uncertain-measurement components (Nunes et al.; Tsang et al.)."""
+
 import math
 
 import numpy as np
@@ -78,13 +79,42 @@ def sample_increments(x, sigma, window, low, delta, count, out):
 
 
 SOFT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8, i8, f8))(
-    IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8, f8, f8, i8, i8, f8, f8,
+    IMPURITY_TYPE,
+    F1,
+    F1,
+    F2C,
+    F1,
+    F1,
+    f8,
+    f8,
+    f8,
+    f8,
+    f8,
+    i8,
+    i8,
+    f8,
+    f8,
 )
 
 
 @jit(SOFT_SCAN_SIGNATURE)
-def soft_scan(impurity, params, values, weighted, weights, parent_sums, parent_weight, parent_impurity,
-              sigma, window, resolution, max_candidates, min_samples_leaf, min_weight_leaf, tie_tolerance):
+def soft_scan(
+    impurity,
+    params,
+    values,
+    weighted,
+    weights,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    sigma,
+    window,
+    resolution,
+    max_candidates,
+    min_samples_leaf,
+    min_weight_leaf,
+    tie_tolerance,
+):
     """Soft split search on one feature whose node samples are sorted by value.
 
     Left class mass at theta: L_c = sum_i w_i E_ic Phi~((theta - x_i) / sigma), accumulated
@@ -146,12 +176,20 @@ def soft_scan(impurity, params, values, weighted, weights, parent_sums, parent_w
             continue
         if hard_left_weight < min_weight_leaf or parent_weight - hard_left_weight < min_weight_leaf:
             continue
-        if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
+        if (
+            left_weight < min_weight_leaf
+            or right_weight < min_weight_leaf
+            or left_weight <= 0
+            or right_weight <= 0
+        ):
             continue
         if hard_left != last_tried:
             tries += 1
             last_tried = hard_left
-        drop = parent_impurity - (left_weight * left_impurity + right_weight * right_impurity) / parent_weight
+        drop = (
+            parent_impurity
+            - (left_weight * left_impurity + right_weight * right_impurity) / parent_weight
+        )
         if drop > best_drop + tie_tolerance:
             best_drop = drop
             best_threshold = theta
@@ -163,8 +201,17 @@ UDT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(IMPURITY_TYPE, F1, F1, F2C, F1, F
 
 
 @jit(UDT_SCAN_SIGNATURE)
-def udt_scan(impurity, params, points, weighted, weights, parent_sums, parent_weight, parent_impurity,
-             min_weight_leaf):
+def udt_scan(
+    impurity,
+    params,
+    points,
+    weighted,
+    weights,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    min_weight_leaf,
+):
     """UDT's plain search over pdf sample points sorted by position: every point is a
     candidate threshold (left = points <= it). Returns (best drop, threshold, evaluations)."""
     m = points.shape[0]
@@ -187,8 +234,14 @@ def udt_scan(impurity, params, points, weighted, weights, parent_sums, parent_we
         right_weight = parent_weight - left_weight
         for c in range(n_classes):
             right_sums[c] = parent_sums[c] - left_sums[c]
-        drop = parent_impurity - (left_weight * impurity(left_sums, left_weight, params)
-                                  + right_weight * impurity(right_sums, right_weight, params)) / parent_weight
+        drop = (
+            parent_impurity
+            - (
+                left_weight * impurity(left_sums, left_weight, params)
+                + right_weight * impurity(right_sums, right_weight, params)
+            )
+            / parent_weight
+        )
         evaluations += 1
         if left_weight < max(min_weight_leaf, 1e-12) or right_weight < max(min_weight_leaf, 1e-12):
             continue
@@ -235,13 +288,42 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
 
 
 MIXTURE_SIGNATURE = F2C(
-    types.Array(f8, 2, "A"), I1, I1, I1, F1, F2C, i8, F1, F1, F1, F1, F1, F1, F1, i8,
+    types.Array(f8, 2, "A"),
+    I1,
+    I1,
+    I1,
+    F1,
+    F2C,
+    i8,
+    F1,
+    F1,
+    F1,
+    F1,
+    F1,
+    F1,
+    F1,
+    i8,
 )
 
 
 @jit(MIXTURE_SIGNATURE, parallel=True)
-def gated_mixture(X, children_left, children_right, feature, threshold, value, mode, sigma,
-                  lower, upper, z_minus, z_plus, standard_points, missing_left, max_depth):
+def gated_mixture(
+    X,
+    children_left,
+    children_right,
+    feature,
+    threshold,
+    value,
+    mode,
+    sigma,
+    lower,
+    upper,
+    z_minus,
+    z_plus,
+    standard_points,
+    missing_left,
+    max_depth,
+):
     """P(c | x) = sum over leaves of value[leaf, c] times the product of the gates on the
     path (left gate g, right 1 - g). A missing value's gate is the node's missing share
     (C4.5). Branches whose path probability is 0 are skipped."""
@@ -266,8 +348,17 @@ def gated_mixture(X, children_left, children_right, feature, threshold, value, m
             if np.isnan(X[i, f]):
                 g = missing_left[node]
             else:
-                g = left_gate(mode, X[i, f], threshold[node], sigma[f], lower[node], upper[node],
-                              z_minus[node], z_plus[node], standard_points)
+                g = left_gate(
+                    mode,
+                    X[i, f],
+                    threshold[node],
+                    sigma[f],
+                    lower[node],
+                    upper[node],
+                    z_minus[node],
+                    z_plus[node],
+                    standard_points,
+                )
             if p * (1.0 - g) > 0.0:
                 stack_node[top] = children_right[node]
                 stack_p[top] = p * (1.0 - g)

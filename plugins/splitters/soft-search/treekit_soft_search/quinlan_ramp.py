@@ -8,6 +8,7 @@ Z- is where E first falls to Limit coming from below Z, Z+ where E last rises pa
 above Z (linear interpolation between adjacent values; defaults: the smallest and largest
 values). The left gate is 1 up to Z-, falls linearly to 1/2 at Z and to 0 at Z+.
 """
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -24,7 +25,7 @@ def error_curve(x, left_errors, right_errors):
     """Distinct sorted values v and E(v) = left errors of x <= v + right errors of x > v."""
     order = np.argsort(x, kind="mergesort")
     x, left_errors, right_errors = x[order], left_errors[order], right_errors[order]
-    values, last = np.unique(x, return_index=False), None
+    values = np.unique(x)
     ends = np.searchsorted(x, values, side="right")  # rows with x <= v
     cumulative_left = np.concatenate([[0.0], np.cumsum(left_errors)])
     cumulative_right = np.concatenate([[0.0], np.cumsum(right_errors)])
@@ -60,7 +61,9 @@ class QuinlanRamp(Evaluator):
 
     name: ClassVar[str] = "quinlan_ramp"
     handles_missing: ClassVar[bool] = True
-    description: ClassVar[str] = "Quinlan's probabilistic thresholds: linear ramps between Z-, Z and Z+ (C4.5 PLT)"
+    description: ClassVar[str] = (
+        "Quinlan's probabilistic thresholds: linear ramps between Z-, Z and Z+ (C4.5 PLT)"
+    )
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
 
@@ -74,18 +77,30 @@ class QuinlanRamp(Evaluator):
             sub = X[rows]
             evidence = data.evidence[rows]
             weight = data.weight[rows]
-            errors = [weight * labeler.sample_errors(evidence, tree.decision[route_from(tree, sub, int(child))])
-                      for child in (tree.children_left[node], tree.children_right[node])]
+            errors = [
+                weight
+                * labeler.sample_errors(evidence, tree.decision[route_from(tree, sub, int(child))])
+                for child in (tree.children_left[node], tree.children_right[node])
+            ]
             x = sub[:, tree.feature[node]]
             known = ~np.isnan(x)
             if known.sum() < 2:
                 continue
             values, curve = error_curve(x[known], errors[0][known], errors[1][known])
-            z_minus[node], z_plus[node], _ = soft_bounds(values, curve, tree.threshold[node], weight.sum())
+            z_minus[node], z_plus[node], _ = soft_bounds(
+                values, curve, tree.threshold[node], weight.sum()
+            )
         return {"z_minus": z_minus, "z_plus": z_plus}
 
     def predict_distribution(self, tree, X):
         from treekit_soft_search.kernels import RAMP
 
         state = tree.component_state["evaluator"]
-        return mixture(tree, X, RAMP, np.zeros(tree.n_features), z_minus=state["z_minus"], z_plus=state["z_plus"])
+        return mixture(
+            tree,
+            X,
+            RAMP,
+            np.zeros(tree.n_features),
+            z_minus=state["z_minus"],
+            z_plus=state["z_plus"],
+        )

@@ -1,4 +1,5 @@
 """Soft evaluation (SE) and the shared machinery of gated evaluators."""
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -10,7 +11,9 @@ from treekit_core import Evaluator
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 
-def mixture(tree, X, mode, sigma, lower=None, upper=None, z_minus=None, z_plus=None, standard_points=None):
+def mixture(
+    tree, X, mode, sigma, lower=None, upper=None, z_minus=None, z_plus=None, standard_points=None
+):
     """Class distribution of every sample: leaf distributions weighted by the product of
     the gates on their paths (one compiled traversal for every gate kind)."""
     from treekit_soft_search.kernels import gated_mixture
@@ -18,19 +21,30 @@ def mixture(tree, X, mode, sigma, lower=None, upper=None, z_minus=None, z_plus=N
     n = tree.n_nodes
     filler = np.zeros(n)
     return gated_mixture(
-        np.asarray(X, dtype=np.float64), tree.children_left, tree.children_right, tree.feature,
-        tree.threshold, np.ascontiguousarray(tree.value), mode, np.ascontiguousarray(sigma, dtype=np.float64),
+        np.asarray(X, dtype=np.float64),
+        tree.children_left,
+        tree.children_right,
+        tree.feature,
+        tree.threshold,
+        np.ascontiguousarray(tree.value),
+        mode,
+        np.ascontiguousarray(sigma, dtype=np.float64),
         filler if lower is None else np.ascontiguousarray(lower, dtype=np.float64),
         filler if upper is None else np.ascontiguousarray(upper, dtype=np.float64),
         filler if z_minus is None else np.ascontiguousarray(z_minus, dtype=np.float64),
         filler if z_plus is None else np.ascontiguousarray(z_plus, dtype=np.float64),
-        np.zeros(1) if standard_points is None else np.ascontiguousarray(standard_points, dtype=np.float64),
-        _missing_shares(tree), tree.max_depth,
+        np.zeros(1)
+        if standard_points is None
+        else np.ascontiguousarray(standard_points, dtype=np.float64),
+        _missing_shares(tree),
+        tree.max_depth,
     )
 
 
 def _missing_shares(tree):
-    share = np.asarray(tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)), dtype=np.float64)
+    share = np.asarray(
+        tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)), dtype=np.float64
+    )
     return np.ascontiguousarray(np.where(np.isnan(share), 0.5, share))
 
 
@@ -40,7 +54,9 @@ class SoftEvaluation(Evaluator):
     Phi((theta - x_a) / sigma_e) (left) or 1 - Phi (right), sigma_e = u * mean(a)."""
 
     name: ClassVar[str] = "soft"
-    description: ClassVar[str] = "class distribution mixed over all leaves with Gaussian gates (Nunes et al. SE)"
+    description: ClassVar[str] = (
+        "class distribution mixed over all leaves with Gaussian gates (Nunes et al. SE)"
+    )
     handles_missing: ClassVar[bool] = True
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}

@@ -1,5 +1,6 @@
 """Soft training propagation (STP): every training sample goes down both branches,
 weighted by the probability of its true value lying on each side (Nunes et al.)."""
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -33,7 +34,9 @@ class SoftPropagation(Propagator):
     split, and it keeps nodes from carrying every training sample forever)."""
 
     name: ClassVar[str] = "soft"
-    description: ClassVar[str] = "training samples go down both branches with Gaussian weights (Nunes et al. STP)"
+    description: ClassVar[str] = (
+        "training samples go down both branches with Gaussian weights (Nunes et al. STP)"
+    )
     handles_missing: ClassVar[bool] = True
     produces_fractional_weights: ClassVar[bool] = True
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
@@ -52,4 +55,7 @@ class SoftPropagation(Propagator):
         left_w, right_w = node.row_weights * p, node.row_weights * (1.0 - p)
         keep_left = left_w > self.floor * original
         keep_right = right_w > self.floor * original
-        return ((node.rows[keep_left], left_w[keep_left]), (node.rows[keep_right], right_w[keep_right]))
+        return (
+            (node.rows[keep_left], left_w[keep_left]),
+            (node.rows[keep_right], right_w[keep_right]),
+        )

@@ -1,5 +1,6 @@
 """Soft split search (SS): thresholds on a regular grid, scored on Gaussian-smoothed class
 masses (Nunes et al., section "Soft search")."""
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -39,7 +40,9 @@ class SoftSearch(Splitter):
 
     name: ClassVar[str] = "soft_search"
     handles_missing: ClassVar[bool] = True
-    description: ClassVar[str] = "thresholds on a grid scored by Gaussian-smoothed class masses (Nunes et al. SS)"
+    description: ClassVar[str] = (
+        "thresholds on a grid scored by Gaussian-smoothed class masses (Nunes et al. SS)"
+    )
     u: float = attrs.field(default=0.1, validator=check_u)
     window: float = attrs.field(default=3.0, validator=_positive)
     resolution: float = attrs.field(default=4.0, validator=_positive)
@@ -55,9 +58,16 @@ class SoftSearch(Splitter):
         from treekit_soft_search.kernels import soft_scan
 
         spreads = feature_spreads(data, self.u, self.sigma, "splitter 'soft_search'")
-        state = {"gather": gather_sorted_feature, "exact": scan_sorted_feature, "soft": soft_scan,
-                 "impurity": criterion.compiled_impurity(), "params": criterion.impurity_params(data.n_classes),
-                 "data": data, "sigma": spreads, "evaluations": []}
+        state = {
+            "gather": gather_sorted_feature,
+            "exact": scan_sorted_feature,
+            "soft": soft_scan,
+            "impurity": criterion.compiled_impurity(),
+            "params": criterion.impurity_params(data.n_classes),
+            "data": data,
+            "sigma": spreads,
+            "evaluations": [],
+        }
         if self.c45_rules:  # features without uncertainty are C4.5's own business
             c45 = C45()
             state["c45"], state["c45_state"] = c45, c45.prepare(data, criterion, rules)
@@ -69,7 +79,8 @@ class SoftSearch(Splitter):
         best = (-np.inf, -1, 0.0, 0.5)
         positions = range(node.features.shape[0])
         for position, drop, threshold, share, _, _, _ in self._feature_searches(
-                state, node, rules, positions, rules.min_weight_leaf, 0.0):
+            state, node, rules, positions, rules.min_weight_leaf, 0.0
+        ):
             if drop > best[0]:
                 best = (drop, int(node.features[position]), threshold, share)
         if best[1] < 0:
@@ -88,24 +99,38 @@ class SoftSearch(Splitter):
         threshold, missing_share = np.zeros(m), np.zeros(m)
         uncertain = state["sigma"][features] > 0
         for position, drop, theta, share, tries, left, known in self._feature_searches(
-                state, node, rules, np.flatnonzero(uncertain), None, C45_SMALL):
+            state, node, rules, np.flatnonzero(uncertain), None, C45_SMALL
+        ):
             gain = drop - np.log2(tries) / node.weight
             if gain <= C45_SMALL:
                 continue
             # split information of the smoothed partition, missing values as a third branch
-            split_entropy = -_xlog2(left) - _xlog2(known - left) - _xlog2(node.weight - known) + _xlog2(node.weight)
+            split_entropy = (
+                -_xlog2(left)
+                - _xlog2(known - left)
+                - _xlog2(node.weight - known)
+                + _xlog2(node.weight)
+            )
             info_gain[position] = gain
-            gain_ratio[position] = gain / (split_entropy / node.weight) if abs(split_entropy) > C45_SMALL else 0.0
+            gain_ratio[position] = (
+                gain / (split_entropy / node.weight) if abs(split_entropy) > C45_SMALL else 0.0
+            )
             threshold[position], missing_share[position] = theta, share
         exact = np.flatnonzero(~uncertain)
         if exact.size:
-            scores = c45.feature_scores(state["c45_state"], node, np.ascontiguousarray(features[exact]))
+            scores = c45.feature_scores(
+                state["c45_state"], node, np.ascontiguousarray(features[exact])
+            )
             info_gain[exact], gain_ratio[exact], threshold[exact], missing_share[exact] = scores
         best = c45_choice(info_gain, gain_ratio)
         if best < 0:
             return None
-        return Split(int(features[best]), float(threshold[best]), float(info_gain[best]),
-                     {"missing_left": float(missing_share[best])})
+        return Split(
+            int(features[best]),
+            float(threshold[best]),
+            float(info_gain[best]),
+            {"missing_left": float(missing_share[best])},
+        )
 
     def _feature_searches(self, state, node, rules, positions, min_weight, tie_tolerance):
         """For each position (into ``node.features``) whose feature has a split, yield
@@ -122,8 +147,17 @@ class SoftSearch(Splitter):
         for position in positions:
             f = int(node.features[position])
             sigma = state["sigma"][f]
-            known = state["gather"](data.X, data.evidence, node.rows, node.row_weights, f, unsorted, values,
-                                    weighted, weights)
+            known = state["gather"](
+                data.X,
+                data.evidence,
+                node.rows,
+                node.row_weights,
+                f,
+                unsorted,
+                values,
+                weighted,
+                weights,
+            )
             if known < 2 or values[known - 1] <= values[0] + 1e-7:
                 continue
             if known == n:
@@ -143,9 +177,22 @@ class SoftSearch(Splitter):
             scale = weight / node.weight
             if sigma > 0:
                 drop, threshold, evaluations, tries, left_weight = state["soft"](
-                    impurity, params, kv, kw, kweights, sums, weight, base,
-                    float(sigma), float(self.window), float(self.resolution), self.max_candidates or 0,
-                    rules.min_samples_leaf, feature_min_weight, tie_tolerance / scale)
+                    impurity,
+                    params,
+                    kv,
+                    kw,
+                    kweights,
+                    sums,
+                    weight,
+                    base,
+                    float(sigma),
+                    float(self.window),
+                    float(self.resolution),
+                    self.max_candidates or 0,
+                    rules.min_samples_leaf,
+                    feature_min_weight,
+                    tie_tolerance / scale,
+                )
                 state["evaluations"].append(evaluations)
                 if tries == 0:
                     continue
@@ -153,8 +200,19 @@ class SoftSearch(Splitter):
                 share = float(kweights[kv <= threshold].sum() / weight)
             else:  # no uncertainty: the exact search
                 drop, threshold, position_of_cut = state["exact"](
-                    impurity, params, kv, kw, kweights, sums, weight, base,
-                    rules.min_samples_leaf, feature_min_weight, left, right)
+                    impurity,
+                    params,
+                    kv,
+                    kw,
+                    kweights,
+                    sums,
+                    weight,
+                    base,
+                    rules.min_samples_leaf,
+                    feature_min_weight,
+                    left,
+                    right,
+                )
                 if position_of_cut < 0:
                     continue
                 tries, left_weight = 1, float(kweights[: position_of_cut + 1].sum())

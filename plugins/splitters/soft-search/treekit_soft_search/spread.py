@@ -4,6 +4,7 @@ An observed value x of feature a stands for a true value ~ N(x, sigma_a^2) with
 sigma_a = u * mean(a) over the training data (Nunes et al.), or a user-given absolute
 sigma per feature (what a clinician knows of an instrument).
 """
+
 from __future__ import annotations
 
 import math
@@ -14,7 +15,9 @@ import numpy as np
 
 def check_u(instance, attribute, value):
     if not (isinstance(value, numbers.Real) and value >= 0 and math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be a finite number >= 0 (relative uncertainty), got {value!r}")
+        raise ValueError(
+            f"{attribute.name} must be a finite number >= 0 (relative uncertainty), got {value!r}"
+        )
 
 
 def check_sigma(instance, attribute, value):
@@ -22,7 +25,9 @@ def check_sigma(instance, attribute, value):
         return
     values = np.atleast_1d(np.asarray(value, dtype=np.float64))
     if values.ndim != 1 or not np.isfinite(values).all() or (values < 0).any():
-        raise ValueError(f"{attribute.name} must be None or finite values >= 0 (one per feature), got {value!r}")
+        raise ValueError(
+            f"{attribute.name} must be None or finite values >= 0 (one per feature), got {value!r}"
+        )
 
 
 def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
@@ -35,7 +40,9 @@ def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
         if values.size == 1:
             return np.full(d, float(values[0]))
         if values.size != d:
-            raise ValueError(f"{component}: sigma has {values.size} values but the data has {d} features")
+            raise ValueError(
+                f"{component}: sigma has {values.size} values but the data has {d} features"
+            )
         return values.copy()
     means = np.nanmean(data.X, axis=0)
     bad = np.flatnonzero(~(means > 0))

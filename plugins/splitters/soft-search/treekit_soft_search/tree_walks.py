@@ -1,4 +1,5 @@
 """Walks over a fitted tree that several evaluators need."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,12 @@ def route_from(tree, X, start) -> np.ndarray:
         idx = np.flatnonzero(active)
         current = nodes[idx]
         x = X[idx, tree.feature[current]]
-        share = np.asarray(tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)))[current]
-        go_left = np.where(np.isnan(x), share >= 0.5, x <= tree.threshold[current])  # missing: the heavier side
+        share = np.asarray(tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)))[
+            current
+        ]
+        go_left = np.where(
+            np.isnan(x), share >= 0.5, x <= tree.threshold[current]
+        )  # missing: the heavier side
         nodes[idx] = np.where(go_left, tree.children_left[current], tree.children_right[current])
         active = tree.children_left[nodes] >= 0
     return nodes
@@ -41,5 +46,7 @@ def tested_feature_bounds(tree):
     nodes = np.arange(tree.n_nodes)
     feature = np.maximum(tree.feature, 0)
     internal = tree.children_left >= 0
-    return (np.where(internal, lower[nodes, feature], -np.inf),
-            np.where(internal, upper[nodes, feature], np.inf))
+    return (
+        np.where(internal, lower[nodes, feature], -np.inf),
+        np.where(internal, upper[nodes, feature], np.inf),
+    )

@@ -8,6 +8,7 @@ renormalised. Split candidates are all points at the node (the plain search; the
 pruned search is not implemented); a tuple straddling a threshold is split into two
 fractional tuples. Classification splits the test pdf the same way.
 """
+
 from __future__ import annotations
 
 from typing import ClassVar
@@ -73,18 +74,25 @@ class UDTSplitter(Splitter, UDTParams):
     min_leaf_weight: float = attrs.field(default=2.0, validator=_non_negative)
 
     def companions(self) -> dict:
-        return {"propagator": UDTPropagation(samples=self.samples, width=self.width),
-                "evaluator": UDTEvaluation(samples=self.samples, width=self.width)}
+        return {
+            "propagator": UDTPropagation(samples=self.samples, width=self.width),
+            "evaluator": UDTEvaluation(samples=self.samples, width=self.width),
+        }
 
     def check_composition(self, composition) -> None:
         from treekit_core import CompositionError
 
         for kind in ("propagator", "evaluator"):
             other = getattr(composition, kind)
-            if isinstance(other, UDTParams) and (other.samples, other.width) != (self.samples, self.width):
+            if isinstance(other, UDTParams) and (other.samples, other.width) != (
+                self.samples,
+                self.width,
+            ):
                 raise CompositionError(
-                    f"splitter 'udt' (samples={self.samples}, width={self.width}) cannot be combined with {kind} "
-                    f"'udt' (samples={other.samples}, width={other.width}): they must model the same pdfs"
+                    f"splitter 'udt' (samples={self.samples}, width={self.width}) cannot be "
+                    f"combined with {kind} "
+                    f"'udt' (samples={other.samples}, width={other.width}): they must model the "
+                    "same pdfs"
                 )
 
     def check_data(self, data) -> None:
@@ -93,9 +101,15 @@ class UDTSplitter(Splitter, UDTParams):
     def prepare(self, data, criterion, rules):
         from treekit_soft_search.kernels import udt_scan
 
-        return {"scan": udt_scan, "impurity": criterion.compiled_impurity(),
-                "params": criterion.impurity_params(data.n_classes), "data": data,
-                "sigma": udt_spreads(data, self.width), "points": standard_points(self.samples), "evaluations": []}
+        return {
+            "scan": udt_scan,
+            "impurity": criterion.compiled_impurity(),
+            "params": criterion.impurity_params(data.n_classes),
+            "data": data,
+            "sigma": udt_spreads(data, self.width),
+            "points": standard_points(self.samples),
+            "evaluations": [],
+        }
 
     def find_split(self, state, node, rules):
         data, points = state["data"], state["points"]
@@ -107,14 +121,18 @@ class UDTSplitter(Splitter, UDTParams):
                 continue
             x = data.X[node.rows, f]
             known = ~np.isnan(x)
-            positions, inside = surviving_points(np.where(known, x, 0.0), sigma, points, lower[f], upper[f])
+            positions, inside = surviving_points(
+                np.where(known, x, 0.0), sigma, points, lower[f], upper[f]
+            )
             inside &= known[:, None]  # a missing value has no pdf: C4.5's rule applies instead
             counts = inside.sum(axis=1)
             mass = np.where(counts > 0, node.row_weights / np.maximum(counts, 1), 0.0)
             known_weight = float(node.row_weights[counts > 0].sum())
             if known_weight <= 0:
                 continue
-            known_sums = np.ascontiguousarray(node.row_weights[counts > 0] @ data.evidence[node.rows[counts > 0]])
+            known_sums = np.ascontiguousarray(
+                node.row_weights[counts > 0] @ data.evidence[node.rows[counts > 0]]
+            )
             row_of_point = np.repeat(np.arange(node.n_samples), counts)
             flat = positions[inside]
             order = np.argsort(flat, kind="mergesort")
@@ -124,13 +142,31 @@ class UDTSplitter(Splitter, UDTParams):
             weighted = np.ascontiguousarray(weights[:, None] * data.evidence[node.rows[point_rows]])
             base = state["impurity"](known_sums, known_weight, state["params"])
             drop, threshold, evaluations = state["scan"](
-                state["impurity"], state["params"], flat, weighted, weights, known_sums, known_weight,
-                # fractional tuples: a branch's size is its weight (min_samples_leaf in unit weights)
-                base, max(rules.min_weight_leaf, float(self.min_leaf_weight), float(rules.min_samples_leaf)))
+                state["impurity"],
+                state["params"],
+                flat,
+                weighted,
+                weights,
+                known_sums,
+                known_weight,
+                # fractional tuples: a branch's size is its weight
+                # (min_samples_leaf in unit weights)
+                base,
+                max(
+                    rules.min_weight_leaf,
+                    float(self.min_leaf_weight),
+                    float(rules.min_samples_leaf),
+                ),
+            )
             state["evaluations"].append(evaluations)
             drop *= known_weight / node.weight
             if drop > best[0]:
-                best = (drop, int(f), threshold, float(weights[flat <= threshold].sum() / known_weight))
+                best = (
+                    drop,
+                    int(f),
+                    threshold,
+                    float(weights[flat <= threshold].sum() / known_weight),
+                )
         if best[1] < 0:
             return None
         return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
@@ -166,11 +202,16 @@ class UDTPropagation(Propagator, UDTParams):
             positions, inside = surviving_points(x, sigma, points, low, high)
             counts = inside.sum(axis=1)
             left = (inside & (positions <= threshold)).sum(axis=1)
-            share = np.where(counts > 0, left / np.maximum(counts, 1), (x <= threshold).astype(np.float64))
+            share = np.where(
+                counts > 0, left / np.maximum(counts, 1), (x <= threshold).astype(np.float64)
+            )
         share = np.where(np.isnan(x), float(split.node_fields.get("missing_left", 0.5)), share)
         left_w, right_w = node.row_weights * share, node.row_weights * (1.0 - share)
         keep_left, keep_right = left_w > 0, right_w > 0
-        return ((node.rows[keep_left], left_w[keep_left]), (node.rows[keep_right], right_w[keep_right]))
+        return (
+            (node.rows[keep_left], left_w[keep_left]),
+            (node.rows[keep_right], right_w[keep_right]),
+        )
 
 
 @attrs.define(slots=False)
@@ -179,18 +220,31 @@ class UDTEvaluation(Evaluator, UDTParams):
 
     name: ClassVar[str] = "udt"
     handles_missing: ClassVar[bool] = True
-    description: ClassVar[str] = "UDT classification: the test pdf is split across branches (Tsang et al.)"
+    description: ClassVar[str] = (
+        "UDT classification: the test pdf is split across branches (Tsang et al.)"
+    )
     provides: ClassVar[frozenset] = frozenset()
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
 
     def fit(self, tree, data, labeler):
         lower, upper = tested_feature_bounds(tree)
-        return {"sigma": udt_spreads(data, self.width), "lower": lower, "upper": upper,
-                "points": standard_points(self.samples)}
+        return {
+            "sigma": udt_spreads(data, self.width),
+            "lower": lower,
+            "upper": upper,
+            "points": standard_points(self.samples),
+        }
 
     def predict_distribution(self, tree, X):
         from treekit_soft_search.kernels import UDT
 
         state = tree.component_state["evaluator"]
-        return mixture(tree, X, UDT, state["sigma"], lower=state["lower"], upper=state["upper"],
-                       standard_points=state["points"])
+        return mixture(
+            tree,
+            X,
+            UDT,
+            state["sigma"],
+            lower=state["lower"],
+            upper=state["upper"],
+            standard_points=state["points"],
+        )
