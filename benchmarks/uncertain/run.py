@@ -3,7 +3,7 @@ SS+STP, soft evaluation (SE), Quinlan's PLT and UDT against C4.5, under measurem
 
     python benchmarks/uncertain/run.py --perms 10 --inner 10 --jobs 2 --save raw.json > results.md
 
-Protocol (PAPERS.md section 4), with the deviations stated in the README: stratified 70/30
+Protocol (docs/algorithms.md section 4), with the deviations stated in the README: stratified 70/30
 splits (``--perms`` permutations), Gaussian noise N(0, (n * mean_a)^2) per feature with
 n in {0, 0.1, 0.2, 0.3}, added to the training data (Experiment 1) or to the test data
 (Experiment 2). Each soft method's u is tuned from {0.05, 0.1, 0.2} by inner ``--inner``-fold

@@ -34,13 +34,15 @@ class Component:
     """
 
     name: ClassVar[str] = ""
-    """Registry name (unique within the kind). Users compose by this name."""
+    """Registry name (unique within the kind). Users compose by this name; read when the
+    registry is assembled and in every message that names the component."""
 
     kind: ClassVar[str] = ""
-    """Which step the component performs; set by each kind's base class."""
+    """Which step the component performs; set by each kind's base class. Read in messages
+    (``splitter 'c45' ...``)."""
 
     description: ClassVar[str] = ""
-    """One line for ``treekit plugins`` and error messages."""
+    """One line, read by ``treekit plugins`` to list the component."""
 
     handles_missing: ClassVar[bool] = False
     """Whether the component copes with NaN in X. Read by ``fit`` and ``predict``: NaN is

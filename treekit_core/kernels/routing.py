@@ -4,7 +4,11 @@ both branches by the node's missing share (then the result is a mixture of leave
 import numpy as np
 from numba import prange
 
+from treekit_core.engine.questions import MAX_CATEGORIES, OBLIQUE, SUBSET
 from treekit_core.kernels.compiling import jit
+
+#: What :func:`answer` returns: the share of the sample that goes left, or MISSING.
+GO_LEFT, GO_RIGHT, MISSING = 1.0, 0.0, -1.0
 
 #: One node in 32 bytes, so a visit touches one cache line instead of several arrays.
 NODE_DTYPE = np.dtype(
@@ -34,26 +38,26 @@ def pack_nodes(
 
 @jit()
 def answer(nodes, coef, X, i, node):
-    """1.0 (left), 0.0 (right), or -1.0 when the tested value is missing."""
+    """GO_LEFT, GO_RIGHT, or MISSING when the tested value is missing."""
     kind = nodes[node].question
-    if kind == 2:
+    if kind == OBLIQUE:
         z = 0.0
         for f in range(coef.shape[1]):
             c = coef[node, f]
             if c != 0.0:
                 if np.isnan(X[i, f]):
-                    return -1.0
+                    return MISSING
                 z += c * X[i, f]
-        return 1.0 if z <= nodes[node].threshold else 0.0
+        return GO_LEFT if z <= nodes[node].threshold else GO_RIGHT
     x = X[i, nodes[node].feature]
     if np.isnan(x):
-        return -1.0
-    if kind == 1:
+        return MISSING
+    if kind == SUBSET:
         code = int(x)
-        if code < 0 or code > 52:
-            return -1.0
-        return float((nodes[node].mask >> code) & 1)
-    return 1.0 if x <= nodes[node].threshold else 0.0
+        if code < 0 or code >= MAX_CATEGORIES:  # unseen category: routed like a missing value
+            return MISSING
+        return GO_LEFT if (nodes[node].mask >> code) & 1 else GO_RIGHT
+    return GO_LEFT if x <= nodes[node].threshold else GO_RIGHT
 
 
 @jit(parallel=True)
@@ -64,7 +68,7 @@ def apply_hard(X, nodes, coef):
     for i in prange(n):
         node = 0
         while nodes[node].left >= 0:
-            if answer(nodes, coef, X, i, node) > 0.5:
+            if answer(nodes, coef, X, i, node) == GO_LEFT:
                 node = nodes[node].left
             else:
                 node = nodes[node].right
@@ -111,7 +115,7 @@ def mixture_hard(X, nodes, coef, value, max_depth):
                     out[i, c] += p * value[node, c]
                 continue
             g = answer(nodes, coef, X, i, node)
-            if g < 0.0:
+            if g == MISSING:
                 g = nodes[node].share
             if p * (1.0 - g) > 0.0:
                 stack_node[top] = nodes[node].right

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core.engine.questions import OBLIQUE, SUBSET, question_fields
+from treekit_core.engine.questions import MAX_CATEGORIES, OBLIQUE, SUBSET, question_fields
 from treekit_core.engine.tree import LEAF, Tree
 
 
@@ -47,7 +47,7 @@ def export_text(
     def subset_text(node):
         f = tree.feature[node]
         levels = categories.get(f)
-        codes = [c for c in range(53) if (mask[node] >> c) & 1]
+        codes = [c for c in range(MAX_CATEGORIES) if (mask[node] >> c) & 1]
         if levels is not None:
             codes = [c for c in codes if c < len(levels)]
             return "{" + ", ".join(str(levels[c]) for c in codes) + "}"

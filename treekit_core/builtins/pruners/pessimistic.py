@@ -1,4 +1,4 @@
-"""C4.5's error-based (pessimistic) pruning, as Weka's J48 (PAPERS.md 1.2).
+"""C4.5's error-based (pessimistic) pruning, as Weka's J48 (docs/algorithms.md section 1.2).
 
 A leaf's estimated errors are U = E + addErrs(N, E) with E its training errors (as the
 labeler counts them) among N weighted samples. Bottom-up, a node becomes a leaf when its

@@ -108,7 +108,7 @@ def test_warns_when_w_does_not_sum_to_one():
 
 
 def test_maximum_for_w_not_summing_to_one_is_elsewhere():
-    # w = (0.3, 0.3): the terms balance at p = 0.5, not at 0.3 (PAPERS.md section 3)
+    # w = (0.3, 0.3): the terms balance at p = 0.5, not at 0.3 (docs/algorithms.md section 3)
     criterion = AsymmetricEntropy(w=[0.3, 0.3])
     grid = np.linspace(0.01, 0.99, 981)
     values = [criterion.node_impurity(np.array([1 - p, p]), 1.0) for p in grid]

@@ -83,7 +83,8 @@ def test_invariant_to_class_order(pbar, random):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.05, 0.95), min_size=2, max_size=5), st.floats(0.1, 1.0))
 def test_scaling_identity_of_the_appendix(q, alpha):
-    # H(alpha q) = alpha H(q) - alpha ln(alpha) sum q  (literal formula, PAPERS.md's sign)
+    # H(alpha q) = alpha H(q) - alpha ln(alpha) sum q
+    # (literal formula, the sign of docs/algorithms.md section 5)
     q = np.array(q)
     scaled = alpha * q
     to_sums = lambda values: (1.0 - values) * 7.0  # noqa: E731  (node weight 7)
