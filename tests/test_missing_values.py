@@ -68,3 +68,29 @@ def test_every_splitter_and_pruner_takes_missing_values():
         proba = model.predict_proba(data.X)
         np.testing.assert_allclose(proba.sum(axis=1), 1.0)
         assert model.score(data.X, data.y) > 0.93
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_pessimistic_pruning_of_exhaustive_trees_with_missing_values(seed):
+    """Regression: the pessimistic pruner re-routes rows through stored questions; a node
+    field another node set (NaN here) must read as its default, not crash."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(150, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=150) > 0).astype(int)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    grown = TreeClassifier(criterion="entropy").fit(X, y)
+    pruned = TreeClassifier(criterion="entropy", pruner="pessimistic").fit(X, y)
+    assert pruned.get_n_leaves() <= grown.get_n_leaves()
+    proba = pruned.predict_proba(X)
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_a_split_reads_unset_node_fields_as_defaults():
+    from treekit_core import Split
+    from treekit_core.engine.questions import left_share
+
+    X = np.array([[0.0], [2.0], [np.nan]])
+    split = Split(0, 1.0, 0.1, {"question": np.nan, "category_mask": np.nan, "missing_left": 0.25})
+    np.testing.assert_array_equal(left_share(X, split), [1.0, 0.0, 0.25])
+    split = Split(0, 1.0, 0.1, {"question": 0.0, "missing_left": np.nan})
+    np.testing.assert_array_equal(left_share(X, split), [1.0, 0.0, 0.5])

@@ -39,10 +39,20 @@ def has_questions_beyond_thresholds(tree) -> bool:
     )
 
 
+def split_field(split, name: str, default: float) -> float:
+    """A scalar node field of ``split``; a tree stores NaN where a node does not set a field
+    (another node's question does), so NaN reads as the default."""
+    value = split.node_fields.get(name, default)
+    if np.ndim(value) == 0 and np.isnan(value):
+        return default
+    return value
+
+
 def left_share(X_rows, split) -> np.ndarray:
     """For rows of X: 1 when the row answers the split's question 'yes' (left), 0 when
-    'no', and the split's missing share when the tested value is missing."""
-    question = int(split.node_fields.get("question", THRESHOLD))
+    'no', and the split's missing share when the tested value is missing (or, for a
+    subset question, a category the tree never saw, as the routing kernel does)."""
+    question = int(split_field(split, "question", THRESHOLD))
     if question == OBLIQUE:
         coef = np.asarray(split.node_fields["coef"], dtype=np.float64)
         z = X_rows @ np.nan_to_num(coef)
@@ -53,9 +63,10 @@ def left_share(X_rows, split) -> np.ndarray:
         missing = np.isnan(x)
         if question == SUBSET:
             codes = np.where(missing, 0, x).astype(np.int64)
-            mask = int(split.node_fields["category_mask"])
+            missing |= (codes < 0) | (codes >= MAX_CATEGORIES)
+            mask = int(split_field(split, "category_mask", 0))
             answer = ((mask >> np.clip(codes, 0, MAX_CATEGORIES - 1)) & 1).astype(np.float64)
         else:
             answer = (x <= split.threshold).astype(np.float64)
-    share = float(split.node_fields.get("missing_left", 0.5))
+    share = float(split_field(split, "missing_left", 0.5))
     return np.where(missing, share, answer)
