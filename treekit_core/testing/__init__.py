@@ -21,6 +21,7 @@ import contextlib
 import numpy as np
 
 from treekit_core.components import ABSTAIN, Component
+from treekit_core.hookspecs import REGISTRATION_HOOKS
 
 
 class ConformanceError(AssertionError):
@@ -53,15 +54,7 @@ def _registered(instance):
     class Plugin:
         pass
 
-    hook = {
-        "criterion": "treekit_criteria",
-        "splitter": "treekit_splitters",
-        "propagator": "treekit_propagators",
-        "pruner": "treekit_pruners",
-        "labeler": "treekit_labelers",
-        "evaluator": "treekit_evaluators",
-        "confidence": "treekit_confidences",
-    }[instance.kind]
+    hook = REGISTRATION_HOOKS[instance.kind]
     cls = type(instance)
     setattr(Plugin, hook, hookimpl(lambda self: [cls]))
     registry = get_registry()
