@@ -44,10 +44,13 @@ class Component:
     description: ClassVar[str] = ""
     """One line, read by ``treekit plugins`` to list the component."""
 
+    sees_features: ClassVar[bool] = False
+    """Whether the component reads X (set by the kinds that do: splitter, propagator,
+    evaluator, confidence). Read by ``fit`` and ``predict`` with :attr:`handles_missing`."""
+
     handles_missing: ClassVar[bool] = False
     """Whether the component copes with NaN in X. Read by ``fit`` and ``predict``: NaN is
-    accepted only when every component that sees X (splitter, propagator, evaluator,
-    confidence) says True."""
+    accepted only when every component that sees X (:attr:`sees_features`) says True."""
 
     provides: ClassVar[frozenset] = frozenset()
     """Capabilities this component offers to the others (see

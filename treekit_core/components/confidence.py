@@ -15,6 +15,7 @@ class Confidence(Component):
     """Scores how much a prediction can be trusted (larger = more confident)."""
 
     kind: ClassVar[str] = "confidence"
+    sees_features: ClassVar[bool] = True
 
     needs_single_tree: ClassVar[bool] = False
     """True when the score is defined by one tree's regions (the boundary distance), so a

@@ -15,6 +15,7 @@ class Evaluator(Component):
     """Routes new samples through a tree and mixes leaf distributions."""
 
     kind: ClassVar[str] = "evaluator"
+    sees_features: ClassVar[bool] = True
     provides: ClassVar[frozenset] = frozenset({"hard_routing"})
 
     def fit(self, tree, data, labeler) -> dict:

@@ -18,6 +18,7 @@ class Propagator(Component):
     weighted)."""
 
     kind: ClassVar[str] = "propagator"
+    sees_features: ClassVar[bool] = True
 
     produces_fractional_weights: ClassVar[bool] = False
     """True when a sample may reach several children with parts of its weight (soft

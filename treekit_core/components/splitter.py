@@ -29,6 +29,7 @@ class Splitter(Component):
     """
 
     kind: ClassVar[str] = "splitter"
+    sees_features: ClassVar[bool] = True
     provides: ClassVar[frozenset] = frozenset({"axis_aligned", "fractional_weights"})
 
     node_field_names: ClassVar[tuple] = ()

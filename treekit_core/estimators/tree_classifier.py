@@ -160,14 +160,7 @@ class ComposedEstimatorMixin(ParamsMixin):
         if not missing.any():
             return
         refusing = [
-            c
-            for c in (
-                composition.splitter,
-                composition.propagator,
-                composition.evaluator,
-                composition.confidence,
-            )
-            if not c.handles_missing
+            c for c in composition.components.values() if c.sees_features and not c.handles_missing
         ]
         if refusing:
             j = int(np.flatnonzero(missing.any(axis=0))[0])
