@@ -269,12 +269,11 @@ def test_the_code_cites_only_files_in_the_repository():
     """DESIGN.md and PAPERS.md lived outside the repository; the code cites docs/ instead."""
     cited = []
     for path in ROOT.rglob("*"):
-        if (
-            path.suffix not in (".py", ".md", ".toml")
-            or ".git" in path.parts
-            or "build" in path.parts
+        parts = path.relative_to(ROOT).parts
+        if path.suffix not in (".py", ".md", ".toml") or any(
+            p.startswith(".") or p in ("build", "site-packages") for p in parts
         ):
-            continue
+            continue  # hidden folders (.git, .tox, .venv), builds and installed packages
         if path == pathlib.Path(__file__).resolve():
             continue
         if any(p.endswith(".egg-info") for p in path.parts) or path.name == "CHANGELOG.md":
