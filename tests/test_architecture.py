@@ -155,25 +155,9 @@ def test_every_declared_member_says_what_it_is_and_when_the_core_uses_it(base):
             ), f"{base.__name__}.{name} does not say when the core calls or reads it"
 
 
-def _public_modules() -> set[str]:
-    return {
-        "treekit_core",
-        "treekit_core.kernels",
-        "treekit_core.builtins",
-        "treekit_core.datasets",
-        "treekit_core.testing",
-        "treekit_core.testing.pytest_plugin",
-        "treekit_core.tools",
-        "treekit_core.tools.cli",
-        "treekit_core.tools.metrics",
-        "treekit_core.tools.plots",
-        "treekit_core.tools.export",
-    }
-
-
 @pytest.mark.parametrize("folder", ["plugins", "examples"])
 def test_plugins_import_only_the_public_api(folder):
-    public, exported = _public_modules(), set(treekit_core.__all__)
+    exported = set(treekit_core.__all__)
     problems = []
     for path, tree in _sources(ROOT / folder):
         for node in ast.walk(tree):
@@ -191,7 +175,7 @@ def test_plugins_import_only_the_public_api(folder):
             elif isinstance(node, ast.Import):
                 modules = [a.name for a in node.names if a.name.startswith("treekit_core")]
             for module in modules:
-                if module not in public:
+                if module not in treekit_core.PUBLIC_MODULES:
                     problems.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")
     assert not problems, "plugins reach into private modules:\n" + "\n".join(problems)
 

@@ -55,6 +55,22 @@ from treekit_core.tools.export import export_dot, export_text
 
 __version__ = "0.2.0"
 
+#: The public modules, exactly (``treekit_core.kernels`` is public, its kernel modules are
+#: not); the rest of the package is private. tests/test_architecture.py holds plugins to it.
+PUBLIC_MODULES = (
+    "treekit_core",
+    "treekit_core.kernels",
+    "treekit_core.builtins",
+    "treekit_core.datasets",
+    "treekit_core.testing",
+    "treekit_core.testing.pytest_plugin",
+    "treekit_core.tools",
+    "treekit_core.tools.cli",
+    "treekit_core.tools.export",
+    "treekit_core.tools.metrics",
+    "treekit_core.tools.plots",
+)
+
 #: Names loaded on first access because they import numba.
 _KERNEL_HELPERS = {
     "jit": "treekit_core.kernels.compiling",
