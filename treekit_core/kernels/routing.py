@@ -5,7 +5,7 @@ import numpy as np
 from numba import prange
 
 from treekit_core.engine.questions import MAX_CATEGORIES, OBLIQUE, SUBSET
-from treekit_core.kernels.compiling import jit
+from treekit_core.kernels.compiling import JIT_DISABLED, jit
 
 #: What :func:`answer` returns: the share of the sample that goes left, or MISSING.
 GO_LEFT, GO_RIGHT, MISSING = 1.0, 0.0, -1.0
@@ -33,7 +33,9 @@ def pack_nodes(
     nodes["feature"], nodes["threshold"] = feature, threshold
     if question is not None:
         nodes["question"], nodes["mask"], nodes["share"] = question, mask, share
-    return nodes
+    # The kernels read fields as attributes (nodes[i].left): numba's records allow it, plain
+    # numpy elements do not, so without the JIT (NUMBA_DISABLE_JIT=1) they get a recarray.
+    return nodes.view(np.recarray) if JIT_DISABLED else nodes
 
 
 @jit()
