@@ -54,7 +54,7 @@ def hand_tree():
     left = np.array([1, 2, -1, -1, 5, -1, 7, -1, -1])
     right = np.array([4, 3, -1, -1, 6, -1, 8, -1, -1])
     n = len(left)
-    return Tree(
+    return Tree.from_binary(
         left,
         right,
         np.where(left >= 0, 0, -1),

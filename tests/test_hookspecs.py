@@ -76,6 +76,11 @@ class Recorder:
         return []
 
     @hookimpl
+    def treekit_questions(self):
+        self._record("treekit_questions")
+        return []
+
+    @hookimpl
     def treekit_fit_started(self, composition, n_samples, n_features, n_classes):
         self._record(
             "treekit_fit_started", n_samples=n_samples, n_features=n_features, n_classes=n_classes

@@ -16,7 +16,7 @@ def test_a_sample_with_a_missing_value_gets_the_weighted_mixture():
     model = TreeClassifier(max_depth=1).fit(X, y)
     tree = model.tree_
     # the split sees 5 known values; 3 of their weight go left
-    assert tree.threshold[0] == 2.5 and tree.node_fields["missing_left"][0] == pytest.approx(3 / 5)
+    assert tree.threshold[0] == 2.5 and tree.shares(0) == pytest.approx([3 / 5, 2 / 5])
     # the training row with NaN went down both branches with weights 3/5 and 2/5
     np.testing.assert_allclose(tree.weight, [6.0, 3.6, 2.4])
     np.testing.assert_allclose(tree.class_sums[1], [3.0, 0.6])
@@ -85,12 +85,17 @@ def test_pessimistic_pruning_of_exhaustive_trees_with_missing_values(seed):
     assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
 
 
-def test_a_split_reads_unset_node_fields_as_defaults():
+def test_a_split_reads_missing_left_as_branch_shares_and_routes_missing_rows_by_them():
     from treekit_core import Split
-    from treekit_core.engine.questions import left_share
+    from treekit_core.engine.questions import route_rows
 
     X = np.array([[0.0], [2.0], [np.nan]])
-    split = Split(0, 1.0, 0.1, {"question": np.nan, "category_mask": np.nan, "missing_left": 0.25})
-    np.testing.assert_array_equal(left_share(X, split), [1.0, 0.0, 0.25])
-    split = Split(0, 1.0, 0.1, {"question": 0.0, "missing_left": np.nan})
-    np.testing.assert_array_equal(left_share(X, split), [1.0, 0.0, 0.5])
+    split = Split(0, 1.0, 0.1, {"missing_left": 0.25})
+    assert split.branch_shares == (0.25, 0.75) and "missing_left" not in split.node_fields
+    branches = route_rows(X, np.arange(3), np.ones(3), split, True)
+    (left_rows, left_w), (right_rows, right_w) = branches
+    np.testing.assert_array_equal(left_rows, [0, 2])
+    np.testing.assert_array_equal(left_w, [1.0, 0.25])
+    np.testing.assert_array_equal(right_rows, [1, 2])
+    np.testing.assert_array_equal(right_w, [1.0, 0.75])
+    assert Split(0, 1.0, 0.1, {"missing_left": np.nan}).branch_shares is None

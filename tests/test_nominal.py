@@ -114,7 +114,7 @@ def test_unseen_category_is_treated_as_missing():
     y = [0, 0, 1, 1, 1, 1]
     model = TreeClassifier(categorical_features=[0]).fit(X, y)
     proba = model.predict_proba(np.array([["zzz"]], dtype=object))
-    share = model.tree_.node_fields["missing_left"][0]
+    share = model.tree_.shares(0)[0]
     left, right = model.tree_.children_left[0], model.tree_.children_right[0]
     np.testing.assert_allclose(
         proba[0], share * model.tree_.value[left] + (1 - share) * model.tree_.value[right]

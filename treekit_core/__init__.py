@@ -9,14 +9,16 @@ modules) is private and may change in any release.
 
 Importing this package imports numpy, pluggy and attrs only; numba kernels are imported and
 (if not cached) compiled the first time a tree is fitted or evaluated. The kernel helpers
-below (``jit``, ``compile_impurity``, ``IMPURITY_TYPE``, ``apply_tree``) load numba when they
-are first accessed.
+below (``jit``, ``compile_impurity``, ``IMPURITY_TYPE``, ``apply_tree``, ``answers_at``) load
+numba when they are first accessed.
 """
 
 from treekit_core.components import (
     ABSTAIN,
     CAPABILITIES,
     KINDS,
+    MISSING_BRANCH,
+    REGISTERED_KINDS,
     Component,
     Confidence,
     Criterion,
@@ -24,6 +26,8 @@ from treekit_core.components import (
     Labeler,
     Propagator,
     Pruner,
+    Question,
+    QuestionTextContext,
     ReadsEvidence,
     Split,
     Splitter,
@@ -31,7 +35,6 @@ from treekit_core.components import (
 )
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
-from treekit_core.engine.questions import OBLIQUE, SUBSET, THRESHOLD
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes
@@ -78,6 +81,7 @@ _KERNEL_HELPERS = {
     "IMPURITY_TYPE": "treekit_core.kernels.compiling",
     "IMPURITY_SIGNATURE": "treekit_core.kernels.compiling",
     "apply_tree": "treekit_core.builtins.evaluators",
+    "answers_at": "treekit_core.engine.questions",
 }
 
 
@@ -105,24 +109,26 @@ __all__ = [
     "IMPURITY_TYPE",
     "KINDS",
     "Labeler",
+    "MISSING_BRANCH",
     "Node",
     "NotFittedError",
     "PLUGIN_API_VERSION",
-    "OBLIQUE",
     "PairwiseDAG",
     "PluginError",
     "Propagator",
     "Pruner",
     "PruningContext",
+    "Question",
+    "QuestionTextContext",
+    "REGISTERED_KINDS",
     "ReadsEvidence",
     "Split",
     "Splitter",
     "StoppingRules",
-    "SUBSET",
-    "THRESHOLD",
     "TrainingData",
     "Tree",
     "TreeClassifier",
+    "answers_at",
     "apply_tree",
     "compile_impurity",
     "export_dot",

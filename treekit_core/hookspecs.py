@@ -2,7 +2,7 @@
 
 Two families of hooks exist:
 
-* **Registration hooks** (``treekit_criteria`` ... ``treekit_confidences``) are called once,
+* **Registration hooks** (``treekit_criteria`` ... ``treekit_questions``) are called once,
   when the registry is assembled (first use in a process, or after
   :func:`treekit_core.registry.reset_registry`). Each returns the component classes a
   plugin offers. Pluggy is never called per node or per candidate threshold.
@@ -100,6 +100,19 @@ def treekit_confidences():
 
 
 @hookspec
+def treekit_questions():
+    """Return the question kinds this plugin offers.
+
+    Called once per registry assembly, with no arguments. Unlike the other kinds, a
+    question kind is not chosen per composition: every registered kind is available to
+    every splitter, which names it in ``Split.question``, and a saved tree names the kinds
+    it uses (loading it needs them registered).
+
+    :return: a list of :class:`treekit_core.components.Question` subclasses.
+    """
+
+
+@hookspec
 def treekit_fit_started(composition, n_samples, n_features, n_classes):
     """Observe the start of growing one tree.
 
@@ -153,5 +166,6 @@ REGISTRATION_HOOKS = {
     "labeler": "treekit_labelers",
     "evaluator": "treekit_evaluators",
     "confidence": "treekit_confidences",
+    "question": "treekit_questions",
 }
 LIFECYCLE_HOOKS = ("treekit_fit_started", "treekit_node_split", "treekit_fit_finished")

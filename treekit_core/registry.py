@@ -23,7 +23,7 @@ import attrs
 import pluggy
 
 from treekit_core import hookspecs
-from treekit_core.components import KINDS, Component
+from treekit_core.components import REGISTERED_KINDS, Component
 
 #: The version of the component contract (hooks, base classes, capabilities, tree format)
 #: that this treekit_core implements. A plugin declares the version it was written for as
@@ -87,6 +87,7 @@ class Registry:
         self.plugin_manager.add_hookspecs(hookspecs)
         self._plugin_names: dict[int, str] = {}
         self._components: dict[str, dict[str, ComponentInfo]] | None = None
+        self._questions: dict = {}
         self._lock = threading.Lock()
         self.skipped_distributions: list[str] = []
         #: Distribution -> why it was not loaded (a plugin API version mismatch).
@@ -135,12 +136,12 @@ class Registry:
             raise PluginError(problem)
         self.plugin_manager.register(plugin, name=name)
         self._plugin_names[id(plugin)] = name
-        self._components = None
+        self._components, self._questions = None, {}
 
     def unregister(self, plugin) -> None:
         self.plugin_manager.unregister(plugin)
         self._plugin_names.pop(id(plugin), None)
-        self._components = None
+        self._components, self._questions = None, {}
 
     @property
     def distributions(self) -> list[str]:
@@ -149,14 +150,16 @@ class Registry:
     # -- lookup ---------------------------------------------------------------------
     def components(self, kind: str) -> dict[str, ComponentInfo]:
         """All registered components of ``kind``, by name."""
-        if kind not in KINDS:
-            raise PluginError(f"unknown component kind {kind!r}; kinds are {sorted(KINDS)}")
+        if kind not in REGISTERED_KINDS:
+            raise PluginError(
+                f"unknown component kind {kind!r}; kinds are {sorted(REGISTERED_KINDS)}"
+            )
         return self._assemble()[kind]
 
     def _assemble(self) -> dict[str, dict[str, ComponentInfo]]:
         with self._lock:
             if self._components is None:
-                self._components = {kind: self._collect(kind) for kind in KINDS}
+                self._components = {kind: self._collect(kind) for kind in REGISTERED_KINDS}
             return self._components
 
     def _collect(self, kind: str) -> dict[str, ComponentInfo]:
@@ -167,7 +170,7 @@ class Registry:
         for impl in reversed(caller.get_hookimpls()):
             distribution = self._plugin_names.get(id(impl.plugin), impl.plugin_name)
             for cls in impl.function() or []:
-                base = KINDS[kind]
+                base = REGISTERED_KINDS[kind]
                 if not (isinstance(cls, type) and issubclass(cls, base)):
                     raise PluginError(
                         f"plugin {distribution!r} returned {cls!r} from {hook_name}; "
@@ -201,7 +204,7 @@ class Registry:
 
     def create(self, kind: str, spec, params: dict | None = None) -> Component:
         """A component instance from a name (with params) or a ready instance."""
-        base = KINDS[kind]
+        base = REGISTERED_KINDS[kind]
         if isinstance(spec, base):
             if params:
                 raise PluginError(
@@ -218,6 +221,15 @@ class Registry:
             raise PluginError(f"{kind}: expected a component name (str) or instance, got {spec!r}")
         cls = self.get_class(kind, spec)
         return instantiate(cls, params or {}, f"{kind}_params")
+
+    def question(self, name: str):
+        """The question kind ``name``, one shared instance per registry (questions have no
+        parameters)."""
+        cached = self._questions.get(name)
+        if cached is None:
+            cached = self.create("question", name)
+            self._questions[name] = cached
+        return cached
 
     def hook_has_listeners(self, hook_name: str) -> bool:
         return bool(getattr(self.plugin_manager.hook, hook_name).get_hookimpls())

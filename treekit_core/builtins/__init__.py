@@ -1,7 +1,7 @@
 """The core's own components, registered through the same hooks as any plugin.
 
 One module per kind (``criteria``, ``splitters``, ``propagators``, ``labelers``,
-``evaluators``, ``confidences``) and the pruners in their own folder. This package is
+``evaluators``, ``confidences``, ``questions``) and the pruners in their own folder. This package is
 public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's choice).
 """
 
@@ -9,11 +9,13 @@ from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
 from treekit_core.builtins.evaluators import HardEvaluator
 from treekit_core.builtins.labelers import Majority
+from treekit_core.builtins.nominal_subsets import best_nominal_split
 from treekit_core.builtins.propagators import HardPropagator
 from treekit_core.builtins.pruners.cost_complexity import CostComplexity
 from treekit_core.builtins.pruners.mdl import MDL
 from treekit_core.builtins.pruners.no_pruning import NoPruning
 from treekit_core.builtins.pruners.pessimistic import Pessimistic
+from treekit_core.builtins.questions import Multiway, Subset, Threshold
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice
 from treekit_core.hookspecs import hookimpl
 
@@ -28,10 +30,14 @@ __all__ = [
     "HardPropagator",
     "Majority",
     "Misclassification",
+    "Multiway",
     "NoPruning",
     "Pessimistic",
     "Probability",
+    "Subset",
+    "Threshold",
     "Variance",
+    "best_nominal_split",
     "c45_choice",
 ]
 
@@ -69,3 +75,8 @@ def treekit_evaluators():
 @hookimpl
 def treekit_confidences():
     return [Probability]
+
+
+@hookimpl
+def treekit_questions():
+    return [Threshold, Subset, Multiway]

@@ -110,3 +110,103 @@ def subset_split(
         for code in np.flatnonzero(counts == 0):
             mask |= 1 << int(code)
     return drop * known_weight / node_weight, mask, left_weight / known_weight
+
+
+def multiway_split(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    feature,
+    m,
+    node_weight,
+    min_samples_leaf,
+    min_weight_leaf,
+):
+    """(drop scaled by the known fraction, branch shares, known weight per branch) of the
+    split with one branch per category (all m of them; a category absent here gets an
+    empty branch). Admissible when two or more categories are present and each present
+    one has min_samples_leaf rows and min_weight_leaf weight; else the drop is -inf."""
+    x = X[rows, feature]
+    known = ~np.isnan(x)
+    codes = x[known].astype(np.int64)
+    sums, weight, counts = category_statistics(codes, row_weights[known], evidence[rows[known]], m)
+    known_weight = weight.sum()
+    present = counts > 0
+    if (
+        present.sum() < 2
+        or known_weight <= 0
+        or counts[present].min() < min_samples_leaf
+        or weight[present].min() < max(min_weight_leaf, 1e-300)
+    ):
+        return -np.inf, None, None
+    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
+    children = sum(
+        weight[c] * impurity(np.ascontiguousarray(sums[c]), weight[c], params)
+        for c in np.flatnonzero(present)
+    )
+    drop = parent - children / known_weight
+    return drop * known_weight / node_weight, tuple(weight / known_weight), weight
+
+
+def split_information(branch_weights, node_weight) -> float:
+    """-sum p log2 p over the branches' weights, the weight no branch took (missing values)
+    counted as one more part, as C4.5 does (the handout's SplitInfo)."""
+    parts = np.append(branch_weights, max(node_weight - np.sum(branch_weights), 0.0))
+    p = parts[parts > 0] / node_weight
+    return float(-(p * np.log2(p)).sum())
+
+
+def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=False):
+    """The best split of ``node`` on the nominal ``features``: a subset question (CART) or
+    a multi-way question (one branch per category), scored by impurity drop or gain ratio.
+    ``state`` is (impurity, params, data). Returns (Split or None, score)."""
+    from treekit_core.components import Split
+
+    impurity, params, data = state
+    best, best_score = None, -np.inf
+    for f in features:
+        m = int(data.n_categories[f])
+        args = (
+            impurity,
+            params,
+            data.X,
+            data.evidence,
+            node.rows,
+            node.row_weights,
+            int(f),
+            m,
+            node.weight,
+            rules.min_samples_leaf,
+            rules.min_weight_leaf,
+        )
+        if mode == "multiway":
+            drop, shares, branch_weight = multiway_split(*args)
+            if shares is None:
+                continue
+            split = Split(int(f), -2.0, float(drop), question="multiway", n_branches=m)
+            split.branch_shares = shares
+        else:
+            drop, mask, share = subset_split(*args)
+            if not drop > -np.inf:
+                continue
+            split = Split(
+                int(f),
+                -2.0,
+                float(drop),
+                {"category_mask": float(mask)},
+                question="subset",
+                branch_shares=(float(share), 1.0 - float(share)),
+            )
+            known = node.row_weights[~np.isnan(data.X[node.rows, f])].sum()
+            branch_weight = np.array([share, 1 - share]) * known
+        score = drop
+        if gain_ratio:
+            info = split_information(branch_weight, node.weight)
+            score = drop / info if info > 1e-12 else -np.inf
+            split.node_fields["gain_ratio"] = score
+        if score > best_score:
+            best, best_score = split, score
+    return best, best_score

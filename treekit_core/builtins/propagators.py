@@ -1,4 +1,4 @@
-"""Built-in propagator ``hard``: a sample goes left when x[feature] <= threshold."""
+"""Built-in propagator ``hard``: a sample goes to the branch its answer names."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import ClassVar
 import attrs
 
 from treekit_core.components import Propagator
-from treekit_core.engine.questions import left_share
+from treekit_core.engine.questions import route_rows
 
 
 @attrs.define(slots=False)
@@ -23,16 +23,4 @@ class HardPropagator(Propagator):
     provides: ClassVar[frozenset] = frozenset({"hard_partition"})
 
     def propagate(self, state, data, node, split):
-        share = left_share(data.X[node.rows], split)
-        if not data.has_missing:
-            goes_left = share > 0.5
-            return (
-                (node.rows[goes_left], node.row_weights[goes_left]),
-                (node.rows[~goes_left], node.row_weights[~goes_left]),
-            )
-        left_w, right_w = node.row_weights * share, node.row_weights * (1.0 - share)
-        keep_left, keep_right = left_w > 0, right_w > 0
-        return (
-            (node.rows[keep_left], left_w[keep_left]),
-            (node.rows[keep_right], right_w[keep_right]),
-        )
+        return route_rows(data.X, node.rows, node.row_weights, split, data.has_missing)

@@ -7,16 +7,21 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.builtins.nominal_subsets import subset_split
+from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
 from treekit_core.components import Split, Splitter
-from treekit_core.engine.questions import SUBSET
-from treekit_core.engine.tree import UNDEFINED_THRESHOLD
+
+NOMINAL_SPLITS = ("subset", "multiway")
 
 
 @attrs.define(slots=False)
 class Exhaustive(Splitter):
-    """CART's search: for every feature, every midpoint between consecutive distinct values.
+    """CART's search: for every feature, every midpoint between consecutive distinct values;
+    for a nominal feature, the best subset question (CART) or, with
+    ``nominal_split="multiway"``, one branch per category (the handout's non-binary split).
 
+    With ``gain_ratio=True`` each feature's best question (by impurity drop) competes on
+    gain ratio, drop / SplitInfo (the handout's; missing values count as one more part of
+    the split information, as in C4.5); otherwise on the impurity drop itself.
     Honours min_samples_leaf (counted in rows) and min_weight_fraction_leaf (in weight).
     Works with fractional sample weights. Ties are broken by the first feature (in
     candidate order) and the leftmost threshold.
@@ -26,6 +31,10 @@ class Exhaustive(Splitter):
     handles_missing: ClassVar[bool] = True
     provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder"}
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
+    nominal_split: str = attrs.field(
+        default="subset", validator=attrs.validators.in_(NOMINAL_SPLITS)
+    )
+    gain_ratio: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.node_search import best_split_of_node
@@ -39,8 +48,9 @@ class Exhaustive(Splitter):
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree in one compiled call (the fused builder gives the same tree
-        as the node-by-node loop, faster); None with missing values or nominal features."""
-        if data.has_missing or data.nominal_features.size:
+        as the node-by-node loop, faster); None with missing values, nominal features or
+        gain ratio."""
+        if data.has_missing or data.nominal_features.size or self.gain_ratio:
             return None
         from treekit_core.kernels.builder import build_arrays
 
@@ -62,8 +72,13 @@ class Exhaustive(Splitter):
         if data.nominal_features.size:
             is_nominal = data.n_categories[features] > 0
             nominal, features = features[is_nominal], np.ascontiguousarray(features[~is_nominal])
-        best = None
-        if features.size:
+        best, best_score = None, -np.inf
+        groups = (
+            [features]
+            if not self.gain_ratio
+            else [features[i : i + 1] for i in range(features.size)]
+        )
+        for group in groups if features.size else []:
             feature, threshold, drop, share = kernel(
                 impurity,
                 params,
@@ -73,38 +88,35 @@ class Exhaustive(Splitter):
                 node.row_weights,
                 node.class_sums,
                 node.weight,
-                features,
+                group,
                 rules.min_samples_leaf,
                 rules.min_weight_leaf,
             )
-            if feature >= 0:
-                best = Split(
-                    int(feature), float(threshold), float(drop), {"missing_left": float(share)}
-                )
-        for f in nominal:
-            drop, mask, share = subset_split(
-                impurity,
-                params,
-                data.X,
-                data.evidence,
-                node.rows,
-                node.row_weights,
-                int(f),
-                int(data.n_categories[f]),
-                node.weight,
-                rules.min_samples_leaf,
-                rules.min_weight_leaf,
+            if feature < 0:
+                continue
+            split = Split(
+                int(feature), float(threshold), float(drop), {"missing_left": float(share)}
             )
-            if drop > -np.inf and (best is None or drop > best.improvement):
-                best = Split(
-                    int(f),
-                    UNDEFINED_THRESHOLD,
-                    float(drop),
-                    {"question": SUBSET, "category_mask": mask, "missing_left": float(share)},
-                )
+            score = drop
+            if self.gain_ratio:
+                x = data.X[node.rows, feature]
+                known = ~np.isnan(x)
+                left = node.row_weights[known & (x <= threshold)].sum()
+                right = node.row_weights[known].sum() - left
+                info = split_information(np.array([left, right]), node.weight)
+                score = drop / info if info > 1e-12 else -np.inf
+                split.node_fields["gain_ratio"] = score
+            if score > best_score:
+                best, best_score = split, score
+        if nominal.size:
+            split, score = best_nominal_split(
+                (impurity, params, data), node, rules, nominal, self.nominal_split, self.gain_ratio
+            )
+            if split is not None and score > best_score:
+                best = split
         return best
 
-    node_field_names = ("missing_left", "question", "category_mask")
+    node_field_names = ()
 
 
 @attrs.define(slots=False)

@@ -20,6 +20,7 @@ from treekit_core.components.evidence import ReadsEvidence, one_hot
 from treekit_core.components.labeler import Labeler
 from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
+from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
 from treekit_core.components.splitter import Split, Splitter
 
 #: Every component kind and its base class, in the order a tree is grown and used.
@@ -32,6 +33,10 @@ KINDS = {
     "evaluator": Evaluator,
     "confidence": Confidence,
 }
+
+#: Every kind a plugin can register: the composition's kinds, and the question kinds, which
+#: are not chosen per composition (every splitter may ask any registered question).
+REGISTERED_KINDS = {**KINDS, "question": Question}
 
 #: The capabilities components declare in ``provides`` / ``requires``, and what each means.
 CAPABILITIES = {
@@ -50,6 +55,7 @@ __all__ = [
     "ABSTAIN",
     "CAPABILITIES",
     "KINDS",
+    "MISSING_BRANCH",
     "Component",
     "Confidence",
     "Criterion",
@@ -57,6 +63,9 @@ __all__ = [
     "Labeler",
     "Propagator",
     "Pruner",
+    "Question",
+    "QuestionTextContext",
+    "REGISTERED_KINDS",
     "ReadsEvidence",
     "Split",
     "Splitter",

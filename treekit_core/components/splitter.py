@@ -11,12 +11,30 @@ from treekit_core.components.base import Component
 
 @attrs.define(slots=False)
 class Split:
-    """A question found by a splitter. ``improvement`` is the unweighted impurity drop."""
+    """A question found by a splitter.
+
+    ``question`` names a registered question kind (see
+    :class:`treekit_core.components.Question`); its parameters, if it has any, go in
+    ``node_fields`` under the kind's ``parameter_field``. ``improvement`` is the unweighted
+    impurity drop. ``branch_shares`` is, per branch, the share of the node's known training
+    weight that answers it (where a sample that cannot answer goes); None lets the
+    propagation count it. A binary split may give ``node_fields["missing_left"]`` instead
+    (read as the shares ``(missing_left, 1 - missing_left)``).
+    """
 
     feature: int
     threshold: float
     improvement: float
     node_fields: dict = attrs.field(factory=dict)  #: per-node values the tree stores
+    question: str = "threshold"
+    n_branches: int = 2
+    branch_shares: tuple | None = None
+
+    def __attrs_post_init__(self):
+        if self.branch_shares is None and "missing_left" in self.node_fields:
+            share = float(self.node_fields.pop("missing_left"))
+            if share == share:  # NaN: not given
+                self.branch_shares = (share, 1.0 - share)
 
 
 @attrs.define(slots=False)

@@ -1,4 +1,4 @@
-"""The grow loop: stop? -> split search -> propagate, depth first, left child first.
+"""The grow loop: stop? -> split search -> propagate, depth first, first branch first.
 
 Node ids are assigned when a node is taken from the stack, which numbers nodes exactly as
 scikit-learn's depth-first builder does.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from treekit_core.engine.tree import LEAF, UNDEFINED_THRESHOLD, Tree
+from treekit_core.engine.questions import question_named, split_branches, training_shares
+from treekit_core.engine.tree import Tree, TreeAssembler
 
 #: scikit-learn's EPSILON, the slack in the min_impurity_decrease comparison.
 EPSILON = float(np.finfo(np.float64).eps)
@@ -50,70 +51,6 @@ class Node:
         )
 
 
-class _TreeArrays:
-    """Growable per-node columns (lists; converted to arrays once at the end)."""
-
-    def __init__(self, field_names):
-        self.left, self.right, self.feature, self.threshold = [], [], [], []
-        self.class_sums, self.weight, self.n_samples, self.impurity, self.depth = [], [], [], [], []
-        self.fields = {name: [] for name in field_names}
-
-    def add(self, parent, is_left, node: Node) -> int:
-        node_id = len(self.left)
-        if parent >= 0:
-            (self.left if is_left else self.right)[parent] = node_id
-        self.left.append(LEAF)
-        self.right.append(LEAF)
-        self.feature.append(LEAF)
-        self.threshold.append(UNDEFINED_THRESHOLD)
-        self.class_sums.append(node.class_sums)
-        self.weight.append(node.weight)
-        self.n_samples.append(node.n_samples)
-        self.impurity.append(node.impurity)
-        self.depth.append(node.depth)
-        for values in self.fields.values():
-            values.append(np.nan)
-        return node_id
-
-    def set_split(self, node_id, split) -> None:
-        self.feature[node_id] = int(split.feature)
-        self.threshold[node_id] = float(split.threshold)
-        self.fields["improvement"][node_id] = float(split.improvement)
-        for name, value in split.node_fields.items():
-            self.fields[name][node_id] = value
-
-    def to_tree(self, n_features, n_classes) -> Tree:
-        n = len(self.left)
-        return Tree(
-            children_left=np.asarray(self.left, dtype=np.int64),
-            children_right=np.asarray(self.right, dtype=np.int64),
-            feature=np.asarray(self.feature, dtype=np.int64),
-            threshold=np.asarray(self.threshold, dtype=np.float64),
-            class_sums=np.asarray(self.class_sums, dtype=np.float64).reshape(n, n_classes),
-            weight=np.asarray(self.weight, dtype=np.float64),
-            n_samples=np.asarray(self.n_samples, dtype=np.int64),
-            impurity=np.asarray(self.impurity, dtype=np.float64),
-            depth=np.asarray(self.depth, dtype=np.int64),
-            value=np.zeros((n, n_classes)),
-            decision=np.zeros(n, dtype=np.int64),
-            n_features=n_features,
-            node_fields={k: stack_field(v) for k, v in self.fields.items()},
-        )
-
-
-def stack_field(values) -> np.ndarray:
-    """Per-node values as one array; vector values (e.g. oblique coefficients) become rows,
-    with NaN rows for nodes that have none."""
-    width = next((np.size(v) for v in values if np.ndim(v) > 0), None)
-    if width is None:
-        return np.asarray(values, dtype=np.float64)
-    out = np.full((len(values), width), np.nan)
-    for i, v in enumerate(values):
-        if np.ndim(v) > 0:
-            out[i] = v
-    return out
-
-
 def node_statistics(evidence, rows, row_weights):
     """Weighted evidence sums and total weight of a node."""
     return row_weights @ evidence[rows], float(row_weights.sum())
@@ -142,25 +79,30 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     feature_sampler = composition.feature_sampler
     fractional = propagator.produces_fractional_weights or data.has_missing
 
-    arrays = _TreeArrays(("improvement",) + tuple(splitter.node_field_names))
+    assembler = TreeAssembler(data.n_features, data.n_classes)
+    field_names = ("improvement",) + tuple(
+        name for name in splitter.node_field_names if name != "missing_left"
+    )
 
     all_rows = np.arange(data.n_samples, dtype=np.int64)
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
-    stack = [(all_rows, data.weight.copy(), 0, -1, False, root_bounds)]
+    stack = [(all_rows, data.weight.copy(), 0, -1, 0, root_bounds)]
     while stack:
-        rows, row_weights, depth, parent, is_left, bounds = stack.pop()
+        rows, row_weights, depth, parent, branch, bounds = stack.pop()
         sums, weight = node_statistics(data.evidence, rows, row_weights)
         node = Node(
             rows,
             row_weights,
             sums,
             weight,
-            float(impurity(sums, weight, params)),
+            float(impurity(sums, weight, params)) if weight > 0 else 0.0,
             depth,
             feature_sampler.draw(rng, data.n_features),
             bounds,
         )
-        node_id = arrays.add(parent, is_left, node)
+        node_id = assembler.add_node(
+            parent, branch, sums, weight, node.n_samples, node.impurity, depth
+        )
         count = node.effective_samples(data.weight) if fractional else node.n_samples
         if (
             depth >= rules.max_depth
@@ -178,7 +120,19 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             continue
         if rules.min_gain is not None and split.improvement <= rules.min_gain:
             continue
-        arrays.set_split(node_id, split)
+        question = question_named(split.question)
+        if split.branch_shares is None:
+            split.branch_shares = tuple(
+                training_shares(split_branches(data.X, rows, split), row_weights, split.n_branches)
+            )
+        assembler.set_question(
+            node_id,
+            question,
+            split.feature,
+            split.threshold,
+            split.branch_shares,
+            {"improvement": float(split.improvement), **split.node_fields},
+        )
         if announce_split:
             registry.plugin_manager.hook.treekit_node_split(
                 node_id=node_id,
@@ -188,30 +142,36 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
                 improvement=float(split.improvement),
                 n_samples=node.n_samples,
             )
-        (left_rows, left_weights), (right_rows, right_weights) = propagator.propagate(
-            propagation_state, data, node, split
-        )
-        left_bounds, right_bounds = child_bounds(bounds, split)
-        stack.append((right_rows, right_weights, depth + 1, node_id, False, right_bounds))
-        stack.append((left_rows, left_weights, depth + 1, node_id, True, left_bounds))
-    return arrays.to_tree(data.n_features, data.n_classes)
+        children = propagator.propagate(propagation_state, data, node, split)
+        if len(children) != split.n_branches:
+            raise RuntimeError(
+                f"propagator {propagator.name!r} returned {len(children)} branches for a "
+                f"{split.question!r} split with {split.n_branches}"
+            )
+        boxes = child_bounds(bounds, split, question)
+        for b in range(split.n_branches - 1, -1, -1):  # the first branch is grown first
+            child_rows, child_weights = children[b]
+            stack.append((child_rows, child_weights, depth + 1, node_id, b, boxes[b]))
+    return assembler.to_tree(field_names)
 
 
-def child_bounds(bounds, split):
-    """The children's boxes: the left child's upper bound and the right child's lower
-    bound on the split feature become the threshold."""
+def child_bounds(bounds, split, question) -> list:
+    """The children's boxes: a threshold question makes the threshold the first child's
+    upper bound and the second child's lower bound on its feature; other questions leave
+    every child the node's box."""
     lower, upper = bounds
+    if not question.compares_threshold or split.feature < 0:
+        return [bounds] * split.n_branches
     left_upper, right_lower = upper.copy(), lower.copy()
-    if split.feature >= 0:
-        left_upper[split.feature] = min(upper[split.feature], split.threshold)
-        right_lower[split.feature] = max(lower[split.feature], split.threshold)
-    return (lower, left_upper), (right_lower, upper)
+    left_upper[split.feature] = min(upper[split.feature], split.threshold)
+    right_lower[split.feature] = max(lower[split.feature], split.threshold)
+    return [(lower, left_upper), (right_lower, upper)]
 
 
 def _announce_splits(registry, tree) -> None:
     """A splitter that grows the whole tree in one call announces its splits afterwards,
     in node order."""
-    for node in np.flatnonzero(tree.children_left >= 0):
+    for node in np.flatnonzero(~tree.is_leaf):
         registry.plugin_manager.hook.treekit_node_split(
             node_id=int(node),
             depth=int(tree.depth[node]),

@@ -1,72 +1,143 @@
-"""The questions a node can ask, and how a sample answers them.
+"""Routing through the questions of a tree: the one contract every consumer goes through.
 
-``THRESHOLD`` (0): x[feature] <= threshold. ``SUBSET`` (1): the category code of
-x[feature] is in the node's set, stored as a bit mask (codes 0..52). ``OBLIQUE`` (2):
-coef . x <= threshold. A sample whose value is missing (NaN) goes down both branches, to
-the left with the node's ``missing_left`` share (the share of the node's known training
-weight that went left, C4.5's rule), to the right with the rest.
+The hard evaluator, the hard propagator, the pruners, the exports and the soft components
+(for every question that is not a threshold) ask these functions which branch a sample
+takes; they run the compiled kernels of :mod:`treekit_core.kernels.question_routing`,
+specialised to the question kinds a tree uses. A tree whose questions are all thresholds
+takes a dedicated kernel (no dispatch at all).
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+
 import numpy as np
 
-THRESHOLD, SUBSET, OBLIQUE = 0, 1, 2
-MAX_CATEGORIES = 53  #: category codes must fit the bits of a float64 mantissa
+#: Category codes must fit the bits of a float64 mantissa (a subset is a bit mask).
+MAX_CATEGORIES = 53
+
+_packed = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
 
 
-def question_fields(tree):
-    """Per-node arrays of the question kind, category mask, oblique coefficients and
-    missing share, with defaults for trees whose nodes only ask thresholds."""
-    n = tree.n_nodes
-    fields = tree.node_fields
-    question = np.nan_to_num(
-        np.asarray(fields.get("question", np.zeros(n)), dtype=np.float64)
-    ).astype(np.int64)
-    mask = np.nan_to_num(
-        np.asarray(fields.get("category_mask", np.zeros(n)), dtype=np.float64)
-    ).astype(np.int64)
-    coef = np.asarray(fields.get("coef", np.zeros((n, 1))), dtype=np.float64)
-    coef = np.ascontiguousarray(np.nan_to_num(coef.reshape(n, -1)))
-    share = np.asarray(fields.get("missing_left", np.full(n, 0.5)), dtype=np.float64)
-    share = np.where(np.isnan(share), 0.5, share)
-    return question, mask, coef, share
+def _kernels(question_classes):
+    from treekit_core.kernels.question_routing import routing_kernels
+
+    return routing_kernels(tuple(question_classes))
 
 
-def has_questions_beyond_thresholds(tree) -> bool:
-    return (
-        "question" in tree.node_fields and np.nanmax(np.append(tree.node_fields["question"], 0)) > 0
+def _pack(tree):
+    packed = _packed.get(tree)
+    if packed is None:
+        from treekit_core.kernels.question_routing import pack_tree
+
+        packed = pack_tree(tree)
+        with _lock:
+            _packed[tree] = packed
+    return packed
+
+
+def only_thresholds(tree) -> bool:
+    """True when every internal node asks a two-branch threshold question."""
+    used = np.unique(tree.question[tree.question >= 0])
+    return all(tree.questions[k].compares_threshold for k in used)
+
+
+def tree_leaves(tree, X: np.ndarray) -> np.ndarray:
+    """Leaf reached by every row of X (a row that cannot answer a question follows the
+    branch that took the most training weight)."""
+    if only_thresholds(tree):
+        from treekit_core.kernels.routing import apply_thresholds, pack_nodes
+
+        if not np.isnan(X).any():
+            nodes = _threshold_nodes(tree, pack_nodes)
+            return apply_thresholds(X, nodes)
+    nodes, child_ids, _, params, _ = _pack(tree)
+    return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
+
+
+def _threshold_nodes(tree, pack_nodes):
+    cached = _threshold_packed.get(tree)
+    if cached is None:
+        cached = pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold)
+        with _lock:
+            _threshold_packed[tree] = cached
+    return cached
+
+
+_threshold_packed = weakref.WeakKeyDictionary()
+
+
+def tree_distribution(tree, X: np.ndarray) -> np.ndarray:
+    """Class distribution of every row: its leaf's value, or a mixture over the branches
+    of every question it cannot answer, by the branches' training shares (C4.5)."""
+    nodes, child_ids, shares, params, stack_size = _pack(tree)
+    return _kernels(type(q) for q in tree.questions).mixture(
+        X, nodes, child_ids, shares, params, np.ascontiguousarray(tree.value), stack_size
     )
 
 
-def split_field(split, name: str, default: float) -> float:
-    """A scalar node field of ``split``; a tree stores NaN where a node does not set a field
-    (another node's question does), so NaN reads as the default."""
-    value = split.node_fields.get(name, default)
-    if np.ndim(value) == 0 and np.isnan(value):
-        return default
-    return value
+def answers_at(tree, X: np.ndarray, node_list) -> np.ndarray:
+    """n x len(node_list) int32: the branch every row takes at each listed node (-1: it
+    cannot answer). Soft components use it for the questions they do not soften."""
+    nodes, _, _, params, _ = _pack(tree)
+    node_list = np.ascontiguousarray(node_list, dtype=np.int64)
+    return _kernels(type(q) for q in tree.questions).answers_at(X, node_list, nodes, params)
 
 
-def left_share(X_rows, split) -> np.ndarray:
-    """For rows of X: 1 when the row answers the split's question 'yes' (left), 0 when
-    'no', and the split's missing share when the tested value is missing (or, for a
-    subset question, a category the tree never saw, as the routing kernel does)."""
-    question = int(split_field(split, "question", THRESHOLD))
-    if question == OBLIQUE:
-        coef = np.asarray(split.node_fields["coef"], dtype=np.float64)
-        z = X_rows @ np.nan_to_num(coef)
-        missing = np.isnan(X_rows[:, coef != 0]).any(axis=1)
-        answer = (z <= split.threshold).astype(np.float64)
-    else:
-        x = X_rows[:, split.feature]
-        missing = np.isnan(x)
-        if question == SUBSET:
-            codes = np.where(missing, 0, x).astype(np.int64)
-            missing |= (codes < 0) | (codes >= MAX_CATEGORIES)
-            mask = int(split_field(split, "category_mask", 0))
-            answer = ((mask >> np.clip(codes, 0, MAX_CATEGORIES - 1)) & 1).astype(np.float64)
-        else:
-            answer = (x <= split.threshold).astype(np.float64)
-    share = float(split_field(split, "missing_left", 0.5))
-    return np.where(missing, share, answer)
+def question_named(name: str):
+    """The registered question kind ``name`` (an instance, shared)."""
+    from treekit_core.registry import get_registry
+
+    return get_registry().question(name)
+
+
+def split_params(question, split) -> np.ndarray:
+    """A split's value of its question's parameter field, as a float vector."""
+    if question.parameter_field is None:
+        return np.zeros(1)
+    value = split.node_fields[question.parameter_field]
+    return np.ascontiguousarray(np.atleast_1d(np.asarray(value, dtype=np.float64)))
+
+
+def split_branches(X: np.ndarray, rows: np.ndarray, split) -> np.ndarray:
+    """The branch of every row of ``rows`` under ``split`` (-1: cannot answer)."""
+    question = question_named(split.question)
+    kernels = _kernels((type(question),))
+    return kernels.branches(
+        X,
+        np.ascontiguousarray(rows, dtype=np.int64),
+        0,
+        int(max(split.feature, 0)),
+        float(split.threshold),
+        split_params(question, split),
+        int(split.n_branches),
+    )
+
+
+def training_shares(branch: np.ndarray, row_weights: np.ndarray, n_branches: int) -> np.ndarray:
+    """Share of the known weight that took each branch (equal shares when none is known)."""
+    known = branch >= 0
+    weight = np.bincount(branch[known], weights=row_weights[known], minlength=n_branches)
+    total = weight.sum()
+    return weight / total if total > 0 else np.full(n_branches, 1.0 / n_branches)
+
+
+def route_rows(X, rows, row_weights, split, has_missing: bool):
+    """Per branch, (rows, weights) of the training rows: each row goes wholly to its
+    branch; a row that cannot answer goes to every branch, weighted by the split's branch
+    shares (C4.5). Returns a list with one pair per branch."""
+    branch = split_branches(X, rows, split)
+    shares = np.asarray(split.branch_shares, dtype=np.float64)
+    unknown = branch < 0
+    out = []
+    for b in range(split.n_branches):
+        if not has_missing and not unknown.any():
+            chosen = branch == b
+            out.append((rows[chosen], row_weights[chosen]))
+            continue
+        weights = np.where(branch == b, row_weights, np.where(unknown, row_weights * shares[b], 0))
+        keep = weights > 0
+        out.append((rows[keep], weights[keep]))
+    return out

@@ -1,15 +1,25 @@
 """The fitted tree: flat numpy arrays indexed by node id, as in scikit-learn.
 
-Node 0 is the root; nodes are numbered depth first, left child first. Leaves have
-``children_left == children_right == -1``, ``feature == -1`` and ``threshold == -2``.
-Per-node fields a component needs live in ``node_fields`` (name -> array of length
-n_nodes); fitted state of components (for example the spreads of soft evaluation) lives
-in ``component_state`` (kind -> dict). Both travel through JSON.
+Node 0 is the root; nodes are numbered depth first, first branch first, so a binary tree
+is numbered exactly as scikit-learn numbers it. A node may have any number of children:
+those of node i are ``child_ids[child_start[i]:child_start[i + 1]]``, in branch order, and
+``child_shares`` holds, per child, the share of the node's known training weight that went
+down that branch (where a sample that cannot answer goes, C4.5's rule). A leaf has no
+children, ``question == -1``, ``feature == -1`` and ``threshold == -2``. An internal
+node's question is ``questions[question[i]]`` (a :class:`treekit_core.components.Question`).
+
+Per-node fields a component needs (a question's parameters, a splitter's gain ratio) live
+in ``node_fields`` (name -> array of length n_nodes); fitted state of components (for
+example the spreads of soft evaluation) lives in ``component_state`` (kind -> dict). Both
+travel through JSON. ``children_left`` / ``children_right`` exist for trees whose internal
+nodes all have two children.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 
 import attrs
 import numpy as np
@@ -17,9 +27,17 @@ import numpy as np
 LEAF = -1
 UNDEFINED_THRESHOLD = -2.0
 
+#: Format of :meth:`Tree.to_dict`; version 1 (binary trees, question codes) is converted
+#: on read.
+TREE_FORMAT = 2
+#: Question codes of format 1, by the names of the kinds that replaced them.
+_FORMAT1_QUESTIONS = ("threshold", "subset", "oblique")
+
 _ARRAY_FIELDS = {
-    "children_left": np.int64,
-    "children_right": np.int64,
+    "child_start": np.int64,
+    "child_ids": np.int64,
+    "child_shares": np.float64,
+    "question": np.int64,
     "feature": np.int64,
     "threshold": np.float64,
     "class_sums": np.float64,
@@ -65,10 +83,23 @@ def decode_floats(obj):
     return obj
 
 
+#: Fields whose length is not the number of nodes.
+_EDGE_FIELDS = ("child_start", "child_ids", "child_shares")
+
+
+def default_questions() -> tuple:
+    """The question kinds of a tree built from threshold tests only."""
+    from treekit_core.builtins.questions import Threshold
+
+    return (Threshold(),)
+
+
 @attrs.define(eq=False)
 class Tree:
-    children_left: np.ndarray
-    children_right: np.ndarray
+    child_start: np.ndarray  #: n_nodes + 1 offsets into child_ids
+    child_ids: np.ndarray  #: the children of every node, in branch order
+    child_shares: np.ndarray  #: per child: its share of the parent's known training weight
+    question: np.ndarray  #: index into ``questions`` per node, -1 at leaves
     feature: np.ndarray
     threshold: np.ndarray
     class_sums: np.ndarray  #: n_nodes x K weighted evidence sums
@@ -79,20 +110,88 @@ class Tree:
     value: np.ndarray  #: n_nodes x K class distribution from the labeler
     decision: np.ndarray  #: class index per node, -1 = abstain
     n_features: int
+    questions: tuple = attrs.field(factory=default_questions, converter=tuple)
     node_fields: dict = attrs.field(factory=dict)
     component_state: dict = attrs.field(factory=dict)
 
+    @classmethod
+    def from_binary(
+        cls,
+        children_left,
+        children_right,
+        feature,
+        threshold,
+        class_sums,
+        weight,
+        n_samples,
+        impurity,
+        depth,
+        value,
+        decision,
+        n_features,
+        node_fields=None,
+        component_state=None,
+        questions=None,
+        question=None,
+        missing_left=None,
+    ) -> "Tree":
+        """A tree from scikit-learn style arrays (leaves: -1 children). Without
+        ``question`` every internal node asks a threshold; without ``missing_left`` a sample
+        that cannot answer goes down each branch with the branch's share of the training
+        weight."""
+        children_left = np.asarray(children_left, dtype=np.int64)
+        children_right = np.asarray(children_right, dtype=np.int64)
+        weight = np.asarray(weight, dtype=np.float64)
+        internal = children_left >= 0
+        counts = np.where(internal, 2, 0)
+        start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        ids = np.column_stack([children_left, children_right])[internal].reshape(-1)
+        if missing_left is None:
+            left_w, right_w = weight[children_left[internal]], weight[children_right[internal]]
+            total = left_w + right_w
+            missing_left = np.full(children_left.shape[0], 0.5)
+            missing_left[internal] = np.where(
+                total > 0, left_w / np.where(total > 0, total, 1), 0.5
+            )
+        share = np.where(np.isnan(missing_left), 0.5, missing_left)[internal]
+        shares = np.column_stack([share, 1.0 - share]).reshape(-1)
+        if question is None:
+            question = np.where(internal, 0, LEAF)
+        return cls(
+            child_start=start,
+            child_ids=ids.astype(np.int64),
+            child_shares=shares.astype(np.float64),
+            question=np.asarray(question, dtype=np.int64),
+            feature=np.asarray(feature, dtype=np.int64),
+            threshold=np.asarray(threshold, dtype=np.float64),
+            class_sums=np.asarray(class_sums, dtype=np.float64),
+            weight=weight,
+            n_samples=np.asarray(n_samples, dtype=np.int64),
+            impurity=np.asarray(impurity, dtype=np.float64),
+            depth=np.asarray(depth, dtype=np.int64),
+            value=np.asarray(value, dtype=np.float64),
+            decision=np.asarray(decision, dtype=np.int64),
+            n_features=int(n_features),
+            questions=default_questions() if questions is None else questions,
+            node_fields=dict(node_fields or {}),
+            component_state=dict(component_state or {}),
+        )
+
     @property
     def n_nodes(self) -> int:
-        return int(self.children_left.shape[0])
+        return int(self.feature.shape[0])
 
     @property
     def n_classes(self) -> int:
         return int(self.class_sums.shape[1])
 
     @property
+    def n_children(self) -> np.ndarray:
+        return np.diff(self.child_start)
+
+    @property
     def is_leaf(self) -> np.ndarray:
-        return self.children_left == LEAF
+        return self.n_children == 0
 
     @property
     def n_leaves(self) -> int:
@@ -102,46 +201,125 @@ class Tree:
     def max_depth(self) -> int:
         return int(self.depth.max())
 
+    def children(self, node: int) -> np.ndarray:
+        """The children of ``node`` in branch order (empty for a leaf)."""
+        return self.child_ids[self.child_start[node] : self.child_start[node + 1]]
+
+    def shares(self, node: int) -> np.ndarray:
+        """Per child of ``node``: its share of the node's known training weight."""
+        return self.child_shares[self.child_start[node] : self.child_start[node + 1]]
+
+    def question_of(self, node: int):
+        """The :class:`Question` an internal node asks (None at a leaf)."""
+        index = int(self.question[node])
+        return None if index < 0 else self.questions[index]
+
+    def question_params(self, node: int) -> np.ndarray:
+        """The node's value of its question's parameter field, as a float vector."""
+        field = self.question_of(node).parameter_field
+        if field is None:
+            return np.zeros(1)
+        return np.atleast_1d(np.asarray(self.node_fields[field][node], dtype=np.float64))
+
+    @property
+    def is_binary(self) -> bool:
+        return bool(np.all(self.n_children[~self.is_leaf] == 2))
+
+    def _binary_children(self):
+        cached = _BINARY_CACHE.get(self)
+        if cached is None:
+            counts = self.n_children
+            wider = [node for node in np.flatnonzero(counts != 2) if counts[node] != 0]
+            if wider:
+                node = int(wider[0])
+                raise ValueError(
+                    f"children_left / children_right describe binary trees; node {node} has "
+                    f"{int(counts[node])} children. Use tree.children(node) instead."
+                )
+            left = np.full(self.n_nodes, LEAF, dtype=np.int64)
+            right = np.full(self.n_nodes, LEAF, dtype=np.int64)
+            internal = counts == 2
+            left[internal] = self.child_ids[self.child_start[:-1][internal]]
+            right[internal] = self.child_ids[self.child_start[:-1][internal] + 1]
+            cached = (left, right)
+            with _CACHE_LOCK:
+                _BINARY_CACHE[self] = cached
+        return cached
+
+    @property
+    def children_left(self) -> np.ndarray:
+        """First child of every node (-1 at leaves); binary trees only."""
+        return self._binary_children()[0]
+
+    @property
+    def children_right(self) -> np.ndarray:
+        """Second child of every node (-1 at leaves); binary trees only."""
+        return self._binary_children()[1]
+
+    def structural_depth(self) -> int:
+        """Depth of the deepest leaf, computed from the children (not the stored depth)."""
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for node in range(self.n_nodes):  # children have larger ids
+            kids = self.children(node)
+            depth[kids] = depth[node] + 1
+        return int(depth.max()) if self.n_nodes else 0
+
     def leaves_under(self) -> np.ndarray:
         """Number of leaves in the subtree of every node."""
         counts = np.zeros(self.n_nodes, dtype=np.int64)
         for node in range(self.n_nodes - 1, -1, -1):  # children have larger ids
-            if self.children_left[node] == LEAF:
-                counts[node] = 1
-            else:
-                counts[node] = counts[self.children_left[node]] + counts[self.children_right[node]]
+            kids = self.children(node)
+            counts[node] = counts[kids].sum() if kids.size else 1
         return counts
 
     def parents(self) -> np.ndarray:
         parent = np.full(self.n_nodes, -1, dtype=np.int64)
-        internal = np.flatnonzero(~self.is_leaf)
-        parent[self.children_left[internal]] = internal
-        parent[self.children_right[internal]] = internal
+        parent[self.child_ids] = np.repeat(np.arange(self.n_nodes), self.n_children)
         return parent
+
+    def descendants(self, node: int) -> list[int]:
+        """``node`` and every node below it."""
+        out, stack = [], [int(node)]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            stack.extend(int(c) for c in self.children(current))
+        return out
 
     def collapse(self, make_leaf: np.ndarray) -> "Tree":
         """A copy in which every node flagged in ``make_leaf`` becomes a leaf; its
-        descendants are removed and nodes are renumbered (depth first, left first)."""
+        descendants are removed and nodes are renumbered (depth first, first branch first)."""
         make_leaf = np.asarray(make_leaf, dtype=bool)
         keep = []
         stack = [0]
         while stack:
             node = stack.pop()
             keep.append(node)
-            if self.children_left[node] != LEAF and not make_leaf[node]:
-                stack.append(int(self.children_right[node]))
-                stack.append(int(self.children_left[node]))
+            if not make_leaf[node]:
+                stack.extend(int(c) for c in self.children(node)[::-1])
         keep = np.array(keep, dtype=np.int64)
         new_id = np.full(self.n_nodes, -1, dtype=np.int64)
         new_id[keep] = np.arange(keep.size)
-        left = self.children_left[keep].copy()
-        right = self.children_right[keep].copy()
-        leaf_now = (left == LEAF) | make_leaf[keep]
-        left = np.where(leaf_now, LEAF, new_id[np.maximum(left, 0)])
-        right = np.where(leaf_now, LEAF, new_id[np.maximum(right, 0)])
+        leaf_now = self.is_leaf[keep] | make_leaf[keep]
+        counts = np.where(leaf_now, 0, self.n_children[keep])
+        start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        edges = [
+            np.arange(self.child_start[node], self.child_start[node + 1])
+            for node, leaf in zip(keep, leaf_now, strict=True)
+            if not leaf
+        ]
+        edges = np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64)
+        node_fields = {}
+        for name, values in self.node_fields.items():
+            values = np.asarray(values)[keep].copy()
+            if values.dtype.kind == "f":
+                values[leaf_now] = np.nan  # a leaf asks nothing
+            node_fields[name] = values
         return Tree(
-            children_left=left,
-            children_right=right,
+            child_start=start,
+            child_ids=new_id[self.child_ids[edges]],
+            child_shares=self.child_shares[edges].copy(),
+            question=np.where(leaf_now, LEAF, self.question[keep]),
             feature=np.where(leaf_now, LEAF, self.feature[keep]),
             threshold=np.where(leaf_now, UNDEFINED_THRESHOLD, self.threshold[keep]),
             class_sums=self.class_sums[keep].copy(),
@@ -152,39 +330,64 @@ class Tree:
             value=self.value[keep].copy(),
             decision=self.decision[keep].copy(),
             n_features=self.n_features,
-            node_fields={k: np.asarray(v)[keep].copy() for k, v in self.node_fields.items()},
+            questions=self.questions,
+            node_fields=node_fields,
             component_state=dict(self.component_state),
         )
 
     def relabel(self, labeler) -> None:
-        """(Re)compute every node's distribution and decision with ``labeler``."""
-        self.value = labeler.distribution(self.class_sums, self.weight)
+        """(Re)compute every node's distribution and decision with ``labeler``. A node no
+        training weight reached (a branch for a category absent at its parent) takes its
+        parent's distribution and decision, as C4.5 labels empty branches."""
+        empty = self.weight <= 0
+        weight = np.where(empty, 1.0, self.weight)
+        self.value = np.asarray(labeler.distribution(self.class_sums, weight), dtype=np.float64)
         self.decision = np.asarray(labeler.decide(self.value), dtype=np.int64)
+        if empty.any():
+            parent = self.parents()
+            for node in np.flatnonzero(empty):  # parents first: ids increase downwards
+                if parent[node] >= 0:
+                    self.value[node] = self.value[parent[node]]
+                    self.decision[node] = self.decision[parent[node]]
 
     # -- serialisation --------------------------------------------------------------
     def to_dict(self) -> dict:
-        out = {name: encode_floats(getattr(self, name)) for name in _ARRAY_FIELDS}
+        out = {"tree_format": TREE_FORMAT}
+        out.update({name: encode_floats(getattr(self, name)) for name in _ARRAY_FIELDS})
         out["n_features"] = int(self.n_features)
+        out["questions"] = [q.name for q in self.questions]
         out["node_fields"] = {k: encode_floats(np.asarray(v)) for k, v in self.node_fields.items()}
         out["component_state"] = encode_floats(self.component_state)
         return out
 
     @classmethod
-    def from_dict(cls, payload: dict) -> "Tree":
+    def from_dict(cls, payload: dict, resolve_question=None) -> "Tree":
+        """Read :meth:`to_dict`'s output (format 2, or format 1, converted). Question kinds
+        are looked up by name with ``resolve_question`` (default: the registry)."""
         if not isinstance(payload, dict):
             raise ValueError("tree payload must be a JSON object")
+        if "children_left" in payload and "child_start" not in payload:
+            payload = _format1_to_format2(payload)
         missing = [name for name in _ARRAY_FIELDS if name not in payload]
         if missing:
             raise ValueError(f"tree payload lacks the fields {missing}")
         arrays = {}
         for name, dtype in _ARRAY_FIELDS.items():
-            arrays[name] = np.asarray(decode_floats(payload[name]), dtype=dtype)
+            try:
+                arrays[name] = np.asarray(decode_floats(payload[name]), dtype=dtype)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"tree field {name!r} is not an array of numbers: {exc}") from None
         n_classes = len(payload["class_sums"][0]) if payload["class_sums"] else 0
         for name in ("class_sums", "value"):
             arrays[name] = arrays[name].reshape(-1, n_classes)
+        names = payload.get("questions", ["threshold"])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError("tree field 'questions' must be a list of question kind names")
+        resolve = resolve_question or _registry_question
         tree = cls(
             **arrays,
             n_features=int(payload["n_features"]),
+            questions=tuple(resolve(name) for name in names),
             node_fields={
                 k: np.asarray(decode_floats(v)) for k, v in payload.get("node_fields", {}).items()
             },
@@ -196,34 +399,217 @@ class Tree:
     def check_structure(self) -> None:
         """Raise ValueError when the arrays do not describe a tree (corrupt model file)."""
         n = self.n_nodes
+        if n < 1:
+            raise ValueError("tree has no nodes")
         for name in _ARRAY_FIELDS:
+            if name in _EDGE_FIELDS:
+                continue
             if getattr(self, name).shape[0] != n:
                 raise ValueError(
                     f"tree field {name!r} has {getattr(self, name).shape[0]} rows, expected {n}"
                 )
+        start, ids = self.child_start, self.child_ids
+        if start.shape != (n + 1,) or start[0] != 0 or (np.diff(start) < 0).any():
+            raise ValueError("tree field 'child_start' must hold n_nodes + 1 rising offsets from 0")
+        if start[-1] != ids.shape[0] or self.child_shares.shape != ids.shape:
+            raise ValueError("tree fields 'child_ids' / 'child_shares' do not match 'child_start'")
+        owner = np.repeat(np.arange(n), np.diff(start))
+        if ((ids <= owner) | (ids >= n)).any():
+            raise ValueError("tree field 'child_ids' points outside the tree or backwards")
+        if np.bincount(ids, minlength=n)[1:].tolist() != [1] * (n - 1) or (ids == 0).any():
+            raise ValueError("tree field 'child_ids': every node but the root needs one parent")
+        shares = self.child_shares
+        if not np.isfinite(shares).all() or (shares < 0).any():
+            raise ValueError("tree field 'child_shares' must hold finite shares >= 0")
         internal = ~self.is_leaf
-        for name in ("children_left", "children_right"):
-            child = getattr(self, name)[internal]
-            if ((child <= np.flatnonzero(internal)) | (child >= n)).any():
-                raise ValueError(f"tree field {name!r} points outside the tree or backwards")
-        if ((self.feature[internal] < 0) | (self.feature[internal] >= self.n_features)).any():
-            raise ValueError("tree field 'feature' holds a feature index out of range")
+        sums = np.add.reduceat(shares, start[:-1][internal]) if internal.any() else np.zeros(0)
+        if (np.abs(sums - 1.0) > 1e-6).any():
+            raise ValueError("tree field 'child_shares': each node's shares must sum to 1")
+        q = self.question
+        if (q[~internal] != LEAF).any() or (q[internal] < 0).any():
+            raise ValueError("tree field 'question' must be -1 at leaves and >= 0 elsewhere")
+        if (q >= len(self.questions)).any():
+            raise ValueError("tree field 'question' names a kind outside 'questions'")
+        for name, values in self.node_fields.items():
+            if np.shape(values)[:1] != (n,):
+                raise ValueError(f"tree node field {name!r} does not have one row per node")
+        counts = self.n_children
+        for node in np.flatnonzero(internal):
+            kind = self.questions[q[node]]
+            field = kind.parameter_field
+            if field is not None and field not in self.node_fields:
+                raise ValueError(f"tree lacks the node field {field!r} of question {kind.name!r}")
+            params = self.question_params(int(node))
+            problem = (
+                "parameters are not finite"
+                if not np.isfinite(params).all()
+                else kind.check_node(
+                    int(self.feature[node]),
+                    float(self.threshold[node]),
+                    params,
+                    int(counts[node]),
+                    self.n_features,
+                )
+            )
+            if problem:
+                raise ValueError(f"tree node {node} ({kind.name!r} question): {problem}")
+
+
+_BINARY_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def _registry_question(name: str):
+    from treekit_core.registry import get_registry
+
+    return get_registry().create("question", name)
+
+
+def _format1_to_format2(payload: dict) -> dict:
+    """Format 1 (binary trees; question codes 0/1/2 in node_fields['question'], NaN =
+    threshold; the share of missing values in node_fields['missing_left'], NaN = 0.5)."""
+    for name in ("children_left", "children_right", "class_sums"):
+        if name not in payload:
+            raise ValueError(f"tree payload lacks the field {name!r}")
+    left = np.asarray(decode_floats(payload["children_left"]), dtype=np.int64)
+    right = np.asarray(decode_floats(payload["children_right"]), dtype=np.int64)
+    if left.shape != right.shape or left.ndim != 1:
+        raise ValueError("tree fields 'children_left' / 'children_right' differ in shape")
+    n = left.shape[0]
+    fields = {k: np.asarray(decode_floats(v)) for k, v in payload.get("node_fields", {}).items()}
+    internal = left >= 0
+    codes = np.asarray(fields.pop("question", np.full(n, np.nan)), dtype=np.float64)
+    codes = np.where(np.isnan(codes), 0, codes)
+    if codes.shape != (n,) or not np.isin(codes, (0, 1, 2)).all():
+        raise ValueError("tree node field 'question' holds codes other than 0, 1, 2")
+    used = sorted({int(c) for c in codes[internal]} | {0})
+    index = {code: i for i, code in enumerate(used)}
+    question = np.where(internal, [index.get(int(c), 0) for c in codes], LEAF)
+    share = np.asarray(fields.pop("missing_left", np.full(n, 0.5)), dtype=np.float64)
+    if share.shape != (n,):
+        raise ValueError("tree node field 'missing_left' does not have one row per node")
+    share = np.where(np.isnan(share), 0.5, share)
+    out = dict(payload)
+    del out["children_left"], out["children_right"]
+    ids = np.column_stack([left, right])[internal].reshape(-1)
+    out["child_start"] = np.concatenate([[0], np.cumsum(np.where(internal, 2, 0))]).tolist()
+    out["child_ids"] = ids.tolist()
+    out["child_shares"] = np.column_stack([share, 1 - share])[internal].reshape(-1).tolist()
+    out["question"] = question.tolist()
+    out["questions"] = [_FORMAT1_QUESTIONS[code] for code in used]
+    out["node_fields"] = {k: encode_floats(v) for k, v in fields.items()}
+    return out
+
+
+class TreeAssembler:
+    """Builds a :class:`Tree` node by node, in the order nodes are numbered (a parent
+    before its children): the grow loop and the pruners that rebuild trees use it."""
+
+    def __init__(self, n_features: int, n_classes: int):
+        self.n_features, self.n_classes = n_features, n_classes
+        self.children: list[list[int]] = []
+        self.shares: list = []
+        self.question, self.feature, self.threshold = [], [], []
+        self.class_sums, self.weight, self.n_samples, self.impurity, self.depth = (
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
+        self.fields: dict[str, dict[int, object]] = {}
+        self.questions: list = []
+
+    def add_node(self, parent, branch, class_sums, weight, n_samples, impurity, depth) -> int:
+        """A new leaf, child ``branch`` of ``parent`` (-1: the root). Returns its id."""
+        node_id = len(self.children)
+        if parent >= 0:
+            self.children[parent][branch] = node_id
+        self.children.append([])
+        self.shares.append(())
+        self.question.append(LEAF)
+        self.feature.append(LEAF)
+        self.threshold.append(UNDEFINED_THRESHOLD)
+        self.class_sums.append(class_sums)
+        self.weight.append(weight)
+        self.n_samples.append(n_samples)
+        self.impurity.append(impurity)
+        self.depth.append(depth)
+        return node_id
+
+    def set_question(self, node_id, question, feature, threshold, shares, fields) -> None:
+        """Make ``node_id`` ask ``question`` (an instance) with one branch per share; its
+        children are added next with :meth:`add_node`."""
+        kinds = [type(q) for q in self.questions]
+        if type(question) not in kinds:
+            self.questions.append(question)
+            kinds.append(type(question))
+        self.question[node_id] = kinds.index(type(question))
+        self.feature[node_id] = int(feature)
+        self.threshold[node_id] = float(threshold)
+        self.children[node_id] = [LEAF] * len(shares)
+        self.shares[node_id] = tuple(float(s) for s in shares)
+        for name, value in fields.items():
+            self.fields.setdefault(name, {})[node_id] = value
+
+    def to_tree(self, field_names=(), component_state=None) -> Tree:
+        """The tree; ``field_names`` are node fields to store even where no node set them."""
+        n = len(self.children)
+        counts = [len(c) for c in self.children]
+        columns = {name: self.fields.get(name, {}) for name in (*field_names, *self.fields)}
+        return Tree(
+            child_start=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            child_ids=np.array([c for kids in self.children for c in kids], dtype=np.int64),
+            child_shares=np.array([s for shares in self.shares for s in shares], dtype=float),
+            question=np.asarray(self.question, dtype=np.int64),
+            feature=np.asarray(self.feature, dtype=np.int64),
+            threshold=np.asarray(self.threshold, dtype=np.float64),
+            class_sums=np.asarray(self.class_sums, dtype=np.float64).reshape(n, self.n_classes),
+            weight=np.asarray(self.weight, dtype=np.float64),
+            n_samples=np.asarray(self.n_samples, dtype=np.int64),
+            impurity=np.asarray(self.impurity, dtype=np.float64),
+            depth=np.asarray(self.depth, dtype=np.int64),
+            value=np.zeros((n, self.n_classes)),
+            decision=np.zeros(n, dtype=np.int64),
+            n_features=self.n_features,
+            questions=tuple(self.questions) or default_questions(),
+            node_fields={
+                name: stack_field([values.get(i, np.nan) for i in range(n)])
+                for name, values in columns.items()
+            },
+            component_state=dict(component_state or {}),
+        )
+
+
+def stack_field(values) -> np.ndarray:
+    """Per-node values as one array; vector values (e.g. oblique coefficients) become rows,
+    with NaN rows for nodes that have none."""
+    width = next((np.size(v) for v in values if np.ndim(v) > 0), None)
+    if width is None:
+        return np.asarray(values, dtype=np.float64)
+    out = np.full((len(values), width), np.nan)
+    for i, v in enumerate(values):
+        if np.ndim(v) > 0:
+            out[i] = v
+    return out
 
 
 def node_boxes(tree: Tree):
     """(lower, upper), n_nodes x n_features: the region of every node as the box
-    lower < x <= upper (+-inf where its path sets no bound). Needs axis-aligned tests."""
+    lower < x <= upper (+-inf where its path sets no bound). Threshold questions narrow the
+    box; other questions leave it as their parent's (then the box contains the region)."""
     lower = np.full((tree.n_nodes, tree.n_features), -np.inf)
     upper = np.full((tree.n_nodes, tree.n_features), np.inf)
     for node in range(tree.n_nodes):  # parents come before their children
-        if tree.children_left[node] == LEAF:
+        kids = tree.children(node)
+        if kids.size == 0:
             continue
-        f, t = tree.feature[node], tree.threshold[node]
-        left, right = int(tree.children_left[node]), int(tree.children_right[node])
-        lower[left], upper[left] = lower[node], upper[node]
-        lower[right], upper[right] = lower[node], upper[node]
-        upper[left, f] = min(upper[node, f], t)
-        lower[right, f] = max(lower[node, f], t)
+        lower[kids], upper[kids] = lower[node], upper[node]
+        if tree.question_of(node).compares_threshold:
+            f, t = tree.feature[node], tree.threshold[node]
+            left, right = int(kids[0]), int(kids[1])
+            upper[left, f] = min(upper[node, f], t)
+            lower[right, f] = max(lower[node, f], t)
     return lower, upper
 
 

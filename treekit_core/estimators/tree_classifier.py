@@ -27,7 +27,9 @@ from treekit_core.registry import get_registry
 from treekit_core.tools.export import export_text
 
 MODEL_FORMAT = "treekit-model"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+#: Model versions this treekit reads (version 1: binary trees with question codes, converted).
+READABLE_MODEL_VERSIONS = (1, 2)
 STOPPING_PARAMS = (
     "max_depth",
     "min_samples_split",
@@ -479,10 +481,10 @@ class TreeClassifier(ComposedEstimatorMixin):
         payload = json.loads(text)
         if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT:
             raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
-        if payload.get("version") != MODEL_VERSION:
+        if payload.get("version") not in READABLE_MODEL_VERSIONS:
             raise ValueError(
                 f"unsupported treekit model version {payload.get('version')!r}; this treekit "
-                f"reads {MODEL_VERSION}"
+                f"reads versions {', '.join(map(str, READABLE_MODEL_VERSIONS))}"
             )
         model = cls(**payload["params"])
         model.composition_ = model._make_composition()

@@ -388,7 +388,7 @@ def build_arrays(criterion, data, rules, max_features, seed, parallel=True):
         PARALLEL_MIN_WORK if parallel else 2**62,
     )
     n = left.shape[0]
-    tree = Tree(
+    tree = Tree.from_binary(
         left,
         right,
         feature,

@@ -154,7 +154,7 @@ def check_splitter(splitter, params=None, min_samples_leaf=7):
             splitter=instance, min_samples_leaf=min_samples_leaf, **companions
         ).fit(X, y)
     tree = model.tree_
-    internal = tree.children_left >= 0
+    internal = ~tree.is_leaf
     if ((tree.feature[internal] < 0) | (tree.feature[internal] >= X.shape[1])).any():
         _fail(instance, "returned a split on a feature index out of range")
     leaves = tree.is_leaf

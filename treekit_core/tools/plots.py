@@ -50,28 +50,21 @@ def plot_tree(model, ax=None):
     counter = [0]
 
     def place(node, level):
-        if tree.children_left[node] < 0:
+        kids = [int(c) for c in tree.children(node)]
+        if not kids:
             positions[node] = (counter[0], -level)
             counter[0] += 1
-        else:
-            place(int(tree.children_left[node]), level + 1)
-            place(int(tree.children_right[node]), level + 1)
-            positions[node] = (
-                (
-                    positions[int(tree.children_left[node])][0]
-                    + positions[int(tree.children_right[node])][0]
-                )
-                / 2,
-                -level,
-            )
+            return
+        for child in kids:
+            place(child, level + 1)
+        positions[node] = ((positions[kids[0]][0] + positions[kids[-1]][0]) / 2, -level)
 
     place(0, 0)
     for node, (x, y) in positions.items():
-        if tree.children_left[node] >= 0:
-            for child in (tree.children_left[node], tree.children_right[node]):
-                cx, cy = positions[int(child)]
-                ax.plot([x, cx], [y, cy], color="0.5", lw=1, zorder=1)
-        leaf = tree.children_left[node] < 0
+        for child in tree.children(node):
+            cx, cy = positions[int(child)]
+            ax.plot([x, cx], [y, cy], color="0.5", lw=1, zorder=1)
+        leaf = bool(tree.is_leaf[node])
         ax.text(
             x,
             y,

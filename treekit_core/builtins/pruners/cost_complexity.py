@@ -75,9 +75,7 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
         if is_leaf[node]:
             r_branch[node] = r_node[node]
         else:
-            r_branch[node] = (
-                r_branch[tree.children_left[node]] + r_branch[tree.children_right[node]]
-            )
+            r_branch[node] = r_branch[tree.children(node)].sum()
     candidate = ~is_leaf
     pruned, alphas, risks, leaves = [], [], [r_branch[0]], [n_leaves[0]]
     while candidate[0]:
@@ -87,12 +85,7 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
         pruned.append(node)
         alphas.append(g[node])
         # Remove the branch below ``node`` from the candidates.
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            candidate[current] = False
-            if not is_leaf[current]:
-                stack.extend((int(tree.children_left[current]), int(tree.children_right[current])))
+        candidate[tree.descendants(node)] = False
         removed_leaves = n_leaves[node] - 1
         r_diff = r_node[node] - r_branch[node]
         n_leaves[node] = 1

@@ -16,7 +16,6 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner
-from treekit_core.engine.tree import LEAF
 
 
 def _non_negative(instance, attribute, value):
@@ -32,10 +31,11 @@ def mdl_prune_mask(tree, alpha: float, size: str, weighted: bool) -> tuple[np.nd
     collapse = np.zeros(tree.n_nodes, dtype=bool)
     for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids
         as_leaf = leaf_cost[node] + per_node
-        if tree.children_left[node] == LEAF:
+        kids = tree.children(node)
+        if kids.size == 0:
             best[node] = as_leaf
             continue
-        below = best[tree.children_left[node]] + best[tree.children_right[node]]
+        below = best[kids].sum()
         if size == "nodes":
             below += per_node
         if as_leaf <= below:

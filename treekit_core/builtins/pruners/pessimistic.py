@@ -17,8 +17,8 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, Split
-from treekit_core.engine.grow import Node, child_bounds, stack_field
-from treekit_core.engine.tree import LEAF, UNDEFINED_THRESHOLD, Tree
+from treekit_core.engine.grow import Node, child_bounds
+from treekit_core.engine.tree import Tree, TreeAssembler
 
 #: Weka's comparison tolerance (Utils.SMALL).
 SMALL = 1e-6
@@ -47,9 +47,11 @@ def add_errors(n: float, e: float, confidence: float) -> float:
 class _Node:
     """Mutable node while pruning: the question, children and the data reaching it."""
 
+    question: object  #: the Question instance (None at a leaf)
     feature: int
     threshold: float
     fields: dict
+    shares: tuple
     children: list | None
     rows: np.ndarray
     row_weights: np.ndarray
@@ -80,10 +82,18 @@ class _Pruning:
 
     @staticmethod
     def split_of(node: _Node) -> Split:
-        return Split(node.feature, node.threshold, 0.0, node.fields)
+        return Split(
+            node.feature,
+            node.threshold,
+            0.0,
+            dict(node.fields),
+            question=node.question.name,
+            n_branches=len(node.shares),
+            branch_shares=node.shares,
+        )
 
     def child_bounds(self, node: _Node):
-        return child_bounds(node.bounds, self.split_of(node))
+        return child_bounds(node.bounds, self.split_of(node), node.question)
 
     def statistics(self, rows, row_weights):
         sums = row_weights @ self.data.evidence[rows]
@@ -103,21 +113,24 @@ class _Pruning:
     def build(self, tree: Tree, node_id: int, rows, row_weights, bounds) -> _Node:
         fields = {k: v[node_id] for k, v in tree.node_fields.items()}
         node = _Node(
+            tree.question_of(node_id),
             int(tree.feature[node_id]),
             float(tree.threshold[node_id]),
             fields,
+            tuple(tree.shares(node_id)),
             None,
             rows,
             row_weights,
             bounds,
         )
         node.class_sums, node.weight = self.statistics(rows, row_weights)
-        if tree.children_left[node_id] != LEAF:
-            (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
-            left_bounds, right_bounds = self.child_bounds(node)
+        kids = tree.children(node_id)
+        if kids.size:
+            branches = self.split_rows(node, rows, row_weights)
+            boxes = self.child_bounds(node)
             node.children = [
-                self.build(tree, int(tree.children_left[node_id]), lr, lw, left_bounds),
-                self.build(tree, int(tree.children_right[node_id]), rr, rw, right_bounds),
+                self.build(tree, int(child), r, w, box)
+                for child, (r, w), box in zip(kids, branches, boxes, strict=True)
             ]
         return node
 
@@ -125,10 +138,11 @@ class _Pruning:
         node.rows, node.row_weights, node.bounds = rows, row_weights, bounds
         node.class_sums, node.weight = self.statistics(rows, row_weights)
         if not node.is_leaf:
-            (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
-            left_bounds, right_bounds = self.child_bounds(node)
-            self.redistribute(node.children[0], lr, lw, left_bounds)
-            self.redistribute(node.children[1], rr, rw, right_bounds)
+            branches = self.split_rows(node, rows, row_weights)
+            for child, (r, w), box in zip(
+                node.children, branches, self.child_bounds(node), strict=True
+            ):
+                self.redistribute(child, r, w, box)
 
     # -- J48's procedures -----------------------------------------------------------
     def training_errors(self, node: _Node) -> float:
@@ -153,10 +167,11 @@ class _Pruning:
     def estimated_errors_for_branch(self, node: _Node, rows, row_weights) -> float:
         if node.is_leaf:
             return self.estimated(*self.statistics(rows, row_weights))
-        (lr, lw), (rr, rw) = self.split_rows(node, rows, row_weights)
-        return self.estimated_errors_for_branch(
-            node.children[0], lr, lw
-        ) + self.estimated_errors_for_branch(node.children[1], rr, rw)
+        branches = self.split_rows(node, rows, row_weights)
+        return sum(
+            self.estimated_errors_for_branch(child, r, w)
+            for child, (r, w) in zip(node.children, branches, strict=True)
+        )
 
     def prune(self, node: _Node) -> None:
         if node.is_leaf:
@@ -177,12 +192,12 @@ class _Pruning:
             return
         if errors_largest <= errors_tree + 0.1 + SMALL:
             branch = node.children[largest]
-            node.feature, node.threshold, node.fields, node.children = (
+            node.question, node.feature, node.threshold = (
+                branch.question,
                 branch.feature,
                 branch.threshold,
-                branch.fields,
-                branch.children,
             )
+            node.fields, node.shares, node.children = branch.fields, branch.shares, branch.children
             self.redistribute(node, node.rows, node.row_weights, node.bounds)
             self.prune(node)
 
@@ -190,60 +205,29 @@ class _Pruning:
     def to_tree(self, root: _Node, template: Tree) -> Tree:
         impurity = self.context.criterion.compiled_impurity()
         params = self.context.criterion.impurity_params(self.data.n_classes)
-        columns = {
-            k: []
-            for k in (
-                "left",
-                "right",
-                "feature",
-                "threshold",
-                "sums",
-                "weight",
-                "n",
-                "imp",
-                "depth",
-            )
-        }
-        fields = {k: [] for k in template.node_fields}
+        assembler = TreeAssembler(template.n_features, template.n_classes)
 
-        def walk(node: _Node, depth: int) -> int:
-            node_id = len(columns["left"])
-            columns["left"].append(LEAF)
-            columns["right"].append(LEAF)
-            columns["feature"].append(LEAF if node.is_leaf else node.feature)
-            columns["threshold"].append(UNDEFINED_THRESHOLD if node.is_leaf else node.threshold)
-            columns["sums"].append(node.class_sums)
-            columns["weight"].append(node.weight)
-            columns["n"].append(node.rows.shape[0])
-            columns["imp"].append(
-                float(impurity(np.ascontiguousarray(node.class_sums), node.weight, params))
+        def walk(node: _Node, parent: int, branch: int, depth: int) -> None:
+            sums = np.ascontiguousarray(node.class_sums)
+            node_id = assembler.add_node(
+                parent,
+                branch,
+                sums,
+                node.weight,
+                node.rows.shape[0],
+                float(impurity(sums, node.weight, params)) if node.weight > 0 else 0.0,
+                depth,
             )
-            columns["depth"].append(depth)
-            for name in fields:
-                fields[name].append(node.fields.get(name, np.nan) if not node.is_leaf else np.nan)
-            if not node.is_leaf:
-                columns["left"][node_id] = walk(node.children[0], depth + 1)
-                columns["right"][node_id] = walk(node.children[1], depth + 1)
-            return node_id
+            if node.is_leaf:
+                return
+            assembler.set_question(
+                node_id, node.question, node.feature, node.threshold, node.shares, node.fields
+            )
+            for b, child in enumerate(node.children):
+                walk(child, node_id, b, depth + 1)
 
-        walk(root, 0)
-        n = len(columns["left"])
-        tree = Tree(
-            children_left=np.array(columns["left"], dtype=np.int64),
-            children_right=np.array(columns["right"], dtype=np.int64),
-            feature=np.array(columns["feature"], dtype=np.int64),
-            threshold=np.array(columns["threshold"], dtype=np.float64),
-            class_sums=np.array(columns["sums"], dtype=np.float64).reshape(n, -1),
-            weight=np.array(columns["weight"], dtype=np.float64),
-            n_samples=np.array(columns["n"], dtype=np.int64),
-            impurity=np.array(columns["imp"], dtype=np.float64),
-            depth=np.array(columns["depth"], dtype=np.int64),
-            value=np.zeros((n, template.n_classes)),
-            decision=np.zeros(n, dtype=np.int64),
-            n_features=template.n_features,
-            node_fields={k: stack_field(v) for k, v in fields.items()},
-            component_state=dict(template.component_state),
-        )
+        walk(root, -1, 0, 0)
+        tree = assembler.to_tree(tuple(template.node_fields), template.component_state)
         tree.relabel(self.labeler)
         return tree
 

@@ -43,7 +43,7 @@ def make_tree(spec, n_features, n_classes=2):
     left, right, feature, threshold, decision = (np.array([r[i] for r in rows]) for i in range(5))
     value = np.zeros((n, n_classes))
     value[decision >= 0, decision[decision >= 0]] = 1.0
-    return Tree(
+    return Tree.from_binary(
         left.astype(np.int64),
         right.astype(np.int64),
         feature.astype(np.int64),

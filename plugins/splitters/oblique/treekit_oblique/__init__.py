@@ -9,10 +9,49 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import OBLIQUE, Split, Splitter, hookimpl
+from treekit_core import MISSING_BRANCH, Question, Split, Splitter, hookimpl
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 2
+
+
+def oblique_answer(x, feature, threshold, params, n_branches):
+    """Branch 0 when coef . x <= threshold, else 1; missing when a feature with a nonzero
+    coefficient is missing."""
+    z = 0.0
+    for f in range(params.shape[0]):
+        c = params[f]
+        if c != 0.0:
+            if np.isnan(x[f]):
+                return MISSING_BRANCH
+            z += c * x[f]
+    return 0 if z <= threshold else 1
+
+
+@attrs.define(slots=False)
+class ObliqueQuestion(Question):
+    """coef . x <= threshold (branch 0) or > threshold (branch 1); the coefficients are the
+    node field ``coef`` (one per feature)."""
+
+    name: ClassVar[str] = "oblique"
+    description: ClassVar[str] = "coef . x <= threshold: a hyperplane, two branches"
+    answer: ClassVar[object] = staticmethod(oblique_answer)
+    parameter_field: ClassVar[str] = "coef"
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        names, decimals = context.feature_names, context.decimals
+        terms = " + ".join(f"{params[j]:.{decimals}g}*{names[j]}" for j in np.flatnonzero(params))
+        value = f"{threshold:.{decimals}f}"
+        return [f"{terms} <= {value}", f"{terms} >  {value}"]
+
+    def check_node(self, feature, threshold, params, n_branches, n_features):
+        if n_branches != 2:
+            return f"{n_branches} branches; an oblique question has 2"
+        if params.shape[0] != n_features:
+            return f"{params.shape[0]} coefficients for {n_features} features"
+        if np.isnan(threshold):
+            return "threshold is NaN"
+        return None
 
 
 def logistic_direction(X, target, weights, l2):
@@ -120,7 +159,9 @@ class Oblique(Splitter):
                         int(np.argmax(np.abs(coef))),
                         float(threshold),
                         float(drop),
-                        {"question": OBLIQUE, "coef": coef, "missing_left": 0.5},
+                        {"coef": coef},
+                        question="oblique",
+                        branch_shares=(0.5, 0.5),
                     )
         if self.also_axis_aligned:
             feature, threshold, drop, share = state["axis"](
@@ -142,9 +183,14 @@ class Oblique(Splitter):
                 )
         return best
 
-    node_field_names = ("question", "coef", "missing_left")
+    node_field_names = ("coef",)
 
 
 @hookimpl
 def treekit_splitters():
     return [Oblique]
+
+
+@hookimpl
+def treekit_questions():
+    return [ObliqueQuestion]

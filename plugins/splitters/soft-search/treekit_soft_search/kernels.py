@@ -287,15 +287,19 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
     return (points_below(standard_points, (threshold - x) / sigma) - below_lower) / inside
 
 
+I2 = types.int32[:, ::1]
+
 MIXTURE_SIGNATURE = F2C(
     types.Array(f8, 2, "A"),
     I1,
     I1,
+    F1,
     I1,
     F1,
+    I1,
+    I2,
     F2C,
     i8,
-    F1,
     F1,
     F1,
     F1,
@@ -309,10 +313,13 @@ MIXTURE_SIGNATURE = F2C(
 @jit(MIXTURE_SIGNATURE, parallel=True)
 def gated_mixture(
     X,
-    children_left,
-    children_right,
+    child_start,
+    child_ids,
+    child_shares,
     feature,
     threshold,
+    hard_column,
+    hard_branch,
     value,
     mode,
     sigma,
@@ -321,18 +328,20 @@ def gated_mixture(
     z_minus,
     z_plus,
     standard_points,
-    missing_left,
-    max_depth,
+    stack_size,
 ):
     """P(c | x) = sum over leaves of value[leaf, c] times the product of the gates on the
-    path (left gate g, right 1 - g). A missing value's gate is the node's missing share
-    (C4.5). Branches whose path probability is 0 are skipped."""
+    path. A threshold node (``hard_column[node] < 0``) gates: first child g, second 1 - g,
+    and a missing value's gate is the node's training share (C4.5). Any other question is
+    answered hard: ``hard_branch[i, hard_column[node]]`` is the branch row i takes (-1: it
+    cannot answer, and goes down every branch by the training shares). Branches whose path
+    probability is 0 are skipped."""
     n = X.shape[0]
     n_classes = value.shape[1]
     out = np.zeros((n, n_classes))
     for i in prange(n):
-        stack_node = np.empty(max_depth + 2, dtype=np.int64)
-        stack_p = np.empty(max_depth + 2)
+        stack_node = np.empty(stack_size, dtype=np.int64)
+        stack_p = np.empty(stack_size)
         stack_node[0] = 0
         stack_p[0] = 1.0
         top = 1
@@ -340,13 +349,30 @@ def gated_mixture(
             top -= 1
             node = stack_node[top]
             p = stack_p[top]
-            if children_left[node] < 0:
+            first = child_start[node]
+            count = child_start[node + 1] - first
+            if count == 0:
                 for c in range(n_classes):
                     out[i, c] += p * value[node, c]
                 continue
+            column = hard_column[node]
+            if column >= 0:
+                b = hard_branch[i, column]
+                if b >= 0:
+                    stack_node[top] = child_ids[first + b]
+                    stack_p[top] = p
+                    top += 1
+                    continue
+                for j in range(count - 1, -1, -1):
+                    q = p * child_shares[first + j]
+                    if q > 0.0:
+                        stack_node[top] = child_ids[first + j]
+                        stack_p[top] = q
+                        top += 1
+                continue
             f = feature[node]
             if np.isnan(X[i, f]):
-                g = missing_left[node]
+                g = child_shares[first]
             else:
                 g = left_gate(
                     mode,
@@ -360,11 +386,11 @@ def gated_mixture(
                     standard_points,
                 )
             if p * (1.0 - g) > 0.0:
-                stack_node[top] = children_right[node]
+                stack_node[top] = child_ids[first + 1]
                 stack_p[top] = p * (1.0 - g)
                 top += 1
             if p * g > 0.0:
-                stack_node[top] = children_left[node]
+                stack_node[top] = child_ids[first]
                 stack_p[top] = p * g
                 top += 1
     return out

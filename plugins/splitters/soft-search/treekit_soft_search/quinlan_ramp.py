@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 
 from treekit_core import Evaluator
-from treekit_soft_search.soft_evaluation import mixture
+from treekit_soft_search.soft_evaluation import mixture, softened_nodes
 from treekit_soft_search.tree_walks import route_from, rows_per_node
 
 
@@ -71,8 +71,9 @@ class QuinlanRamp(Evaluator):
         X = data.X
         z_minus = np.array(tree.threshold, dtype=np.float64)
         z_plus = np.array(tree.threshold, dtype=np.float64)
+        softened = softened_nodes(tree)
         for node, rows in rows_per_node(tree, X).items():
-            if tree.children_left[node] < 0 or rows.size == 0:
+            if not softened[node] or rows.size == 0:  # other questions route hard
                 continue
             sub = X[rows]
             evidence = data.evidence[rows]
@@ -80,7 +81,7 @@ class QuinlanRamp(Evaluator):
             errors = [
                 weight
                 * labeler.sample_errors(evidence, tree.decision[route_from(tree, sub, int(child))])
-                for child in (tree.children_left[node], tree.children_right[node])
+                for child in tree.children(node)
             ]
             x = sub[:, tree.feature[node]]
             known = ~np.isnan(x)

@@ -10,22 +10,44 @@ import numpy as np
 from treekit_core import Evaluator
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
+#: Rows per call of the mixture kernel: bounds the memory of the hard answers of the
+#: questions that are not softened (rows x such nodes, 4 bytes each).
+CHUNK_ROWS = 65536
+
+
+def softened_nodes(tree) -> np.ndarray:
+    """Per node: True where a soft component may gate the question (a two-branch
+    threshold); every other question is answered hard."""
+    kinds = np.array([q.compares_threshold for q in tree.questions] + [False])
+    return ~tree.is_leaf & kinds[tree.question]
+
 
 def mixture(
     tree, X, mode, sigma, lower=None, upper=None, z_minus=None, z_plus=None, standard_points=None
 ):
     """Class distribution of every sample: leaf distributions weighted by the product of
-    the gates on their paths (one compiled traversal for every gate kind)."""
+    the gates on their paths (one compiled traversal for every gate kind); questions that
+    are not thresholds route hard, through the core's routing."""
+    from treekit_core import answers_at
     from treekit_soft_search.kernels import gated_mixture
 
+    X = np.asarray(X, dtype=np.float64)
     n = tree.n_nodes
     filler = np.zeros(n)
-    return gated_mixture(
-        np.asarray(X, dtype=np.float64),
-        tree.children_left,
-        tree.children_right,
-        tree.feature,
-        tree.threshold,
+    hard_nodes = np.flatnonzero(~tree.is_leaf & ~softened_nodes(tree))
+    hard_column = np.full(n, -1, dtype=np.int64)
+    hard_column[hard_nodes] = np.arange(hard_nodes.size)
+    counts = tree.n_children
+    stack_size = tree.structural_depth() * max(int(counts.max()) - 1, 1) + 2
+    fixed = (
+        np.ascontiguousarray(tree.child_start),
+        np.ascontiguousarray(tree.child_ids),
+        np.ascontiguousarray(tree.child_shares),
+        np.ascontiguousarray(np.maximum(tree.feature, 0)),
+        np.ascontiguousarray(tree.threshold),
+        hard_column,
+    )
+    gates = (
         np.ascontiguousarray(tree.value),
         mode,
         np.ascontiguousarray(sigma, dtype=np.float64),
@@ -36,16 +58,17 @@ def mixture(
         np.zeros(1)
         if standard_points is None
         else np.ascontiguousarray(standard_points, dtype=np.float64),
-        _missing_shares(tree),
-        tree.max_depth,
+        stack_size,
     )
-
-
-def _missing_shares(tree):
-    share = np.asarray(
-        tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)), dtype=np.float64
-    )
-    return np.ascontiguousarray(np.where(np.isnan(share), 0.5, share))
+    out = np.empty((X.shape[0], tree.n_classes))
+    for start in range(0, X.shape[0], CHUNK_ROWS):
+        rows = X[start : start + CHUNK_ROWS]
+        if hard_nodes.size:
+            hard = answers_at(tree, np.ascontiguousarray(rows), hard_nodes)
+        else:
+            hard = np.zeros((rows.shape[0], 1), dtype=np.int32)
+        out[start : start + CHUNK_ROWS] = gated_mixture(rows, *fixed, hard, *gates)
+    return out
 
 
 @attrs.define(slots=False)

@@ -8,7 +8,8 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Propagator
+from treekit_core import Propagator, get_registry
+from treekit_core.builtins import HardPropagator
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 
@@ -19,6 +20,11 @@ def left_probability(x, threshold, sigma):
     if sigma <= 0:
         return (x <= threshold).astype(np.float64)
     return ndtr((threshold - x) / sigma)
+
+
+def missing_left(split) -> float:
+    """Where a sample with a missing value goes left: the split's first branch share."""
+    return 0.5 if split.branch_shares is None else float(split.branch_shares[0])
 
 
 def _floor(instance, attribute, value):
@@ -48,9 +54,11 @@ class SoftPropagation(Propagator):
         return feature_spreads(data, self.u, self.sigma, "propagator 'soft'")
 
     def propagate(self, state, data, node, split):
+        if not get_registry().question(split.question).compares_threshold:
+            return HardPropagator().propagate(None, data, node, split)  # only thresholds soften
         x = data.X[node.rows, split.feature]
         p = left_probability(x, split.threshold, state[split.feature])
-        p = np.where(np.isnan(x), float(split.node_fields.get("missing_left", 0.5)), p)
+        p = np.where(np.isnan(x), missing_left(split), p)
         original = data.weight[node.rows]
         left_w, right_w = node.row_weights * p, node.row_weights * (1.0 - p)
         keep_left = left_w > self.floor * original

@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter
-from treekit_core.builtins import C45, c45_choice
+from treekit_core.builtins import C45, best_nominal_split, c45_choice
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 
@@ -50,9 +50,6 @@ class SoftSearch(Splitter):
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
     c45_rules: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
-    def check_data(self, data) -> None:
-        data.refuse_nominal(self)
-
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import gather_sorted_feature, scan_sorted_feature
         from treekit_soft_search.kernels import soft_scan
@@ -77,15 +74,25 @@ class SoftSearch(Splitter):
         if self.c45_rules:
             return self._find_split_c45(state, node, rules)
         best = (-np.inf, -1, 0.0, 0.5)
-        positions = range(node.features.shape[0])
+        nominal = is_nominal(state["data"], node.features)
         for position, drop, threshold, share, _, _, _ in self._feature_searches(
-            state, node, rules, positions, rules.min_weight_leaf, 0.0
+            state, node, rules, np.flatnonzero(~nominal), rules.min_weight_leaf, 0.0
         ):
             if drop > best[0]:
                 best = (drop, int(node.features[position]), threshold, share)
-        if best[1] < 0:
-            return None
-        return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+        found = None
+        if best[1] >= 0:
+            found = Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+        if nominal.any():  # nominal features ask the core's subset questions, never softened
+            split, score = best_nominal_split(
+                (state["impurity"], state["params"], state["data"]),
+                node,
+                rules,
+                node.features[nominal],
+            )
+            if split is not None and (found is None or score > found.improvement):
+                found = split
+        return found
 
     def _find_split_c45(self, state, node, rules):
         """C4.5 release 8's choice (``treekit_core.builtins.splitters.c45_choice``) on soft gains;
@@ -97,7 +104,8 @@ class SoftSearch(Splitter):
         m = features.shape[0]
         info_gain, gain_ratio = np.full(m, np.nan), np.zeros(m)
         threshold, missing_share = np.zeros(m), np.zeros(m)
-        uncertain = state["sigma"][features] > 0
+        nominal = is_nominal(state["data"], features)
+        uncertain = (state["sigma"][features] > 0) & ~nominal
         for position, drop, theta, share, tries, left, known in self._feature_searches(
             state, node, rules, np.flatnonzero(uncertain), None, C45_SMALL
         ):
@@ -116,7 +124,19 @@ class SoftSearch(Splitter):
                 gain / (split_entropy / node.weight) if abs(split_entropy) > C45_SMALL else 0.0
             )
             threshold[position], missing_share[position] = theta, share
-        exact = np.flatnonzero(~uncertain)
+        nominal_splits = {}
+        for position in np.flatnonzero(nominal):  # subset questions: gain and gain ratio
+            split, ratio = best_nominal_split(
+                (state["impurity"], state["params"], state["data"]),
+                node,
+                rules,
+                features[position : position + 1],
+                gain_ratio=True,
+            )
+            if split is not None and split.improvement > C45_SMALL:
+                info_gain[position], gain_ratio[position] = split.improvement, ratio
+                nominal_splits[position] = split
+        exact = np.flatnonzero(~uncertain & ~nominal)
         if exact.size:
             scores = c45.feature_scores(
                 state["c45_state"], node, np.ascontiguousarray(features[exact])
@@ -125,6 +145,8 @@ class SoftSearch(Splitter):
         best = c45_choice(info_gain, gain_ratio)
         if best < 0:
             return None
+        if best in nominal_splits:
+            return nominal_splits[best]
         return Split(
             int(features[best]),
             float(threshold[best]),
@@ -225,6 +247,13 @@ class SoftSearch(Splitter):
 #: C4.5's MINOBJS (the core ``c45`` splitter's default) and Weka's comparison tolerance.
 C45_MIN_OBJECTS = 2.0
 C45_SMALL = 1e-6
+
+
+def is_nominal(data, features) -> np.ndarray:
+    """Per feature of ``features``: whether it is nominal."""
+    if data.n_categories is None:
+        return np.zeros(features.shape[0], dtype=bool)
+    return data.n_categories[features] > 0
 
 
 def _xlog2(x):

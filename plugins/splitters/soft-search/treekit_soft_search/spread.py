@@ -33,7 +33,8 @@ def check_sigma(instance, attribute, value):
 def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
     """sigma per feature: the given absolute ``sigma`` (one value, or one per feature), or
     ``u * mean`` of each feature over the training data. A feature whose mean is not
-    positive has no relative spread: that is an error naming the feature."""
+    positive has no relative spread: that is an error naming the feature. A nominal
+    feature has no spread (0): its questions are never softened."""
     d = data.n_features
     if sigma is not None:
         values = np.atleast_1d(np.asarray(sigma, dtype=np.float64))
@@ -44,8 +45,12 @@ def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
                 f"{component}: sigma has {values.size} values but the data has {d} features"
             )
         return values.copy()
-    means = np.nanmean(data.X, axis=0)
-    bad = np.flatnonzero(~(means > 0))
+    with np.errstate(invalid="ignore"):
+        means = np.nanmean(data.X, axis=0) if data.n_samples else np.zeros(d)
+    means[data.nominal_features] = 0.0
+    numeric = np.ones(d, dtype=bool)
+    numeric[data.nominal_features] = False
+    bad = np.flatnonzero(~(means > 0) & numeric)
     if u > 0 and bad.size:
         j = int(bad[0])
         name = f" ({data.feature_names[j]!r})" if data.feature_names is not None else ""

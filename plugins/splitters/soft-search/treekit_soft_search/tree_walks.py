@@ -1,4 +1,5 @@
-"""Walks over a fitted tree that several evaluators need."""
+"""Walks over a fitted tree that several evaluators need. Branches are answered by the
+core's routing, so every question kind (thresholds, subsets, multi-way, plugins') works."""
 
 from __future__ import annotations
 
@@ -6,36 +7,40 @@ import numpy as np
 
 
 def rows_per_node(tree, X) -> dict:
-    """Training rows reaching every node under hard routing."""
+    """Training rows reaching every node under hard routing; a row that cannot answer a
+    question belongs to every branch."""
+    from treekit_core import answers_at
+
     rows = {0: np.arange(X.shape[0])}
     for node in range(tree.n_nodes):
-        if tree.children_left[node] >= 0 and node in rows:
-            r = rows[node]
-            x = X[r, tree.feature[node]]
-            left = x <= tree.threshold[node]
-            missing = np.isnan(x)  # a row with the value missing belongs to both branches
-            rows[int(tree.children_left[node])] = r[left | missing]
-            rows[int(tree.children_right[node])] = r[~left | missing]
+        kids = tree.children(node)
+        if kids.size == 0 or node not in rows:
+            continue
+        r = rows[node]
+        branch = answers_at(tree, np.ascontiguousarray(X[r]), [node])[:, 0]
+        for b, child in enumerate(kids):
+            rows[int(child)] = r[(branch == b) | (branch < 0)]
     return rows
 
 
 def route_from(tree, X, start) -> np.ndarray:
-    """Leaf reached by every row of X when starting at node ``start`` (hard routing)."""
-    nodes = np.full(X.shape[0], start, dtype=np.int64)
-    active = tree.children_left[nodes] >= 0
-    while active.any():
-        idx = np.flatnonzero(active)
-        current = nodes[idx]
-        x = X[idx, tree.feature[current]]
-        share = np.asarray(tree.node_fields.get("missing_left", np.full(tree.n_nodes, 0.5)))[
-            current
-        ]
-        go_left = np.where(
-            np.isnan(x), share >= 0.5, x <= tree.threshold[current]
-        )  # missing: the heavier side
-        nodes[idx] = np.where(go_left, tree.children_left[current], tree.children_right[current])
-        active = tree.children_left[nodes] >= 0
-    return nodes
+    """Leaf reached by every row of X when starting at node ``start`` (hard routing; a
+    row that cannot answer follows the branch that took the most training weight)."""
+    from treekit_core import answers_at
+
+    reached = np.full(X.shape[0], int(start), dtype=np.int64)
+    pending = [(int(start), np.arange(X.shape[0]))]
+    while pending:
+        node, r = pending.pop()
+        kids = tree.children(node)
+        if kids.size == 0 or r.size == 0:
+            reached[r] = node
+            continue
+        branch = answers_at(tree, np.ascontiguousarray(X[r]), [node])[:, 0]
+        branch = np.where(branch < 0, int(np.argmax(tree.shares(node))), branch)
+        for b, child in enumerate(kids):
+            pending.append((int(child), r[branch == b]))
+    return reached
 
 
 def tested_feature_bounds(tree):
@@ -45,7 +50,7 @@ def tested_feature_bounds(tree):
     lower, upper = node_boxes(tree)
     nodes = np.arange(tree.n_nodes)
     feature = np.maximum(tree.feature, 0)
-    internal = tree.children_left >= 0
+    internal = ~tree.is_leaf
     return (
         np.where(internal, lower[nodes, feature], -np.inf),
         np.where(internal, upper[nodes, feature], np.inf),

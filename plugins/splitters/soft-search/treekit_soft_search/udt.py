@@ -16,8 +16,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Evaluator, Propagator, Split, Splitter
+from treekit_core import Evaluator, Propagator, Split, Splitter, get_registry
+from treekit_core.builtins import HardPropagator, best_nominal_split
 from treekit_soft_search.soft_evaluation import mixture
+from treekit_soft_search.soft_propagation import missing_left
+from treekit_soft_search.soft_search import is_nominal
 from treekit_soft_search.tree_walks import tested_feature_bounds
 
 
@@ -95,9 +98,6 @@ class UDTSplitter(Splitter, UDTParams):
                     "same pdfs"
                 )
 
-    def check_data(self, data) -> None:
-        data.refuse_nominal(self)
-
     def prepare(self, data, criterion, rules):
         from treekit_soft_search.kernels import udt_scan
 
@@ -115,7 +115,8 @@ class UDTSplitter(Splitter, UDTParams):
         data, points = state["data"], state["points"]
         lower, upper = node.bounds
         best = (-np.inf, -1, 0.0, 0.5)
-        for f in node.features:
+        nominal = is_nominal(data, node.features)
+        for f in node.features[~nominal]:
             sigma = state["sigma"][f]
             if sigma <= 0:
                 continue
@@ -167,9 +168,16 @@ class UDTSplitter(Splitter, UDTParams):
                     threshold,
                     float(weights[flat <= threshold].sum() / known_weight),
                 )
-        if best[1] < 0:
-            return None
-        return Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+        found = None
+        if best[1] >= 0:
+            found = Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+        if nominal.any():  # nominal features ask the core's subset questions (no pdfs)
+            split, score = best_nominal_split(
+                (state["impurity"], state["params"], data), node, rules, node.features[nominal]
+            )
+            if split is not None and (found is None or score > found.improvement):
+                found = split
+        return found
 
     node_field_names = ("missing_left",)
 
@@ -189,6 +197,8 @@ class UDTPropagation(Propagator, UDTParams):
         return udt_spreads(data, self.width), standard_points(self.samples)
 
     def propagate(self, state, data, node, split):
+        if not get_registry().question(split.question).compares_threshold:
+            return HardPropagator().propagate(None, data, node, split)  # only thresholds soften
         sigma_all, points = state
         f, threshold = split.feature, split.threshold
         lower, upper = node.bounds if node.bounds is not None else (None, None)
@@ -205,7 +215,7 @@ class UDTPropagation(Propagator, UDTParams):
             share = np.where(
                 counts > 0, left / np.maximum(counts, 1), (x <= threshold).astype(np.float64)
             )
-        share = np.where(np.isnan(x), float(split.node_fields.get("missing_left", 0.5)), share)
+        share = np.where(np.isnan(x), missing_left(split), share)
         left_w, right_w = node.row_weights * share, node.row_weights * (1.0 - share)
         keep_left, keep_right = left_w > 0, right_w > 0
         return (

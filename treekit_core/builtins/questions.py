@@ -1,0 +1,114 @@
+"""Built-in question kinds: ``threshold`` (x <= t), ``subset`` (category in S) and
+``multiway`` (one branch per category).
+
+Nominal features reach the tree as category codes 0..m-1 (NaN: missing or a category never
+seen in training, see :mod:`treekit_core.engine.categorical`); a code a node cannot place
+answers :data:`MISSING_BRANCH`, so the sample goes down every branch by the training shares.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components.question import MISSING_BRANCH, Question
+from treekit_core.engine.questions import MAX_CATEGORIES
+
+
+def threshold_answer(x, feature, threshold, params, n_branches):
+    value = x[feature]
+    if np.isnan(value):
+        return MISSING_BRANCH
+    return 0 if value <= threshold else 1
+
+
+def subset_answer(x, feature, threshold, params, n_branches):
+    value = x[feature]
+    if np.isnan(value) or value < 0 or value >= MAX_CATEGORIES:
+        return MISSING_BRANCH
+    mask = np.int64(params[0])
+    return 0 if (mask >> np.int64(value)) & 1 else 1
+
+
+def multiway_answer(x, feature, threshold, params, n_branches):
+    value = x[feature]
+    if np.isnan(value) or value < 0 or value >= n_branches:
+        return MISSING_BRANCH
+    return np.int64(value)
+
+
+def _number(value, decimals) -> str:
+    return f"{value:.{decimals}f}"
+
+
+@attrs.define(slots=False)
+class Threshold(Question):
+    """x[feature] <= threshold (branch 0, "yes") or > threshold (branch 1)."""
+
+    name: ClassVar[str] = "threshold"
+    description: ClassVar[str] = "x[feature] <= threshold: two branches (CART, C4.5 on numbers)"
+    answer: ClassVar[object] = staticmethod(threshold_answer)
+    compares_threshold: ClassVar[bool] = True
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        name, value = context.feature_names[feature], _number(threshold, context.decimals)
+        return [f"{name} <= {value}", f"{name} >  {value}"]
+
+    def check_node(self, feature, threshold, params, n_branches, n_features):
+        problem = super().check_node(feature, threshold, params, n_branches, n_features)
+        if problem is None and n_branches != 2:
+            return f"{n_branches} branches; a threshold question has 2"
+        if problem is None and np.isnan(threshold):
+            return "threshold is NaN"
+        return problem
+
+
+def category_name(context, feature: int, code: int) -> str:
+    """The name of category ``code`` of a nominal feature (the code when unknown)."""
+    levels = context.categories.get(int(feature))
+    return str(levels[code]) if levels is not None and code < len(levels) else str(code)
+
+
+@attrs.define(slots=False)
+class Subset(Question):
+    """The category code of x[feature] is in the node's set S (branch 0) or not (branch 1);
+    S is the bit mask in the node field ``category_mask``."""
+
+    name: ClassVar[str] = "subset"
+    description: ClassVar[str] = "category in S: two branches on a nominal feature (CART)"
+    answer: ClassVar[object] = staticmethod(subset_answer)
+    parameter_field: ClassVar[str] = "category_mask"
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        mask = int(params[0])
+        levels = context.categories.get(int(feature))
+        limit = len(levels) if levels is not None else MAX_CATEGORIES
+        names = [category_name(context, feature, c) for c in range(limit) if (mask >> c) & 1]
+        inside = "{" + ", ".join(names) + "}"
+        name = context.feature_names[feature]
+        return [f"{name} in {inside}", f"{name} not in {inside}"]
+
+    def check_node(self, feature, threshold, params, n_branches, n_features):
+        problem = super().check_node(feature, threshold, params, n_branches, n_features)
+        if problem is None and n_branches != 2:
+            return f"{n_branches} branches; a subset question has 2"
+        mask = float(params[0])
+        if problem is None and not (0 <= mask < 2.0**MAX_CATEGORIES and mask == int(mask)):
+            return f"category mask {mask!r} is not an integer in [0, 2**{MAX_CATEGORIES})"
+        return problem
+
+
+@attrs.define(slots=False)
+class Multiway(Question):
+    """One branch per category: a sample with category code c goes to branch c (C4.5 and the
+    Cambridge handout's non-binary splits on nominal features)."""
+
+    name: ClassVar[str] = "multiway"
+    description: ClassVar[str] = "one branch per category of a nominal feature (C4.5, ID3)"
+    answer: ClassVar[object] = staticmethod(multiway_answer)
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        name = context.feature_names[feature]
+        return [f"{name} = {category_name(context, feature, c)}" for c in range(n_branches)]

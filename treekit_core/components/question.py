@@ -1,0 +1,88 @@
+"""The question a node asks: which branch a sample goes to.
+
+A question kind is registered like every other component (hook ``treekit_questions``), but
+it is not chosen per composition: every registered kind is available to every splitter,
+which names the kind it asks in :attr:`treekit_core.Split.question`. A fitted tree stores,
+per internal node, the kind (by its index into ``Tree.questions``), ``feature``,
+``threshold``, the kind's parameter field (:attr:`Question.parameter_field`) and one child
+per branch.
+
+Routing never calls a question through Python per sample: :attr:`Question.answer` is a
+plain function that the core compiles (numba) into routing kernels specialised to the
+kinds a tree uses, cached on disk like every other kernel.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from treekit_core.components.base import Component
+
+#: What an answer returns when the sample cannot answer (its tested value is missing, or a
+#: category the tree never saw): the sample is then sent down every branch, in proportion
+#: to the training weight each branch received (C4.5's rule).
+MISSING_BRANCH = -1
+
+
+@attrs.define(slots=False)
+class Question(Component):
+    """A kind of question. Subclasses set :attr:`name`, :attr:`answer` and
+    :meth:`branch_texts`; the other members have defaults."""
+
+    kind: ClassVar[str] = "question"
+    sees_features: ClassVar[bool] = True
+    handles_missing: ClassVar[bool] = True
+
+    answer: ClassVar[object] = None
+    """A plain Python function (a ``staticmethod``), compilable by numba in nopython mode::
+
+        answer(x: float64[::1], feature: int64, threshold: float64,
+               params: float64[::1], n_branches: int64) -> int
+
+    ``x`` is one sample's feature row, ``params`` the node's value of
+    :attr:`parameter_field` (length 1 for a scalar field, an unused length-1 array when the
+    kind has none). Returns the branch in ``[0, n_branches)`` or :data:`MISSING_BRANCH`.
+    Called by compiled routing kernels, per sample per node; never by Python per sample.
+    It must be defined at module level of an importable module (the generated kernels
+    import it by name, which is what lets them be cached)."""
+
+    parameter_field: ClassVar[str | None] = None
+    """Name of the node field (``Tree.node_fields``) that holds this kind's parameters at a
+    node (a scalar or a vector per node), or None. Read by the routing kernels' packing and
+    by the model-file check."""
+
+    compares_threshold: ClassVar[bool] = False
+    """True only for ``x[feature] <= threshold`` with two branches (yes = branch 0). Such
+    a question may be softened (soft propagation, soft evaluation, UDT, Quinlan's ramps
+    replace its step by a gate) and narrows the node boxes of :func:`treekit_core.node_boxes`.
+    Every other question routes hard, also under soft components."""
+
+    def branch_texts(
+        self, feature: int, threshold: float, params, n_branches: int, context
+    ) -> list[str]:  # pragma: no cover - abstract
+        """One condition per branch, as :func:`treekit_core.export_text` prints it (for
+        example ``["age <= 40.5", "age >  40.5"]``). ``params`` is the node's parameter
+        vector (see :attr:`answer`); ``context`` a :class:`QuestionTextContext` (feature
+        names, category names, decimals). Called by the exports, once per internal node."""
+        raise NotImplementedError
+
+    def check_node(self, feature: int, threshold: float, params, n_branches: int, n_features):
+        """Return None when the stored node is well formed, else a sentence saying what is
+        wrong (for example "category mask is negative"). Called when a model file is
+        loaded, before any kernel reads the node. Default: feature in range, 2+ branches."""
+        if not 0 <= feature < n_features:
+            return f"feature {feature} is outside [0, {n_features})"
+        if n_branches < 2:
+            return f"{n_branches} branches; a question needs at least 2"
+        return None
+
+
+@attrs.frozen
+class QuestionTextContext:
+    """What :meth:`Question.branch_texts` may use to word a question."""
+
+    feature_names: list  #: one name per feature
+    categories: dict  #: nominal feature index -> category names (may be empty)
+    decimals: int = 4
