@@ -56,7 +56,7 @@ from treekit_core.registry import (
 )
 from treekit_core.tools.export import export_dot, export_text
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 #: The public modules, exactly (``treekit_core.kernels`` is public, its kernel modules are
 #: not); the rest of the package is private. tests/test_architecture.py holds plugins to it.

@@ -28,9 +28,9 @@ from treekit_core.components import REGISTERED_KINDS, Component
 #: The version of the component contract (hooks, base classes, capabilities, tree format)
 #: that this treekit_core implements. A plugin declares the version it was written for as
 #: a module attribute ``TREEKIT_PLUGIN_API``; CHANGELOG.md says what changed between versions.
-PLUGIN_API_VERSION = 2
+PLUGIN_API_VERSION = 3
 #: Plugin API versions this treekit_core can load.
-SUPPORTED_PLUGIN_APIS = frozenset({2})
+SUPPORTED_PLUGIN_APIS = frozenset({3})
 PLUGIN_API_ATTRIBUTE = "TREEKIT_PLUGIN_API"
 
 ENTRY_POINT_GROUP = "treekit"

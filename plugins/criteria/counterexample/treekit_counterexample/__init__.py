@@ -26,7 +26,7 @@ import numpy as np
 from treekit_core import ABSTAIN, Criterion, Labeler, hookimpl, one_hot
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 2
+TREEKIT_PLUGIN_API = 3
 
 
 def labels_as_counterexamples(encoded, n_classes: int) -> np.ndarray:

@@ -49,3 +49,43 @@ def test_pure_oblique_mode():
         splitter="oblique", splitter_params={"also_axis_aligned": False}, max_depth=2
     ).fit(X, y)
     assert model.score(X, y) == 1.0
+
+
+PRUNERS = (
+    ("cost_complexity", {"alpha": 0.005}),
+    ("cost_complexity", {}),
+    ("pessimistic", {}),
+    ("mdl", {"alpha": 0.005}),
+)
+
+
+@pytest.mark.parametrize("pruner,params", PRUNERS)
+def test_every_pruner_prunes_oblique_trees(pruner, params):
+    """The oblique splitter takes no missing values (it says so), so only complete data."""
+    X, y = diagonal(margin=0.0)
+    y = np.where(np.random.default_rng(2).random(y.size) < 0.1, 1 - y, y)  # label noise
+    grown = TreeClassifier(splitter="oblique").fit(X, y)
+    model = TreeClassifier(splitter="oblique", pruner=pruner, pruner_params=params).fit(X, y)
+    assert "oblique" in {q.name for q in grown.tree_.questions}
+    tree = model.tree_
+    tree.check_structure()
+    assert 1 <= tree.n_leaves <= grown.tree_.n_leaves
+    assert tree.weight[tree.is_leaf].sum() == pytest.approx(tree.weight[0])
+    proba = model.predict_proba(X)
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+    loaded = TreeClassifier.from_json(model.to_json())
+    np.testing.assert_array_equal(loaded.predict_proba(X), proba)
+
+
+def test_a_version_1_oblique_model_file_loads_and_predicts_identically():
+    """Written by treekit 0.2.0 (the repository's tests/fixtures/models_v1/make_v1_models.py),
+    when the core knew the oblique question as code 2."""
+    import json
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures"
+    model = TreeClassifier.from_json(fixtures / "oblique.json")
+    assert [q.name for q in model.tree_.questions] == ["threshold", "oblique"]
+    expected = json.loads((fixtures / "oblique.expected.json").read_text())
+    X = np.array(expected["X"], dtype=np.float64)
+    np.testing.assert_array_equal(model.predict_proba(X), np.array(expected["proba"]))
