@@ -43,3 +43,42 @@ def test_second_process_hits_the_cache(tmp_path):
     second = json.loads(_run(PROBE, env).strip().splitlines()[-1])
     assert all(misses >= 1 for hits, misses in first.values()), first
     assert all(hits >= 1 and misses == 0 for hits, misses in second.values()), second
+
+
+ROUTING_PROBE = textwrap.dedent("""
+    import json, warnings, numpy as np
+    from treekit_core import TreeClassifier
+    from treekit_core.builtins.questions import Multiway, Subset, Threshold
+    from treekit_core.kernels.question_routing import routing_kernels
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 4, 300), rng.normal(size=300)]).astype(float)
+    y = (X[:, 0] % 2 == 0).astype(int)
+    X[::7, 1] = np.nan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = TreeClassifier(categorical_features=[0],
+                               splitter_params={"nominal_split": "multiway"}).fit(X, y)
+        model.predict_proba(X)
+    kinds = tuple(type(q) for q in model.tree_.questions)
+    module = routing_kernels(kinds)
+    kernels = [module.mixture, module.branches]
+    print(json.dumps({"notices": sum("compiling the routing kernels" in str(w.message)
+                                     for w in caught),
+                      "kernels": {k.__name__: [sum(k.stats.cache_hits.values()),
+                                               sum(k.stats.cache_misses.values())]
+                                  for k in kernels}}))
+""")
+
+
+def test_generated_routing_kernels_compile_once_per_machine_and_say_so(tmp_path):
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "TREEKIT_KERNEL_DIR": str(tmp_path / "kernels"),
+    }
+    env.pop("NUMBA_DISABLE_JIT", None)
+    first = json.loads(_run(ROUTING_PROBE, env).strip().splitlines()[-1])
+    second = json.loads(_run(ROUTING_PROBE, env).strip().splitlines()[-1])
+    assert first["notices"] >= 1 and second["notices"] == 0
+    assert all(misses >= 1 for hits, misses in first["kernels"].values()), first
+    assert all(hits >= 1 and misses == 0 for hits, misses in second["kernels"].values()), second

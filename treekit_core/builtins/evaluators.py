@@ -27,7 +27,7 @@ def apply_tree(tree, X) -> np.ndarray:
             "X has missing values: a sample with a missing tested value reaches several "
             "leaves; use predict_proba / decide, which mix them by the missing shares"
         )
-    return tree_leaves(tree, X)
+    return tree_leaves(tree, X, complete=True)
 
 
 def hard_distribution(tree, X) -> np.ndarray:
@@ -36,7 +36,7 @@ def hard_distribution(tree, X) -> np.ndarray:
 
     X = np.asarray(X, dtype=np.float64)
     if only_thresholds(tree) and not has_missing(X):
-        return tree.value[tree_leaves(tree, X)]
+        return tree.value[tree_leaves(tree, X, complete=True)]
     return tree_distribution(tree, X)
 
 

@@ -85,23 +85,24 @@ def subset_split(
     min_samples_leaf,
     min_weight_leaf,
 ):
-    """(drop scaled by the known fraction, bit mask, missing share) for one nominal feature."""
+    """(drop scaled by the known fraction, bit mask, share of the known weight in the subset,
+    known weight) for one nominal feature."""
     x = X[rows, feature]
     known = ~np.isnan(x)
     if known.sum() < 2:
-        return -np.inf, 0, 0.5
+        return -np.inf, 0, 0.5, 0.0
     codes = x[known].astype(np.int64)
     weights = row_weights[known]
     sums, weight, counts = category_statistics(codes, weights, evidence[rows[known]], m)
     known_weight = weight.sum()
     if known_weight <= 0:
-        return -np.inf, 0, 0.5
+        return -np.inf, 0, 0.5, 0.0
     parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
     drop, subset = best_subset(
         impurity, params, sums, weight, counts, parent, min_samples_leaf, min_weight_leaf
     )
     if subset is None:
-        return -np.inf, 0, 0.5
+        return -np.inf, 0, 0.5, 0.0
     left_weight = weight[subset].sum()
     mask = 0
     for code in subset:
@@ -109,7 +110,7 @@ def subset_split(
     if left_weight >= known_weight - left_weight:  # absent categories follow the heavier side
         for code in np.flatnonzero(counts == 0):
             mask |= 1 << int(code)
-    return drop * known_weight / node_weight, mask, left_weight / known_weight
+    return drop * known_weight / node_weight, mask, left_weight / known_weight, known_weight
 
 
 def multiway_split(
@@ -186,27 +187,24 @@ def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=F
             drop, shares, branch_weight = multiway_split(*args)
             if shares is None:
                 continue
-            split = Split(int(f), -2.0, float(drop), question="multiway", n_branches=m)
-            split.branch_shares = shares
         else:
-            drop, mask, share = subset_split(*args)
+            drop, mask, share, known = subset_split(*args)
             if not drop > -np.inf:
                 continue
-            split = Split(
-                int(f),
-                -2.0,
-                float(drop),
-                {"category_mask": float(mask)},
-                question="subset",
-                branch_shares=(float(share), 1.0 - float(share)),
-            )
-            known = node.row_weights[~np.isnan(data.X[node.rows, f])].sum()
-            branch_weight = np.array([share, 1 - share]) * known
+            shares = (float(share), 1.0 - float(share))
+            branch_weight = np.array(shares) * known
         score = drop
         if gain_ratio:
             info = split_information(branch_weight, node.weight)
             score = drop / info if info > 1e-12 else -np.inf
-            split.node_fields["gain_ratio"] = score
-        if score > best_score:
-            best, best_score = split, score
+        if score <= best_score:
+            continue
+        best_score = score
+        if mode == "multiway":
+            best = Split(int(f), -2.0, float(drop), question="multiway", n_branches=m)
+        else:
+            best = Split(int(f), -2.0, float(drop), {"category_mask": float(mask)}, "subset")
+        best.branch_shares = shares
+        if gain_ratio:
+            best.node_fields["gain_ratio"] = score
     return best, best_score

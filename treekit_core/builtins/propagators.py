@@ -23,4 +23,4 @@ class HardPropagator(Propagator):
     provides: ClassVar[frozenset] = frozenset({"hard_partition"})
 
     def propagate(self, state, data, node, split):
-        return route_rows(data.X, node.rows, node.row_weights, split, data.has_missing)
+        return route_rows(data.X, node.rows, node.row_weights, split)

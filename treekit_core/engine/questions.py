@@ -44,15 +44,14 @@ def only_thresholds(tree) -> bool:
     return all(tree.questions[k].compares_threshold for k in used)
 
 
-def tree_leaves(tree, X: np.ndarray) -> np.ndarray:
+def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
     """Leaf reached by every row of X (a row that cannot answer a question follows the
-    branch that took the most training weight)."""
-    if only_thresholds(tree):
+    branch that took the most training weight). ``complete``: the caller knows X has no
+    missing value, which lets threshold-only trees take the kernel without dispatch."""
+    if complete and only_thresholds(tree):
         from treekit_core.kernels.routing import apply_thresholds, pack_nodes
 
-        if not np.isnan(X).any():
-            nodes = _threshold_nodes(tree, pack_nodes)
-            return apply_thresholds(X, nodes)
+        return apply_thresholds(X, _threshold_nodes(tree, pack_nodes))
     nodes, child_ids, _, params, _ = _pack(tree)
     return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
 
@@ -124,19 +123,20 @@ def training_shares(branch: np.ndarray, row_weights: np.ndarray, n_branches: int
     return weight / total if total > 0 else np.full(n_branches, 1.0 / n_branches)
 
 
-def route_rows(X, rows, row_weights, split, has_missing: bool):
+def route_rows(X, rows, row_weights, split):
     """Per branch, (rows, weights) of the training rows: each row goes wholly to its
     branch; a row that cannot answer goes to every branch, weighted by the split's branch
     shares (C4.5). Returns a list with one pair per branch."""
     branch = split_branches(X, rows, split)
-    shares = np.asarray(split.branch_shares, dtype=np.float64)
     unknown = branch < 0
+    if not unknown.any():
+        if split.n_branches == 2:  # the common case, in two masks
+            first = branch == 0
+            return [(rows[first], row_weights[first]), (rows[~first], row_weights[~first])]
+        return [(rows[branch == b], row_weights[branch == b]) for b in range(split.n_branches)]
+    shares = np.asarray(split.branch_shares, dtype=np.float64)
     out = []
     for b in range(split.n_branches):
-        if not has_missing and not unknown.any():
-            chosen = branch == b
-            out.append((rows[chosen], row_weights[chosen]))
-            continue
         weights = np.where(branch == b, row_weights, np.where(unknown, row_weights * shares[b], 0))
         keep = weights > 0
         out.append((rows[keep], weights[keep]))

@@ -257,12 +257,20 @@ class Tree:
         return self._binary_children()[1]
 
     def structural_depth(self) -> int:
-        """Depth of the deepest leaf, computed from the children (not the stored depth)."""
-        depth = np.zeros(self.n_nodes, dtype=np.int64)
-        for node in range(self.n_nodes):  # children have larger ids
-            kids = self.children(node)
-            depth[kids] = depth[node] + 1
-        return int(depth.max()) if self.n_nodes else 0
+        """Depth of the deepest leaf, computed from the children (not the stored depth),
+        one level at a time."""
+        counts = self.n_children
+        frontier, depth = np.zeros(1, dtype=np.int64), 0
+        while True:
+            sizes = counts[frontier]
+            total = int(sizes.sum())
+            if total == 0:
+                return depth
+            offsets = np.repeat(self.child_start[frontier] - np.cumsum(sizes) + sizes, sizes)
+            frontier = self.child_ids[offsets + np.arange(total)]
+            depth += 1
+            if depth > self.n_nodes:
+                raise ValueError("tree field 'child_ids' forms a cycle")
 
     def leaves_under(self) -> np.ndarray:
         """Number of leaves in the subtree of every node."""

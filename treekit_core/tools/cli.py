@@ -56,12 +56,12 @@ def cmd_demo(args) -> int:
 def cmd_plugins(args) -> int:
     import attrs
 
-    from treekit_core.components import KINDS
+    from treekit_core.components import REGISTERED_KINDS
     from treekit_core.registry import get_registry
 
     registry = get_registry()
     print("distributions: " + ", ".join(registry.distributions))
-    for kind in KINDS:
+    for kind in REGISTERED_KINDS:
         print(f"\n{kind} components:")
         for name, info in sorted(registry.components(kind).items()):
             params = ", ".join(
