@@ -39,9 +39,18 @@ def _pack(tree):
 
 
 def only_thresholds(tree) -> bool:
-    """True when every internal node asks a two-branch threshold question."""
-    used = np.unique(tree.question[tree.question >= 0])
-    return all(tree.questions[k].compares_threshold for k in used)
+    """True when every internal node asks a two-branch threshold question (remembered per
+    tree: a fitted tree's questions never change)."""
+    known = _only_thresholds.get(tree)
+    if known is None:
+        used = np.unique(tree.question[tree.question >= 0])
+        known = all(tree.questions[k].compares_threshold for k in used)
+        with _lock:
+            _only_thresholds[tree] = known
+    return known
+
+
+_only_thresholds = weakref.WeakKeyDictionary()
 
 
 def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:

@@ -10,7 +10,8 @@ loads from numba's cache only the kernels it uses):
 ``gather_sorted_feature``  one feature's known values at a node, sorted, with weighted evidence
 ``best_split_of_node``   the exhaustive search over a node's features
 
-The other modules (``builder``, ``c45``, ``routing``) are private.
+The other modules (``builder``, ``c45``, ``routing``, ``question_routing``, ``generated``) are
+private.
 """
 
 _PUBLIC = {

@@ -3,31 +3,17 @@
 A question kind is a plain ``answer`` function (see
 :class:`treekit_core.components.Question`). Calling it through a function pointer per
 sample per node would cost an indirect call in the innermost loop, so for every tuple of
-kinds this module writes a small Python module whose ``dispatch`` tests the kind index and
-calls each answer directly (numba inlines them), and whose kernels route with that
-dispatch. The generated file is named by a hash of the kinds' answer sources and of the
-template, and is written once per machine into treekit's kernel directory; numba's
-``cache=True`` then stores its machine code beside it, so a new process loads, not
-compiles, the kernels of kinds it has seen before.
-
-The kinds' answer functions are given to the generated module as globals before it runs
-(nothing is imported by name), so a kind defined in a test file works like a built-in one.
+kinds a module is generated (:mod:`treekit_core.kernels.generated`: written and compiled
+once per machine) whose ``dispatch`` tests the kind index and calls each answer directly
+(numba inlines them), and whose kernels route with that dispatch.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import inspect
-import os
-import sys
-import tempfile
-import threading
-import warnings
-
 import numpy as np
 
-from treekit_core.kernels.compiling import JIT_DISABLED, jit
+from treekit_core.kernels.compiling import JIT_DISABLED
+from treekit_core.kernels.generated import generated_module
 
 #: One node in 32 bytes: where its children start in child_ids, how many, what it asks,
 #: and the branch that took the most training weight (for hard routing of a sample that
@@ -169,90 +155,14 @@ def _answer_of(question_class):
     return answer
 
 
-def _fingerprint(question_classes) -> str:
-    digest = hashlib.sha256(_TEMPLATE.encode())
-    for cls in question_classes:
-        answer = _answer_of(cls)
-        try:
-            source = inspect.getsource(answer)
-        except (OSError, TypeError):
-            source = repr(answer.__code__.co_code)
-        digest.update(f"{answer.__module__}.{answer.__qualname__}\n{source}".encode())
-    return digest.hexdigest()[:20]
-
-
-def kernel_directory() -> str:
-    """Where generated kernel modules live: ``TREEKIT_KERNEL_DIR``, else a per-user folder
-    in the user's cache directory, else in the temporary directory."""
-    configured = os.environ.get("TREEKIT_KERNEL_DIR")
-    candidates = [configured] if configured else []
-    home_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates.append(os.path.join(home_cache, "treekit", "kernels"))
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    candidates.append(os.path.join(tempfile.gettempdir(), f"treekit-kernels-{uid}"))
-    for folder in candidates:
-        try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
-        except OSError:
-            continue
-    raise OSError(f"no writable folder for treekit's generated kernels among {candidates}")
-
-
-class CompilationNotice(UserWarning):
-    """Tells the user that kernels are being compiled for the first time on this machine."""
-
-
-_modules: dict = {}
-_lock = threading.Lock()
-
-
 def routing_kernels(question_classes: tuple):
     """The generated kernel module for these question kinds (in this order)."""
-    key = tuple(question_classes)
-    module = _modules.get(key)
-    if module is not None:
-        return module
-    with _lock:
-        module = _modules.get(key)
-        if module is None:
-            module = _load(key)
-            _modules[key] = module
-    return module
-
-
-def _load(question_classes):
     kinds = ", ".join(f"{cls.name}={_answer_of(cls).__qualname__}" for cls in question_classes)
     source = _TEMPLATE.format(kinds=kinds, dispatch=_dispatch_source(len(question_classes)))
-    name = f"treekit_routing_{_fingerprint(question_classes)}"
-    path = os.path.join(kernel_directory(), name + ".py")
-    # Rewrite only when the file is absent or differs: a rewrite changes its timestamp,
-    # which would make numba drop the machine code cached for it.
-    try:
-        with open(path, encoding="utf-8") as handle:
-            current = handle.read()
-    except OSError:
-        current = None
-    if current != source:
-        warnings.warn(
-            f"treekit: compiling the routing kernels for the question kinds {kinds} (once per "
-            "machine; later processes load them from the cache)",
-            CompilationNotice,
-            stacklevel=4,
-        )
-        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        os.replace(temporary, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    for k, cls in enumerate(question_classes):
-        answer = _answer_of(cls)
-        setattr(module, f"answer_{k}", answer if JIT_DISABLED else jit()(answer))
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    answers = {f"answer_{k}": _answer_of(cls) for k, cls in enumerate(question_classes)}
+    return generated_module(
+        "routing", source, answers, f"the routing kernels for the question kinds {kinds}"
+    )
 
 
 def pack_tree(tree):

@@ -1,0 +1,111 @@
+"""Kernels specialised to user code, compiled once per machine.
+
+Passing a user function (a question's answer, a criterion's impurity) to a kernel as a
+function value costs an indirect call per use; passing it as a dispatcher argument makes
+numba specialise the kernel but never reuse the specialisation in a new process (numba
+issues #2956, #6264). The way out taken here: write the specialised kernel as a real Python
+module whose source names the user functions as globals, once per machine, into treekit's
+kernel directory; numba's ``cache=True`` then keys the machine code on that file, so every
+later process loads it. The file's name is a hash of its source and of the user functions'
+source, so changing either makes a new file; an unchanged file is never rewritten (a new
+timestamp would invalidate numba's cache).
+
+The user functions are injected as globals before the module runs (nothing is imported by
+name), so a function defined in a test file works like a built-in one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+import threading
+import warnings
+
+from treekit_core.kernels.compiling import JIT_DISABLED, jit
+
+
+class CompilationNotice(UserWarning):
+    """Tells the user that kernels are being compiled for the first time on this machine."""
+
+
+def kernel_directory() -> str:
+    """Where generated kernel modules live: ``TREEKIT_KERNEL_DIR``, else a per-user folder
+    in the user's cache directory, else in the temporary directory."""
+    configured = os.environ.get("TREEKIT_KERNEL_DIR")
+    candidates = [configured] if configured else []
+    home_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    candidates.append(os.path.join(home_cache, "treekit", "kernels"))
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    candidates.append(os.path.join(tempfile.gettempdir(), f"treekit-kernels-{uid}"))
+    for folder in candidates:
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if os.access(folder, os.W_OK):
+                return folder
+        except OSError:
+            continue
+    raise OSError(f"no writable folder for treekit's generated kernels among {candidates}")
+
+
+def function_source(function) -> str:
+    """What identifies a user function's code: its qualified name and source."""
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        source = repr(function.__code__.co_code)
+    return f"{function.__module__}.{function.__qualname__}\n{source}"
+
+
+_modules: dict = {}
+_lock = threading.Lock()
+
+
+def generated_module(prefix: str, source: str, functions: dict, what: str):
+    """The module with ``source``, whose globals ``functions`` (name -> plain Python
+    function) are compiled with treekit's jit and injected before it runs. Loaded once per
+    process, written once per machine; ``what`` names the kernels in the first-compile
+    notice."""
+    digest = hashlib.sha256(source.encode())
+    for name in sorted(functions):
+        digest.update(f"{name}\n{function_source(functions[name])}".encode())
+    name = f"treekit_{prefix}_{digest.hexdigest()[:20]}"
+    module = _modules.get(name)
+    if module is not None:
+        return module
+    with _lock:
+        module = _modules.get(name)
+        if module is None:
+            module = _load(name, source, functions, what)
+            _modules[name] = module
+    return module
+
+
+def _load(name, source, functions, what):
+    path = os.path.join(kernel_directory(), name + ".py")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            current = handle.read()
+    except OSError:
+        current = None
+    if current != source:
+        warnings.warn(
+            f"treekit: compiling {what} (once per machine; later processes load them from "
+            "the cache)",
+            CompilationNotice,
+            stacklevel=5,
+        )
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        os.replace(temporary, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    for global_name, function in functions.items():
+        setattr(module, global_name, function if JIT_DISABLED else jit()(function))
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
