@@ -328,3 +328,37 @@ def test_gain_ratio_turns_the_choice_from_many_branches_to_two():
     ).fit(X, y)
     assert plain.tree_.question_of(0).name == "multiway" and plain.tree_.n_children[0] == 12
     assert ratio.tree_.question_of(0).name == "threshold" and ratio.tree_.feature[0] == 1
+
+
+@pytest.mark.parametrize(
+    "corrupt,message",
+    [
+        (lambda t: t["child_shares"].__setitem__(0, "nan"), "child_shares"),
+        (lambda t: t["child_shares"].__setitem__(0, 7.0), "sum to 1"),
+        (lambda t: t["child_start"].__setitem__(1, 10**6), "child_start|child_ids"),
+        (lambda t: t["question"].__setitem__(0, 9), "question"),
+        (lambda t: t["question"].__setitem__(len(t["question"]) - 1, 0), "question"),
+        (lambda t: t["questions"].__setitem__(0, "os.system"), "unknown question 'os.system'"),
+        (lambda t: t["node_fields"]["category_mask"].__setitem__(t["_subset"], -3.0), "mask"),
+        (lambda t: t["node_fields"].pop("category_mask"), "category_mask"),
+        (lambda t: t["feature"].__setitem__(t["_subset"], 99), "feature"),
+    ],
+)
+def test_a_corrupt_tree_in_a_model_file_is_refused_naming_the_field(corrupt, message):
+    X, y = nominal_data()
+    model = TreeClassifier(criterion="entropy", max_depth=3, categorical_features=[0]).fit(X, y)
+    payload = json.loads(model.to_json())
+    tree = payload["tree"]
+    subset = tree["questions"].index("subset")
+    tree["_subset"] = tree["question"].index(subset)
+    corrupt(tree)
+    del tree["_subset"]
+    with pytest.raises(Exception, match=message):
+        TreeClassifier.from_json(json.dumps(payload))
+
+
+def test_a_version_1_file_with_an_unknown_question_code_is_refused():
+    payload = json.loads((FIXTURES / "subset_missing.json").read_text())
+    payload["tree"]["node_fields"]["question"][7] = 5.0
+    with pytest.raises(ValueError, match="codes other than 0, 1, 2"):
+        TreeClassifier.from_json(json.dumps(payload))

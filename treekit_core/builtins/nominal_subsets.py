@@ -23,6 +23,15 @@ def category_statistics(codes, weights, evidence, m):
     return sums, np.bincount(codes, weights=weights, minlength=m), np.bincount(codes, minlength=m)
 
 
+def known_category_statistics(X, evidence, rows, row_weights, feature, m):
+    """Per category of ``feature`` among the node's rows with a known value: weighted
+    evidence sums (m x K), weight and row count."""
+    x = X[rows, feature]
+    known = ~np.isnan(x)
+    codes = x[known].astype(np.int64)
+    return category_statistics(codes, row_weights[known], evidence[rows[known]], m)
+
+
 def candidate_subsets(sums, weight, present):
     """Subsets (as lists of category codes) worth evaluating."""
     categories = np.flatnonzero(present)
@@ -87,15 +96,9 @@ def subset_split(
 ):
     """(drop scaled by the known fraction, bit mask, share of the known weight in the subset,
     known weight) for one nominal feature."""
-    x = X[rows, feature]
-    known = ~np.isnan(x)
-    if known.sum() < 2:
-        return -np.inf, 0, 0.5, 0.0
-    codes = x[known].astype(np.int64)
-    weights = row_weights[known]
-    sums, weight, counts = category_statistics(codes, weights, evidence[rows[known]], m)
+    sums, weight, counts = known_category_statistics(X, evidence, rows, row_weights, feature, m)
     known_weight = weight.sum()
-    if known_weight <= 0:
+    if counts.sum() < 2 or known_weight <= 0:
         return -np.inf, 0, 0.5, 0.0
     parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
     drop, subset = best_subset(
@@ -130,10 +133,7 @@ def multiway_split(
     split with one branch per category (all m of them; a category absent here gets an
     empty branch). Admissible when two or more categories are present and each present
     one has min_samples_leaf rows and min_weight_leaf weight; else the drop is -inf."""
-    x = X[rows, feature]
-    known = ~np.isnan(x)
-    codes = x[known].astype(np.int64)
-    sums, weight, counts = category_statistics(codes, row_weights[known], evidence[rows[known]], m)
+    sums, weight, counts = known_category_statistics(X, evidence, rows, row_weights, feature, m)
     known_weight = weight.sum()
     present = counts > 0
     if (
