@@ -155,8 +155,19 @@ def _answer_of(question_class):
     return answer
 
 
+_by_kinds: dict = {}
+
+
 def routing_kernels(question_classes: tuple):
-    """The generated kernel module for these question kinds (in this order)."""
+    """The generated kernel module for these question kinds (in this order). Called per
+    node while a tree grows, so the module is remembered by the classes themselves."""
+    module = _by_kinds.get(question_classes)
+    if module is None:
+        module = _by_kinds[question_classes] = _generate(question_classes)
+    return module
+
+
+def _generate(question_classes: tuple):
     kinds = ", ".join(f"{cls.name}={_answer_of(cls).__qualname__}" for cls in question_classes)
     source = _TEMPLATE.format(kinds=kinds, dispatch=_dispatch_source(len(question_classes)))
     answers = {f"answer_{k}": _answer_of(cls) for k, cls in enumerate(question_classes)}
