@@ -7,7 +7,8 @@ import attrs
 import numpy as np
 import pytest
 
-from treekit_core import Criterion, Labeler
+from treekit_core import Criterion, Labeler, Question
+from treekit_core.builtins import Multiway
 from treekit_core.builtins.splitters import Exhaustive
 from treekit_core.registry import get_registry
 from treekit_core.testing import (
@@ -15,6 +16,7 @@ from treekit_core.testing import (
     check_component,
     check_criterion,
     check_labeler,
+    check_question,
     check_splitter,
 )
 from treekit_core.testing.pytest_plugin import treekit_check, treekit_registry  # noqa: E402,F401
@@ -107,6 +109,7 @@ def test_every_builtin_component_passes():
         "pruner",
         "evaluator",
         "propagator",
+        "question",
     ):
         for name, info in registry.components(kind).items():
             if name == "variance":
@@ -120,3 +123,34 @@ def test_pytest_plugin_fixtures(treekit_check, treekit_registry):  # noqa: F811
     treekit_check.component(Exhaustive)
     with pytest.raises(ConformanceError):
         treekit_check.criterion(Negative)
+
+
+def _answers_out_of_range(x, feature, threshold, params, n_branches):
+    return 7
+
+
+def _answers_although_missing(x, feature, threshold, params, n_branches):
+    return 0 if x[feature] <= threshold else 1  # NaN <= t is False: branch 1, not missing
+
+
+@attrs.define(slots=False)
+class OutOfRange(Question):
+    name: ClassVar[str] = "out_of_range"
+    answer: ClassVar[object] = staticmethod(_answers_out_of_range)
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        return ["a", "b"]
+
+
+@attrs.define(slots=False)
+class IgnoresMissing(OutOfRange):
+    name: ClassVar[str] = "ignores_missing"
+    answer: ClassVar[object] = staticmethod(_answers_although_missing)
+
+
+def test_question_kinds_breaking_the_contract_are_caught():
+    with pytest.raises(ConformanceError, match="returned 7, outside"):
+        check_question(OutOfRange)
+    with pytest.raises(ConformanceError, match="tested feature is missing"):
+        check_question(IgnoresMissing)
+    check_question(Multiway, n_branches=5)

@@ -238,9 +238,56 @@ def check_json_round_trip(model, X):
         raise ConformanceError("the model's JSON round trip changes its predictions")
 
 
+def check_question(question, n_branches: int = 2, n_features: int = 4, seed: int = 0):
+    """A question kind's contract: ``answer`` compiles with numba and gives, on random rows
+    (negative, fractional and missing values included), a branch in ``[0, n_branches)`` or
+    ``MISSING_BRANCH``, the same compiled and as plain Python; a missing tested value gives
+    ``MISSING_BRANCH``; ``branch_texts`` words every branch; ``check_node`` accepts a well
+    formed node. ``n_branches`` is what the kind asks (2 for binary kinds)."""
+    from treekit_core.components import MISSING_BRANCH, QuestionTextContext
+    from treekit_core.kernels.question_routing import routing_kernels
+
+    instance = _instance(question)
+    cls = type(instance)
+    if not callable(cls.answer):
+        _fail(instance, "has no `answer` function")
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(0, 4, size=(200, n_features)), 1)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:5, 0] = np.nan  # the tested feature missing
+    params = np.arange(1.0, n_features + 1.0)
+    feature, threshold = 0, 0.5
+    try:
+        kernels = routing_kernels((cls,))
+        compiled = [
+            int(kernels.dispatch(0, X[i], feature, threshold, params, n_branches))
+            for i in range(X.shape[0])
+        ]
+    except Exception as exc:  # numba's typing errors are many classes
+        _fail(instance, f"`answer` does not compile in numba's nopython mode: {exc}")
+    plain = [int(cls.answer(X[i], feature, threshold, params, n_branches)) for i in range(200)]
+    if compiled != plain:
+        _fail(instance, "`answer` gives different branches compiled and as plain Python")
+    bad = [b for b in compiled if not (b == MISSING_BRANCH or 0 <= b < n_branches)]
+    if bad:
+        _fail(instance, f"`answer` returned {bad[0]}, outside [0, {n_branches}) and not -1")
+    if any(b != MISSING_BRANCH for b in compiled[:5]):
+        _fail(instance, "`answer` gives a branch when the tested feature is missing")
+    context = QuestionTextContext([f"x{j}" for j in range(n_features)], {}, 4)
+    texts = instance.branch_texts(feature, threshold, params, n_branches, context)
+    if len(texts) != n_branches or not all(isinstance(t, str) and t for t in texts):
+        _fail(instance, f"`branch_texts` must give {n_branches} non-empty strings, got {texts!r}")
+    problem = instance.check_node(feature, threshold, params, n_branches, n_features)
+    if problem is not None:
+        _fail(instance, f"`check_node` refuses a well formed node: {problem}")
+
+
 def check_component(component, params=None):
     """Run the checks for the component's kind."""
     instance = _instance(component, params)
+    if instance.kind == "question":  # not part of a composition: its own checks only
+        check_question(instance)
+        return
     checks = {
         "criterion": check_criterion,
         "splitter": check_splitter,
@@ -274,6 +321,7 @@ __all__ = [
     "check_json_round_trip",
     "check_labeler",
     "check_pruner",
+    "check_question",
     "check_splitter",
     "small_data",
 ]

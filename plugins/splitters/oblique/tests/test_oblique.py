@@ -89,3 +89,10 @@ def test_a_version_1_oblique_model_file_loads_and_predicts_identically():
     expected = json.loads((fixtures / "oblique.expected.json").read_text())
     X = np.array(expected["X"], dtype=np.float64)
     np.testing.assert_array_equal(model.predict_proba(X), np.array(expected["proba"]))
+
+
+def test_the_oblique_question_meets_the_question_contract():
+    from treekit_core.testing import check_question
+    from treekit_oblique import ObliqueQuestion
+
+    check_question(ObliqueQuestion)
