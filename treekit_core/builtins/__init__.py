@@ -5,6 +5,7 @@ One module per kind (``criteria``, ``splitters``, ``propagators``, ``labelers``,
 public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's choice).
 """
 
+from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
 from treekit_core.builtins.evaluators import HardEvaluator
@@ -39,6 +40,7 @@ __all__ = [
     "Variance",
     "best_nominal_split",
     "c45_choice",
+    "c45_nominal_split",
 ]
 
 

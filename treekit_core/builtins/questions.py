@@ -39,10 +39,6 @@ def multiway_answer(x, feature, threshold, params, n_branches):
     return np.int64(value)
 
 
-def _number(value, decimals) -> str:
-    return f"{value:.{decimals}f}"
-
-
 @attrs.define(slots=False)
 class Threshold(Question):
     """x[feature] <= threshold (branch 0, "yes") or > threshold (branch 1)."""
@@ -53,8 +49,9 @@ class Threshold(Question):
     compares_threshold: ClassVar[bool] = True
 
     def branch_texts(self, feature, threshold, params, n_branches, context):
-        name, value = context.feature_names[feature], _number(threshold, context.decimals)
-        return [f"{name} <= {value}", f"{name} >  {value}"]
+        name, value = context.feature_names[feature], context.number(threshold)
+        wider = " " if context.style == "sklearn" else ""  # scikit-learn aligns the values
+        return [f"{name} <= {value}", f"{name} >{wider} {value}"]
 
     def check_node(self, feature, threshold, params, n_branches, n_features):
         problem = super().check_node(feature, threshold, params, n_branches, n_features)
@@ -86,8 +83,10 @@ class Subset(Question):
         levels = context.categories.get(int(feature))
         limit = len(levels) if levels is not None else MAX_CATEGORIES
         names = [category_name(context, feature, c) for c in range(limit) if (mask >> c) & 1]
-        inside = "{" + ", ".join(names) + "}"
         name = context.feature_names[feature]
+        if len(names) == 1:  # one category against the rest, worded as J48 -B does
+            return [f"{name} = {names[0]}", f"{name} != {names[0]}"]
+        inside = "{" + ", ".join(names) + "}"
         return [f"{name} in {inside}", f"{name} not in {inside}"]
 
     def check_node(self, feature, threshold, params, n_branches, n_features):

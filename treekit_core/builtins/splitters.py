@@ -7,10 +7,13 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
 from treekit_core.components import Split, Splitter
 
 NOMINAL_SPLITS = ("subset", "multiway")
+#: Weka's comparison tolerance (Utils.SMALL).
+WEKA_SMALL = 1e-6
 
 
 @attrs.define(slots=False)
@@ -121,14 +124,19 @@ class Exhaustive(Splitter):
 
 @attrs.define(slots=False)
 class C45(Splitter):
-    """C4.5 release 8's numeric split rules (as Weka's J48), docs/algorithms.md section 1.1.
+    """C4.5 release 8's split rules (as Weka 3.6's J48), docs/algorithms.md section 1.1.
 
-    Per feature: cuts between values more than 1e-5 apart with at least
+    Numeric feature: cuts between values more than 1e-5 apart with at least
     MinSplit = clamp(0.1 * known weight / n_classes, min_objects, 25) weight on each side;
-    gain on the known values times their weight fraction; minus log2(Tries) / |D|. Among
-    features with a positive gain, those with at least the average gain (minus 1e-3)
-    compete on gain ratio. The threshold snaps to the largest training value not above the
-    midpoint. The gain uses the composition's criterion: ``criterion="entropy"`` gives C4.5.
+    gain on the known values times their weight fraction; minus log2(Tries) / |D|. The
+    threshold snaps to the largest training value not above the midpoint.
+    Nominal feature (:mod:`treekit_core.builtins.c45_nominal`): one branch per category
+    (valid when two categories hold min_objects), or with ``binary_nominal=True`` (J48
+    ``-B``) "= v" against the rest.
+    Features with a valid split and at least the average gain (minus 1e-3) compete on gain
+    ratio; as J48, a nominal feature with at least 0.3 x n_training_rows categories counts
+    in the average only when every feature is such. The gain uses the composition's
+    criterion: ``criterion="entropy"`` gives C4.5.
     """
 
     name: ClassVar[str] = "c45"
@@ -137,9 +145,7 @@ class C45(Splitter):
         "C4.5 release 8 gain ratio with MinSplit, MDL penalty and average-gain filter"
     )
     min_objects: float = attrs.field(default=2.0, validator=attrs.validators.gt(0))
-
-    def check_data(self, data) -> None:
-        data.refuse_nominal(self)
+    binary_nominal: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.c45 import c45_feature_scores
@@ -173,6 +179,7 @@ class C45(Splitter):
             data.evidence,
             node.rows,
             node.row_weights,
+            data.weight,
             features,
             float(self.min_objects),
             data.n_classes,
@@ -184,20 +191,48 @@ class C45(Splitter):
         threshold = np.full(m, np.nan)
         for index in np.flatnonzero(~np.isnan(info_gain)):
             values = sorted_values[features[index]]
-            threshold[index] = values[np.searchsorted(values, split_point[index], side="right") - 1]
+            # J48's setSplitPoint: the largest value v with v - split point < 1e-6
+            at = np.searchsorted(values, split_point[index] + WEKA_SMALL, side="left") - 1
+            threshold[index] = values[at]
         return info_gain, gain_ratio, threshold, left_weight
 
     def find_split(self, state, node, rules):
         if node.weight < 2 * self.min_objects:
             return None
-        info_gain, gain_ratio, threshold, left_weight = self.feature_scores(
-            state, node, node.features
+        features = node.features
+        data = state[3]
+        nominal = (
+            data.n_categories[features] > 0
+            if data.n_categories is not None
+            else np.zeros(features.size, dtype=bool)
         )
-        best = c45_choice(info_gain, gain_ratio)
+        m = features.shape[0]
+        info_gain, gain_ratio = np.full(m, np.nan), np.zeros(m)
+        threshold, left_weight = np.zeros(m), np.zeros(m)
+        numeric = np.flatnonzero(~nominal)
+        if numeric.size:
+            scores = self.feature_scores(state, node, np.ascontiguousarray(features[numeric]))
+            info_gain[numeric], gain_ratio[numeric], threshold[numeric], left_weight[numeric] = (
+                scores
+            )
+        splits = {}
+        for position in np.flatnonzero(nominal):
+            found = c45_nominal_split(
+                state[1:4], node, int(features[position]), self.min_objects, self.binary_nominal
+            )
+            if found is not None:
+                info_gain[position], gain_ratio[position], splits[position] = found
+        # J48: a nominal feature with very many categories counts in the average gain only
+        # when every feature is one
+        many = nominal & (data.n_categories[features] >= 0.3 * data.n_samples)
+        in_average = None if many.all() else ~many
+        best = c45_choice(info_gain, gain_ratio, in_average)
         if best < 0:
             return None
+        if best in splits:
+            return splits[best]
         return Split(
-            int(node.features[best]),
+            int(features[best]),
             float(threshold[best]),
             float(info_gain[best]),
             {"gain_ratio": float(gain_ratio[best]), "missing_left": float(left_weight[best])},
@@ -206,14 +241,17 @@ class C45(Splitter):
     node_field_names = ("gain_ratio", "missing_left")
 
 
-def c45_choice(info_gain, gain_ratio) -> int:
+def c45_choice(info_gain, gain_ratio, in_average=None) -> int:
     """C4.5 release 8's choice among features (NaN gain: no usable cut): the first, in
     feature order, of the best gain ratio among those whose gain is at least the average
-    gain minus 1e-3; -1 when none qualifies."""
+    gain minus 1e-3; -1 when none qualifies. ``in_average`` (default: every usable feature)
+    says which usable features count in the average (J48 leaves out nominal features with
+    very many categories)."""
     usable = ~np.isnan(info_gain)
-    if not usable.any():
+    counted = usable if in_average is None else usable & in_average
+    if not counted.any():
         return -1
-    average = info_gain[usable].mean()
+    average = info_gain[counted].mean()
     best, best_ratio = -1, 0.0
     for index in np.flatnonzero(usable):
         if info_gain[index] >= average - 1e-3 and gain_ratio[index] > best_ratio + 1e-6:

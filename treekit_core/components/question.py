@@ -86,3 +86,13 @@ class QuestionTextContext:
     feature_names: list  #: one name per feature
     categories: dict  #: nominal feature index -> category names (may be empty)
     decimals: int = 4
+    #: "sklearn" (scikit-learn's export_text) or "j48" (Weka's J48 output)
+    style: str = "sklearn"
+
+    def number(self, value: float) -> str:
+        """A threshold as the style prints it: fixed ``decimals``, or Weka's
+        ``Utils.doubleToString(value, 6)`` (6 decimals, trailing zeros dropped)."""
+        if self.style != "j48":
+            return f"{value:.{self.decimals}f}"
+        text = f"{value:.6f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text

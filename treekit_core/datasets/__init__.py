@@ -27,6 +27,10 @@ DATASETS = {
     "lenses": "24 x 4 nominal, hard/soft/none; UCI contact lenses (Weka's copy)",
     "balance_scale": "625 x 4, L/B/R; UCI balance scale, generated from its definition",
     "soybean": "683 x 35 nominal with missing values, 19 classes; UCI soybean (large), Weka's copy",
+    "vote": "435 x 16 nominal (y/n) with missing values, democrat/republican; "
+    "UCI congressional voting records, Weka's copy",
+    "labor": "57 x 16 (8 numeric, 8 nominal) with missing values, bad/good; "
+    "UCI labor relations, Weka's copy",
 }
 MISSING = {"", "?", "NA"}
 

@@ -411,7 +411,11 @@ class TreeClassifier(ComposedEstimatorMixin):
         self._check_fitted()
         return self.tree_.n_leaves
 
-    def export_text(self, decimals: int = 4, show_distribution: bool = True) -> str:
+    def export_text(
+        self, decimals: int = 4, show_distribution: bool = True, style: str = "sklearn"
+    ) -> str:
+        """The tree as text: ``style="sklearn"`` (scikit-learn's export_text) or ``"j48"``
+        (Weka's J48 output, line for line)."""
         self._check_fitted()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         return export_text(
@@ -421,6 +425,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             decimals,
             show_distribution,
             getattr(self, "categories_", {}),
+            style,
         )
 
     # -- JSON -----------------------------------------------------------------------

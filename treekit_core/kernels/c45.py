@@ -22,7 +22,7 @@ def weight_log2(x):
     return x * math.log2(x)
 
 
-C45_SIGNATURE = types.void(IMPURITY_TYPE, F1, F2A, F2C, I1, F1, I1, f8, i8, F1, F1, F1, F1)
+C45_SIGNATURE = types.void(IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, I1, f8, i8, F1, F1, F1, F1)
 
 
 @jit(C45_SIGNATURE)
@@ -33,6 +33,7 @@ def c45_feature_scores(
     evidence,
     rows,
     row_weights,
+    sample_weight,
     features,
     min_objects,
     n_classes_total,
@@ -47,6 +48,11 @@ def c45_feature_scores(
 
     The gain uses the composition's impurity on the samples with a known value, scaled by
     their weight fraction: with criterion "entropy" this is C4.5's information gain in bits.
+
+    J48 requires 2 x MinSplit *instances* with a known value, counting a fractional copy of
+    an instance (missing values) as one. Here an instance counts its sample weight
+    (``sample_weight``, indexed by row): the same for unit weights, and a row of integer
+    weight w counts as its w duplicates would.
     """
     n = rows.shape[0]
     n_classes = evidence.shape[1]
@@ -68,12 +74,16 @@ def c45_feature_scores(
             X, evidence, rows, row_weights, f, unsorted, values, weighted, weights
         )
         known_weight = sum_known(weighted, weights, known, known_sums)
+        instances = 0.0
+        for j in range(n):
+            if not np.isnan(X[rows[j], f]):
+                instances += sample_weight[rows[j]]
         min_split = 0.1 * known_weight / n_classes_total
         if min_split <= min_objects + SMALL:
             min_split = min_objects
         elif min_split > 25.0 + SMALL:
             min_split = 25.0
-        if known < 2 * min_split:
+        if instances < 2 * min_split - SMALL:
             continue
         unknown_rate = (node_weight - known_weight) / node_weight
         parent_impurity = impurity(known_sums, known_weight, params)

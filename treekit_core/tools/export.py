@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.tree import Tree
 
@@ -13,12 +15,19 @@ def export_text(
     decimals: int = 4,
     show_distribution: bool = True,
     categories: dict | None = None,
+    style: str = "sklearn",
 ) -> str:
-    """Readable rules, one line per node, indented by depth (like sklearn's export_text).
-    ``categories`` maps a nominal feature's index to its category names."""
+    """Readable rules, one line per node, indented by depth. ``categories`` maps a nominal
+    feature's index to its category names. ``style="sklearn"`` words them like
+    scikit-learn's export_text; ``style="j48"`` like Weka's J48 (``attr = value: class
+    (weight/errors)``), line for line, so the two can be diffed."""
+    if style not in ("sklearn", "j48"):
+        raise ValueError(f"style must be 'sklearn' or 'j48', got {style!r}")
     classes = _classes(tree, class_names)
     lines = []
-    context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals)
+    context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals, style)
+    if style == "j48":
+        return j48_text(tree, classes, context)
 
     def leaf_text(node):
         return leaf_label(tree, node, classes, decimals, show_distribution)
@@ -32,6 +41,39 @@ def export_text(
         for text, child in zip(branch_texts(tree, node, context), kids, strict=True):
             lines.append(f"{indent}|--- {text}")
             walk(int(child), depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines) + "\n"
+
+
+def j48_leaf_label(tree: Tree, node: int, classes) -> str:
+    """``class (weight/errors)`` as J48 prints a leaf: numbers rounded to 2 decimals as
+    Weka's Utils.roundDouble, the errors only when there are some."""
+    decided = tree.decision[node]
+    weight = tree.weight[node]
+    errors = weight - (tree.class_sums[node, decided] if decided >= 0 else 0.0)
+    text = f"{'abstain' if decided < 0 else classes[decided]} ({_java_round(weight)}"
+    return text + (f"/{_java_round(errors)})" if errors > 1e-6 else ")")
+
+
+def _java_round(value: float) -> str:
+    return repr(math.floor(value * 100 + 0.5) / 100)
+
+
+def j48_text(tree: Tree, classes, context: QuestionTextContext) -> str:
+    if tree.is_leaf[0]:
+        return f": {j48_leaf_label(tree, 0, classes)}\n"
+    lines = []
+
+    def walk(node, depth):
+        kids = tree.children(node)
+        for text, child in zip(branch_texts(tree, node, context), kids, strict=True):
+            line = "|   " * depth + text
+            if tree.is_leaf[child]:
+                lines.append(f"{line}: {j48_leaf_label(tree, int(child), classes)}")
+            else:
+                lines.append(line)
+                walk(int(child), depth + 1)
 
     walk(0, 0)
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ import numpy as np
 
 from treekit_core.components import Pruner, Split
 from treekit_core.engine.grow import Node, child_bounds
+from treekit_core.engine.questions import split_branches, training_shares
 from treekit_core.engine.tree import Tree, TreeAssembler
 
 #: Weka's comparison tolerance (Utils.SMALL).
@@ -74,11 +75,20 @@ class _Pruning:
         self.propagation_state = self.propagator.prepare(self.data)
 
     # -- data through the tree ------------------------------------------------------
-    def split_rows(self, node: _Node, rows, row_weights):
-        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None, node.bounds)
-        return self.propagator.propagate(
-            self.propagation_state, self.data, probe, self.split_of(node)
+    def split_rows(self, node: _Node, rows, row_weights, keep_shares: bool = False):
+        """The rows of each branch of ``node``. As J48 (resetDistribution), a row that
+        cannot answer is shared by the branches' shares of *these* rows' known weight, so a
+        raised subtree re-shares missing values by the data it now receives; with
+        ``keep_shares`` the node keeps those shares (they decide predictions too)."""
+        split = self.split_of(node)
+        shares = training_shares(
+            split_branches(self.data.X, rows, split), row_weights, split.n_branches
         )
+        split.branch_shares = tuple(shares)
+        if keep_shares:
+            node.shares = split.branch_shares
+        probe = Node(rows, row_weights, None, 0.0, 0.0, 0, None, node.bounds)
+        return self.propagator.propagate(self.propagation_state, self.data, probe, split)
 
     @staticmethod
     def split_of(node: _Node) -> Split:
@@ -126,7 +136,7 @@ class _Pruning:
         node.class_sums, node.weight = self.statistics(rows, row_weights)
         kids = tree.children(node_id)
         if kids.size:
-            branches = self.split_rows(node, rows, row_weights)
+            branches = self.split_rows(node, rows, row_weights, keep_shares=True)
             boxes = self.child_bounds(node)
             node.children = [
                 self.build(tree, int(child), r, w, box)
@@ -138,7 +148,7 @@ class _Pruning:
         node.rows, node.row_weights, node.bounds = rows, row_weights, bounds
         node.class_sums, node.weight = self.statistics(rows, row_weights)
         if not node.is_leaf:
-            branches = self.split_rows(node, rows, row_weights)
+            branches = self.split_rows(node, rows, row_weights, keep_shares=True)
             for child, (r, w), box in zip(
                 node.children, branches, self.child_bounds(node), strict=True
             ):

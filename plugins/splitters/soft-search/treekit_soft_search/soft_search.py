@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter
-from treekit_core.builtins import C45, best_nominal_split, c45_choice
+from treekit_core.builtins import C45, best_nominal_split, c45_choice, c45_nominal_split
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 
@@ -125,17 +125,12 @@ class SoftSearch(Splitter):
             )
             threshold[position], missing_share[position] = theta, share
         nominal_splits = {}
-        for position in np.flatnonzero(nominal):  # subset questions: gain and gain ratio
-            split, ratio = best_nominal_split(
-                (state["impurity"], state["params"], state["data"]),
-                node,
-                rules,
-                features[position : position + 1],
-                gain_ratio=True,
+        for position in np.flatnonzero(nominal):  # C4.5's multi-way split, as the c45 splitter
+            found = c45_nominal_split(
+                state["c45_state"][1:4], node, int(features[position]), c45.min_objects, False
             )
-            if split is not None and split.improvement > C45_SMALL:
-                info_gain[position], gain_ratio[position] = split.improvement, ratio
-                nominal_splits[position] = split
+            if found is not None:
+                info_gain[position], gain_ratio[position], nominal_splits[position] = found
         exact = np.flatnonzero(~uncertain & ~nominal)
         if exact.size:
             scores = c45.feature_scores(

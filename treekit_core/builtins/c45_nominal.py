@@ -1,0 +1,115 @@
+"""C4.5 release 8's splits on a nominal feature, as Weka 3.6's J48 makes them
+(docs/algorithms.md section 1.1; J48's C45Split and BinC45Split).
+
+Per feature, on the node's rows whose value is known, with W the node's weight and W_k the
+known weight:
+
+* multi-way (default): one branch per category of the feature (every category seen in
+  training, so a category absent at the node gets an empty branch); valid when at least two
+  categories hold min_objects weight;
+* binary (J48 ``-B``): "= v" against "!= v" for every category v holding min_objects
+  weight whose two sides both hold it; the first v (in category order) is taken, then any
+  later v with a larger gain ratio.
+
+gain = (W_k / W) (H(known) - sum_b (w_b / W_k) H(b)), 0 when that is within 1e-6 of 0;
+gain ratio = gain / SplitInfo with SplitInfo = -sum_b (w_b / W) log2(w_b / W) - (u / W)
+log2(u / W) over the branches and the unknown weight u = W - W_k; 0 when SplitInfo is 0.
+A sample with the value missing goes down every branch with the branch's share of W_k.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.builtins.nominal_subsets import known_category_statistics, split_information
+
+#: Weka's comparison tolerance (Utils.SMALL).
+SMALL = 1e-6
+
+
+def _gain(impurity, params, sums, weight, node_weight):
+    """(gain, known weight) of a partition whose branches have class sums ``sums`` (b x K)
+    and weights ``weight`` (b)."""
+    known = weight.sum()
+    if known <= 0:
+        return 0.0, 0.0
+    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known, params)
+    children = sum(
+        weight[b] * impurity(np.ascontiguousarray(sums[b]), weight[b], params)
+        for b in np.flatnonzero(weight > 0)
+    )
+    gain = (known / node_weight) * (parent - children / known)
+    # Weka tests its numerator, gain x W_k in count units, against its tolerance.
+    return (0.0 if abs(gain * known) < SMALL else float(gain)), known
+
+
+def _ratio(gain, weight, node_weight):
+    info = split_information(weight, node_weight)
+    return 0.0 if abs(info * node_weight) < SMALL else gain / info
+
+
+def multiway_scores(impurity, params, sums, weight, node_weight, min_objects):
+    """(gain, gain ratio) of C45Split on one nominal feature, or None when not valid."""
+    if np.sum(weight >= min_objects - SMALL) < 2:
+        return None
+    gain, _ = _gain(impurity, params, sums, weight, node_weight)
+    return gain, _ratio(gain, weight, node_weight)
+
+
+def binary_scores(impurity, params, sums, weight, node_weight, min_objects):
+    """(gain, gain ratio, category) of BinC45Split on one nominal feature, or None when no
+    category qualifies. As J48: the first qualifying category is taken when it is category
+    0, any later one when its gain ratio is larger (category -1: valid, none taken)."""
+    valid, best = False, (0.0, 0.0, -1)
+    total_sums, total_weight = sums.sum(axis=0), weight.sum()
+    for v in range(weight.shape[0]):
+        if weight[v] < min_objects - SMALL:
+            continue
+        pair_weight = np.array([weight[v], total_weight - weight[v]])
+        if np.sum(pair_weight >= min_objects - SMALL) < 2:
+            continue
+        valid = True
+        pair_sums = np.vstack([sums[v], total_sums - sums[v]])
+        gain, _ = _gain(impurity, params, pair_sums, pair_weight, node_weight)
+        ratio = _ratio(gain, pair_weight, node_weight)
+        if v == 0 or ratio > best[1] + SMALL:
+            best = (gain, ratio, v)
+    return best if valid else None
+
+
+def c45_nominal_split(state, node, feature, min_objects, binary):
+    """(gain, gain ratio, Split) of C4.5's split of ``node`` on the nominal ``feature``, or
+    None when the feature has no valid split. ``state`` is (impurity, params, data)."""
+    from treekit_core.components import Split
+
+    impurity, params, data = state
+    m = int(data.n_categories[feature])
+    sums, weight, _ = known_category_statistics(
+        data.X, data.evidence, node.rows, node.row_weights, int(feature), m
+    )
+    known = weight.sum()
+    if binary:
+        scores = binary_scores(impurity, params, sums, weight, node.weight, min_objects)
+        if scores is None:
+            return None
+        gain, ratio, v = scores
+        share = weight[v] / known if v >= 0 and known > 0 else 0.5
+        split = Split(
+            int(feature),
+            -2.0,
+            gain,
+            {"category_mask": float(1 << max(v, 0)), "gain_ratio": ratio},
+            question="subset",
+            branch_shares=(share, 1.0 - share),
+        )
+        return gain, ratio, split
+    scores = multiway_scores(impurity, params, sums, weight, node.weight, min_objects)
+    if scores is None:
+        return None
+    gain, ratio = scores
+    shares = tuple(weight / known) if known > 0 else tuple(np.full(m, 1.0 / m))
+    split = Split(
+        int(feature), -2.0, gain, {"gain_ratio": ratio}, question="multiway", n_branches=m
+    )
+    split.branch_shares = shares
+    return gain, ratio, split
