@@ -201,11 +201,12 @@ class C45(Splitter):
             return None
         features = node.features
         data = state[3]
-        nominal = (
-            data.n_categories[features] > 0
+        categories = (
+            data.n_categories[features]
             if data.n_categories is not None
-            else np.zeros(features.size, dtype=bool)
+            else np.zeros(features.size, dtype=np.int64)
         )
+        nominal = categories > 0
         m = features.shape[0]
         info_gain, gain_ratio = np.full(m, np.nan), np.zeros(m)
         threshold, left_weight = np.zeros(m), np.zeros(m)
@@ -224,7 +225,7 @@ class C45(Splitter):
                 info_gain[position], gain_ratio[position], splits[position] = found
         # J48: a nominal feature with very many categories counts in the average gain only
         # when every feature is one
-        many = nominal & (data.n_categories[features] >= 0.3 * data.n_samples)
+        many = nominal & (categories >= 0.3 * data.n_samples)
         in_average = None if many.all() else ~many
         best = c45_choice(info_gain, gain_ratio, in_average)
         if best < 0:
