@@ -32,6 +32,7 @@ from treekit_core.components import (
     Split,
     Splitter,
     one_hot,
+    state_array,
 )
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
@@ -141,4 +142,5 @@ __all__ = [
     "one_hot",
     "registered",
     "reset_registry",
+    "state_array",
 ]

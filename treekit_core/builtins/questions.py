@@ -57,8 +57,8 @@ class Threshold(Question):
         problem = super().check_node(feature, threshold, params, n_branches, n_features)
         if problem is None and n_branches != 2:
             return f"{n_branches} branches; a threshold question has 2"
-        if problem is None and np.isnan(threshold):
-            return "threshold is NaN"
+        if problem is None and not np.isfinite(threshold):
+            return f"threshold {threshold!r} is not a finite number"
         return problem
 
 

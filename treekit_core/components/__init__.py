@@ -12,7 +12,7 @@ not meet them, naming both components and the capability (:data:`CAPABILITIES` s
 each means).
 """
 
-from treekit_core.components.base import ABSTAIN, Component, json_value
+from treekit_core.components.base import ABSTAIN, Component, json_value, state_array
 from treekit_core.components.confidence import Confidence
 from treekit_core.components.criterion import Criterion
 from treekit_core.components.evaluator import Evaluator
@@ -71,4 +71,5 @@ __all__ = [
     "Splitter",
     "json_value",
     "one_hot",
+    "state_array",
 ]

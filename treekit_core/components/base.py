@@ -24,6 +24,31 @@ def json_value(value):
     return value
 
 
+def state_array(
+    state, key: str, shape: tuple, where: str, *, allow_inf=False, minimum=None, integer=False
+) -> np.ndarray:
+    """``state[key]`` as a float array of exactly ``shape``, finite (or +-inf when
+    ``allow_inf``; never NaN), at least ``minimum``, integer-valued when ``integer``;
+    otherwise a ValueError saying ``model file: <where>.<key> ...`` and what was expected."""
+    field = f"model file: {where}.{key}"
+    if not isinstance(state, dict) or key not in state:
+        raise ValueError(f"{field} is missing")
+    try:
+        values = np.asarray(state[key], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{field} is not an array of numbers") from None
+    if values.shape != tuple(shape):
+        raise ValueError(f"{field} has shape {values.shape}, expected {tuple(shape)}")
+    bad = np.isnan(values) | (~np.isfinite(values) if not allow_inf else False)
+    if np.any(bad):
+        raise ValueError(f"{field} holds {'NaN' if allow_inf else 'NaN or infinite'} values")
+    if minimum is not None and (values < minimum).any():
+        raise ValueError(f"{field} holds values below {minimum}")
+    if integer and (values != np.round(values)).any():
+        raise ValueError(f"{field} must hold integers")
+    return values
+
+
 @attrs.define(slots=False)
 class Component:
     """Base of every component kind.
@@ -79,6 +104,13 @@ class Component:
     def check_data(self, data) -> None:
         """Raise ValueError when this component cannot handle the training data. Called once
         per fit, after the composition check, with the :class:`TrainingData`."""
+
+    def check_state(self, state, tree) -> None:
+        """Raise ValueError naming the field when ``state`` (what this component's ``fit``
+        returned, read back from a model file) does not fit ``tree``: lengths against the
+        tree's node, feature and class counts, finiteness, ranges. Called when a model is
+        loaded, before any kernel reads the state. Default: accept (components whose ``fit``
+        returns ``{}``). :func:`state_array` does the usual checks."""
 
     def check_composition(self, composition) -> None:
         """Raise CompositionError when the other components' *parameters* contradict this

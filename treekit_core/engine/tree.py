@@ -179,7 +179,7 @@ class Tree:
 
     @property
     def n_nodes(self) -> int:
-        return int(self.feature.shape[0])
+        return int(self.child_start.shape[0]) - 1
 
     @property
     def n_classes(self) -> int:
@@ -256,21 +256,27 @@ class Tree:
         """Second child of every node (-1 at leaves); binary trees only."""
         return self._binary_children()[1]
 
-    def structural_depth(self) -> int:
-        """Depth of the deepest leaf, computed from the children (not the stored depth),
-        one level at a time."""
+    def node_depths(self) -> np.ndarray:
+        """Every node's depth computed from the children (not the stored ``depth``), one
+        level at a time."""
         counts = self.n_children
+        depths = np.zeros(self.n_nodes, dtype=np.int64)
         frontier, depth = np.zeros(1, dtype=np.int64), 0
         while True:
             sizes = counts[frontier]
             total = int(sizes.sum())
             if total == 0:
-                return depth
+                return depths
             offsets = np.repeat(self.child_start[frontier] - np.cumsum(sizes) + sizes, sizes)
             frontier = self.child_ids[offsets + np.arange(total)]
             depth += 1
             if depth > self.n_nodes:
                 raise ValueError("tree field 'child_ids' forms a cycle")
+            depths[frontier] = depth
+
+    def structural_depth(self) -> int:
+        """Depth of the deepest leaf, computed from the children (not the stored depth)."""
+        return int(self.node_depths().max())
 
     def leaves_under(self) -> np.ndarray:
         """Number of leaves in the subtree of every node."""
@@ -379,15 +385,17 @@ class Tree:
         missing = [name for name in _ARRAY_FIELDS if name not in payload]
         if missing:
             raise ValueError(f"tree payload lacks the fields {missing}")
-        arrays = {}
-        for name, dtype in _ARRAY_FIELDS.items():
-            try:
-                arrays[name] = np.asarray(decode_floats(payload[name]), dtype=dtype)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"tree field {name!r} is not an array of numbers: {exc}") from None
-        n_classes = len(payload["class_sums"][0]) if payload["class_sums"] else 0
+        arrays = {name: _read_array(payload, name, dtype) for name, dtype in _ARRAY_FIELDS.items()}
+        n = _node_count(arrays)
+        if n > MAX_NODES:
+            raise ValueError(f"tree has {n} nodes; model files may hold at most {MAX_NODES}")
         for name in ("class_sums", "value"):
-            arrays[name] = arrays[name].reshape(-1, n_classes)
+            if arrays[name].ndim != 2 or arrays[name].shape[0] != n:
+                raise ValueError(
+                    f"tree field {name!r} must be {n} rows of class values (one per node)"
+                )
+        if not isinstance(payload.get("n_features"), int) or payload["n_features"] < 1:
+            raise ValueError("tree field 'n_features' must be a positive integer")
         names = payload.get("questions", ["threshold"])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError("tree field 'questions' must be a list of question kind names")
@@ -414,8 +422,21 @@ class Tree:
                 continue
             if getattr(self, name).shape[0] != n:
                 raise ValueError(
-                    f"tree field {name!r} has {getattr(self, name).shape[0]} rows, expected {n}"
+                    f"tree field {name!r} has {getattr(self, name).shape[0]} entries, expected "
+                    f"{n} (one per node)"
                 )
+        if not np.isfinite(self.threshold).all():
+            raise ValueError("tree field 'threshold' must hold finite numbers")
+        for name in ("class_sums", "weight", "impurity"):
+            values = getattr(self, name)
+            if not np.isfinite(values).all() or (name != "impurity" and (values < 0).any()):
+                raise ValueError(f"tree field {name!r} must hold finite numbers >= 0")
+        if (self.n_samples < 0).any():
+            raise ValueError("tree field 'n_samples' must hold counts >= 0")
+        if not np.isfinite(self.value).all() or (self.value < 0).any():
+            raise ValueError("tree field 'value' must hold finite probabilities >= 0")
+        if ((self.decision < -1) | (self.decision >= self.n_classes)).any():
+            raise ValueError("tree field 'decision' holds a class index out of range")
         start, ids = self.child_start, self.child_ids
         if start.shape != (n + 1,) or start[0] != 0 or (np.diff(start) < 0).any():
             raise ValueError("tree field 'child_start' must hold n_nodes + 1 rising offsets from 0")
@@ -438,6 +459,10 @@ class Tree:
             raise ValueError("tree field 'question' must be -1 at leaves and >= 0 elsewhere")
         if (q >= len(self.questions)).any():
             raise ValueError("tree field 'question' names a kind outside 'questions'")
+        if (self.feature[~internal] != LEAF).any():
+            raise ValueError("tree field 'feature' must be -1 at leaves")
+        if (self.depth != self.node_depths()).any():
+            raise ValueError("tree field 'depth' does not match the tree's structure")
         for name, values in self.node_fields.items():
             if np.shape(values)[:1] != (n,):
                 raise ValueError(f"tree node field {name!r} does not have one row per node")
@@ -461,6 +486,46 @@ class Tree:
             )
             if problem:
                 raise ValueError(f"tree node {node} ({kind.name!r} question): {problem}")
+
+
+#: Size cap of a model file's tree (a crafted file must not exhaust memory).
+MAX_NODES = 10**8
+
+
+def _node_count(arrays) -> int:
+    """The number of nodes most per-node fields agree on; a field that disagrees is the
+    corrupt one and is named."""
+    lengths = {
+        name: values.shape[0] if values.ndim else -1
+        for name, values in arrays.items()
+        if name not in ("child_ids", "child_shares")
+    }
+    lengths["child_start"] -= 1
+    counts = {}
+    for length in lengths.values():
+        counts[length] = counts.get(length, 0) + 1
+    n = max(counts, key=counts.get)
+    for name, length in lengths.items():
+        if length != n:
+            expected = f"{n + 1} (n_nodes + 1)" if name == "child_start" else f"{n} (one per node)"
+            found = length + 1 if name == "child_start" else length
+            raise ValueError(f"tree field {name!r} has {found} entries, expected {expected}")
+    return n
+
+
+def _read_array(payload, name, dtype):
+    """A tree field as an array of ``dtype``; integer fields must hold integers (a float
+    index such as 1.5 is refused, not truncated)."""
+    try:
+        values = np.asarray(decode_floats(payload[name]), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"tree field {name!r} is not an array of numbers") from None
+    if dtype is np.int64:
+        if not np.isfinite(values).all() or (values != np.round(values)).any():
+            raise ValueError(f"tree field {name!r} must hold integers")
+        if values.size and np.abs(values).max() > 2**62:
+            raise ValueError(f"tree field {name!r} holds an integer out of range")
+    return values.astype(dtype)
 
 
 _BINARY_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

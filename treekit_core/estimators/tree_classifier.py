@@ -13,7 +13,7 @@ from treekit_core.engine.composition import Composition, CompositionError
 from treekit_core.engine.rejection import RejectRule, RiskCoverage, risk_coverage
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
-from treekit_core.engine.tree import Tree, decode_floats, encode_floats
+from treekit_core.engine.tree import encode_floats
 from treekit_core.engine.validation import (
     check_counterexamples,
     check_sample_weight,
@@ -28,6 +28,22 @@ from treekit_core.tools.export import export_text
 
 MODEL_FORMAT = "treekit-model"
 MODEL_VERSION = 2
+
+
+def check_header(payload: dict, estimator: str) -> None:
+    """The model file's format, version and estimator."""
+    if payload.get("format") != MODEL_FORMAT:
+        raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
+    if payload.get("version") not in READABLE_MODEL_VERSIONS:
+        raise ValueError(
+            f"unsupported treekit model version {payload.get('version')!r}; this treekit "
+            f"reads versions {', '.join(map(str, READABLE_MODEL_VERSIONS))}"
+        )
+    found = payload.get("estimator", "TreeClassifier")
+    if found != estimator:
+        raise ValueError(f"model file holds a {found!r}, not a {estimator!r}")
+
+
 #: Model versions this treekit reads (version 1: binary trees with question codes, converted).
 READABLE_MODEL_VERSIONS = (1, 2)
 STOPPING_PARAMS = (
@@ -477,29 +493,26 @@ class TreeClassifier(ComposedEstimatorMixin):
 
     @classmethod
     def from_json(cls, text_or_path) -> "TreeClassifier":
-        """Load a model written by :meth:`to_json`. Executes no code from the file:
+        """Load a model written by :meth:`to_json`. Every field is checked before anything
+        runs on it (``treekit_core.engine.model_file``); executes no code from the file:
         components are looked up by name in the registry."""
-        text = str(text_or_path)
-        if not text.lstrip().startswith("{"):
-            with open(text_or_path, encoding="utf-8") as handle:
-                text = handle.read()
-        payload = json.loads(text)
-        if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT:
-            raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
-        if payload.get("version") not in READABLE_MODEL_VERSIONS:
-            raise ValueError(
-                f"unsupported treekit model version {payload.get('version')!r}; this treekit "
-                f"reads versions {', '.join(map(str, READABLE_MODEL_VERSIONS))}"
-            )
-        model = cls(**payload["params"])
+        from treekit_core.engine import model_file
+
+        payload = model_file.read_json(text_or_path)
+        check_header(payload, "TreeClassifier")
+        model = cls(**model_file.field(payload, "params", dict))
         model.composition_ = model._make_composition()
-        model.tree_ = Tree.from_dict(payload["tree"])
-        model.categories_ = {int(j): list(levels) for j, levels in payload.get("categories", [])}
-        threshold = payload.get("reject_threshold")
-        model.reject_threshold_ = None if threshold is None else float(decode_floats(threshold))
-        model.classes_ = np.asarray(payload["classes"], dtype=np.dtype(payload["classes_dtype"]))
+        model.classes_ = model_file.read_classes(payload)
         model.n_classes_ = int(model.classes_.shape[0])
+        model.tree_ = model_file.read_tree(payload, model.composition_, model.n_classes_)
         model.n_features_in_ = model.tree_.n_features
-        if payload.get("feature_names") is not None:
-            model.feature_names_in_ = np.asarray(payload["feature_names"], dtype=object)
+        model.categories_ = model_file.read_categories(payload, model.n_features_in_)
+        model.reject_threshold_ = model_file.read_threshold(payload.get("reject_threshold"))
+        names = payload.get("feature_names")
+        if names is not None:
+            if not isinstance(names, list) or len(names) != model.n_features_in_:
+                raise model_file.ModelFileError(
+                    f"model file: 'feature_names' must list {model.n_features_in_} names"
+                )
+            model.feature_names_in_ = np.asarray(names, dtype=object)
         return model

@@ -302,3 +302,30 @@ def test_keep_correct_rejection_on_real_data():
     assert set(model.predict(data.X)) <= {"benign", "malignant", "reject"}
     loaded = TreeClassifier.from_json(model.to_json())
     np.testing.assert_array_equal(loaded.decide(data.X).abstained, decision.abstained)
+
+
+@pytest.mark.parametrize("key", ["lower", "upper", "decision", "scale"])
+def test_corrupted_confidence_state_is_refused_naming_the_field(key):
+    import json
+
+    from treekit_core import TreeClassifier
+    from treekit_core.datasets import load_dataset
+
+    data = load_dataset("haberman")
+    model = TreeClassifier(max_depth=3, confidence="boundary_distance").fit(data.X, data.y)
+    payload = json.loads(model.to_json())
+    for corrupt in ("truncate", "nan", "text", "missing"):
+        copy = json.loads(json.dumps(payload))
+        state = copy["tree"]["component_state"]["confidence"]
+        if corrupt == "truncate":
+            state[key] = state[key][:-1]
+        elif corrupt == "nan":
+            state[key][0] = (
+                "nan" if not isinstance(state[key][0], list) else ["nan"] * len(state[key][0])
+            )
+        elif corrupt == "text":
+            state[key] = "x"
+        else:
+            del state[key]
+        with pytest.raises(ValueError, match=f"confidence.{key}"):
+            TreeClassifier.from_json(json.dumps(copy)).decide(data.X)

@@ -14,7 +14,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Confidence, hookimpl, leaf_boxes
+from treekit_core import Confidence, hookimpl, leaf_boxes, state_array
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 3
@@ -90,6 +90,17 @@ class BoundaryDistance(Confidence):
             "decision": tree.decision[leaves].astype(np.float64),
             "scale": self.feature_scales(data.X),
         }
+
+    def check_state(self, state, tree):
+        leaves, d = int(tree.n_leaves), tree.n_features
+        for key in ("lower", "upper"):
+            state_array(state, key, (leaves, d), "confidence", allow_inf=True)
+        state_array(state, "decision", (leaves,), "confidence", minimum=-1, integer=True)
+        if (np.asarray(state["decision"]) >= tree.n_classes).any():
+            raise ValueError("model file: confidence.decision holds a class index out of range")
+        state_array(state, "scale", (d,), "confidence")
+        if (np.asarray(state["scale"]) <= 0).any():
+            raise ValueError("model file: confidence.scale must hold values > 0")
 
     def score(self, tree, X, proba, decision):
         from treekit_boundary_distance.kernels import nearest_other_box

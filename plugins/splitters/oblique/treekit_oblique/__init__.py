@@ -49,8 +49,10 @@ class ObliqueQuestion(Question):
             return f"{n_branches} branches; an oblique question has 2"
         if params.shape[0] != n_features:
             return f"{params.shape[0]} coefficients for {n_features} features"
-        if np.isnan(threshold):
-            return "threshold is NaN"
+        if not np.isfinite(threshold):
+            return f"threshold {threshold!r} is not a finite number"
+        if not 0 <= feature < n_features:
+            return f"feature {feature} is outside [0, {n_features})"
         return None
 
 

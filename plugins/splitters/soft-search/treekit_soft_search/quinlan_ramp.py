@@ -16,7 +16,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Evaluator
+from treekit_core import Evaluator, state_array
 from treekit_soft_search.soft_evaluation import mixture, softened_nodes
 from treekit_soft_search.tree_walks import route_from, rows_per_node
 
@@ -92,6 +92,10 @@ class QuinlanRamp(Evaluator):
                 values, curve, tree.threshold[node], weight.sum()
             )
         return {"z_minus": z_minus, "z_plus": z_plus}
+
+    def check_state(self, state, tree):
+        for key in ("z_minus", "z_plus"):
+            state_array(state, key, (tree.n_nodes,), "evaluator")
 
     def predict_distribution(self, tree, X):
         from treekit_soft_search.kernels import RAMP

@@ -7,7 +7,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Evaluator
+from treekit_core import Evaluator, state_array
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
 #: Rows per call of the mixture kernel: bounds the memory of the hard answers of the
@@ -88,6 +88,9 @@ class SoftEvaluation(Evaluator):
 
     def fit(self, tree, data, labeler):
         return {"sigma": feature_spreads(data, self.u, self.sigma, "evaluator 'soft'")}
+
+    def check_state(self, state, tree):
+        state_array(state, "sigma", (tree.n_features,), "evaluator", minimum=0.0)
 
     def predict_distribution(self, tree, X):
         from treekit_soft_search.kernels import GAUSSIAN

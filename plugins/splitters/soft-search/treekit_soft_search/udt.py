@@ -16,7 +16,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import Evaluator, Propagator, Split, Splitter, get_registry
+from treekit_core import Evaluator, Propagator, Split, Splitter, get_registry, state_array
 from treekit_core.builtins import HardPropagator, best_nominal_split
 from treekit_soft_search.soft_evaluation import mixture
 from treekit_soft_search.soft_propagation import missing_left
@@ -244,6 +244,12 @@ class UDTEvaluation(Evaluator, UDTParams):
             "upper": upper,
             "points": standard_points(self.samples),
         }
+
+    def check_state(self, state, tree):
+        state_array(state, "sigma", (tree.n_features,), "evaluator", minimum=0.0)
+        for key in ("lower", "upper"):
+            state_array(state, key, (tree.n_nodes,), "evaluator", allow_inf=True)
+        state_array(state, "points", (self.samples,), "evaluator")
 
     def predict_distribution(self, tree, X):
         from treekit_soft_search.kernels import UDT
