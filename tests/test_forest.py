@@ -161,3 +161,44 @@ def test_clone_and_decide(wdbc):
     decision = forest.decide(wdbc.X)
     np.testing.assert_allclose(decision.proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(decision.labels, forest.predict(wdbc.X))
+
+
+def test_a_saved_forest_predicts_identically_and_is_validated_like_a_tree(tmp_path):
+    import json
+    import pickle
+
+    from treekit_core import TreeClassifier
+
+    data = load_dataset("soybean")
+    forest = ForestClassifier(
+        n_estimators=4, random_state=0, criterion="entropy", categorical_features=data.categorical
+    ).fit(data.X, data.y)
+    expected = forest.decide(data.X)
+    path = tmp_path / "forest.json"
+    forest.to_json(path)
+    for copy in (ForestClassifier.from_json(path), pickle.loads(pickle.dumps(forest))):
+        again = copy.decide(data.X)
+        np.testing.assert_array_equal(again.proba, expected.proba)
+        np.testing.assert_array_equal(again.labels, expected.labels)
+        assert copy.feature_subset_size_ == forest.feature_subset_size_
+    payload = json.loads(path.read_text())
+    payload["trees"][2]["child_ids"][0] = 10**9
+    with pytest.raises(ValueError, match=r"trees\[2\].*child_ids"):
+        ForestClassifier.from_json(json.dumps(payload))
+    with pytest.raises(ValueError, match="holds a 'ForestClassifier', not a 'TreeClassifier'"):
+        TreeClassifier.from_json(path)
+
+
+def test_the_command_line_fits_saves_and_predicts_a_forest(tmp_path, capsys):
+    from treekit_core.datasets import dataset_path
+    from treekit_core.tools.cli import main
+
+    data = str(dataset_path("vote"))
+    model = str(tmp_path / "forest.json")
+    assert main(["fit", data, "--target", "class", "--forest", "3", "--out", model]) == 0
+    assert "fitted 3 trees" in capsys.readouterr().out
+    assert main(["evaluate", model, data, "--target", "class"]) == 0
+    assert "accuracy on decided samples" in capsys.readouterr().out
+    out = tmp_path / "predictions.csv"
+    assert main(["predict", model, data, "--out", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 436

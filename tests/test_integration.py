@@ -8,6 +8,7 @@ fails the run instead.
 import importlib
 import itertools
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -112,6 +113,15 @@ def test_composition_matrix(registry):
             decision = model.decide(X)
             np.testing.assert_allclose(decision.proba.sum(axis=1), 1.0, err_msg=f"{a} + {b}")
             assert decision.confidence.shape == (len(y),)
+            for copy in (
+                pickle.loads(pickle.dumps(model)),
+                TreeClassifier.from_json(model.to_json()),
+            ):
+                again = copy.decide(X)
+                for part in ("proba", "labels", "confidence"):
+                    np.testing.assert_array_equal(
+                        getattr(again, part), getattr(decision, part), err_msg=f"{a} + {b}"
+                    )
             fitted += 1
     assert fitted > 250 and refused > 5
 
@@ -142,3 +152,56 @@ def test_the_design_card_example_end_to_end(registry):
     assert set(predicted) <= {"benign", "malignant", "refer to a radiologist"}
     loaded = TreeClassifier.from_json(model.to_json())
     np.testing.assert_array_equal(loaded.decide(data.X).abstained, decision.abstained)
+
+
+FRESH_PROCESS = """
+import pickle, sys, json
+import numpy as np
+from treekit_core import TreeClassifier
+from treekit_core.datasets import load_dataset
+data = load_dataset("haberman")
+out = {}
+for path in sys.argv[1:]:
+    model = (pickle.load(open(path, "rb")) if path.endswith(".pkl")
+             else TreeClassifier.from_json(path))
+    out[path] = model.decide(data.X).proba.tolist()
+print(json.dumps(out))
+"""
+
+
+def test_pickled_and_saved_models_load_in_a_fresh_process(registry, tmp_path):
+    import subprocess
+    import sys
+
+    from treekit_core import ForestClassifier
+
+    data = load_dataset("haberman")
+    models = {
+        "soft": TreeClassifier(
+            splitter="soft_search", propagator="soft", evaluator="soft", max_depth=3
+        ),
+        "boundary": TreeClassifier(confidence="boundary_distance", pruner="cost_complexity"),
+        "forest": ForestClassifier(n_estimators=3, random_state=0),
+    }
+    paths, expected = [], {}
+    for name, model in models.items():
+        model.fit(data.X, data.y)
+        proba = model.decide(data.X).proba.tolist()
+        path = tmp_path / f"{name}.pkl"
+        path.write_bytes(pickle.dumps(model))
+        paths.append(str(path))
+        expected[str(path)] = proba
+        if hasattr(model, "to_json") and name != "forest":
+            json_path = tmp_path / f"{name}.json"
+            model.to_json(json_path)
+            paths.append(str(json_path))
+            expected[str(json_path)] = proba
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, *paths], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    for path in paths:
+        np.testing.assert_array_equal(loaded[path], expected[path], err_msg=path)

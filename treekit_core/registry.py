@@ -258,6 +258,20 @@ _registry: Registry | None = None
 _registry_lock = threading.Lock()
 
 
+def is_registered(component) -> bool:
+    """Whether ``component``'s class is what the registry gives for its kind and name (so
+    the component can travel as its name and parameters)."""
+    try:
+        return get_registry().get_class(component.kind, component.name) is type(component)
+    except PluginError:
+        return False
+
+
+def recreate_component(kind: str, name: str, params: dict) -> Component:
+    """A component from its kind, name and parameters (how components are unpickled)."""
+    return get_registry().create(kind, name, params)
+
+
 def get_registry() -> Registry:
     """The process-wide registry (assembled on first use)."""
     global _registry

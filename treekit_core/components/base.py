@@ -85,6 +85,16 @@ class Component:
     """Kind -> capabilities this component needs from that kind's component. Read by the
     composition check at fit, which refuses a composition naming both components."""
 
+    def __reduce__(self):
+        """Pickled by kind, name and parameters and re-created through the registry (so a
+        missing plugin gives the registry's clear error, as loading a JSON model does); a
+        component that is not registered under its name is pickled by its class."""
+        from treekit_core.registry import is_registered, recreate_component
+
+        if not is_registered(self):
+            return object.__reduce_ex__(self, 2)
+        return recreate_component, (self.kind, self.name, self.get_params())
+
     def get_params(self) -> dict:
         """The component's parameters as a JSON-able dict (attribute name -> value). Called
         when a model is saved and when a composition is described."""

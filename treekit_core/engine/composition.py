@@ -37,6 +37,17 @@ class Composition:
     #: threading layer does not allow parallel kernels launched from concurrent threads.
     parallel_kernels: bool = True
 
+    def __reduce__(self):
+        """Pickled without the registry (it holds plugin modules); the unpickled
+        composition uses the process's registry."""
+        state = {
+            **self.components,
+            "stopping": self.stopping,
+            "feature_sampler": self.feature_sampler,
+            "parallel_kernels": self.parallel_kernels,
+        }
+        return _recreate_composition, (state,)
+
     @property
     def components(self) -> dict:
         return {kind: getattr(self, kind) for kind in KINDS}
@@ -101,6 +112,49 @@ class Composition:
             return proba, decision, None
         confidence = np.asarray(self.confidence.score(tree, X, proba, decision), dtype=np.float64)
         return proba, decision, confidence
+
+
+class ShippedComposition:
+    """A composition on its way to other processes (a forest's workers under loky, Dask or
+    Ray). It travels as component names and parameters and is re-created inside the task
+    that uses it, so a component a worker cannot resolve raises in that task, and so in the
+    caller, instead of failing while the worker deserialises the task (which Dask only logs,
+    waiting forever). In the process that made it, :meth:`get` is the composition itself."""
+
+    def __init__(self, composition=None, spec=None):
+        self._composition, self._spec = composition, spec
+
+    def get(self) -> Composition:
+        if self._composition is None:
+            from treekit_core.registry import recreate_component
+
+            components = {
+                kind: recreate_component(kind, *value) if isinstance(value, tuple) else value
+                for kind, value in self._spec["components"].items()
+            }
+            self._composition = _recreate_composition({**self._spec["rest"], **components})
+        return self._composition
+
+    def __reduce__(self):
+        from treekit_core.registry import is_registered
+
+        composition = self.get()
+        components = {
+            kind: (c.name, c.get_params()) if is_registered(c) else c
+            for kind, c in composition.components.items()
+        }
+        rest = {
+            "stopping": composition.stopping,
+            "feature_sampler": composition.feature_sampler,
+            "parallel_kernels": composition.parallel_kernels,
+        }
+        return ShippedComposition, (None, {"components": components, "rest": rest})
+
+
+def _recreate_composition(state: dict) -> Composition:
+    from treekit_core.registry import get_registry
+
+    return Composition(**state, registry=get_registry())
 
 
 @attrs.define(eq=False)

@@ -21,6 +21,8 @@ import numpy as np
 MAX_FILE_BYTES = 2 * 1024**3
 #: JSON nesting deeper than this is refused before parsing (a model file needs 4 levels).
 MAX_NESTING = 64
+#: Trees in one forest file.
+MAX_TREES = 100_000
 
 
 class ModelFileError(ValueError):

@@ -22,6 +22,7 @@ import numbers
 
 import numpy as np
 
+from treekit_core.engine.composition import ShippedComposition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
 from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
 
@@ -148,14 +149,17 @@ class ForestClassifier(ComposedEstimatorMixin):
         if not composition.parallel_kernels:
             composition.splitter.share_across_trees(data)
 
-        def grow_one(seed):
+        shipped = ShippedComposition(composition)
+        bootstrap, balanced = self.bootstrap, self.balanced_bootstrap
+
+        def grow_one(seed):  # runs in a thread, or in a worker process with its own copies
             tree_rng = np.random.default_rng(seed)
-            if self.bootstrap:
-                counts = bootstrap_counts(tree_rng, labels, data.n_classes, self.balanced_bootstrap)
+            if bootstrap:
+                counts = bootstrap_counts(tree_rng, labels, data.n_classes, balanced)
                 tree_data = data.with_weight(weight * counts)
             else:
                 tree_data = data.with_weight(weight)
-            return composition.fit(tree_data, tree_rng)
+            return shipped.get().fit(tree_data, tree_rng)
 
         trees = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(grow_one)(seed) for seed in seeds)
         self.estimators_ = trees
@@ -176,6 +180,31 @@ class ForestClassifier(ComposedEstimatorMixin):
             composition.confidence.score(None, X, proba, decision), dtype=np.float64
         )
         return proba, decision, confidence
+
+    # -- JSON: the mixin's to_json / from_json, with the trees as a list ----------------
+    def _trees_payload(self) -> dict:
+        return {"trees": [tree.to_dict() for tree in self.estimators_]}
+
+    def _read_trees(self, payload, composition, n_classes) -> list:
+        from treekit_core.engine import model_file
+
+        trees = model_file.field(payload, "trees", list)
+        if not 1 <= len(trees) <= model_file.MAX_TREES:
+            raise model_file.ModelFileError(
+                f"model file: 'trees' must hold 1 to {model_file.MAX_TREES} trees"
+            )
+        self.estimators_ = [
+            model_file.read_tree({"tree": tree}, composition, n_classes, f"model file: trees[{i}]")
+            for i, tree in enumerate(trees)
+        ]
+        n_features = {tree.n_features for tree in self.estimators_}
+        if len(n_features) != 1:
+            raise model_file.ModelFileError("model file: the trees disagree on n_features")
+        k = resolve_max_features(self.max_features, n_features.pop())
+        composition.feature_sampler = (
+            AllFeatures() if k == self.estimators_[0].n_features else RandomFeatureSubset(k)
+        )
+        return self.estimators_
 
     @property
     def feature_subset_size_(self) -> int:

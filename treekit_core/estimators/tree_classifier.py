@@ -332,6 +332,84 @@ class ComposedEstimatorMixin(ParamsMixin):
         correct = (predicted == y).astype(np.float64)
         return float(np.average(correct, weights=sample_weight))
 
+    # -- JSON -----------------------------------------------------------------------
+    def to_json(self, path=None) -> str:
+        """Serialise the fitted model to JSON (written to ``path`` when given)."""
+        self._check_fitted()
+        payload = {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "estimator": type(self).__name__,
+            "classes": self.classes_.tolist(),
+            "classes_dtype": self.classes_.dtype.str,
+            "feature_names": list(self.feature_names_in_)
+            if hasattr(self, "feature_names_in_")
+            else None,
+            "composition": self.composition_.describe(),
+            "params": self._json_params(),
+            **(
+                {"reject_threshold": encode_floats(self.reject_threshold_)}
+                if hasattr(self, "reject_threshold_")
+                else {}
+            ),
+            "categories": [
+                [int(j), levels] for j, levels in getattr(self, "categories_", {}).items()
+            ],
+            **self._trees_payload(),
+        }
+        text = json.dumps(payload)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    def _json_params(self) -> dict:
+        """Constructor parameters as JSON; a component given as an instance is stored as
+        its name and parameters."""
+        params = self.get_params()
+        for kind in KINDS:
+            component = params[kind]
+            if not isinstance(component, str):
+                params[kind] = component.name
+                params[f"{kind}_params"] = component.get_params() or None
+        if not isinstance(params["random_state"], (int, type(None))):
+            params["random_state"] = None
+        if params.get("categorical_features") is not None:
+            params["categorical_features"] = [
+                v.item() if isinstance(v, np.generic) else v
+                for v in np.atleast_1d(np.asarray(params["categorical_features"], dtype=object))
+            ]
+        if isinstance(params.get("reject"), RejectRule):
+            params["reject"] = attrs.asdict(params["reject"])
+        return params
+
+    @classmethod
+    def from_json(cls, text_or_path):
+        """Load a model written by :meth:`to_json`. Every field is checked before anything
+        runs on it (``treekit_core.engine.model_file``); executes no code from the file:
+        components are looked up by name in the registry."""
+        from treekit_core.engine import model_file
+
+        payload = model_file.read_json(text_or_path)
+        check_header(payload, cls.__name__)
+        model = cls(**model_file.field(payload, "params", dict))
+        model.composition_ = model._make_composition()
+        model.classes_ = model_file.read_classes(payload)
+        model.n_classes_ = int(model.classes_.shape[0])
+        trees = model._read_trees(payload, model.composition_, model.n_classes_)
+        model.n_features_in_ = trees[0].n_features
+        model.categories_ = model_file.read_categories(payload, model.n_features_in_)
+        if "reject_threshold" in payload:
+            model.reject_threshold_ = model_file.read_threshold(payload["reject_threshold"])
+        names = payload.get("feature_names")
+        if names is not None:
+            if not isinstance(names, list) or len(names) != model.n_features_in_:
+                raise model_file.ModelFileError(
+                    f"model file: 'feature_names' must list {model.n_features_in_} names"
+                )
+            model.feature_names_in_ = np.asarray(names, dtype=object)
+        return model
+
 
 class TreeClassifier(ComposedEstimatorMixin):
     """A decision tree composed from registered components by name.
@@ -444,75 +522,11 @@ class TreeClassifier(ComposedEstimatorMixin):
             style,
         )
 
-    # -- JSON -----------------------------------------------------------------------
-    def to_json(self, path=None) -> str:
-        """Serialise the fitted model to JSON (written to ``path`` when given)."""
-        self._check_fitted()
-        payload = {
-            "format": MODEL_FORMAT,
-            "version": MODEL_VERSION,
-            "estimator": "TreeClassifier",
-            "classes": self.classes_.tolist(),
-            "classes_dtype": self.classes_.dtype.str,
-            "feature_names": list(self.feature_names_in_)
-            if hasattr(self, "feature_names_in_")
-            else None,
-            "composition": self.composition_.describe(),
-            "params": self._json_params(),
-            "reject_threshold": encode_floats(getattr(self, "reject_threshold_", None)),
-            "categories": [
-                [int(j), levels] for j, levels in getattr(self, "categories_", {}).items()
-            ],
-            "tree": self.tree_.to_dict(),
-        }
-        text = json.dumps(payload)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        return text
+    def _trees_payload(self) -> dict:
+        return {"tree": self.tree_.to_dict()}
 
-    def _json_params(self) -> dict:
-        """Constructor parameters as JSON; a component given as an instance is stored as
-        its name and parameters."""
-        params = self.get_params()
-        for kind in KINDS:
-            component = params[kind]
-            if not isinstance(component, str):
-                params[kind] = component.name
-                params[f"{kind}_params"] = component.get_params() or None
-        if not isinstance(params["random_state"], (int, type(None))):
-            params["random_state"] = None
-        if params.get("categorical_features") is not None:
-            params["categorical_features"] = [
-                v.item() if isinstance(v, np.generic) else v
-                for v in np.atleast_1d(np.asarray(params["categorical_features"], dtype=object))
-            ]
-        if isinstance(params.get("reject"), RejectRule):
-            params["reject"] = attrs.asdict(params["reject"])
-        return params
-
-    @classmethod
-    def from_json(cls, text_or_path) -> "TreeClassifier":
-        """Load a model written by :meth:`to_json`. Every field is checked before anything
-        runs on it (``treekit_core.engine.model_file``); executes no code from the file:
-        components are looked up by name in the registry."""
+    def _read_trees(self, payload, composition, n_classes) -> list:
         from treekit_core.engine import model_file
 
-        payload = model_file.read_json(text_or_path)
-        check_header(payload, "TreeClassifier")
-        model = cls(**model_file.field(payload, "params", dict))
-        model.composition_ = model._make_composition()
-        model.classes_ = model_file.read_classes(payload)
-        model.n_classes_ = int(model.classes_.shape[0])
-        model.tree_ = model_file.read_tree(payload, model.composition_, model.n_classes_)
-        model.n_features_in_ = model.tree_.n_features
-        model.categories_ = model_file.read_categories(payload, model.n_features_in_)
-        model.reject_threshold_ = model_file.read_threshold(payload.get("reject_threshold"))
-        names = payload.get("feature_names")
-        if names is not None:
-            if not isinstance(names, list) or len(names) != model.n_features_in_:
-                raise model_file.ModelFileError(
-                    f"model file: 'feature_names' must list {model.n_features_in_} names"
-                )
-            model.feature_names_in_ = np.asarray(names, dtype=object)
-        return model
+        self.tree_ = model_file.read_tree(payload, composition, n_classes)
+        return [self.tree_]

@@ -120,15 +120,46 @@ def cmd_fit(args) -> int:
     y = columns[args.target]
     estimator, components = parse_settings(args.set)
     chosen = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind) is not None}
-    model = TreeClassifier(
-        **chosen, **components, **estimator, categorical_features=nominal or None
-    )
+    if args.forest is not None:
+        from treekit_core import ForestClassifier
+
+        if args.forest < 1:
+            raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
+        estimator.setdefault("random_state", 0)
+        model = ForestClassifier(
+            n_estimators=args.forest,
+            **chosen,
+            **components,
+            **estimator,
+            categorical_features=nominal or None,
+        )
+    else:
+        model = TreeClassifier(
+            **chosen, **components, **estimator, categorical_features=nominal or None
+        )
     with observing_progress():
         model.fit(X, y)
     model.feature_names_in_ = np.asarray(names, dtype=object)
     model.to_json(args.out)
-    print(f"fitted {model.get_n_leaves()} leaves on {X.shape[0]} rows; wrote {args.out}")
+    size = (
+        f"{len(model.estimators_)} trees"
+        if args.forest is not None
+        else f"{model.get_n_leaves()} leaves"
+    )
+    print(f"fitted {size} on {X.shape[0]} rows; wrote {args.out}")
     return 0
+
+
+def load_model(path):
+    """A TreeClassifier or ForestClassifier from its model file (the file says which)."""
+    from treekit_core import ForestClassifier, TreeClassifier
+    from treekit_core.engine.model_file import read_json
+
+    estimators = {"TreeClassifier": TreeClassifier, "ForestClassifier": ForestClassifier}
+    kind = read_json(path).get("estimator", "TreeClassifier")
+    if kind not in estimators:
+        raise ValueError(f"model file {path} holds an unknown estimator {kind!r}")
+    return estimators[kind].from_json(path)
 
 
 class observing_progress:
@@ -148,10 +179,9 @@ class observing_progress:
 
 
 def _load_rows(model_path, data_path):
-    from treekit_core import TreeClassifier
     from treekit_core.tools.csvdata import feature_matrix, read_table
 
-    model = TreeClassifier.from_json(model_path)
+    model = load_model(model_path)
     header, columns = read_table(data_path)
     names = (
         list(model.feature_names_in_)
@@ -242,6 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="parameter: kind.param=value (e.g. criterion.w=0.2) or estimator param (max_depth=5)",
     )
     fit.add_argument("--out", required=True, help="model JSON file to write")
+    fit.add_argument(
+        "--forest",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fit a forest of N trees (ForestClassifier) instead of one tree",
+    )
     fit.set_defaults(run=cmd_fit)
     predict = sub.add_parser(
         "predict", help="predict a CSV with a saved model (CSV to stdout or --out)"
