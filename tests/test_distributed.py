@@ -101,3 +101,16 @@ def test_ray_workers_grow_the_same_forest(soybean):
     finally:
         ray.shutdown()
     assert_same_forest(reference, distributed, X)
+
+
+def test_loky_workers_take_read_only_memory_maps_of_large_data():
+    """joblib memory-maps arrays over 1 MB read-only into worker processes; the compiled
+    kernels are typed for ordinary arrays, so the workers take writeable copies."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 10))  # 1.6 MB
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    settings = dict(n_estimators=4, random_state=0, max_depth=4)
+    reference = ForestClassifier(**settings).fit(X, y)
+    with joblib.parallel_backend("loky"):
+        processes = ForestClassifier(**settings, n_jobs=2).fit(X, y)
+    assert_same_forest(reference, processes, X)

@@ -70,6 +70,22 @@ class TrainingData:
             self.n_categories,
         )
 
+    def writeable(self) -> "TrainingData":
+        """Itself, or a copy whose arrays can be written when some cannot: joblib hands a
+        worker process large arrays as read-only memory maps, and the compiled kernels are
+        typed for ordinary arrays."""
+        arrays = [self.X, self.evidence, self.weight, *self.cache.values()]
+        if all(not isinstance(a, np.ndarray) or a.flags.writeable for a in arrays):
+            return self
+        cache = {k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in self.cache.items()}
+        return attrs.evolve(
+            self,
+            X=np.array(self.X, order="F"),
+            evidence=np.array(self.evidence, order="C"),
+            weight=np.array(self.weight),
+            cache=cache,
+        )
+
     def with_weight(self, weight: np.ndarray) -> "TrainingData":
         """The same rows with other weights (shares X and its cache)."""
         return attrs.evolve(self, weight=np.ascontiguousarray(weight, dtype=np.float64))

@@ -154,11 +154,12 @@ class ForestClassifier(ComposedEstimatorMixin):
 
         def grow_one(seed):  # runs in a thread, or in a worker process with its own copies
             tree_rng = np.random.default_rng(seed)
+            local = data.writeable()
             if bootstrap:
-                counts = bootstrap_counts(tree_rng, labels, data.n_classes, balanced)
-                tree_data = data.with_weight(weight * counts)
+                counts = bootstrap_counts(tree_rng, labels, local.n_classes, balanced)
+                tree_data = local.with_weight(weight * counts)
             else:
-                tree_data = data.with_weight(weight)
+                tree_data = local.with_weight(weight)
             return shipped.get().fit(tree_data, tree_rng)
 
         trees = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(grow_one)(seed) for seed in seeds)
