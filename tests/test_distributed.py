@@ -114,3 +114,21 @@ def test_loky_workers_take_read_only_memory_maps_of_large_data():
     with joblib.parallel_backend("loky"):
         processes = ForestClassifier(**settings, n_jobs=2).fit(X, y)
     assert_same_forest(reference, processes, X)
+
+
+def test_scikit_learn_meta_estimators_ship_fitted_trees_between_processes():
+    from sklearn.ensemble import BaggingClassifier
+    from sklearn.model_selection import cross_validate
+
+    from treekit_core import TreeClassifier
+
+    data = load_dataset("haberman")
+    result = cross_validate(
+        TreeClassifier(max_depth=3), data.X, data.y, cv=3, n_jobs=2, return_estimator=True
+    )
+    assert len(result["estimator"]) == 3
+    assert all(0.5 < s <= 1 for s in result["test_score"])
+    bagging = BaggingClassifier(
+        TreeClassifier(max_depth=3), n_estimators=4, n_jobs=2, random_state=0
+    )
+    assert bagging.fit(data.X, data.y).score(data.X, data.y) > 0.7
