@@ -128,7 +128,7 @@ def read_tree(payload: dict, composition, n_classes: int, where: str = "model fi
     if not isinstance(state, dict):
         raise ModelFileError(f"{where}: 'component_state' must be an object")
     tree.relabel(composition.labeler)  # distributions and decisions are never read
-    for kind in ("evaluator", "confidence"):
+    for kind in ("pruner", "evaluator", "confidence"):
         try:
             getattr(composition, kind).check_state(state.get(kind, {}), tree)
         except ValueError as exc:

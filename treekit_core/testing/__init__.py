@@ -282,6 +282,80 @@ def check_question(question, n_branches: int = 2, n_features: int = 4, seed: int
         _fail(instance, f"`check_node` refuses a well formed node: {problem}")
 
 
+_CORRUPTION_RUNNER = """
+import json, sys
+import numpy as np
+from treekit_core import ForestClassifier, TreeClassifier
+cases = json.load(open(sys.argv[1]))
+X = np.array(json.load(open(sys.argv[2])), dtype=float)
+estimators = {"TreeClassifier": TreeClassifier, "ForestClassifier": ForestClassifier}
+for name, expected, payload in cases:
+    print("CASE", name, flush=True)
+    try:
+        kind = estimators.get(payload.get("estimator"), TreeClassifier)
+        model = kind.from_json(json.dumps(payload))
+        model.decide(X)
+        print("LOADED", name, flush=True)
+    except Exception as exc:
+        print("REFUSED", json.dumps([name, expected, type(exc).__name__, str(exc)]), flush=True)
+print("DONE", flush=True)
+"""
+
+
+def check_corrupted_model_files(cases, X, jit: bool = True, plugins=None) -> None:
+    """Every corrupted model file in ``cases`` (a list of (name, text the error must
+    contain, model payload as a dict)) is refused with an error naming the field: loaded
+    and used (``decide(X)``) in one separate process, so a crash shows as its return code
+    together with the case that caused it. ``jit=False`` runs without numba's compiler
+    (``NUMBA_DISABLE_JIT=1``), where an out-of-bounds access raises IndexError instead of
+    corrupting memory. ``plugins``: the value of TREEKIT_LOAD_PLUGINS for that process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        cases_path = os.path.join(folder, "cases.json")
+        X_path = os.path.join(folder, "X.json")
+        with open(cases_path, "w", encoding="utf-8") as handle:
+            json.dump(cases, handle)
+        with open(X_path, "w", encoding="utf-8") as handle:
+            X = np.asarray(X, dtype=np.float64)
+            json.dump(np.where(np.isnan(X), None, X).tolist(), handle)
+        env = dict(os.environ)
+        env.pop("NUMBA_DISABLE_JIT", None)
+        if not jit:
+            env["NUMBA_DISABLE_JIT"] = "1"
+        if plugins is not None:
+            env["TREEKIT_LOAD_PLUGINS"] = plugins
+        done = subprocess.run(
+            [sys.executable, "-c", _CORRUPTION_RUNNER, cases_path, X_path],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+        )
+    lines = done.stdout.splitlines()
+    last = next((line for line in reversed(lines) if line.startswith("CASE")), None)
+    if done.returncode != 0 or not lines or lines[-1] != "DONE":
+        raise ConformanceError(
+            f"the process died (return code {done.returncode}) at {last}:\n{done.stderr[-2000:]}"
+        )
+    loaded = [line[len("LOADED ") :] for line in lines if line.startswith("LOADED")]
+    if loaded:
+        raise ConformanceError("corrupted model files were accepted: " + ", ".join(loaded))
+    vague = [
+        f"{name}: {kind}: {message}"
+        for name, expected, kind, message in (
+            json.loads(line[len("REFUSED ") :]) for line in lines if line.startswith("REFUSED")
+        )
+        if expected not in message or kind in ("IndexError", "KeyError", "RecursionError")
+    ]
+    if vague:
+        raise ConformanceError("errors that do not name the field:\n" + "\n".join(vague))
+
+
 def check_component(component, params=None):
     """Run the checks for the component's kind."""
     instance = _instance(component, params)
@@ -317,6 +391,7 @@ __all__ = [
     "ConformanceError",
     "check_component",
     "check_confidence",
+    "check_corrupted_model_files",
     "check_criterion",
     "check_json_round_trip",
     "check_labeler",

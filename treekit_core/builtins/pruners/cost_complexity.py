@@ -174,6 +174,27 @@ class CostComplexity(Pruner):
     rule: str = attrs.field(default="min_error", validator=attrs.validators.in_(RULES))
     seed: int | None = attrs.field(default=0)
 
+    def check_state(self, state, tree):
+        """The pruning path (``pruning_path_``): one entry per subtree level, finite."""
+        from treekit_core.components import state_array
+
+        if not state:
+            return
+        levels = np.asarray(state.get("alphas", []), dtype=object).shape[:1]
+        for key in ("alphas", "n_leaves", "risk", "cp"):
+            state_array(state, key, levels, "pruner", minimum=0.0)
+        steps = np.asarray(state.get("step_alphas", []), dtype=object).shape[:1]
+        for key in ("step_alphas", "step_risk"):
+            state_array(state, key, steps, "pruner", allow_inf=True)
+        for key in ("cv_error", "cv_std_error"):
+            if key in state:
+                state_array(state, key, levels, "pruner", minimum=0.0)
+        state_array(state, "chosen_alpha", (), "pruner", minimum=0.0)
+        if "selected" in state:
+            selected = state_array(state, "selected", (), "pruner", minimum=0, integer=True)
+            if selected >= levels[0]:
+                raise ValueError("model file: pruner.selected is not a subtree level")
+
     def sequence(self, tree, labeler) -> WeakestLinkSequence:
         return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler))
 

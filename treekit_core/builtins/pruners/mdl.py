@@ -57,6 +57,12 @@ class MDL(Pruner):
     size: str = attrs.field(default="leaves", validator=attrs.validators.in_(("leaves", "nodes")))
     weighted: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
+    def check_state(self, state, tree):
+        from treekit_core.components import state_array
+
+        if state:
+            state_array(state, "objective", (), "pruner")
+
     def prune(self, tree, context):
         collapse, objective = mdl_prune_mask(tree, float(self.alpha), self.size, self.weighted)
         pruned = tree.collapse(collapse)

@@ -304,28 +304,35 @@ def test_keep_correct_rejection_on_real_data():
     np.testing.assert_array_equal(loaded.decide(data.X).abstained, decision.abstained)
 
 
-@pytest.mark.parametrize("key", ["lower", "upper", "decision", "scale"])
-def test_corrupted_confidence_state_is_refused_naming_the_field(key):
+@pytest.mark.parametrize("jit", [True, False])
+def test_corrupted_confidence_state_is_refused_naming_the_field(jit):
+    """Every field of the boundary boxes state, broken every way, in a separate process."""
     import json
 
     from treekit_core import TreeClassifier
     from treekit_core.datasets import load_dataset
+    from treekit_core.testing import check_corrupted_model_files
 
     data = load_dataset("haberman")
     model = TreeClassifier(max_depth=3, confidence="boundary_distance").fit(data.X, data.y)
     payload = json.loads(model.to_json())
-    for corrupt in ("truncate", "nan", "text", "missing"):
-        copy = json.loads(json.dumps(payload))
-        state = copy["tree"]["component_state"]["confidence"]
-        if corrupt == "truncate":
-            state[key] = state[key][:-1]
-        elif corrupt == "nan":
-            state[key][0] = (
-                "nan" if not isinstance(state[key][0], list) else ["nan"] * len(state[key][0])
-            )
-        elif corrupt == "text":
-            state[key] = "x"
-        else:
-            del state[key]
-        with pytest.raises(ValueError, match=f"confidence.{key}"):
-            TreeClassifier.from_json(json.dumps(copy)).decide(data.X)
+    cases = []
+    for key in ("lower", "upper", "decision", "scale"):
+        for corrupt in ("truncate", "nan", "text", "missing", "out of range"):
+            copy = json.loads(json.dumps(payload))
+            state = copy["tree"]["component_state"]["confidence"]
+            first = state[key][0]
+            if corrupt == "truncate":
+                state[key] = state[key][:-1]
+            elif corrupt == "nan":
+                state[key][0] = ["nan"] * len(first) if isinstance(first, list) else "nan"
+            elif corrupt == "text":
+                state[key] = "x"
+            elif corrupt == "missing":
+                del state[key]
+            elif key in ("decision", "scale"):
+                state[key][0] = 10**6 if key == "decision" else -1.0
+            else:
+                continue  # boxes may hold any number or +-inf
+            cases.append((f"{key} {corrupt}", f"confidence.{key}", copy))
+    check_corrupted_model_files(cases, data.X, jit=jit)
