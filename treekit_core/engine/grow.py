@@ -18,6 +18,13 @@ EPSILON = float(np.finfo(np.float64).eps)
 #: fractional weights a pure node's impurity is rounding noise of a few 1e-16 (its class sums
 #: and its weight are summed in different orders); any real impurity is far larger.
 PURE_TOLERANCE = 1e-12
+#: A split whose heaviest child keeps more than 1 - this of the parent's weight is no split.
+SHRINK_TOLERANCE = 1e-9
+#: A tree may hold at most this many nodes per training sample and branch (plus the base):
+#: a hard tree holds at most (samples - 1) x branches + 1, so only a composition that keeps
+#: splitting nodes that barely shrink (fractional copies) reaches it.
+NODE_BUDGET_PER_SAMPLE = 10
+NODE_BUDGET_BASE = 1024
 
 
 @attrs.define(eq=False)
@@ -80,6 +87,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     fractional = propagator.produces_fractional_weights or data.has_missing
 
     assembler = TreeAssembler(data.n_features, data.n_classes)
+    widest = 2
     field_names = ("improvement",) + tuple(
         name for name in splitter.node_field_names if name != "missing_left"
     )
@@ -125,6 +133,17 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             split.branch_shares = tuple(
                 training_shares(split_branches(data.X, rows, split), row_weights, split.n_branches)
             )
+        children = propagator.propagate(propagation_state, data, node, split)
+        if len(children) != split.n_branches:
+            raise RuntimeError(
+                f"propagator {propagator.name!r} returned {len(children)} branches for a "
+                f"{split.question!r} split with {split.n_branches}"
+            )
+        # Termination: a split must leave every child lighter than its parent; one that sends
+        # (nearly) all the weight down one branch is no split, and the node stays a leaf.
+        heaviest = max(float(child_weights.sum()) for _, child_weights in children)
+        if heaviest >= weight * (1.0 - SHRINK_TOLERANCE):
+            continue
         assembler.set_question(
             node_id,
             question,
@@ -142,11 +161,14 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
                 improvement=float(split.improvement),
                 n_samples=node.n_samples,
             )
-        children = propagator.propagate(propagation_state, data, node, split)
-        if len(children) != split.n_branches:
+        widest = max(widest, split.n_branches)
+        budget = NODE_BUDGET_PER_SAMPLE * data.n_samples * widest + NODE_BUDGET_BASE
+        if len(assembler.children) + split.n_branches > budget:
             raise RuntimeError(
-                f"propagator {propagator.name!r} returned {len(children)} branches for a "
-                f"{split.question!r} split with {split.n_branches}"
+                f"the tree outgrew {budget} nodes ({NODE_BUDGET_PER_SAMPLE} x {data.n_samples} "
+                f"samples x {widest} branches): the composition {composition.describe()} keeps "
+                "splitting nodes that barely shrink; set max_depth, min_samples_leaf or "
+                "min_impurity_decrease"
             )
         boxes = child_bounds(bounds, split, question)
         for b in range(split.n_branches - 1, -1, -1):  # the first branch is grown first

@@ -123,7 +123,8 @@ def c45_feature_scores(
         gain = best_gain - math.log2(tries) / node_weight
         if gain <= SMALL:
             continue
-        point = (values[best_position] + values[best_position + 1]) / 2.0
+        # halves first: the sum of two values near the largest float overflows to inf
+        point = values[best_position] / 2.0 + values[best_position + 1] / 2.0
         if point == values[best_position + 1]:
             point = values[best_position]
         unknown = node_weight - known_weight

@@ -104,3 +104,23 @@ def test_soft_evaluation_softens_the_threshold_and_not_the_subset():
     far = near.assign(size=[9.5, 9.5])  # 8 spreads from the threshold: the hard answer
     np.testing.assert_allclose(model.predict_proba(far), hard.predict_proba(far), atol=1e-6)
     np.testing.assert_array_equal(model.predict(far), [0, 1])
+
+
+def test_udt_propagation_under_another_splitter_terminates():
+    """Used to grow a chain forever (543k nodes after 60 s): children that barely shrink now
+    end the branch. In a subprocess, so a regression fails instead of hanging."""
+    import subprocess
+    import sys
+
+    code = (
+        "from treekit_core import TreeClassifier\n"
+        "from treekit_core.datasets import load_dataset\n"
+        "d = load_dataset('haberman')\n"
+        "m = TreeClassifier(propagator='udt').fit(d.X, d.y)\n"
+        "print(m.get_n_leaves())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 1 <= int(done.stdout.split()[-1]) <= 306
