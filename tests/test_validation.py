@@ -121,3 +121,17 @@ def test_variance_with_three_classes_is_refused():
 def test_zero_weight_rows_are_kept_not_dropped():
     model = TreeClassifier().fit(X_OK, Y_OK, sample_weight=[1.0, 0.0, 1.0, 1.0])
     assert model.tree_.n_samples[0] == 4 and model.tree_.weight[0] == 3.0
+
+
+def test_weights_and_thresholds_that_would_silently_break_results_are_refused():
+    from treekit_core import ForestClassifier
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="sample_weight sums to inf.*rescale"):
+        TreeClassifier().fit(X, y, sample_weight=np.full(30, 1e308))
+    with pytest.raises(ValueError, match="reject threshold must be a finite number"):
+        TreeClassifier(reject=float("nan")).fit(X, y)
+    for bad in (float("nan"), -1.0):
+        with pytest.raises(ValueError, match="class_weight for class 0 is"):
+            ForestClassifier(class_weight={0: bad}).fit(X, y)

@@ -14,6 +14,7 @@ Pataki) or on out-of-fold predictions (K-fold cross-validation, honest) by one r
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import attrs
@@ -40,6 +41,10 @@ class RejectRule:
     seed: int = 0
 
     def __attrs_post_init__(self):
+        if self.threshold is not None and not (
+            isinstance(self.threshold, numbers.Real) and math.isfinite(self.threshold)
+        ):
+            raise ValueError(f"reject threshold must be a finite number, got {self.threshold!r}")
         chosen = [
             name
             for name in ("threshold", "keep_correct", "coverage", "max_error")

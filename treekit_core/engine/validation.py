@@ -169,9 +169,21 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
             f"sample_weight must be non-negative; row {int(np.flatnonzero(w < 0)[0])} is "
             f"{w[w < 0][0]}"
         )
-    if w.sum() <= 0:
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if total <= 0:
         raise ValueError("sample_weight sums to zero; at least one sample needs a positive weight")
+    if not np.isfinite(total) or total > MAX_TOTAL_WEIGHT:
+        raise ValueError(
+            f"sample_weight sums to {total:g}; the sums of weights (and their class sums and "
+            f"squares) must stay finite: rescale the weights so they sum to at most "
+            f"{MAX_TOTAL_WEIGHT:g}"
+        )
     return w
+
+
+#: Weight sums beyond this overflow the impurity arithmetic (squares of class sums).
+MAX_TOTAL_WEIGHT = 1e150
 
 
 def check_counterexamples(counterexamples, n_samples: int, classes=None):

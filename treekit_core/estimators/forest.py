@@ -75,7 +75,15 @@ def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
             raise ValueError(
                 f"class_weight names classes {unknown} that are not in {list(classes)}"
             )
-        return np.array([float(class_weight.get(c, 1.0)) for c in classes])
+        weights = np.array([float(class_weight.get(c, 1.0)) for c in classes])
+        bad = ~np.isfinite(weights) | (weights < 0)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"class_weight for class {np.asarray(classes).tolist()[first]!r} is "
+                f"{float(weights[bad][0])!r}; class weights must be finite numbers >= 0"
+            )
+        return weights
     raise ValueError(
         f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}"
     )
