@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import numpy as np
@@ -101,6 +102,17 @@ def parse_settings(items):
                 )
             components.setdefault(f"{kind}_params", {})[param] = value
         else:
+            from treekit_core import ForestClassifier, TreeClassifier
+
+            known = sorted(
+                set(TreeClassifier._param_names()) | set(ForestClassifier._param_names())
+            )
+            if key not in known:
+                import difflib
+
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"--set {item!r}: unknown parameter {key!r}{hint}")
             estimator[key] = value
     return estimator, components
 
@@ -305,6 +317,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except BrokenPipeError:  # the reader (``| head``) stopped reading: not an error
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream
+        except OSError:
+            pass
+        return 0
     except (ValueError, OSError, KeyError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"treekit {args.command}: error: {message}", file=sys.stderr)

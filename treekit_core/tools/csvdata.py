@@ -19,7 +19,7 @@ def _number(text):
 
 def read_table(path):
     """(header, columns as numpy arrays: float64 for numeric columns, object otherwise)."""
-    with open(path, newline="", encoding="utf-8") as handle:
+    with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: a BOM is not text
         rows = [row for row in csv.reader(handle) if row]
     if not rows:
         raise ValueError(f"{path} is empty")
