@@ -135,3 +135,17 @@ def test_weights_and_thresholds_that_would_silently_break_results_are_refused():
     for bad in (float("nan"), -1.0):
         with pytest.raises(ValueError, match="class_weight for class 0 is"):
             ForestClassifier(class_weight={0: bad}).fit(X, y)
+
+
+def test_labels_that_numpy_would_silently_reinterpret_are_refused():
+    X = np.random.default_rng(0).normal(size=(6, 1))
+    with pytest.raises(ValueError, match="y contains infinity at row 5"):
+        TreeClassifier().fit(X, [0, 1, 0, 1, 0, np.inf])
+    with pytest.raises(ValueError, match="mixes text and number labels.*'1' and 1"):
+        TreeClassifier().fit(X, ["1", 1, "0", 0, "1", 1])
+    with pytest.raises(ValueError, match="Unknown label type: continuous.*0.2"):
+        TreeClassifier().fit(X, np.linspace(0, 1, 6))
+    with pytest.warns(UserWarning, match="column-vector y"):
+        model = TreeClassifier().fit(X, np.array([[0], [1], [0], [1], [0], [1]]))
+    assert model.classes_.tolist() == [0, 1]
+    assert TreeClassifier().fit(X, [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]).classes_.tolist() == [0, 1]

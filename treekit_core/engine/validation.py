@@ -4,6 +4,7 @@ what was expected."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -118,8 +119,15 @@ def check_y(y, n_samples: int, *, name: str = "y"):
     """Validate class labels; return (classes, encoded int64 indices)."""
     if y is None:
         raise ValueError(f"{name} is None; class labels are required")
+    _refuse_mixed_label_types(y, name)
     array = np.asarray(y)
     if array.ndim == 2 and array.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; it is read as "
+            f"{name}.ravel()",
+            UserWarning,
+            stacklevel=3,
+        )
         array = array.ravel()
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D (n_samples,); got shape {array.shape}")
@@ -131,6 +139,17 @@ def check_y(y, n_samples: int, *, name: str = "y"):
         raise ValueError(
             f"{name} contains NaN at row {int(np.flatnonzero(np.isnan(array))[0])}; every sample "
             "needs a class"
+        )
+    if array.dtype.kind == "f" and np.isinf(array).any():
+        raise ValueError(
+            f"{name} contains infinity at row {int(np.flatnonzero(np.isinf(array))[0])}; class "
+            "labels must be finite"
+        )
+    if array.dtype.kind in "fc" and (array != np.round(array)).any():
+        raise ValueError(
+            f"Unknown label type: continuous. {name} holds non-integer numbers (for example "
+            f"{array[array != np.round(array)][0].item()!r}); a classifier needs class labels, not "
+            "measurements"
         )
     if array.dtype == object and any(v is None for v in array):
         raise ValueError(
@@ -149,6 +168,22 @@ def check_y(y, n_samples: int, *, name: str = "y"):
             "two classes"
         )
     return classes, encoded.astype(np.int64).ravel()
+
+
+def _refuse_mixed_label_types(y, name: str) -> None:
+    """Labels mixing strings and numbers ("1" and 1) would be merged by numpy's conversion
+    to strings; refuse them, naming both."""
+    if isinstance(y, np.ndarray) and y.dtype != object:
+        return
+    values = list(np.asarray(y, dtype=object).ravel())
+    kinds = {"text" if isinstance(v, (str, np.str_)) else "number" for v in values}
+    if kinds == {"text", "number"}:
+        text = next(v for v in values if isinstance(v, (str, np.str_)))
+        number = next(v for v in values if not isinstance(v, (str, np.str_)))
+        raise ValueError(
+            f"{name} mixes text and number labels (for example {text!r} and {number!r}); "
+            "use one type"
+        )
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
