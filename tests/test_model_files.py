@@ -147,3 +147,9 @@ def test_deep_nesting_and_broken_json_are_refused_before_parsing():
         TreeClassifier.from_json("{" + '"a":' * 0 + "[" * 100000 + "]" * 100000 + "}")
     with pytest.raises(ValueError, match="not valid JSON"):
         TreeClassifier.from_json('{"format": ')
+
+
+def test_brackets_inside_strings_with_escaped_quotes_do_not_count_as_nesting():
+    from treekit_core.engine.model_file import _nesting
+
+    assert _nesting('{"a": "x\\" [[[[", "b": [1]}') == 2

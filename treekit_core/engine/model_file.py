@@ -56,7 +56,7 @@ def _nesting(text: str) -> int:
     """Deepest bracket nesting outside strings (one pass over the text, before parsing)."""
     import re
 
-    stripped = re.sub(r'"(?:[^"\\\\]|\\\\.)*"', '""', text)
+    stripped = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
     depth = deepest = 0
     for char in re.findall(r"[\[\]{}]", stripped):
         depth += 1 if char in "[{" else -1
@@ -69,7 +69,7 @@ def field(payload: dict, key: str, kind, where: str = "model file"):
     if key not in payload:
         raise ModelFileError(f"{where}: the field {key!r} is missing")
     value = payload[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and bool not in np.atleast_1d(kind):
+    if not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise ModelFileError(f"{where}: {key!r} must be {names}, got {type(value).__name__}")
     return value
