@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core.builtins.nominal_subsets import known_category_statistics, split_information
+from treekit_core.builtins.nominal_subsets import (
+    known_category_statistics,
+    partition_drop,
+    split_information,
+)
 
 #: Weka's comparison tolerance (Utils.SMALL).
 SMALL = 1e-6
@@ -33,14 +37,9 @@ def _gain(impurity, params, sums, weight, node_weight):
     known = weight.sum()
     if known <= 0:
         return 0.0, 0.0
-    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known, params)
-    children = sum(
-        weight[b] * impurity(np.ascontiguousarray(sums[b]), weight[b], params)
-        for b in np.flatnonzero(weight > 0)
-    )
-    gain = (known / node_weight) * (parent - children / known)
+    gain = partition_drop(impurity, params, sums, weight, node_weight)
     # Weka tests its numerator, gain x W_k in count units, against its tolerance.
-    return (0.0 if abs(gain * known) < SMALL else float(gain)), known
+    return (0.0 if abs(gain * known) < SMALL else gain), known
 
 
 def _ratio(gain, weight, node_weight):

@@ -143,13 +143,21 @@ def multiway_split(
         or weight[present].min() < max(min_weight_leaf, 1e-300)
     ):
         return -np.inf, None, None
-    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
+    drop = partition_drop(impurity, params, sums, weight, node_weight)
+    return drop, tuple(weight / known_weight), weight
+
+
+def partition_drop(impurity, params, sums, weight, node_weight) -> float:
+    """The impurity drop of a partition of the node's known rows into branches with class
+    sums ``sums`` (b x K) and weights ``weight`` (b), scaled by the known fraction of the
+    node's weight (C4.5's gain with the entropy). The known weight must be positive."""
+    known = weight.sum()
+    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known, params)
     children = sum(
-        weight[c] * impurity(np.ascontiguousarray(sums[c]), weight[c], params)
-        for c in np.flatnonzero(present)
+        weight[b] * impurity(np.ascontiguousarray(sums[b]), weight[b], params)
+        for b in np.flatnonzero(weight > 0)
     )
-    drop = parent - children / known_weight
-    return drop * known_weight / node_weight, tuple(weight / known_weight), weight
+    return float((known / node_weight) * (parent - children / known))
 
 
 def split_information(branch_weights, node_weight) -> float:

@@ -59,6 +59,19 @@ class Question(Component):
     replace its step by a gate) and narrows the node boxes of :func:`treekit_core.node_boxes`.
     Every other question routes hard, also under soft components."""
 
+    def parameters(self, fields: dict, node=None):
+        """This kind's parameters as the float vector :attr:`answer` receives: the value of
+        :attr:`parameter_field` in ``fields`` (a split's node fields, or a tree's, at
+        ``node``); an unused length-1 vector when the kind has none."""
+        import numpy as np
+
+        if self.parameter_field is None:
+            return np.zeros(1)
+        value = fields[self.parameter_field]
+        if node is not None:
+            value = value[node]
+        return np.ascontiguousarray(np.atleast_1d(np.asarray(value, dtype=np.float64)))
+
     def branch_texts(
         self, feature: int, threshold: float, params, n_branches: int, context
     ) -> list[str]:  # pragma: no cover - abstract

@@ -40,13 +40,15 @@ class Composition:
     def __reduce__(self):
         """Pickled without the registry (it holds plugin modules); the unpickled
         composition uses the process's registry."""
-        state = {
-            **self.components,
+        return _recreate_composition, ({**self.components, **self.settings()},)
+
+    def settings(self) -> dict:
+        """What the composition holds besides its components and registry."""
+        return {
             "stopping": self.stopping,
             "feature_sampler": self.feature_sampler,
             "parallel_kernels": self.parallel_kernels,
         }
-        return _recreate_composition, (state,)
 
     @property
     def components(self) -> dict:
@@ -143,12 +145,10 @@ class ShippedComposition:
             kind: (c.name, c.get_params()) if is_registered(c) else c
             for kind, c in composition.components.items()
         }
-        rest = {
-            "stopping": composition.stopping,
-            "feature_sampler": composition.feature_sampler,
-            "parallel_kernels": composition.parallel_kernels,
-        }
-        return ShippedComposition, (None, {"components": components, "rest": rest})
+        return ShippedComposition, (
+            None,
+            {"components": components, "rest": composition.settings()},
+        )
 
 
 def _recreate_composition(state: dict) -> Composition:

@@ -101,14 +101,6 @@ def question_named(name: str):
     return get_registry().question(name)
 
 
-def split_params(question, split) -> np.ndarray:
-    """A split's value of its question's parameter field, as a float vector."""
-    if question.parameter_field is None:
-        return np.zeros(1)
-    value = split.node_fields[question.parameter_field]
-    return np.ascontiguousarray(np.atleast_1d(np.asarray(value, dtype=np.float64)))
-
-
 def split_branches(X: np.ndarray, rows: np.ndarray, split) -> np.ndarray:
     """The branch of every row of ``rows`` under ``split`` (-1: cannot answer)."""
     question = question_named(split.question)
@@ -119,7 +111,7 @@ def split_branches(X: np.ndarray, rows: np.ndarray, split) -> np.ndarray:
         0,
         int(max(split.feature, 0)),
         float(split.threshold),
-        split_params(question, split),
+        question.parameters(split.node_fields),
         int(split.n_branches),
     )
 

@@ -216,10 +216,15 @@ class Tree:
 
     def question_params(self, node: int) -> np.ndarray:
         """The node's value of its question's parameter field, as a float vector."""
-        field = self.question_of(node).parameter_field
-        if field is None:
-            return np.zeros(1)
-        return np.atleast_1d(np.asarray(self.node_fields[field][node], dtype=np.float64))
+        return self.question_of(node).parameters(self.node_fields, node)
+
+    def traversal_stack_size(self) -> int:
+        """Entries a depth-first walk that may follow every branch needs on its stack: at
+        most (branches - 1) pending siblings per level, plus the current node; computed from
+        the structure, never from a stored field."""
+        counts = self.n_children
+        widest = int(counts.max()) if self.n_nodes else 0
+        return self.structural_depth() * max(widest - 1, 1) + 2
 
     @property
     def is_binary(self) -> bool:

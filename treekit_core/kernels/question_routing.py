@@ -209,8 +209,7 @@ def pack_tree(tree):
     params = np.zeros((n, width))
     for at, values in fields.values():
         params[at, : values.shape[1]] = values
-    max_children = int(counts.max()) if n else 0
-    stack_size = tree.structural_depth() * max(max_children - 1, 1) + 2
+    stack_size = tree.traversal_stack_size()
     if JIT_DISABLED:  # plain numpy elements lack the attribute access numba records give
         nodes = nodes.view(np.recarray)
     return (

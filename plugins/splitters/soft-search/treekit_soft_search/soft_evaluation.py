@@ -37,8 +37,7 @@ def mixture(
     hard_nodes = np.flatnonzero(~tree.is_leaf & ~softened_nodes(tree))
     hard_column = np.full(n, -1, dtype=np.int64)
     hard_column[hard_nodes] = np.arange(hard_nodes.size)
-    counts = tree.n_children
-    stack_size = tree.structural_depth() * max(int(counts.max()) - 1, 1) + 2
+    stack_size = tree.traversal_stack_size()
     fixed = (
         np.ascontiguousarray(tree.child_start),
         np.ascontiguousarray(tree.child_ids),
