@@ -9,16 +9,10 @@ takes a dedicated kernel (no dispatch at all).
 
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 
 #: Category codes must fit the bits of a float64 mantissa (a subset is a bit mask).
 MAX_CATEGORIES = 53
-
-_packed = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
 
 
 def _kernels(question_classes):
@@ -28,29 +22,19 @@ def _kernels(question_classes):
 
 
 def _pack(tree):
-    packed = _packed.get(tree)
-    if packed is None:
-        from treekit_core.kernels.question_routing import pack_tree
+    from treekit_core.kernels.question_routing import pack_tree
 
-        packed = pack_tree(tree)
-        with _lock:
-            _packed[tree] = packed
-    return packed
+    return tree.derived("packed for routing", lambda: pack_tree(tree))
 
 
 def only_thresholds(tree) -> bool:
-    """True when every internal node asks a two-branch threshold question (remembered per
-    tree: a fitted tree's questions never change)."""
-    known = _only_thresholds.get(tree)
-    if known is None:
+    """True when every internal node asks a two-branch threshold question."""
+
+    def compute():
         used = np.unique(tree.question[tree.question >= 0])
-        known = all(tree.questions[k].compares_threshold for k in used)
-        with _lock:
-            _only_thresholds[tree] = known
-    return known
+        return all(tree.questions[k].compares_threshold for k in used)
 
-
-_only_thresholds = weakref.WeakKeyDictionary()
+    return tree.derived("only thresholds", compute)
 
 
 def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
@@ -60,21 +44,15 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
     if complete and only_thresholds(tree):
         from treekit_core.kernels.routing import apply_thresholds, pack_nodes
 
-        return apply_thresholds(X, _threshold_nodes(tree, pack_nodes))
+        nodes = tree.derived(
+            "packed thresholds",
+            lambda: pack_nodes(
+                tree.children_left, tree.children_right, tree.feature, tree.threshold
+            ),
+        )
+        return apply_thresholds(X, nodes)
     nodes, child_ids, _, params, _ = _pack(tree)
     return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
-
-
-def _threshold_nodes(tree, pack_nodes):
-    cached = _threshold_packed.get(tree)
-    if cached is None:
-        cached = pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold)
-        with _lock:
-            _threshold_packed[tree] = cached
-    return cached
-
-
-_threshold_packed = weakref.WeakKeyDictionary()
 
 
 def tree_distribution(tree, X: np.ndarray) -> np.ndarray:

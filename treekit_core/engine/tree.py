@@ -230,26 +230,37 @@ class Tree:
     def is_binary(self) -> bool:
         return bool(np.all(self.n_children[~self.is_leaf] == 2))
 
+    def derived(self, key: str, compute):
+        """``compute()``, remembered for this tree under ``key``: for values derived from
+        the structure (packed kernel records, binary child arrays), which never changes
+        once a tree is built (pruning and loading build new trees). Kept outside the
+        instance, so pickles and copies carry none of it."""
+        values = _DERIVED.get(self)
+        if values is None or key not in values:
+            value = compute()
+            with _DERIVED_LOCK:
+                _DERIVED.setdefault(self, {})[key] = value
+            return value
+        return values[key]
+
     def _binary_children(self):
-        cached = _BINARY_CACHE.get(self)
-        if cached is None:
-            counts = self.n_children
-            wider = [node for node in np.flatnonzero(counts != 2) if counts[node] != 0]
-            if wider:
-                node = int(wider[0])
-                raise ValueError(
-                    f"children_left / children_right describe binary trees; node {node} has "
-                    f"{int(counts[node])} children. Use tree.children(node) instead."
-                )
-            left = np.full(self.n_nodes, LEAF, dtype=np.int64)
-            right = np.full(self.n_nodes, LEAF, dtype=np.int64)
-            internal = counts == 2
-            left[internal] = self.child_ids[self.child_start[:-1][internal]]
-            right[internal] = self.child_ids[self.child_start[:-1][internal] + 1]
-            cached = (left, right)
-            with _CACHE_LOCK:
-                _BINARY_CACHE[self] = cached
-        return cached
+        return self.derived("binary children", self._compute_binary_children)
+
+    def _compute_binary_children(self):
+        counts = self.n_children
+        wider = [node for node in np.flatnonzero(counts != 2) if counts[node] != 0]
+        if wider:
+            node = int(wider[0])
+            raise ValueError(
+                f"children_left / children_right describe binary trees; node {node} has "
+                f"{int(counts[node])} children. Use tree.children(node) instead."
+            )
+        left = np.full(self.n_nodes, LEAF, dtype=np.int64)
+        right = np.full(self.n_nodes, LEAF, dtype=np.int64)
+        internal = counts == 2
+        left[internal] = self.child_ids[self.child_start[:-1][internal]]
+        right[internal] = self.child_ids[self.child_start[:-1][internal] + 1]
+        return left, right
 
     @property
     def children_left(self) -> np.ndarray:
@@ -533,8 +544,8 @@ def _read_array(payload, name, dtype):
     return values.astype(dtype)
 
 
-_BINARY_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_CACHE_LOCK = threading.Lock()
+_DERIVED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_DERIVED_LOCK = threading.Lock()
 
 
 def _registry_question(name: str):
