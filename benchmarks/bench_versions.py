@@ -22,12 +22,13 @@ process's maximum resident set size at the end of the run (so it includes the wa
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import run_in_fresh_process  # noqa: E402
 
 WORKER = textwrap.dedent("""
     import json, resource, sys, time
@@ -74,16 +75,7 @@ WORKER = textwrap.dedent("""
 
 def run(checkout: str, n: int, threads: int | None) -> dict:
     # the core alone: installed plugins are written for one of the two versions
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(checkout), "TREEKIT_LOAD_PLUGINS": ""}
-    env.pop("NUMBA_DISABLE_JIT", None)
-    if threads is not None:
-        env["NUMBA_NUM_THREADS"] = str(threads)
-    done = subprocess.run(
-        [sys.executable, "-c", WORKER, str(n)], env=env, capture_output=True, text=True, cwd="/"
-    )
-    if done.returncode:
-        raise RuntimeError(f"the worker failed on {checkout}:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_fresh_process(WORKER, [n], checkout, threads, plugins=False)
 
 
 def main(argv=None) -> int:

@@ -42,3 +42,39 @@ def wilcoxon_p(a, b) -> float:
     if np.allclose(a, b):
         return 1.0
     return float(wilcoxon(a, b).pvalue)
+
+
+def run_in_fresh_process(worker: str, args, checkout: str, threads=None, plugins=True) -> dict:
+    """Run ``worker`` (Python source printing one JSON line last) in a new interpreter
+    whose imports come from ``checkout`` (its plugins too, when ``plugins``), with
+    ``threads`` numba threads (None: all). Returns the JSON."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.abspath(checkout)
+    paths = [root]
+    if plugins:
+        paths += [
+            os.path.join(root, "plugins", kind, name)
+            for kind in sorted(os.listdir(os.path.join(root, "plugins")))
+            if os.path.isdir(os.path.join(root, "plugins", kind))
+            for name in sorted(os.listdir(os.path.join(root, "plugins", kind)))
+        ]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    if not plugins:
+        env["TREEKIT_LOAD_PLUGINS"] = ""
+    env.pop("NUMBA_DISABLE_JIT", None)
+    if threads is not None:
+        env["NUMBA_NUM_THREADS"] = str(threads)
+    done = subprocess.run(
+        [sys.executable, "-c", worker, *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    if done.returncode:
+        raise RuntimeError(f"the worker failed on {checkout}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

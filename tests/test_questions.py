@@ -362,3 +362,58 @@ def test_a_version_1_file_with_an_unknown_question_code_is_refused():
     payload["tree"]["node_fields"]["question"][7] = 5.0
     with pytest.raises(ValueError, match="codes other than 0, 1, 2"):
         TreeClassifier.from_json(json.dumps(payload))
+
+
+def reference_reaching(tree, x):
+    """Nodes a row reaches, a question it cannot answer sending it down every branch."""
+    reached, pending = [], [0]
+    while pending:
+        node = pending.pop()
+        reached.append(node)
+        kids = tree.children(node)
+        if kids.size:
+            b = tree.question_of(node).answer(
+                x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
+            )
+            pending.extend([int(kids[b])] if 0 <= b < kids.size else [int(k) for k in kids])
+    return sorted(reached)
+
+
+def reference_leaf_from(tree, x, node):
+    while tree.children(node).size:
+        kids = tree.children(node)
+        b = tree.question_of(node).answer(
+            x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
+        )
+        node = int(kids[b if 0 <= b < kids.size else int(np.argmax(tree.shares(node)))])
+    return node
+
+
+@pytest.mark.parametrize("nominal_split", ["subset", "multiway"])
+def test_rows_reaching_and_leaves_from_any_start_follow_each_question(nominal_split):
+    from treekit_core import rows_reaching, tree_leaves_from
+    from treekit_core.engine.questions import tree_leaves
+
+    X, y = nominal_data(missing=0.15)
+    model = TreeClassifier(
+        categorical_features=[0], splitter_params={"nominal_split": nominal_split}, max_depth=5
+    ).fit(X, y)
+    tree, encoded = model.tree_, model._check_predict_X(X)
+    assert tree.n_nodes > 7
+    node, row = rows_reaching(tree, encoded)
+    expected = sorted(
+        (n, i) for i in range(encoded.shape[0]) for n in reference_reaching(tree, encoded[i])
+    )
+    assert list(zip(node.tolist(), row.tolist(), strict=True)) == expected
+    rng = np.random.default_rng(1)
+    rows = rng.integers(0, encoded.shape[0], 500)
+    start = rng.integers(0, tree.n_nodes, 500)
+    leaves = tree_leaves_from(tree, encoded, rows, start)
+    assert leaves.tolist() == [
+        reference_leaf_from(tree, encoded[i], int(s)) for i, s in zip(rows, start, strict=True)
+    ]
+    np.testing.assert_array_equal(
+        tree_leaves_from(tree, encoded, np.arange(encoded.shape[0]), 0), tree_leaves(tree, encoded)
+    )
+    with pytest.raises(ValueError, match="start nodes must lie in"):
+        tree_leaves_from(tree, encoded, rows[:1], tree.n_nodes)

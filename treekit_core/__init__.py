@@ -9,8 +9,8 @@ modules) is private and may change in any release.
 
 Importing this package imports numpy, pluggy and attrs only; numba kernels are imported and
 (if not cached) compiled the first time a tree is fitted or evaluated. The kernel helpers
-below (``jit``, ``compile_impurity``, ``IMPURITY_TYPE``, ``apply_tree``, ``answers_at``) load
-numba when they are first accessed.
+below (``jit``, ``compile_impurity``, ``IMPURITY_TYPE``, ``apply_tree``, ``answers_at``,
+``rows_reaching``, ``tree_leaves_from``) load numba when they are first accessed.
 """
 
 from treekit_core.components import (
@@ -83,6 +83,8 @@ _KERNEL_HELPERS = {
     "IMPURITY_SIGNATURE": "treekit_core.kernels.compiling",
     "apply_tree": "treekit_core.builtins.evaluators",
     "answers_at": "treekit_core.engine.questions",
+    "rows_reaching": "treekit_core.engine.questions",
+    "tree_leaves_from": "treekit_core.engine.questions",
 }
 
 
@@ -142,5 +144,7 @@ __all__ = [
     "one_hot",
     "registered",
     "reset_registry",
+    "rows_reaching",
     "state_array",
+    "tree_leaves_from",
 ]

@@ -72,6 +72,36 @@ def answers_at(tree, X: np.ndarray, node_list) -> np.ndarray:
     return _kernels(type(q) for q in tree.questions).answers_at(X, node_list, nodes, params)
 
 
+def tree_leaves_from(tree, X: np.ndarray, rows, start) -> np.ndarray:
+    """Leaf reached by row ``rows[j]`` of X starting at node ``start[j]`` (a question a row
+    cannot answer sends it down the heaviest branch): what a subtree would say about rows
+    that did not reach it, in one compiled call."""
+    nodes, child_ids, _, params, _ = _pack(tree)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    start = np.ascontiguousarray(np.broadcast_to(start, rows.shape), dtype=np.int64)
+    if rows.size and (start.min() < 0 or start.max() >= tree.n_nodes):
+        raise ValueError(
+            f"start nodes must lie in [0, {tree.n_nodes}), got {start.min()}..{start.max()}"
+        )
+    if rows.size and (rows.min() < 0 or rows.max() >= X.shape[0]):
+        raise ValueError(f"rows must lie in [0, {X.shape[0]}), got {rows.min()}..{rows.max()}")
+    return _kernels(type(q) for q in tree.questions).leaves_from(
+        X, rows, start, nodes, child_ids, params
+    )
+
+
+def rows_reaching(tree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(node, row) for every node each row of X reaches, a question it cannot answer
+    sending it down every branch (as training rows are counted at a node). Sorted by node,
+    rows ascending within a node."""
+    nodes, child_ids, _, params, stack_size = _pack(tree)
+    node_of, row_of = _kernels(type(q) for q in tree.questions).fan_out(
+        X, nodes, child_ids, params, stack_size
+    )
+    order = np.argsort(node_of, kind="stable")
+    return node_of[order], row_of[order]
+
+
 def question_named(name: str):
     """The registered question kind ``name`` (an instance, shared)."""
     from treekit_core.registry import get_registry

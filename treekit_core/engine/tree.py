@@ -307,38 +307,54 @@ class Tree:
         parent[self.child_ids] = np.repeat(np.arange(self.n_nodes), self.n_children)
         return parent
 
-    def descendants(self, node: int) -> list[int]:
-        """``node`` and every node below it."""
-        out, stack = [], [int(node)]
-        while stack:
-            current = stack.pop()
-            out.append(current)
-            stack.extend(int(c) for c in self.children(current))
-        return out
+    def preorder(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(nodes in depth-first order, first branch first; every node's position in it;
+        every node's subtree size): a subtree is one contiguous run of that order."""
+
+        def compute():
+            order = np.empty(self.n_nodes, dtype=np.int64)
+            stack, k = [0], 0
+            while stack:
+                node = stack.pop()
+                order[k] = node
+                k += 1
+                stack.extend(
+                    self.child_ids[self.child_start[node] : self.child_start[node + 1]][
+                        ::-1
+                    ].tolist()
+                )
+            position = np.empty(self.n_nodes, dtype=np.int64)
+            position[order] = np.arange(self.n_nodes)
+            size = np.ones(self.n_nodes, dtype=np.int64)
+            parent = self.parents()
+            for node in order[:0:-1]:  # children before parents
+                size[parent[node]] += size[node]
+            return order, position, size
+
+        return self.derived("preorder", compute)
+
+    def descendants(self, node: int) -> np.ndarray:
+        """``node`` and every node below it (depth first)."""
+        order, position, size = self.preorder()
+        return order[position[node] : position[node] + size[node]]
 
     def collapse(self, make_leaf: np.ndarray) -> "Tree":
         """A copy in which every node flagged in ``make_leaf`` becomes a leaf; its
         descendants are removed and nodes are renumbered (depth first, first branch first)."""
         make_leaf = np.asarray(make_leaf, dtype=bool)
-        keep = []
-        stack = [0]
-        while stack:
-            node = stack.pop()
-            keep.append(node)
-            if not make_leaf[node]:
-                stack.extend(int(c) for c in self.children(node)[::-1])
-        keep = np.array(keep, dtype=np.int64)
+        order, position, size = self.preorder()
+        # the nodes below a flagged node are the run after it in depth-first order
+        flagged = np.flatnonzero(make_leaf & ~self.is_leaf)
+        below = np.zeros(self.n_nodes + 1, dtype=np.int64)
+        np.add.at(below, position[flagged] + 1, 1)
+        np.add.at(below, position[flagged] + size[flagged], -1)
+        keep = order[np.cumsum(below[:-1]) == 0]
         new_id = np.full(self.n_nodes, -1, dtype=np.int64)
         new_id[keep] = np.arange(keep.size)
         leaf_now = self.is_leaf[keep] | make_leaf[keep]
         counts = np.where(leaf_now, 0, self.n_children[keep])
         start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        edges = [
-            np.arange(self.child_start[node], self.child_start[node + 1])
-            for node, leaf in zip(keep, leaf_now, strict=True)
-            if not leaf
-        ]
-        edges = np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64)
+        edges = np.repeat(self.child_start[keep] - start[:-1], counts) + np.arange(start[-1])
         node_fields = {}
         for name, values in self.node_fields.items():
             values = np.asarray(values)[keep].copy()

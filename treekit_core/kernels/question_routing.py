@@ -75,23 +75,88 @@ def answers_at(X, node_list, nodes, params):
     return out
 
 
+@jit()
+def descend(x, node, nodes, child_ids, params):
+    """The leaf below ``node`` that x reaches; a question it cannot answer sends it down
+    the heaviest branch."""
+    while nodes[node].count > 0:
+        b = branch(
+            nodes[node].question, x, nodes[node].feature, nodes[node].threshold,
+            params[node], nodes[node].count,
+        )
+        if b < 0:
+            b = nodes[node].heavy
+        node = child_ids[nodes[node].first + b]
+    return node
+
+
 @jit(parallel=True)
 def leaves(X, nodes, child_ids, params):
-    """Leaf reached by every row; a row that cannot answer follows the heaviest branch."""
-    n = X.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        node = 0
-        while nodes[node].count > 0:
-            b = branch(
-                nodes[node].question, X[i], nodes[node].feature, nodes[node].threshold,
-                params[node], nodes[node].count,
-            )
-            if b < 0:
-                b = nodes[node].heavy
-            node = child_ids[nodes[node].first + b]
-        out[i] = node
+    """Leaf reached by every row from the root."""
+    out = np.empty(X.shape[0], dtype=np.int64)
+    for i in prange(X.shape[0]):
+        out[i] = descend(X[i], 0, nodes, child_ids, params)
     return out
+
+
+@jit(parallel=True)
+def leaves_from(X, rows, start, nodes, child_ids, params):
+    """Leaf reached by row ``rows[j]`` of X when it starts at node ``start[j]``."""
+    out = np.empty(rows.shape[0], dtype=np.int64)
+    for j in prange(rows.shape[0]):
+        out[j] = descend(X[rows[j]], start[j], nodes, child_ids, params)
+    return out
+
+
+@jit()
+def visit(x, nodes, child_ids, params, stack, visited):
+    """Nodes x reaches when a question it cannot answer sends it down every branch, in
+    depth-first order (written to ``visited`` unless it is empty); returns their number."""
+    stack[0] = 0
+    top = 1
+    count = 0
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if visited.shape[0] > 0:
+            visited[count] = node
+        count += 1
+        n_branches = nodes[node].count
+        if n_branches == 0:
+            continue
+        first = nodes[node].first
+        b = branch(
+            nodes[node].question, x, nodes[node].feature, nodes[node].threshold,
+            params[node], n_branches,
+        )
+        if b >= 0:
+            stack[top] = child_ids[first + b]
+            top += 1
+            continue
+        for j in range(n_branches - 1, -1, -1):
+            stack[top] = child_ids[first + j]
+            top += 1
+    return count
+
+
+@jit(parallel=True)
+def fan_out(X, nodes, child_ids, params, stack_size):
+    """(node, row) for every node every row reaches (see ``visit``), grouped by row."""
+    n = X.shape[0]
+    counts = np.empty(n, dtype=np.int64)
+    nowhere = np.empty(0, dtype=np.int64)
+    for i in prange(n):
+        stack = np.empty(stack_size, dtype=np.int64)
+        counts[i] = visit(X[i], nodes, child_ids, params, stack, nowhere)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(counts)
+    node_of = np.empty(offsets[n], dtype=np.int64)
+    row_of = np.empty(offsets[n], dtype=np.int64)
+    for i in prange(n):
+        stack = np.empty(stack_size, dtype=np.int64)
+        visit(X[i], nodes, child_ids, params, stack, node_of[offsets[i] : offsets[i + 1]])
+        row_of[offsets[i] : offsets[i + 1]] = i
+    return node_of, row_of
 
 
 @jit(parallel=True)

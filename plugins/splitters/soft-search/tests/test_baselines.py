@@ -111,3 +111,79 @@ def test_udt_with_missing_values():
     proba = model.predict_proba(data.X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert model.score(data.X, data.y) > 0.9
+
+
+def quinlan_bounds_walking_the_tree(tree, X, y_evidence, weight, labeler):
+    """The PLT bounds computed node by node in plain Python (the first implementation):
+    an oracle for the compiled one-pass fit."""
+    from treekit_soft_search.quinlan_ramp import error_curve, soft_bounds
+
+    def leaf_from(x, node):
+        while tree.children(node).size:
+            kids = tree.children(node)
+            b = tree.question_of(node).answer(
+                x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
+            )
+            node = int(kids[b if 0 <= b < kids.size else int(np.argmax(tree.shares(node)))])
+        return node
+
+    def reaching(x):
+        found, pending = [], [0]
+        while pending:
+            node = pending.pop()
+            found.append(node)
+            kids = tree.children(node)
+            if kids.size:
+                b = tree.question_of(node).answer(
+                    x, tree.feature[node], tree.threshold[node], tree.question_params(node), 2
+                )
+                pending.extend([int(kids[b])] if 0 <= b < 2 else [int(k) for k in kids])
+        return found
+
+    z_minus, z_plus = tree.threshold.copy(), tree.threshold.copy()
+    rows = {}
+    for i in range(X.shape[0]):
+        for node in reaching(X[i]):
+            rows.setdefault(node, []).append(i)
+    for node, r in rows.items():
+        if tree.is_leaf[node]:
+            continue
+        r = np.array(r)
+        x = X[r, tree.feature[node]]
+        known = ~np.isnan(x)
+        if known.sum() < 2:
+            continue
+        errors = [
+            weight[r]
+            * labeler.sample_errors(
+                y_evidence[r], tree.decision[[leaf_from(X[i], int(child)) for i in r]]
+            )
+            for child in tree.children(node)
+        ]
+        values, curve = error_curve(x[known], errors[0][known], errors[1][known])
+        z_minus[node], z_plus[node], _ = soft_bounds(
+            values, curve, tree.threshold[node], weight[r].sum()
+        )
+    return z_minus, z_plus
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plt_bounds_equal_a_node_by_node_walk_with_missing_values_and_weights(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(250, 3))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(0, 0.5, 250) > 0).astype(int)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    weight = rng.uniform(0.5, 2.0, 250)
+    model = TreeClassifier(evaluator="quinlan_ramp", max_depth=5, random_state=seed).fit(
+        X, y, sample_weight=weight
+    )
+    tree = model.tree_
+    assert tree.n_leaves >= 8
+    evidence = np.eye(2)[np.searchsorted(model.classes_, y)]  # one-hot rows
+    z_minus, z_plus = quinlan_bounds_walking_the_tree(
+        tree, X, evidence, weight, model.composition_.labeler
+    )
+    state = tree.component_state["evaluator"]
+    # equal up to the order in which a node's total weight is summed
+    np.testing.assert_allclose(state["z_minus"], z_minus, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(state["z_plus"], z_plus, rtol=1e-13, atol=0)

@@ -394,3 +394,73 @@ def gated_mixture(
                 stack_p[top] = p * g
                 top += 1
     return out
+
+
+@jit(i8(F1, F1, F1, F1, F1))
+def error_curve_sorted(x, left_errors, right_errors, values, errors):
+    """Quinlan's E(v) over the distinct values v of x (sorted ascending): errors of the
+    left subtree on x <= v plus errors of the right subtree on x > v. Writes v and E(v) to
+    ``values`` and ``errors``; returns how many distinct values there are. The sums run
+    in order, as numpy's cumulative sums do."""
+    total_right = 0.0
+    for j in range(x.shape[0]):
+        total_right += right_errors[j]
+    left, right = 0.0, 0.0
+    k = 0
+    j = 0
+    while j < x.shape[0]:
+        v = x[j]
+        while j < x.shape[0] and x[j] == v:
+            left += left_errors[j]
+            right += right_errors[j]
+            j += 1
+        values[k] = v
+        errors[k] = left + (total_right - right)
+        k += 1
+    return k
+
+
+@jit(types.UniTuple(f8, 3)(F1, F1, f8, f8))
+def ramp_bounds(values, errors, threshold, total_weight):
+    """(Z-, Z+, Limit) from an error curve: Limit = E0 + sqrt((E0 + 0.5)(N - E0 + 0.5) /
+    (N + 1)) with E0 = E(Z); Z- where E first falls to Limit coming from below Z, Z+ where
+    it last rises past Limit above Z, interpolated linearly (default: the value range)."""
+    n = values.shape[0]
+    at = -1  # the largest value <= Z
+    while at + 1 < n and values[at + 1] <= threshold:
+        at += 1
+    e0 = errors[max(at, 0)]
+    limit = e0 + np.sqrt((e0 + 0.5) * (total_weight - e0 + 0.5) / (total_weight + 1))
+    z_minus = values[0]
+    for j in range(0, max(at, 0) + 1):
+        if errors[j] <= limit:
+            if j > 0:
+                a, b = values[j - 1], values[j]
+                z_minus = a + (b - a) * (errors[j - 1] - limit) / (errors[j - 1] - errors[j])
+            break
+    z_plus = values[n - 1]
+    for j in range(n - 1, at, -1):
+        if errors[j] <= limit:
+            if j < n - 1:
+                a, b = values[j], values[j + 1]
+                z_plus = a + (b - a) * (limit - errors[j]) / (errors[j + 1] - errors[j])
+            break
+    return z_minus, z_plus, limit
+
+
+@jit(types.void(F1, F1, F1, I1, I1, F1, F1, F1, F1))
+def ramps_of_nodes(x, left_errors, right_errors, starts, node, threshold, total, z_minus, z_plus):
+    """Z- and Z+ of every node from its known rows: segment s (rows starts[s] to
+    starts[s + 1], sorted by x) belongs to ``node[s]``; a node with fewer than two known rows
+    keeps Z- = Z+ = Z (a hard test)."""
+    values = np.empty(x.shape[0])
+    errors = np.empty(x.shape[0])
+    for s in range(node.shape[0]):
+        a, b = starts[s], starts[s + 1]
+        if b - a < 2:
+            continue
+        k = error_curve_sorted(
+            x[a:b], left_errors[a:b], right_errors[a:b], values[: b - a], errors[: b - a]
+        )
+        t = node[s]
+        z_minus[t], z_plus[t], _ = ramp_bounds(values[:k], errors[:k], threshold[t], total[t])

@@ -18,41 +18,32 @@ import numpy as np
 
 from treekit_core import Evaluator, state_array
 from treekit_soft_search.soft_evaluation import mixture, softened_nodes
-from treekit_soft_search.tree_walks import route_from, rows_per_node
 
 
 def error_curve(x, left_errors, right_errors):
     """Distinct sorted values v and E(v) = left errors of x <= v + right errors of x > v."""
+    from treekit_soft_search.kernels import error_curve_sorted
+
     order = np.argsort(x, kind="mergesort")
-    x, left_errors, right_errors = x[order], left_errors[order], right_errors[order]
-    values = np.unique(x)
-    ends = np.searchsorted(x, values, side="right")  # rows with x <= v
-    cumulative_left = np.concatenate([[0.0], np.cumsum(left_errors)])
-    cumulative_right = np.concatenate([[0.0], np.cumsum(right_errors)])
-    errors = cumulative_left[ends] + (cumulative_right[-1] - cumulative_right[ends])
-    return values, errors
+    values, errors = np.empty(x.size), np.empty(x.size)
+    k = error_curve_sorted(
+        *(np.ascontiguousarray(a[order], dtype=np.float64) for a in (x, left_errors, right_errors)),
+        values,
+        errors,
+    )
+    return values[:k], errors[:k]
 
 
 def soft_bounds(values, errors, threshold, total_weight):
-    """(Z-, Z+) from the error curve (see the module docstring)."""
-    at = np.searchsorted(values, threshold, side="right") - 1  # largest value <= Z
-    e0 = errors[max(at, 0)]
-    limit = e0 + np.sqrt((e0 + 0.5) * (total_weight - e0 + 0.5) / (total_weight + 1))
-    z_minus = values[0]
-    for j in range(0, max(at, 0) + 1):  # coming from below Z
-        if errors[j] <= limit:
-            if j > 0:
-                a, b = values[j - 1], values[j]
-                z_minus = a + (b - a) * (errors[j - 1] - limit) / (errors[j - 1] - errors[j])
-            break
-    z_plus = values[-1]
-    for j in range(values.size - 1, at, -1):  # coming from above Z
-        if errors[j] <= limit:
-            if j < values.size - 1:
-                a, b = values[j], values[j + 1]
-                z_plus = a + (b - a) * (limit - errors[j]) / (errors[j + 1] - errors[j])
-            break
-    return float(z_minus), float(z_plus), float(limit)
+    """(Z-, Z+, Limit) from the error curve (see the module docstring)."""
+    from treekit_soft_search.kernels import ramp_bounds
+
+    return ramp_bounds(
+        np.ascontiguousarray(values, dtype=np.float64),
+        np.ascontiguousarray(errors, dtype=np.float64),
+        float(threshold),
+        float(total_weight),
+    )
 
 
 @attrs.define(slots=False)
@@ -68,29 +59,44 @@ class QuinlanRamp(Evaluator):
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
 
     def fit(self, tree, data, labeler):
+        """Every softened node's error curve over its training rows (all in one pass: the
+        rows reaching each node, the leaf each subtree gives them, then one compiled sweep)."""
+        from treekit_core import rows_reaching, tree_leaves_from
+        from treekit_soft_search.kernels import ramps_of_nodes
+
         X = data.X
         z_minus = np.array(tree.threshold, dtype=np.float64)
         z_plus = np.array(tree.threshold, dtype=np.float64)
-        softened = softened_nodes(tree)
-        for node, rows in rows_per_node(tree, X).items():
-            if not softened[node] or rows.size == 0:  # other questions route hard
-                continue
-            sub = X[rows]
-            evidence = data.evidence[rows]
-            weight = data.weight[rows]
-            errors = [
-                weight
-                * labeler.sample_errors(evidence, tree.decision[route_from(tree, sub, int(child))])
-                for child in tree.children(node)
-            ]
-            x = sub[:, tree.feature[node]]
-            known = ~np.isnan(x)
-            if known.sum() < 2:
-                continue
-            values, curve = error_curve(x[known], errors[0][known], errors[1][known])
-            z_minus[node], z_plus[node], _ = soft_bounds(
-                values, curve, tree.threshold[node], weight.sum()
+        node, row = rows_reaching(tree, X)
+        reached = softened_nodes(tree)[node]
+        node, row = node[reached], row[reached]
+        total = np.bincount(node, weights=data.weight[row], minlength=tree.n_nodes).astype(float)
+        x = X[row, tree.feature[node]]
+        known = ~np.isnan(x)
+        node, row, x = node[known], row[known], x[known]
+        first_child = tree.child_start[node]
+        errors = [
+            data.weight[row]
+            * labeler.sample_errors(
+                data.evidence[row],
+                tree.decision[tree_leaves_from(tree, X, row, tree.child_ids[first_child + b])],
             )
+            for b in (0, 1)
+        ]
+        order = np.lexsort((x, node))  # by node, then by value; stable on ties
+        node, x = node[order], x[order]
+        segment_nodes, starts = np.unique(node, return_index=True)
+        ramps_of_nodes(
+            np.ascontiguousarray(x),
+            np.ascontiguousarray(errors[0][order], dtype=np.float64),
+            np.ascontiguousarray(errors[1][order], dtype=np.float64),
+            np.append(starts, node.size).astype(np.int64),
+            segment_nodes.astype(np.int64),
+            np.ascontiguousarray(tree.threshold, dtype=np.float64),
+            total,
+            z_minus,
+            z_plus,
+        )
         return {"z_minus": z_minus, "z_plus": z_plus}
 
     def check_state(self, state, tree):

@@ -21,7 +21,20 @@ from treekit_core.builtins import HardPropagator, best_nominal_split
 from treekit_soft_search.soft_evaluation import mixture
 from treekit_soft_search.soft_propagation import missing_left
 from treekit_soft_search.soft_search import is_nominal
-from treekit_soft_search.tree_walks import tested_feature_bounds
+
+
+def tested_feature_bounds(tree):
+    """For every node, the bounds (lower, upper] of its region on the feature it tests."""
+    from treekit_core import node_boxes
+
+    lower, upper = node_boxes(tree)
+    nodes = np.arange(tree.n_nodes)
+    feature = np.maximum(tree.feature, 0)
+    internal = ~tree.is_leaf
+    return (
+        np.where(internal, lower[nodes, feature], -np.inf),
+        np.where(internal, upper[nodes, feature], np.inf),
+    )
 
 
 def standard_points(samples: int) -> np.ndarray:
