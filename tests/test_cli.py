@@ -58,3 +58,133 @@ def test_cli_names_the_nearest_parameter_reads_a_bom_and_stops_quietly_at_a_clos
     reader.stdout.close()  # like `| head -1`
     assert reader.wait(timeout=300) == 0
     assert b"Broken pipe" not in reader.stderr.read()
+
+
+def _accuracy(report: str) -> float:
+    line = next(li for li in report.splitlines() if li.startswith("accuracy on decided"))
+    return float(line.split(":")[1].split()[0])
+
+
+def _one_line_error(capsys, code=2):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("treekit "), err
+    return err
+
+
+def test_a_column_nominal_at_fit_is_read_as_nominal_at_predict(tmp_path, capsys):
+    import json
+
+    rng = np.random.default_rng(0)
+    n = 120
+    code = rng.choice(["1", "2", "3", "x"], n)  # text at fit: "x" makes it nominal
+    size = rng.normal(size=n)
+    y = np.where(np.isin(code, ["1", "3"]), "yes", "no")
+    train = tmp_path / "train.csv"
+    train.write_text(
+        "code,size,class\n"
+        + "".join(f"{c},{s:.4f},{t}\n" for c, s, t in zip(code, size, y, strict=True))
+    )
+    numeric_rows = code != "x"  # at predict, the column holds only digits
+    test = tmp_path / "test.csv"
+    test.write_text(
+        "code,size,class\n"
+        + "".join(
+            f"{c},{s:.4f},{t}\n"
+            for c, s, t in zip(code[numeric_rows], size[numeric_rows], y[numeric_rows], strict=True)
+        )
+    )
+    model = str(tmp_path / "model.json")
+    assert main(["fit", str(train), "--target", "class", "--out", model]) == 0
+    assert json.loads(open(model).read())["categories"][0][1] == ["1", "2", "3", "x"]
+    capsys.readouterr()
+    assert main(["evaluate", model, str(test), "--target", "class"]) == 0
+    out = capsys.readouterr().out
+    assert _accuracy(out) == 1.0
+    # numbers in a column the model knows as numeric but text at predict: refused
+    swapped = tmp_path / "swapped.csv"
+    swapped.write_text("code,size,class\n1,abc,yes\n2,0.5,no\n")
+    assert main(["predict", model, str(swapped)]) == 2
+    assert "column 'size' holds text ('abc' on row 2) but the model was fitted with numbers" in (
+        _one_line_error(capsys)
+    )
+
+
+def test_csv_files_that_would_be_read_wrong_are_refused(tmp_path, capsys):
+    duplicate = tmp_path / "duplicate.csv"
+    duplicate.write_text("a,a,class\n1,2,x\n3,4,y\n")
+    assert main(["fit", str(duplicate), "--target", "class", "--out", str(tmp_path / "m")]) == 2
+    assert "the header names 'a' more than once" in _one_line_error(capsys)
+    nul = tmp_path / "nul.csv"
+    nul.write_bytes(b"a,class\n1,x\n2\x00,y\n")
+    assert main(["fit", str(nul), "--target", "class", "--out", str(tmp_path / "m")]) == 2
+    assert "line 3 holds a NUL byte" in _one_line_error(capsys)
+    only_target = tmp_path / "only_target.csv"
+    only_target.write_text("class\nx\ny\n")
+    assert main(["fit", str(only_target), "--target", "class", "--out", str(tmp_path / "m")]) == 2
+    assert "holds only the target column 'class'" in _one_line_error(capsys)
+
+
+def test_a_model_without_feature_names_never_reads_the_target_as_a_feature(tmp_path, capsys):
+    from treekit_core import TreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = str(tmp_path / "array_model.json")
+    TreeClassifier().fit(X, y).to_json(model)  # fitted on an array: no names
+    data = tmp_path / "data.csv"
+    data.write_text(
+        "class,a,b\n" + "".join(f"{t},{a},{b}\n" for t, (a, b) in zip(y, X, strict=True))
+    )
+    assert main(["predict", model, str(data)]) == 2
+    assert "records no feature names" in _one_line_error(capsys)
+    assert main(["evaluate", model, str(data), "--target", "class"]) == 0
+    out = capsys.readouterr().out
+    assert _accuracy(out) == 1.0
+
+
+def test_crafted_and_broken_model_files_are_one_line_errors(tmp_path, capsys):
+    import json
+
+    from treekit_core import TreeClassifier
+    from treekit_core.datasets import dataset_path
+
+    data = str(dataset_path("haberman"))
+    good = json.loads(
+        TreeClassifier(max_depth=2).fit(np.arange(20.0).reshape(10, 2), [0, 1] * 5).to_json()
+    )
+    crafted = {
+        "not_json.json": "this is not json",
+        "no_tree.json": json.dumps({k: v for k, v in good.items() if k != "tree"}),
+        "classes_number.json": json.dumps({**good, "classes": 5}),
+        "one_class.json": json.dumps({**good, "classes": good["classes"][:1]}),
+        "tree_list.json": json.dumps({**good, "tree": []}),
+        "params_text.json": json.dumps({**good, "params": "x"}),
+        "deep.json": "[" * 100000 + "]" * 100000,
+    }
+    for name, text in crafted.items():
+        path = tmp_path / name
+        path.write_text(text)
+        assert main(["predict", str(path), data]) in (1, 2)
+        err = _one_line_error(capsys)
+        assert "model file" in err and "unexpected" not in err, (name, err)
+
+
+def test_plots_without_matplotlib_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    from treekit_core.datasets import dataset_path
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    data = str(dataset_path("haberman"))
+    model = str(tmp_path / "model.json")
+    assert main(["fit", data, "--target", "class", "--out", model]) == 0
+    capsys.readouterr()
+    code = main(["evaluate", model, data, "--target", "class", "--plots", str(tmp_path)])
+    assert code == 2
+    assert "--plots needs matplotlib" in _one_line_error(capsys)

@@ -149,3 +149,102 @@ def test_labels_that_numpy_would_silently_reinterpret_are_refused():
         model = TreeClassifier().fit(X, np.array([[0], [1], [0], [1], [0], [1]]))
     assert model.classes_.tolist() == [0, 1]
     assert TreeClassifier().fit(X, [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]).classes_.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda: TreeClassifier().fit(X_OK, Y_OK, sample_weight="abc"), "sample_weight must be"),
+        (lambda: TreeClassifier().fit(X_OK + 1j, Y_OK), "X holds complex numbers"),
+        (
+            lambda: TreeClassifier().fit(
+                pd.DataFrame({"a": X_OK[:, 0] + 1j, "b": X_OK[:, 1]}), Y_OK
+            ),
+            r"X column 0 \('a'\) holds complex numbers",
+        ),
+        (lambda: TreeClassifier(random_state=-1).fit(X_OK, Y_OK), "random_state must be None"),
+        (lambda: TreeClassifier(random_state="a").fit(X_OK, Y_OK), "random_state must be None"),
+        (lambda: TreeClassifier(random_state=1.5).fit(X_OK, Y_OK), "random_state must be None"),
+        (
+            lambda: TreeClassifier(splitter="c45", splitter_params={"min_objects": "2"}).fit(
+                X_OK, Y_OK
+            ),
+            r"min_objects must be a number > 0 \(J48's -M",
+        ),
+        (
+            lambda: TreeClassifier(splitter="c45", splitter_params={"min_objects": True}).fit(
+                X_OK, Y_OK
+            ),
+            "min_objects must be a number > 0",
+        ),
+    ],
+)
+def test_unclear_errors_now_name_the_parameter(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_sparse_input_is_densified_and_predicts_as_the_dense_array():
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4)) * (rng.random((80, 4)) < 0.4)
+    y = (X[:, 0] + X[:, 2] > 0).astype(int)
+    dense = TreeClassifier(random_state=0).fit(X, y)
+    for kind in (sparse.csr_matrix, sparse.csc_matrix, sparse.coo_array):
+        model = TreeClassifier(random_state=0).fit(kind(X), y)
+        assert model.export_text() == dense.export_text()
+        np.testing.assert_array_equal(model.predict_proba(kind(X)), dense.predict_proba(X))
+
+
+def test_huge_counts_in_stopping_rules_act_as_unlimited_or_as_the_data_size():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    grown = TreeClassifier().fit(X, y)
+    assert TreeClassifier(max_depth=10**30).fit(X, y).export_text() == grown.export_text()
+    for params in ({"min_samples_leaf": 10**30}, {"min_samples_split": 10**30}):
+        assert TreeClassifier(**params).fit(X, y).get_n_leaves() == 1
+
+
+def test_random_state_takes_a_generator_or_a_big_int():
+    from treekit_core import ForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def forest(seed):
+        model = ForestClassifier(n_estimators=3, random_state=seed).fit(X, y)
+        return model.predict_proba(X)
+
+    np.testing.assert_array_equal(
+        forest(np.random.default_rng(5)), forest(np.random.default_rng(5))
+    )
+    np.testing.assert_array_equal(forest(2**70), forest(2**70))
+
+
+def test_integer_column_labels_are_checked_at_predict_like_names():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(120, 3)))
+    y = (frame[0] - frame[2] > 0).astype(int)
+    model = TreeClassifier().fit(frame, y)
+    assert not hasattr(model, "feature_names_in_")  # scikit-learn: only string names
+    np.testing.assert_array_equal(model.predict(frame), model.predict(frame.to_numpy()))
+    with pytest.raises(ValueError, match=r"X has the columns \[2, 1, 0\].*\[0, 1, 2\]"):
+        model.predict(frame[[2, 1, 0]])
+    loaded = TreeClassifier.from_json(model.to_json())
+    with pytest.raises(ValueError, match=r"X has the columns \[2, 1, 0\]"):
+        loaded.predict(frame[[2, 1, 0]])
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+
+
+def test_a_feature_narrower_than_the_value_tolerance_warns_and_matches_scikit_learn():
+    sklearn_tree = pytest.importorskip("sklearn.tree")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    with pytest.warns(UserWarning, match=r"column 0 \(and 1 more\) spans only .* within 1e-07"):
+        tiny = TreeClassifier().fit(X * 1e-8, y)
+    reference = sklearn_tree.DecisionTreeClassifier(random_state=0).fit(X * 1e-8, y)
+    assert tiny.get_n_leaves() == reference.get_n_leaves() == 1
+    assert TreeClassifier().fit(X, y).get_n_leaves() > 1

@@ -16,6 +16,7 @@ below (``jit``, ``compile_impurity``, ``IMPURITY_TYPE``, ``apply_tree``, ``answe
 from treekit_core.components import (
     ABSTAIN,
     CAPABILITIES,
+    FEATURE_THRESHOLD,
     KINDS,
     MISSING_BRANCH,
     REGISTERED_KINDS,
@@ -107,6 +108,7 @@ __all__ = [
     "Criterion",
     "Decision",
     "Evaluator",
+    "FEATURE_THRESHOLD",
     "ForestClassifier",
     "IMPURITY_SIGNATURE",
     "IMPURITY_TYPE",

@@ -10,11 +10,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Evaluator
-
-
-def has_missing(X) -> bool:
-    """A finite sum proves there is no NaN without a mask the size of X."""
-    return not np.isfinite(np.sum(X)) and bool(np.isnan(X).any())
+from treekit_core.engine.validation import has_missing
 
 
 def apply_tree(tree, X) -> np.ndarray:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import ClassVar
 
 import attrs
@@ -122,6 +124,15 @@ class Exhaustive(Splitter):
     node_field_names = ()
 
 
+def _check_min_objects(instance, attribute, value):
+    if isinstance(value, bool) or not (
+        isinstance(value, numbers.Real) and math.isfinite(value) and value > 0
+    ):
+        raise ValueError(
+            f"min_objects must be a number > 0 (J48's -M, an instance count), got {value!r}"
+        )
+
+
 @attrs.define(slots=False)
 class C45(Splitter):
     """C4.5 release 8's split rules (as Weka 3.6's J48), docs/algorithms.md section 1.1.
@@ -144,7 +155,7 @@ class C45(Splitter):
     description: ClassVar[str] = (
         "C4.5 release 8 gain ratio with MinSplit, MDL penalty and average-gain filter"
     )
-    min_objects: float = attrs.field(default=2.0, validator=attrs.validators.gt(0))
+    min_objects: float = attrs.field(default=2.0, validator=_check_min_objects)
     binary_nominal: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def prepare(self, data, criterion, rules):

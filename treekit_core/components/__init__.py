@@ -21,7 +21,7 @@ from treekit_core.components.labeler import Labeler
 from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
 from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
-from treekit_core.components.splitter import Split, Splitter
+from treekit_core.components.splitter import FEATURE_THRESHOLD, Split, Splitter
 
 #: Every component kind and its base class, in the order a tree is grown and used.
 KINDS = {
@@ -54,6 +54,7 @@ CAPABILITIES = {
 __all__ = [
     "ABSTAIN",
     "CAPABILITIES",
+    "FEATURE_THRESHOLD",
     "KINDS",
     "MISSING_BRANCH",
     "Component",

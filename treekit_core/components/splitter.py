@@ -8,6 +8,11 @@ import attrs
 
 from treekit_core.components.base import Component
 
+#: Feature values closer than this are the same value to a threshold search (scikit-learn's
+#: FEATURE_THRESHOLD, so the candidate thresholds are exactly scikit-learn's): no split
+#: separates them.
+FEATURE_THRESHOLD = 1e-7
+
 
 @attrs.define(slots=False)
 class Split:

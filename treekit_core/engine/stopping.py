@@ -62,6 +62,10 @@ def _check_min_gain(inst, attribute, value):
         raise ValueError(f"min_gain must be None or a finite float, got {value!r}")
 
 
+#: A depth no tree reaches (the grow loop's node budget stops far earlier).
+UNLIMITED_DEPTH = 2**31 - 1
+
+
 @attrs.frozen
 class StoppingRules:
     """When a node becomes a leaf. Fractions are resolved against the training set."""
@@ -74,6 +78,9 @@ class StoppingRules:
     min_gain: float | None = attrs.field(default=None, validator=_check_min_gain)
 
     def resolve(self, n_samples: int, total_weight: float) -> "ResolvedRules":
+        """The rules in kernel units. Counts beyond the training set act as the training
+        set's size plus one (no node holds more samples), so any Python int is accepted
+        without overflowing the kernels' 64-bit integers."""
         if isinstance(self.min_samples_leaf, numbers.Integral):
             min_leaf = int(self.min_samples_leaf)
         else:
@@ -82,8 +89,12 @@ class StoppingRules:
             min_split = int(self.min_samples_split)
         else:
             min_split = max(2, int(math.ceil(self.min_samples_split * n_samples)))
+        beyond = n_samples + 1
+        min_leaf, min_split = min(min_leaf, beyond), min(min_split, 2 * beyond)
         return ResolvedRules(
-            max_depth=self.max_depth if self.max_depth is not None else 2**31 - 1,
+            max_depth=min(self.max_depth, UNLIMITED_DEPTH)
+            if self.max_depth is not None
+            else UNLIMITED_DEPTH,
             min_samples_split=max(min_split, 2 * min_leaf),
             min_samples_leaf=min_leaf,
             min_weight_leaf=self.min_weight_fraction_leaf * total_weight,

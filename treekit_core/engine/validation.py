@@ -9,6 +9,18 @@ import warnings
 import numpy as np
 
 
+def all_finite(X) -> bool:
+    """A finite sum proves every value finite without a mask the size of X (a sum that
+    overflows only sends the check to the slow path)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(X)
+    return bool(np.isfinite(total)) or bool(np.isfinite(X).all())
+
+
+def has_missing(X) -> bool:
+    return not all_finite(X) and bool(np.isnan(X).any())
+
+
 def feature_label(j: int, feature_names) -> str:
     if feature_names is not None:
         return f"column {j} ({feature_names[j]!r})"
@@ -17,6 +29,48 @@ def feature_label(j: int, feature_names) -> str:
 
 def _is_dataframe(obj) -> bool:
     return hasattr(obj, "columns") and hasattr(obj, "dtypes") and hasattr(obj, "iloc")
+
+
+def _is_sparse(obj) -> bool:
+    return type(obj).__module__.startswith("scipy.sparse") and hasattr(obj, "toarray")
+
+
+#: Sparse input is densified; beyond this many bytes that is refused instead.
+MAX_DENSIFIED_BYTES = 8 * 2**30
+
+
+def densified(X, name: str = "X"):
+    """A scipy.sparse matrix as a dense array (the splitters scan dense columns; a stored
+    NaN stays missing, an implicit entry is 0), refused when the dense copy would be huge."""
+    if not _is_sparse(X):
+        return X
+    shape = getattr(X, "shape", ())
+    if len(shape) != 2:
+        raise ValueError(f"{name} is a sparse {type(X).__name__} of shape {shape}; 2-D expected")
+    needed = shape[0] * shape[1] * 8
+    if needed > MAX_DENSIFIED_BYTES:
+        raise ValueError(
+            f"{name} is a sparse {type(X).__name__} of shape {shape}; treekit works on dense "
+            f"columns and its dense copy would take {needed / 2**30:.1f} GiB (at most "
+            f"{MAX_DENSIFIED_BYTES / 2**30:.0f} GiB): select features first"
+        )
+    return X.toarray()
+
+
+def _refuse_complex(array, name, where=""):
+    if np.asarray(array).dtype.kind == "c":
+        raise ValueError(
+            f"{name}{where} holds complex numbers (dtype {np.asarray(array).dtype}); real numbers "
+            "are expected (take .real or abs() first if that is what you mean)"
+        )
+
+
+def column_keys_of(X):
+    """Column labels of a DataFrame whose labels are not all strings (integers, mixed), so
+    their order can be checked at predict time as feature names are; None otherwise."""
+    if _is_dataframe(X) and not all(isinstance(c, str) for c in X.columns):
+        return [c.item() if hasattr(c, "item") else c for c in X.columns]
+    return None
 
 
 def feature_names_of(X):
@@ -40,11 +94,13 @@ def check_X(
     """Validate a feature matrix and return it as a 2-D float64 array."""
     if X is None:
         raise ValueError(f"{name} is None; expected a 2-D array of shape (n_samples, n_features)")
+    X = densified(X, name)
     names = feature_names_of(X) if feature_names is None else feature_names
     if _is_dataframe(X):
         columns = []
         for j, col in enumerate(X.columns):
             series = X[col]
+            _refuse_complex(series, name, f" {feature_label(j, names)}")
             try:
                 columns.append(np.asarray(series, dtype=np.float64))
             except (TypeError, ValueError) as exc:
@@ -70,6 +126,7 @@ def check_X(
                 raise ValueError(
                     f"{name} is ragged: its rows have different lengths {sorted(lengths)}"
                 )
+        _refuse_complex(array, name)
         try:
             array = np.asarray(array, dtype=np.float64)  # no copy when already float64
         except (TypeError, ValueError) as exc:
@@ -90,9 +147,7 @@ def check_X(
         raise ValueError(
             f"{name} has {array.shape[1]} features, but the model was fitted with {n_features}"
         )
-    # A finite sum proves every value finite without a mask the size of X; only when the
-    # sum is not finite (a NaN/inf, or an overflow of huge values) do we look closer.
-    if not np.isfinite(np.sum(array)) and not np.isfinite(array).all():
+    if not all_finite(array):
         bad = ~np.isfinite(array)
         nan_mask = np.isnan(array)
         inf_cols = np.flatnonzero((bad & ~nan_mask).any(axis=0))
@@ -189,9 +244,17 @@ def _refuse_mixed_label_types(y, name: str) -> None:
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     if sample_weight is None:
         return np.ones(n_samples)
-    if isinstance(sample_weight, numbers.Number):
+    sample_weight = densified(sample_weight, "sample_weight")
+    _refuse_complex(sample_weight, "sample_weight")
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
         sample_weight = np.full(n_samples, float(sample_weight))
-    w = np.asarray(sample_weight, dtype=np.float64)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"sample_weight must be None, a number or {n_samples} numbers (one per sample), got "
+            f"{_short(sample_weight)}"
+        ) from None
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}")
     if not np.isfinite(w).all():
@@ -215,6 +278,35 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
             f"{MAX_TOTAL_WEIGHT:g}"
         )
     return w
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def warn_narrow_features(X, feature_names, nominal=()) -> None:
+    """Warn about numeric columns whose whole range is below FEATURE_THRESHOLD: their
+    values count as one value to every threshold search (as in scikit-learn), so no split
+    can use them, which would otherwise pass silently."""
+    from treekit_core.components.splitter import FEATURE_THRESHOLD
+
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-missing columns
+        span = np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
+    narrow = [
+        j for j in np.flatnonzero((span > 0) & (span <= FEATURE_THRESHOLD)) if j not in nominal
+    ]
+    if narrow:
+        j = int(narrow[0])
+        more = f" (and {len(narrow) - 1} more)" if len(narrow) > 1 else ""
+        warnings.warn(
+            f"X {feature_label(j, feature_names)}{more} spans only {span[j]:.3g}, within "
+            f"{FEATURE_THRESHOLD:g}: values that close count as equal (as in scikit-learn), so "
+            "no split can separate them; rescale the feature",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 #: Weight sums beyond this overflow the impurity arithmetic (squares of class sums).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 
 import attrs
 import numpy as np
@@ -19,8 +20,12 @@ from treekit_core.engine.validation import (
     check_sample_weight,
     check_X,
     check_y,
+    column_keys_of,
+    densified,
     feature_label,
     feature_names_of,
+    has_missing,
+    warn_narrow_features,
 )
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
@@ -80,10 +85,29 @@ class Decision:
     class_index: np.ndarray
 
 
+def _preview(values, limit=8) -> str:
+    values = list(values)
+    text = ", ".join(repr(v) for v in values[:limit])
+    return f"[{text}{', ...' if len(values) > limit else ''}]"
+
+
 def _rng(random_state) -> np.random.Generator:
+    """The generator for ``random_state``: None (fresh entropy), a non-negative int, a
+    numpy Generator or RandomState (as scikit-learn accepts)."""
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
+        and random_state >= 0
+    ):
+        return np.random.default_rng(None if random_state is None else int(random_state))
+    raise ValueError(
+        "random_state must be None, an int >= 0, or a numpy Generator or RandomState, got "
+        f"{random_state!r}"
+    )
 
 
 class ComposedEstimatorMixin(ParamsMixin):
@@ -115,11 +139,17 @@ class ComposedEstimatorMixin(ParamsMixin):
     def _validate_training(
         self, X, y, sample_weight, composition, counterexamples=None, classes=None
     ):
+        X = densified(X)
         names = feature_names_of(X)
+        keys = column_keys_of(X)
+        self._column_keys = (
+            keys if keys is not None and all(isinstance(k, (int, str)) for k in keys) else None
+        )
         nominal = resolve_categorical(getattr(self, "categorical_features", None), X, names)
         self.categories_ = fit_categories(X, nominal, names)
         X_checked = check_X(encode(X, self.categories_), allow_nan=True, feature_names=names)
         self._check_missing_supported(X_checked, composition, names)
+        warn_narrow_features(X_checked, names, nominal=set(self.categories_))
         n = X_checked.shape[0]
         n_categories = np.zeros(X_checked.shape[1], dtype=np.int64)
         for j, levels in self.categories_.items():
@@ -172,11 +202,9 @@ class ComposedEstimatorMixin(ParamsMixin):
     @staticmethod
     def _check_missing_supported(X, composition, names) -> None:
         """NaN is accepted when every component that reads X handles missing values."""
-        if np.isfinite(np.sum(X)):  # proves there is no NaN without a mask the size of X
+        if not has_missing(X):
             return
         missing = np.isnan(X)
-        if not missing.any():
-            return
         refusing = [
             c for c in composition.components.values() if c.sees_features and not c.handles_missing
         ]
@@ -193,6 +221,13 @@ class ComposedEstimatorMixin(ParamsMixin):
             )
 
     def _check_abstain_value(self, classes) -> None:
+        value = self.abstain_value
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (str, numbers.Number, np.generic))
+        ):
+            raise ValueError(
+                f"abstain_value must be None or one label (a string or a number), got {value!r}"
+            )
         if (
             self.abstain_value is not None
             and np.isin(
@@ -221,6 +256,8 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _check_predict_X(self, X) -> np.ndarray:
         self._check_fitted()
+        X = densified(X)
+        self._check_column_keys(X)
         names = feature_names_of(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and list(names) != list(fitted_names):
@@ -237,6 +274,22 @@ class ComposedEstimatorMixin(ParamsMixin):
             X, self.composition_, getattr(self, "feature_names_in_", None)
         )
         return X
+
+    def _check_column_keys(self, X) -> None:
+        """A DataFrame with integer (or mixed) column labels must come in the order the
+        model was fitted with, as string names must: a reordered frame would otherwise be
+        read column by column, silently wrong."""
+        fitted = getattr(self, "_column_keys", None)
+        keys = column_keys_of(X)
+        if fitted is None or not hasattr(X, "columns"):
+            return
+        given = keys if keys is not None else [str(c) for c in X.columns]
+        if list(given) != list(fitted):
+            raise ValueError(
+                f"X has the columns {_preview(given)}, but the model was fitted on a DataFrame "
+                f"with the columns {_preview(fitted)} (in this order): select them in that order "
+                "(X[model_columns]) or pass a plain array"
+            )
 
     @property
     def can_abstain_(self) -> bool:
@@ -345,6 +398,11 @@ class ComposedEstimatorMixin(ParamsMixin):
             "feature_names": list(self.feature_names_in_)
             if hasattr(self, "feature_names_in_")
             else None,
+            **(
+                {"column_keys": self._column_keys}
+                if getattr(self, "_column_keys", None) is not None
+                else {}
+            ),
             "composition": self.composition_.describe(),
             "params": self._json_params(),
             **(
@@ -403,11 +461,27 @@ class ComposedEstimatorMixin(ParamsMixin):
             model.reject_threshold_ = model_file.read_threshold(payload["reject_threshold"])
         names = payload.get("feature_names")
         if names is not None:
-            if not isinstance(names, list) or len(names) != model.n_features_in_:
+            if (
+                not isinstance(names, list)
+                or len(names) != model.n_features_in_
+                or not all(isinstance(n, str) for n in names)
+            ):
                 raise model_file.ModelFileError(
-                    f"model file: 'feature_names' must list {model.n_features_in_} names"
+                    f"model file: 'feature_names' must list {model.n_features_in_} names (strings)"
                 )
             model.feature_names_in_ = np.asarray(names, dtype=object)
+        keys = payload.get("column_keys")
+        if keys is not None:
+            if (
+                not isinstance(keys, list)
+                or len(keys) != model.n_features_in_
+                or not all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in keys)
+            ):
+                raise model_file.ModelFileError(
+                    f"model file: 'column_keys' must list {model.n_features_in_} column labels "
+                    "(integers or strings)"
+                )
+            model._column_keys = keys
         return model
 
 

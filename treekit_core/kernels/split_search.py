@@ -9,11 +9,8 @@ from numba's cache only the ones it uses.
 import numpy as np
 from numba import types
 
+from treekit_core.components.splitter import FEATURE_THRESHOLD
 from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
-
-#: Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD), so the
-#: candidate thresholds are exactly scikit-learn's.
-FEATURE_THRESHOLD = 1e-7
 
 f8 = types.float64
 i8 = types.int64

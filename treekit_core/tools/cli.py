@@ -128,6 +128,10 @@ def cmd_fit(args) -> int:
             f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}"
         )
     names = [name for name in header if name != args.target]
+    if not names:
+        raise ValueError(
+            f"{args.data} holds only the target column {args.target!r}; features are needed"
+        )
     X, nominal = feature_matrix(columns, names)
     y = columns[args.target]
     estimator, components = parse_settings(args.set)
@@ -190,16 +194,40 @@ class observing_progress:
         self.progress.close()
 
 
-def _load_rows(model_path, data_path):
-    from treekit_core.tools.csvdata import feature_matrix, read_table
+def _load_rows(model_path, data_path, target=None):
+    """The model, X read from the CSV as the model reads its columns, and the columns."""
+    from treekit_core.tools.csvdata import feature_matrix, read_text_table, typed_column
 
     model = load_model(model_path)
-    header, columns = read_table(data_path)
-    names = (
-        list(model.feature_names_in_)
-        if hasattr(model, "feature_names_in_")
-        else header[: model.n_features_in_]
-    )
+    header, raw = read_text_table(data_path)
+    if hasattr(model, "feature_names_in_"):
+        names = list(model.feature_names_in_)
+    else:
+        names = [name for name in header if name != target]
+        if len(names) != model.n_features_in_:
+            besides = f" besides --target {target!r}" if target else ""
+            raise ValueError(
+                f"{model_path} records no feature names (it was fitted on an array), so "
+                f"{data_path} must hold exactly its {model.n_features_in_} feature columns in "
+                f"order{besides}; it holds {len(names)}: {', '.join(names)}"
+            )
+    missing = [name for name in names if name not in raw]
+    if missing:
+        raise ValueError(f"{data_path} lacks the model's columns {missing}")
+    categories = getattr(model, "categories_", {})
+    columns = {name: typed_column(values) for name, values in raw.items()}
+    for j, name in enumerate(names):
+        levels = categories.get(j)
+        if levels and all(isinstance(level, str) for level in levels):
+            columns[name] = typed_column(raw[name], as_text=True)  # "1" is a category
+        elif levels is None and columns[name].dtype == object:
+            row = next(i for i, v in enumerate(columns[name]) if v is not None)
+            raise ValueError(
+                f"{data_path}: column {name!r} holds text ({columns[name][row]!r} on row "
+                f"{row + 2}) but the model was fitted with numbers in it"
+            )
+    if target in raw and model.classes_.dtype.kind in "OUS":  # text labels stay text
+        columns[target] = typed_column(raw[target], as_text=True)
     X, _ = feature_matrix(columns, names)
     return model, X, columns
 
@@ -230,7 +258,12 @@ def cmd_predict(args) -> int:
 def cmd_evaluate(args) -> int:
     from treekit_core.tools.metrics import diagnostic_report
 
-    model, X, columns = _load_rows(args.model, args.data)
+    if args.plots:
+        from importlib.util import find_spec
+
+        if find_spec("matplotlib") is None:
+            raise ValueError("--plots needs matplotlib: pip install matplotlib")
+    model, X, columns = _load_rows(args.model, args.data, args.target)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
     y = columns[args.target]
@@ -327,6 +360,16 @@ def main(argv=None) -> int:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"treekit {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - the README promises one-line errors
+        if os.environ.get("TREEKIT_TRACEBACK"):
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        print(
+            f"treekit {args.command}: unexpected error: {type(exc).__name__}: {message} "
+            "(TREEKIT_TRACEBACK=1 shows where; please report it)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

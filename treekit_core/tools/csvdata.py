@@ -1,5 +1,7 @@
 """Reading a CSV for the command line without pandas: numeric columns become floats (empty,
-``?`` and ``NA`` are missing), the others stay strings and are treated as nominal."""
+``?`` and ``NA`` are missing), the others stay strings and are treated as nominal. A column
+a model knows as nominal is read as text whatever it looks like ("1" is the category
+"1", not the number 1)."""
 
 from __future__ import annotations
 
@@ -17,13 +19,24 @@ def _number(text):
         return None
 
 
-def read_table(path):
-    """(header, columns as numpy arrays: float64 for numeric columns, object otherwise)."""
+def read_text_table(path):
+    """(header, {column name: list of its stripped text fields}); refuses what would be
+    read wrong: a NUL byte, a repeated column name, rows of the wrong width."""
     with open(path, newline="", encoding="utf-8-sig") as handle:  # -sig: a BOM is not text
-        rows = [row for row in csv.reader(handle) if row]
+        text = handle.read()
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ValueError(f"{path}: line {line} holds a NUL byte; a CSV of text is expected")
+    rows = [row for row in csv.reader(text.splitlines()) if row]
     if not rows:
         raise ValueError(f"{path} is empty")
     header, body = [h.strip() for h in rows[0]], rows[1:]
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise ValueError(
+            f"{path}: the header names {', '.join(repr(h) for h in repeated)} more than once; "
+            "column names must be distinct"
+        )
     if not body:
         raise ValueError(f"{path} has a header but no rows")
     widths = {len(row) for row in body}
@@ -32,15 +45,24 @@ def read_table(path):
         raise ValueError(
             f"{path}: row {bad + 2} has {len(body[bad])} fields, the header has {len(header)}"
         )
-    columns = {}
-    for j, name in enumerate(header):
-        values = [row[j].strip() for row in body]
+    return header, {name: [row[j].strip() for row in body] for j, name in enumerate(header)}
+
+
+def typed_column(values, as_text: bool = False) -> np.ndarray:
+    """float64 when every present value is a number (and ``as_text`` is false), else an
+    object array of strings; missing markers become NaN / None."""
+    if not as_text:
         numbers = [None if v in MISSING else _number(v) for v in values]
         if all(n is not None or v in MISSING for n, v in zip(numbers, values, strict=True)):
-            columns[name] = np.array([np.nan if n is None else n for n in numbers])
-        else:
-            columns[name] = np.array([None if v in MISSING else v for v in values], dtype=object)
-    return header, columns
+            return np.array([np.nan if n is None else n for n in numbers], dtype=np.float64)
+    return np.array([None if v in MISSING else v for v in values], dtype=object)
+
+
+def read_table(path, text_columns=()):
+    """(header, columns as numpy arrays: float64 for numeric columns, object otherwise);
+    the columns named in ``text_columns`` stay text."""
+    header, raw = read_text_table(path)
+    return header, {name: typed_column(raw[name], name in text_columns) for name in header}
 
 
 def feature_matrix(columns, names):
@@ -48,6 +70,8 @@ def feature_matrix(columns, names):
     missing = [name for name in names if name not in columns]
     if missing:
         raise ValueError(f"the data lacks the columns {missing}")
+    if not names:
+        raise ValueError("the data has no feature columns")
     X = np.empty((len(columns[names[0]]), len(names)), dtype=object)
     nominal = []
     for j, name in enumerate(names):

@@ -187,3 +187,23 @@ def test_plt_bounds_equal_a_node_by_node_walk_with_missing_values_and_weights(se
     # equal up to the order in which a node's total weight is summed
     np.testing.assert_allclose(state["z_minus"], z_minus, rtol=1e-13, atol=0)
     np.testing.assert_allclose(state["z_plus"], z_plus, rtol=1e-13, atol=0)
+
+
+def test_values_near_the_float_limit_give_clear_errors_in_soft_search_and_udt():
+    X = np.array([[1e307], [1.5e307], [1.7e307]] * 10)
+    y = [0, 1, 1] * 10
+    with pytest.raises(ValueError, match="overflows float64; rescale the feature"):
+        TreeClassifier(splitter="soft_search").fit(X, y)
+    X = np.array([[-1.7e308], [1.5e307], [1.7e308]] * 10)
+    with pytest.raises(ValueError, match="overflows float64; rescale the feature"):
+        TreeClassifier(splitter="udt", propagator="udt", evaluator="udt").fit(X, y)
+    with pytest.raises(ValueError, match="set max_candidates"):
+        TreeClassifier(
+            splitter="soft_search", splitter_params={"sigma": 1e-9, "max_candidates": None}
+        ).fit(np.arange(30.0)[:, None], y)
+
+
+@pytest.mark.parametrize("sigma", ["abc", {"a": 1}, [[1.0, 2.0]], [-1.0]])
+def test_a_sigma_of_the_wrong_type_names_the_parameter(sigma):
+    with pytest.raises(Exception, match="sigma must be None or finite values >= 0"):
+        TreeClassifier(splitter="soft_search", splitter_params={"sigma": sigma})._make_composition()

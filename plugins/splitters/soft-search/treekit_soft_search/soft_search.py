@@ -3,12 +3,13 @@ masses (Nunes et al., section "Soft search")."""
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import attrs
 import numpy as np
 
-from treekit_core import Split, Splitter
+from treekit_core import FEATURE_THRESHOLD, Split, Splitter
 from treekit_core.builtins import C45, best_nominal_split, c45_choice, c45_nominal_split
 from treekit_soft_search.spread import check_sigma, check_u, feature_spreads
 
@@ -21,6 +22,37 @@ def _positive(instance, attribute, value):
 def _cap(instance, attribute, value):
     if value is not None and not (isinstance(value, int) and value >= 2):
         raise ValueError(f"max_candidates must be None (no cap) or an int >= 2, got {value!r}")
+
+
+#: Grid points per feature allowed without a cap (max_candidates=None).
+MAX_UNCAPPED_GRID = 10**7
+
+
+def check_grids(data, spreads, window, resolution, max_candidates) -> None:
+    """Every feature's candidate grid, x_min - window sigma to x_max + window sigma, must be
+    representable: finite bounds and span (values near the float64 limit overflow), and,
+    without a cap, a number of points that fits in memory."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column: no grid
+        low = np.nanmin(data.X, axis=0) - window * spreads
+        high = np.nanmax(data.X, axis=0) + window * spreads
+        span = high - low
+        points = np.where(spreads > 0, span / (spreads / resolution), 0.0)
+    for j in np.flatnonzero(spreads > 0):
+        name = f" ({data.feature_names[j]!r})" if data.feature_names is not None else ""
+        if not (np.isfinite(spreads[j]) and np.isfinite(span[j])):
+            raise ValueError(
+                f"splitter 'soft_search': feature {j}{name} has values up to "
+                f"{np.nanmax(np.abs(data.X[:, j])):g} and spread sigma = {spreads[j]:g}: its "
+                "candidate grid (x_min - window sigma to x_max + window sigma) overflows float64; "
+                "rescale the feature"
+            )
+        if max_candidates is None and points[j] > MAX_UNCAPPED_GRID:
+            raise ValueError(
+                f"splitter 'soft_search': feature {j}{name} would need {points[j]:.3g} grid "
+                f"points (its range over sigma / resolution); set max_candidates (at most "
+                f"{MAX_UNCAPPED_GRID:g} points without a cap)"
+            )
 
 
 @attrs.define(slots=False)
@@ -55,6 +87,7 @@ class SoftSearch(Splitter):
         from treekit_soft_search.kernels import soft_scan
 
         spreads = feature_spreads(data, self.u, self.sigma, "splitter 'soft_search'")
+        check_grids(data, spreads, self.window, self.resolution, self.max_candidates)
         state = {
             "gather": gather_sorted_feature,
             "exact": scan_sorted_feature,
@@ -175,7 +208,7 @@ class SoftSearch(Splitter):
                 weighted,
                 weights,
             )
-            if known < 2 or values[known - 1] <= values[0] + 1e-7:
+            if known < 2 or values[known - 1] <= values[0] + FEATURE_THRESHOLD:
                 continue
             if known == n:
                 sums, weight, base = node.class_sums, node.weight, node.impurity

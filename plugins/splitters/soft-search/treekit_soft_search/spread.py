@@ -23,7 +23,10 @@ def check_u(instance, attribute, value):
 def check_sigma(instance, attribute, value):
     if value is None:
         return
-    values = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    try:
+        values = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    except (TypeError, ValueError):
+        values = np.array([np.nan])
     if values.ndim != 1 or not np.isfinite(values).all() or (values < 0).any():
         raise ValueError(
             f"{attribute.name} must be None or finite values >= 0 (one per feature), got {value!r}"
@@ -45,7 +48,7 @@ def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
                 f"{component}: sigma has {values.size} values but the data has {d} features"
             )
         return values.copy()
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # an overflow is refused by the caller
         means = np.nanmean(data.X, axis=0) if data.n_samples else np.zeros(d)
     means[data.nominal_features] = 0.0
     numeric = np.ones(d, dtype=bool)

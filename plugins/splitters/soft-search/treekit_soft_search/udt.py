@@ -46,8 +46,19 @@ def standard_points(samples: int) -> np.ndarray:
 
 
 def udt_spreads(data, width):
-    ranges = np.nanmax(data.X, axis=0) - np.nanmin(data.X, axis=0)
-    return width * ranges / 2.0
+    """sigma per feature: width x the feature's training range / 2 (finite, or an error
+    naming the feature whose range overflows float64)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ranges = np.nanmax(data.X, axis=0) - np.nanmin(data.X, axis=0)
+    spreads = width * ranges / 2.0
+    overflowing = np.flatnonzero(np.isinf(spreads))
+    if overflowing.size:
+        j = int(overflowing[0])
+        raise ValueError(
+            f"UDT: feature {j} ranges from {np.nanmin(data.X[:, j]):g} to "
+            f"{np.nanmax(data.X[:, j]):g}, a range that overflows float64; rescale the feature"
+        )
+    return spreads
 
 
 def _samples(instance, attribute, value):
