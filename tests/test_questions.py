@@ -364,35 +364,11 @@ def test_a_version_1_file_with_an_unknown_question_code_is_refused():
         TreeClassifier.from_json(json.dumps(payload))
 
 
-def reference_reaching(tree, x):
-    """Nodes a row reaches, a question it cannot answer sending it down every branch."""
-    reached, pending = [], [0]
-    while pending:
-        node = pending.pop()
-        reached.append(node)
-        kids = tree.children(node)
-        if kids.size:
-            b = tree.question_of(node).answer(
-                x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
-            )
-            pending.extend([int(kids[b])] if 0 <= b < kids.size else [int(k) for k in kids])
-    return sorted(reached)
-
-
-def reference_leaf_from(tree, x, node):
-    while tree.children(node).size:
-        kids = tree.children(node)
-        b = tree.question_of(node).answer(
-            x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
-        )
-        node = int(kids[b if 0 <= b < kids.size else int(np.argmax(tree.shares(node)))])
-    return node
-
-
 @pytest.mark.parametrize("nominal_split", ["subset", "multiway"])
 def test_rows_reaching_and_leaves_from_any_start_follow_each_question(nominal_split):
     from treekit_core import rows_reaching, tree_leaves_from
     from treekit_core.engine.questions import tree_leaves
+    from treekit_core.testing import reference_leaf, reference_reaching
 
     X, y = nominal_data(missing=0.15)
     model = TreeClassifier(
@@ -410,7 +386,7 @@ def test_rows_reaching_and_leaves_from_any_start_follow_each_question(nominal_sp
     start = rng.integers(0, tree.n_nodes, 500)
     leaves = tree_leaves_from(tree, encoded, rows, start)
     assert leaves.tolist() == [
-        reference_leaf_from(tree, encoded[i], int(s)) for i, s in zip(rows, start, strict=True)
+        reference_leaf(tree, encoded[i], int(s)) for i, s in zip(rows, start, strict=True)
     ]
     np.testing.assert_array_equal(
         tree_leaves_from(tree, encoded, np.arange(encoded.shape[0]), 0), tree_leaves(tree, encoded)

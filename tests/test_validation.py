@@ -30,7 +30,11 @@ Y_OK = np.array([0, 0, 1, 1])
         (X_OK, [1, 1, 1, 1], r"y has a single class \(1\)"),
         (X_OK, [[0, 1], [1, 0], [0, 1], [1, 0]], "y must be 1-D"),
         (X_OK, [0.0, np.nan, 1.0, 1.0], "y contains NaN at row 1"),
-        ([["a", "b"], ["c", "d"]], [0, 1], "not numbers"),
+        (
+            [["a", "b"], ["c", "d"]],
+            [0, 1],
+            r"X column 0 holds 'a' \(row 0\), which is not a number",
+        ),
     ],
 )
 def test_bad_training_input(X, y, message):

@@ -127,12 +127,15 @@ def check_X(
                     f"{name} is ragged: its rows have different lengths {sorted(lengths)}"
                 )
         _refuse_complex(array, name)
+        if array.ndim == 0:
+            raise ValueError(
+                f"{name} is a single {type(X).__name__} ({_short(X)}); expected a 2-D array of "
+                "shape (n_samples, n_features)"
+            )
         try:
             array = np.asarray(array, dtype=np.float64)  # no copy when already float64
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{name} has values that are not numbers ({exc}); numeric features are expected"
-            ) from None
+        except (TypeError, ValueError):
+            raise ValueError(_not_numbers(array, name, names)) from None
     if array.ndim != 2:
         hint = " Use X.reshape(-1, 1) for a single feature." if array.ndim == 1 else ""
         raise ValueError(
@@ -278,6 +281,24 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
             f"{MAX_TOTAL_WEIGHT:g}"
         )
     return w
+
+
+def _not_numbers(array, name, names) -> str:
+    """Which cell is not a number, for the error."""
+    cells = array.reshape(array.shape[0], -1) if array.ndim >= 1 else array.reshape(1, 1)
+    for i, row in enumerate(cells):
+        for j, value in enumerate(row):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                value = value.item() if isinstance(value, np.generic) else value
+                column = feature_label(j, names) if array.ndim == 2 else f"entry {j}"
+                return (
+                    f"{name} {column} holds {_short(value)} (row {i}), which is not a number; "
+                    "numeric features are expected (declare nominal columns in "
+                    "categorical_features)"
+                )
+    return f"{name} has values that are not numbers; numeric features are expected"
 
 
 def _short(value) -> str:

@@ -85,6 +85,17 @@ class Decision:
     class_index: np.ndarray
 
 
+def _plain(value):
+    """numpy scalars and arrays inside parameters as the Python values JSON writes."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (np.generic, np.ndarray)):
+        return _plain(value.tolist())
+    return value
+
+
 def _preview(values, limit=8) -> str:
     values = list(values)
     text = ", ".join(repr(v) for v in values[:limit])
@@ -439,7 +450,7 @@ class ComposedEstimatorMixin(ParamsMixin):
             ]
         if isinstance(params.get("reject"), RejectRule):
             params["reject"] = attrs.asdict(params["reject"])
-        return params
+        return _plain(params)
 
     @classmethod
     def from_json(cls, text_or_path):

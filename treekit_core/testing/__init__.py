@@ -230,6 +230,35 @@ def check_pruner(pruner, params=None):
     pruned.predict_proba(X)
 
 
+def reference_leaf(tree, x, node: int = 0) -> int:
+    """The leaf below ``node`` that the sample ``x`` reaches, walked in plain Python from
+    each question's ``answer`` (a question it cannot answer sends it down the branch that
+    took the most training weight): the oracle for the compiled routing kernels."""
+    while tree.children(node).size:
+        kids = tree.children(node)
+        b = tree.question_of(node).answer(
+            x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
+        )
+        node = int(kids[b if 0 <= b < kids.size else int(np.argmax(tree.shares(node)))])
+    return node
+
+
+def reference_reaching(tree, x) -> list[int]:
+    """Every node the sample ``x`` reaches when a question it cannot answer sends it down
+    every branch (as training samples are counted), sorted; plain Python."""
+    reached, pending = [], [0]
+    while pending:
+        node = pending.pop()
+        reached.append(node)
+        kids = tree.children(node)
+        if kids.size:
+            b = tree.question_of(node).answer(
+                x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
+            )
+            pending.extend([int(kids[b])] if 0 <= b < kids.size else [int(k) for k in kids])
+    return sorted(reached)
+
+
 def check_json_round_trip(model, X):
     from treekit_core import TreeClassifier
 
@@ -398,5 +427,7 @@ __all__ = [
     "check_pruner",
     "check_question",
     "check_splitter",
+    "reference_leaf",
+    "reference_reaching",
     "small_data",
 ]

@@ -116,34 +116,13 @@ def test_udt_with_missing_values():
 def quinlan_bounds_walking_the_tree(tree, X, y_evidence, weight, labeler):
     """The PLT bounds computed node by node in plain Python (the first implementation):
     an oracle for the compiled one-pass fit."""
+    from treekit_core.testing import reference_leaf, reference_reaching
     from treekit_soft_search.quinlan_ramp import error_curve, soft_bounds
-
-    def leaf_from(x, node):
-        while tree.children(node).size:
-            kids = tree.children(node)
-            b = tree.question_of(node).answer(
-                x, tree.feature[node], tree.threshold[node], tree.question_params(node), kids.size
-            )
-            node = int(kids[b if 0 <= b < kids.size else int(np.argmax(tree.shares(node)))])
-        return node
-
-    def reaching(x):
-        found, pending = [], [0]
-        while pending:
-            node = pending.pop()
-            found.append(node)
-            kids = tree.children(node)
-            if kids.size:
-                b = tree.question_of(node).answer(
-                    x, tree.feature[node], tree.threshold[node], tree.question_params(node), 2
-                )
-                pending.extend([int(kids[b])] if 0 <= b < 2 else [int(k) for k in kids])
-        return found
 
     z_minus, z_plus = tree.threshold.copy(), tree.threshold.copy()
     rows = {}
     for i in range(X.shape[0]):
-        for node in reaching(X[i]):
+        for node in reference_reaching(tree, X[i]):
             rows.setdefault(node, []).append(i)
     for node, r in rows.items():
         if tree.is_leaf[node]:
@@ -156,7 +135,7 @@ def quinlan_bounds_walking_the_tree(tree, X, y_evidence, weight, labeler):
         errors = [
             weight[r]
             * labeler.sample_errors(
-                y_evidence[r], tree.decision[[leaf_from(X[i], int(child)) for i in r]]
+                y_evidence[r], tree.decision[[reference_leaf(tree, X[i], int(child)) for i in r]]
             )
             for child in tree.children(node)
         ]
@@ -192,9 +171,11 @@ def test_plt_bounds_equal_a_node_by_node_walk_with_missing_values_and_weights(se
 def test_values_near_the_float_limit_give_clear_errors_in_soft_search_and_udt():
     X = np.array([[1e307], [1.5e307], [1.7e307]] * 10)
     y = [0, 1, 1] * 10
-    with pytest.raises(ValueError, match="overflows float64; rescale the feature"):
-        TreeClassifier(splitter="soft_search").fit(X, y)
+    model = TreeClassifier(splitter="soft_search").fit(X, y)  # the grid still fits in float64
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
     X = np.array([[-1.7e308], [1.5e307], [1.7e308]] * 10)
+    with pytest.raises(ValueError, match="overflows float64; rescale the feature"):
+        TreeClassifier(splitter="soft_search", splitter_params={"sigma": 1.0}).fit(X, y)
     with pytest.raises(ValueError, match="overflows float64; rescale the feature"):
         TreeClassifier(splitter="udt", propagator="udt", evaluator="udt").fit(X, y)
     with pytest.raises(ValueError, match="set max_candidates"):
@@ -207,3 +188,28 @@ def test_values_near_the_float_limit_give_clear_errors_in_soft_search_and_udt():
 def test_a_sigma_of_the_wrong_type_names_the_parameter(sigma):
     with pytest.raises(Exception, match="sigma must be None or finite values >= 0"):
         TreeClassifier(splitter="soft_search", splitter_params={"sigma": sigma})._make_composition()
+
+
+def test_plt_ramps_spanning_the_float_range_still_give_distributions():
+    # found by the fuzz suite: Z- = -1.7e308 and Z+ = 1.7e308 made x - Z- overflow to inf,
+    # the gate inf / inf = NaN, and every probability 0
+    X = np.array([[-1.7e308], [-1e-300], [0.0], [1e-300], [1.7e308]] * 4)
+    y = np.array([0, 1, 1, 0, 1] * 4)
+    model = TreeClassifier(evaluator="quinlan_ramp", criterion="entropy").fit(X, y)
+    state = model.tree_.component_state["evaluator"]
+    assert state["z_minus"][0] == -1.7e308 or state["z_plus"][0] == 1.7e308
+    proba = model.predict_proba(X)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("u", [0.0, 0.1])
+def test_soft_evaluation_of_a_feature_whose_sum_overflows(u):
+    # found by the fuzz suite: the mean of +-1.7e308 overflowed to NaN, u * NaN made every
+    # gate NaN and every probability 0
+    X = np.column_stack([[1.7e308, 1e-300, 0.0, -1e-300, 1.7e308, 1.7e308], np.arange(6.0) + 1])
+    y = np.array([0, 1, 1, 0, 0, 1])
+    model = TreeClassifier(evaluator="soft", evaluator_params={"u": u}, random_state=0)
+    proba = model.fit(X, y).predict_proba(X)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)

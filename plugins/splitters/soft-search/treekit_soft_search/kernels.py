@@ -268,13 +268,15 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
             return 1.0 if x <= threshold else 0.0
         return normal_cdf((threshold - x) / sigma)
     if mode == RAMP:
+        # Differences of halves: exactly half the differences, which for values near the
+        # float limit would overflow to inf (and inf / inf to NaN).
         eps = 1e-3
         if x <= z_minus:
             return 1.0
         if x <= threshold:
-            return 1.0 - (x - z_minus) / (2.0 * (threshold - z_minus + eps))
+            return 1.0 - (x / 2 - z_minus / 2) / (2.0 * (threshold / 2 - z_minus / 2 + eps / 2))
         if x <= z_plus:
-            return 0.5 - (x - threshold) / (2.0 * (z_plus - threshold + eps))
+            return 0.5 - (x / 2 - threshold / 2) / (2.0 * (z_plus / 2 - threshold / 2 + eps / 2))
         return 0.0
     # UDT: the share of the sample's pdf inside the node's box that lies left of threshold
     if sigma <= 0.0:

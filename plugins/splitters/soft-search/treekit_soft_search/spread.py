@@ -48,8 +48,7 @@ def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
                 f"{component}: sigma has {values.size} values but the data has {d} features"
             )
         return values.copy()
-    with np.errstate(invalid="ignore", over="ignore"):  # an overflow is refused by the caller
-        means = np.nanmean(data.X, axis=0) if data.n_samples else np.zeros(d)
+    means = _column_means(data.X) if data.n_samples else np.zeros(d)
     means[data.nominal_features] = 0.0
     numeric = np.ones(d, dtype=bool)
     numeric[data.nominal_features] = False
@@ -61,4 +60,27 @@ def feature_spreads(data, u: float, sigma, component: str) -> np.ndarray:
             f"{component}: feature {j}{name} has mean {means[j]:g}; the spread u * mean needs a "
             f"positive mean. Give absolute spreads with sigma=[...] (one per feature) instead"
         )
-    return u * means
+    spreads = u * means if u > 0 else np.zeros(d)
+    overflowing = np.flatnonzero(~np.isfinite(spreads))
+    if overflowing.size:
+        j = int(overflowing[0])
+        raise ValueError(
+            f"{component}: feature {j} has mean {means[j]:g}, and the spread u * mean = "
+            f"{spreads[j]:g} is not a finite number; rescale the feature or give sigma=[...]"
+        )
+    return spreads
+
+
+def _column_means(X) -> np.ndarray:
+    """Mean of every column over its known values; a column whose sum overflows (values
+    near the float limit) is averaged divided by its largest magnitude instead."""
+    import warnings
+
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-missing columns: NaN
+        means = np.nanmean(X, axis=0)
+        overflowed = np.flatnonzero(np.isinf(means) | (np.isnan(means) & ~np.isnan(X).all(axis=0)))
+        for j in overflowed:
+            largest = np.nanmax(np.abs(X[:, j]))
+            means[j] = np.nanmean(X[:, j] / largest) * largest
+    return means
