@@ -67,15 +67,22 @@ def main(argv=None) -> int:
     parser.add_argument("--before", default=None, help="an older checkout to compare with")
     parser.add_argument("--after", default=os.path.dirname(os.path.dirname(__file__)) or ".")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--cases", default=None, help="only these, e.g. plt:300x2,cart:2000x8 (default: all)"
+    )
     args = parser.parse_args(argv)
+    cases = CASES
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        cases = tuple(c for c in CASES if f"{c[0]}:{c[1]}x{c[2]}" in wanted)
     sides = ["after"] if args.before is None else ["before", "after"]
     print(f"{os.cpu_count()} cores, median of {args.repeats} fresh processes")
     for side in sides:  # fill numba's cache first: no run measures compiling
-        for composition, _, _ in CASES:
+        for composition, _, _ in cases:
             run_in_fresh_process(WORKER, [composition, 100, 2], getattr(args, side))
     for threads, label in ((1, "1 thread"), (None, f"all {os.cpu_count()} threads")):
         print(f"\n{label}")
-        for composition, n, d in CASES:
+        for composition, n, d in cases:
             results = {side: [] for side in sides}
             for _ in range(args.repeats):
                 for side in sides:
