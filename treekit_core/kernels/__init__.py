@@ -12,7 +12,15 @@ loads from numba's cache only the kernels it uses):
 
 The other modules (``builder``, ``c45``, ``routing``, ``question_routing``, ``generated``) are
 private.
+
+Before any kernel module imports numba, numba's default thread count is capped to the CPUs
+this process may use (affinity mask, cgroup quota: :mod:`.usable_cpus`); an explicit
+``NUMBA_NUM_THREADS`` is the user's cap and wins.
 """
+
+from treekit_core.kernels.usable_cpus import cap_numba_threads
+
+cap_numba_threads()
 
 _PUBLIC = {
     "jit": "compiling",

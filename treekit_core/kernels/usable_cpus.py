@@ -1,0 +1,83 @@
+"""How many CPUs this process may actually use, so numba starts no more threads than that.
+
+numba's default thread count is the machine's CPU count, which ignores the CPU affinity
+mask (``taskset``, a job scheduler's cpuset) and a container's CPU quota (cgroups). A
+parallel region then waits at its barrier for threads whose cores it does not have; on a
+2-CPU quota in a 64-core machine that is 62 threads too many. This module reads both limits
+without importing numba, so the cap can be set before numba reads its configuration.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+#: cgroup v2 and v1 files holding the CPU quota (relative to the cgroup mount).
+CGROUP_V2_MAX = "/sys/fs/cgroup/cpu.max"
+CGROUP_V1_QUOTA = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"
+CGROUP_V1_PERIOD = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def cgroup_cpu_limit(
+    v2_max: str = CGROUP_V2_MAX, v1_quota: str = CGROUP_V1_QUOTA, v1_period: str = CGROUP_V1_PERIOD
+) -> int | None:
+    """CPUs the cgroup quota allows (quota / period rounded up), or None without a quota."""
+    text = _read(v2_max)
+    if text:
+        parts = text.split()
+        if len(parts) == 2 and parts[0] != "max":
+            try:
+                quota, period = int(parts[0]), int(parts[1])
+            except ValueError:
+                return None
+            if quota > 0 and period > 0:
+                return max(1, math.ceil(quota / period))
+        return None
+    quota, period = _read(v1_quota), _read(v1_period)
+    try:
+        quota_value, period_value = int(quota), int(period)
+    except (TypeError, ValueError):
+        return None
+    if quota_value > 0 and period_value > 0:
+        return max(1, math.ceil(quota_value / period_value))
+    return None
+
+
+def usable_cpus() -> int:
+    """The smallest of the CPU count, the affinity mask and the cgroup quota (at least 1)."""
+    counts = [os.cpu_count() or 1]
+    if hasattr(os, "sched_getaffinity"):
+        try:
+            counts.append(len(os.sched_getaffinity(0)))
+        except OSError:
+            pass
+    limit = cgroup_cpu_limit()
+    if limit is not None:
+        counts.append(limit)
+    return max(1, min(counts))
+
+
+def cap_numba_threads() -> None:
+    """Before numba is imported: make its default thread count the usable CPUs. An explicit
+    ``NUMBA_NUM_THREADS`` wins (the user's cap); if numba is already imported, the calling
+    thread's count is lowered instead."""
+    import sys
+
+    if os.environ.get("NUMBA_NUM_THREADS"):
+        return
+    usable = usable_cpus()
+    if "numba" not in sys.modules:
+        os.environ["NUMBA_NUM_THREADS"] = str(usable)
+        return
+    import numba
+
+    if numba.get_num_threads() > usable:
+        numba.set_num_threads(usable)
