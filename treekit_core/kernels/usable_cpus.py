@@ -66,9 +66,13 @@ def usable_cpus() -> int:
 
 
 def cap_numba_threads() -> None:
-    """Before numba is imported: make its default thread count the usable CPUs. An explicit
+    """Import numba with its default thread count set to the usable CPUs. An explicit
     ``NUMBA_NUM_THREADS`` wins (the user's cap); if numba is already imported, the calling
-    thread's count is lowered instead."""
+    thread's count is lowered instead.
+
+    The variable is set only while numba reads its configuration and removed afterwards:
+    left in the environment, joblib would pass it to every worker process instead of
+    dividing the CPUs among them (cpu_count // n_jobs), oversubscribing the machine."""
     import sys
 
     if os.environ.get("NUMBA_NUM_THREADS"):
@@ -76,6 +80,10 @@ def cap_numba_threads() -> None:
     usable = usable_cpus()
     if "numba" not in sys.modules:
         os.environ["NUMBA_NUM_THREADS"] = str(usable)
+        try:
+            import numba  # noqa: F401 - reads NUMBA_NUM_THREADS now
+        finally:
+            os.environ.pop("NUMBA_NUM_THREADS", None)
         return
     import numba
 
