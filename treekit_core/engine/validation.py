@@ -58,10 +58,11 @@ def densified(X, name: str = "X"):
 
 
 def _refuse_complex(array, name, where=""):
-    if np.asarray(array).dtype.kind == "c":
+    dtype = np.asarray(array).dtype
+    if dtype.kind == "c":
         raise ValueError(
-            f"{name}{where} holds complex numbers (dtype {np.asarray(array).dtype}); real numbers "
-            "are expected (take .real or abs() first if that is what you mean)"
+            f"{name}{where} holds complex numbers (dtype {dtype}); real numbers are expected "
+            "(take .real or abs() first if that is what you mean)"
         )
 
 

@@ -291,9 +291,9 @@ class ComposedEstimatorMixin(ParamsMixin):
         model was fitted with, as string names must: a reordered frame would otherwise be
         read column by column, silently wrong."""
         fitted = getattr(self, "_column_keys", None)
-        keys = column_keys_of(X)
         if fitted is None or not hasattr(X, "columns"):
             return
+        keys = column_keys_of(X)
         given = keys if keys is not None else [str(c) for c in X.columns]
         if list(given) != list(fitted):
             raise ValueError(
@@ -443,11 +443,10 @@ class ComposedEstimatorMixin(ParamsMixin):
                 params[f"{kind}_params"] = component.get_params() or None
         if not isinstance(params["random_state"], (int, type(None))):
             params["random_state"] = None
-        if params.get("categorical_features") is not None:
-            params["categorical_features"] = [
-                v.item() if isinstance(v, np.generic) else v
-                for v in np.atleast_1d(np.asarray(params["categorical_features"], dtype=object))
-            ]
+        if params.get("categorical_features") is not None:  # one index, a list or an array
+            params["categorical_features"] = np.atleast_1d(
+                np.asarray(params["categorical_features"], dtype=object)
+            )
         if isinstance(params.get("reject"), RejectRule):
             params["reject"] = attrs.asdict(params["reject"])
         return _plain(params)

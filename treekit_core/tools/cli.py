@@ -196,7 +196,7 @@ class observing_progress:
 
 def _load_rows(model_path, data_path, target=None):
     """The model, X read from the CSV as the model reads its columns, and the columns."""
-    from treekit_core.tools.csvdata import feature_matrix, read_text_table, typed_column
+    from treekit_core.tools.csvdata import feature_matrix, read_text_table, typed_columns
 
     model = load_model(model_path)
     header, raw = read_text_table(data_path)
@@ -215,19 +215,21 @@ def _load_rows(model_path, data_path, target=None):
     if missing:
         raise ValueError(f"{data_path} lacks the model's columns {missing}")
     categories = getattr(model, "categories_", {})
-    columns = {name: typed_column(values) for name, values in raw.items()}
+    text = {  # "1" in a column of text categories is the category "1"
+        names[j]
+        for j, levels in categories.items()
+        if levels and all(isinstance(v, str) for v in levels)
+    }
+    if model.classes_.dtype.kind in "OUS":  # text labels stay text
+        text.add(target)
+    columns = typed_columns(raw, text)
     for j, name in enumerate(names):
-        levels = categories.get(j)
-        if levels and all(isinstance(level, str) for level in levels):
-            columns[name] = typed_column(raw[name], as_text=True)  # "1" is a category
-        elif levels is None and columns[name].dtype == object:
+        if j not in categories and columns[name].dtype == object:
             row = next(i for i, v in enumerate(columns[name]) if v is not None)
             raise ValueError(
                 f"{data_path}: column {name!r} holds text ({columns[name][row]!r} on row "
                 f"{row + 2}) but the model was fitted with numbers in it"
             )
-    if target in raw and model.classes_.dtype.kind in "OUS":  # text labels stay text
-        columns[target] = typed_column(raw[target], as_text=True)
     X, _ = feature_matrix(columns, names)
     return model, X, columns
 

@@ -58,11 +58,16 @@ def typed_column(values, as_text: bool = False) -> np.ndarray:
     return np.array([None if v in MISSING else v for v in values], dtype=object)
 
 
-def read_table(path, text_columns=()):
-    """(header, columns as numpy arrays: float64 for numeric columns, object otherwise);
-    the columns named in ``text_columns`` stay text."""
+def typed_columns(raw, text_columns=()) -> dict:
+    """Every column of a text table typed (:func:`typed_column`); the columns named in
+    ``text_columns`` stay text."""
+    return {name: typed_column(values, name in text_columns) for name, values in raw.items()}
+
+
+def read_table(path):
+    """(header, columns as numpy arrays: float64 for numeric columns, object otherwise)."""
     header, raw = read_text_table(path)
-    return header, {name: typed_column(raw[name], name in text_columns) for name in header}
+    return header, typed_columns(raw)
 
 
 def feature_matrix(columns, names):
