@@ -1,14 +1,27 @@
 """Fit and predict speed: treekit against scikit-learn, side by side in one run.
 
-    python benchmarks/bench_fit.py                 # n in 10k, 100k, 1M, satimage
-    python benchmarks/bench_fit.py --sizes 10000 100000 --repeats 3
+    python benchmarks/bench_fit.py                       # n in 10k, 100k, 1M, satimage
+    python benchmarks/bench_fit.py --sizes 10000 100000 --repeats 3 --json out.json
+    python benchmarks/bench_fit.py --only busy           # one section
 
-Both libraries fit the same data with the same settings (gini, best split over all
-features, no pruning, grown out); runs alternate (treekit, sklearn, treekit, ...) so drift
-hits both, and the median is reported. Also reported: a criterion written as a plain
-Python function against built-in gini, the cost of ``import treekit_core``, the first fit in
-a fresh process with a warm and with a cold numba cache, and the criterion ABI measured
-both ways (first-class function value vs a dispatcher argument specialising the kernel).
+Every measurement runs in a fresh process (so peak memory is the process's own) after a
+warm-up fit that loads the kernels from the cache; the runs of the contestants alternate
+(treekit one thread, treekit all threads, scikit-learn, again ...) so drift hits them all,
+and medians are reported. Both libraries fit the same data (make_classification, 20
+features, 10 informative, seeded; and satimage) with gini, every feature at every node,
+grown out. Reported:
+
+* ``fit``: wall and CPU seconds of fit (CPU = user + system time of all the process's
+  threads), peak resident memory of the process, predict wall time on the training rows;
+  treekit with ``NUMBA_NUM_THREADS=1`` and with every thread, scikit-learn (one thread);
+* ``criterion``: a criterion written as plain Python in this file against built-in gini,
+  and the kernels specialised per criterion against the function-value kernels
+  (``TREEKIT_SPECIALISE=0``), n = 100 000, one thread;
+* ``busy``: the same fits while a CPU-bound process (a bounded Python busy loop that this
+  script starts and stops) runs beside them, and a 50-tree forest on 4000 x 20;
+* ``cold``: the first ``treekit demo`` and the first fit at 100 000 rows with an empty
+  numba cache and kernel directory (everything compiled for this machine), and the first
+  fit with a warm cache.
 """
 
 from __future__ import annotations
@@ -17,16 +30,68 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
-import types as pytypes
-from typing import ClassVar
 
-import attrs
-import numpy as np
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+FIT_WORKER = textwrap.dedent("""
+    import json, resource, sys, time
+    import numpy as np
+    library, data, n, workload = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    if data == "satimage":
+        from treekit_core.datasets import load_dataset
+        bundle = load_dataset("satimage"); X, y = bundle.X, bundle.y
+    else:
+        from sklearn.datasets import make_classification
+        X, y = make_classification(n_samples=n, n_features=20, n_informative=10,
+                                   random_state=0)
+    if library == "sklearn":
+        from sklearn.tree import DecisionTreeClassifier
+        make = lambda: DecisionTreeClassifier(criterion="gini", random_state=0)
+        leaves = lambda model: int(model.get_n_leaves())
+    else:
+        from treekit_core import TreeClassifier
+        sys.path.insert(0, sys.argv[5])
+        import bench_fit
+        criterion = {"treekit": "gini", "python_gini": bench_fit.python_gini_criterion(),
+                     "python_asymmetric": bench_fit.asymmetric_criterion()}[library]
+        make = lambda: TreeClassifier(criterion=criterion)
+        leaves = lambda model: model.get_n_leaves()
+    if workload == "forest":
+        if library == "sklearn":
+            from sklearn.ensemble import RandomForestClassifier
+            make = lambda: RandomForestClassifier(n_estimators=50, random_state=0)
+        else:
+            from treekit_core import ForestClassifier
+            make = lambda: ForestClassifier(n_estimators=50, random_state=0)
+        leaves = lambda model: 0
+    make().fit(X[:500], y[:500]).predict(X[:10])  # warm-up: kernels from the cache
+    wall, cpu = time.perf_counter(), time.process_time()
+    model = make().fit(X, y)
+    fit_wall, fit_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.predict(X)
+    predict_wall, predict_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"fit_wall": fit_wall, "fit_cpu": fit_cpu, "predict_wall": predict_wall,
+                      "predict_cpu": predict_cpu, "peak_mb": peak, "leaves": leaves(model)}))
+""")
+
+
+def python_gini(class_sums, total_weight, params):
+    if total_weight <= 0.0:
+        return 0.0
+    s = 0.0
+    for k in range(class_sums.shape[0]):
+        p = class_sums[k] / total_weight
+        s += p * p
+    return 1.0 - s
 
 
 def asymmetric_entropy(class_sums, total_weight, params):
@@ -41,23 +106,28 @@ def asymmetric_entropy(class_sums, total_weight, params):
     return h
 
 
-def python_gini(class_sums, total_weight, params):
-    if total_weight <= 0.0:
-        return 0.0
-    s = 0.0
-    for k in range(class_sums.shape[0]):
-        p = class_sums[k] / total_weight
-        s += p * p
-    return 1.0 - s
+def python_gini_criterion():
+    from typing import ClassVar
 
+    import attrs
 
-def _criteria():
     from treekit_core import Criterion
 
     @attrs.define(slots=False)
     class PythonGini(Criterion):
         name: ClassVar[str] = "bench_python_gini"
         impurity = staticmethod(python_gini)
+
+    return PythonGini()
+
+
+def asymmetric_criterion():
+    from typing import ClassVar
+
+    import attrs
+    import numpy as np
+
+    from treekit_core import Criterion
 
     @attrs.define(slots=False)
     class Asymmetric(Criterion):
@@ -67,251 +137,185 @@ def _criteria():
         def impurity_params(self, n_classes):
             return np.full(n_classes, 0.3)
 
-    return PythonGini(), Asymmetric()
+    return Asymmetric()
 
 
-def median_time(function, repeats):
-    times = []
+def run_worker(library, data, n, workload="fit", threads=None, env_extra=None):
+    env = {**os.environ, "PYTHONPATH": ROOT, **(env_extra or {})}
+    env.pop("NUMBA_NUM_THREADS", None)
+    if threads is not None:
+        env["NUMBA_NUM_THREADS"] = str(threads)
+        env["OMP_NUM_THREADS"] = str(threads)
+    done = subprocess.run(
+        [sys.executable, "-c", FIT_WORKER, library, data, str(n), workload, HERE],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    if done.returncode:
+        raise RuntimeError(f"{library} worker failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def median_rows(rows):
+    return {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+
+
+CONTESTANTS = {
+    "treekit 1 thread": ("treekit", 1),
+    "treekit all threads": ("treekit", None),
+    "scikit-learn": ("sklearn", None),
+}
+
+
+def fit_section(sizes, repeats, workload="fit", label=""):
+    results = []
+    for data, n in [("synthetic", n) for n in sizes] + [("satimage", 0)]:
+        runs = {name: [] for name in CONTESTANTS}
+        for _ in range(repeats if n < 1_000_000 else max(1, repeats // 2)):
+            for name, (library, threads) in CONTESTANTS.items():
+                runs[name].append(run_worker(library, data, n, workload, threads))
+        row = {"data": data, "n": n, **{name: median_rows(r) for name, r in runs.items()}}
+        sk = row["scikit-learn"]
+        for name in CONTESTANTS:
+            r = row[name]
+            print(
+                f"{label}{data:>9} n={n:>8} {name:>19}: fit {r['fit_wall']:8.3f} s wall "
+                f"{r['fit_cpu']:8.3f} s CPU (x{r['fit_wall'] / sk['fit_wall']:.2f} / "
+                f"x{r['fit_cpu'] / sk['fit_cpu']:.2f} sklearn) | peak {r['peak_mb']:7.0f} MB "
+                f"(x{r['peak_mb'] / sk['peak_mb']:.2f}) | predict {r['predict_wall'] * 1e3:8.2f} "
+                f"ms (x{r['predict_wall'] / sk['predict_wall']:.2f}) | leaves {r['leaves']:.0f}",
+                flush=True,
+            )
+        results.append(row)
+    return results
+
+
+def criterion_section(repeats, n=100_000):
+    runs = {"built-in gini": [], "Python gini": [], "Python asymmetric": [], "function value": []}
     for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+        runs["built-in gini"].append(run_worker("treekit", "synthetic", n, threads=1))
+        runs["Python gini"].append(run_worker("python_gini", "synthetic", n, threads=1))
+        runs["Python asymmetric"].append(run_worker("python_asymmetric", "synthetic", n, threads=1))
+        runs["function value"].append(
+            run_worker("treekit", "synthetic", n, threads=1, env_extra={"TREEKIT_SPECIALISE": "0"})
+        )
+    row = {name: median_rows(r) for name, r in runs.items()}
+    base = row["built-in gini"]["fit_wall"]
+    for name, r in row.items():
+        print(
+            f"criterion n={n} one thread {name:>18}: fit {r['fit_wall']:.3f} s "
+            f"(x{r['fit_wall'] / base:.2f} built-in gini, specialised)",
+            flush=True,
+        )
+    return row
 
 
-def side_by_side(name, X, y, repeats):
-    from sklearn.tree import DecisionTreeClassifier
+BUSY_LOOP = (
+    "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
+)
 
-    from treekit_core import TreeClassifier
 
-    fit_tk, fit_sk, pred_tk, pred_sk = [], [], [], []
+def forest_fits(repeats, label):
+    runs = {name: [] for name in CONTESTANTS}
     for _ in range(repeats):
-        start = time.perf_counter()
-        ours = TreeClassifier(criterion="gini").fit(X, y)
-        fit_tk.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        theirs = DecisionTreeClassifier(criterion="gini", random_state=0).fit(X, y)
-        fit_sk.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        ours.predict(X)
-        pred_tk.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        theirs.predict(X)
-        pred_sk.append(time.perf_counter() - start)
-    row = {
-        "data": name,
-        "n": int(X.shape[0]),
-        "d": int(X.shape[1]),
-        "fit_treekit_s": float(np.median(fit_tk)),
-        "fit_sklearn_s": float(np.median(fit_sk)),
-        "predict_treekit_s": float(np.median(pred_tk)),
-        "predict_sklearn_s": float(np.median(pred_sk)),
-        "leaves_treekit": ours.get_n_leaves(),
-        "leaves_sklearn": int(theirs.get_n_leaves()),
-    }
-    row["fit_ratio"] = row["fit_treekit_s"] / row["fit_sklearn_s"]
-    row["predict_ratio"] = row["predict_treekit_s"] / row["predict_sklearn_s"]
-    row["leaf_difference_pct"] = (
-        100 * abs(row["leaves_treekit"] - row["leaves_sklearn"]) / row["leaves_sklearn"]
-    )
+        for name, (library, threads) in CONTESTANTS.items():
+            runs[name].append(run_worker(library, "synthetic", 4000, "forest", threads))
+    runs = {name: median_rows(r) for name, r in runs.items()}
+    for name, r in runs.items():
+        print(f"{label} forest 50 trees 4000 x 20 {name:>19}: {r['fit_wall']:.3f} s", flush=True)
+    return runs
+
+
+def busy_section(sizes, repeats):
+    """The fits again with one CPU-bound process beside them (bounded: it stops by itself)."""
+    hog = subprocess.Popen([sys.executable, "-c", BUSY_LOOP, "3000"])
+    try:
+        time.sleep(1.0)
+        rows = fit_section(sizes, repeats, label="busy ")
+        forest = forest_fits(repeats, "busy")
+    finally:
+        hog.kill()
+        hog.wait()
+    idle_forest = forest_fits(repeats, "idle")
+    return {"fits": rows, "forest_busy": forest, "forest_idle": idle_forest}
+
+
+def cold_section():
+    """First run on a machine: empty numba cache and kernel directory."""
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        env = {
+            **os.environ,
+            "PYTHONPATH": ROOT,
+            "NUMBA_CACHE_DIR": os.path.join(folder, "numba"),
+            "TREEKIT_KERNEL_DIR": os.path.join(folder, "kernels"),
+        }
+        for attempt in ("cold", "warm"):
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "treekit_core.tools.cli", "demo"],
+                env=env,
+                check=True,
+                capture_output=True,
+                cwd="/",
+            )
+            out[f"demo_{attempt}_s"] = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as folder:
+        env_extra = {
+            "NUMBA_CACHE_DIR": os.path.join(folder, "numba"),
+            "TREEKIT_KERNEL_DIR": os.path.join(folder, "kernels"),
+        }
+        for attempt in ("cold", "warm"):
+            start = time.perf_counter()
+            run_worker("treekit", "synthetic", 100_000, env_extra=env_extra)
+            out[f"first_fit_100k_{attempt}_s"] = time.perf_counter() - start
     print(
-        f"{name:>10} n={row['n']:>8}  fit {row['fit_treekit_s']:8.3f}s vs "
-        f"{row['fit_sklearn_s']:8.3f}s "
-        f"ratio {row['fit_ratio']:.2f} | predict {row['predict_treekit_s']:.4f}s vs "
-        f"{row['predict_sklearn_s']:.4f}s ratio {row['predict_ratio']:.2f} | leaves "
-        f"{row['leaves_treekit']} vs {row['leaves_sklearn']} ({row['leaf_difference_pct']:.2f}%)",
+        f"cold cache: treekit demo {out['demo_cold_s']:.1f} s (warm {out['demo_warm_s']:.1f} s); "
+        f"a new process fitting 100 000 rows {out['first_fit_100k_cold_s']:.1f} s "
+        f"(warm {out['first_fit_100k_warm_s']:.1f} s)",
         flush=True,
     )
-    return row
-
-
-def criterion_costs(X, y, repeats):
-    from treekit_core import TreeClassifier
-
-    python_gini_criterion, asymmetric = _criteria()
-    builtin = median_time(lambda: TreeClassifier(criterion="gini").fit(X, y), repeats)
-    plain = median_time(lambda: TreeClassifier(criterion=python_gini_criterion).fit(X, y), repeats)
-    asym = median_time(lambda: TreeClassifier(criterion=asymmetric).fit(X, y), repeats)
-    row = {
-        "n": int(X.shape[0]),
-        "builtin_gini_s": builtin,
-        "python_gini_s": plain,
-        "python_asymmetric_s": asym,
-        "python_gini_ratio": plain / builtin,
-        "python_asymmetric_ratio": asym / builtin,
-    }
-    print(
-        f"criterion  n={row['n']}: built-in gini {builtin:.3f}s, Python gini {plain:.3f}s "
-        f"(x{row['python_gini_ratio']:.2f}), Python asymmetric entropy {asym:.3f}s "
-        f"(x{row['python_asymmetric_ratio']:.2f})",
-        flush=True,
-    )
-    return row
-
-
-def abi_comparison(X, y, repeats):
-    """The fused builder as shipped (criterion as a first-class function value: one
-    compiled kernel for all criteria) against the same code specialised per criterion
-    (criterion as a dispatcher argument: inlined, but compiled per criterion and never
-    loaded from the on-disk cache in a new process)."""
-    import numba
-
-    from treekit_core import TrainingData, one_hot
-    from treekit_core.builtins.criteria import Gini
-    from treekit_core.engine.stopping import StoppingRules
-    from treekit_core.kernels import builder, split_search
-
-    encoded = np.unique(y, return_inverse=True)[1]
-    data = TrainingData(
-        np.asfortranarray(X, dtype=np.float64), one_hot(encoded, 2), np.ones(X.shape[0])
-    )
-    rules = StoppingRules().resolve(data.n_samples, float(data.n_samples))
-    scan = numba.njit(nogil=True)(split_search.scan_sorted_feature.py_func)
-    namespace = dict(builder.build_depth_first.py_func.__globals__, scan_sorted_feature=scan)
-    source = builder.build_depth_first.py_func
-    specialised = numba.njit(parallel=True, nogil=True)(
-        pytypes.FunctionType(source.__code__, namespace, source.__name__, source.__defaults__)
-    )
-    impurity = Gini().compiled_impurity()
-    weighted = np.ascontiguousarray(data.evidence)
-
-    def run(kernel):
-        order = builder.presort(data.X, numba.get_num_threads())
-        return kernel(
-            impurity,
-            np.zeros(1),
-            data.X,
-            weighted,
-            data.weight,
-            order,
-            rules.min_samples_leaf,
-            rules.min_weight_leaf,
-            rules.min_samples_split,
-            rules.max_depth,
-            0.0,
-            np.nan,
-            1e-12,
-            rules.total_weight,
-            data.n_features,
-            0,
-            numba.get_num_threads(),
-            builder.PARALLEL_MIN_WORK,
-        )
-
-    start = time.perf_counter()
-    run(specialised)
-    compile_specialised = time.perf_counter() - start
-    first_class = median_time(lambda: run(builder.build_depth_first), repeats)
-    special = median_time(lambda: run(specialised), repeats)
-    row = {
-        "n": int(X.shape[0]),
-        "function_value_s": first_class,
-        "specialised_s": special,
-        "specialised_first_call_s": compile_specialised,
-        "ratio": first_class / special,
-    }
-    print(
-        f"ABI        n={row['n']}: function value {first_class:.3f}s, specialised {special:.3f}s "
-        f"(function value x{row['ratio']:.2f}); the specialised kernel's first call (compile) "
-        f"took {compile_specialised:.1f}s, paid again in every new process",
-        flush=True,
-    )
-    return row
-
-
-PROBE = textwrap.dedent("""
-    import time
-    start = time.perf_counter()
-    import treekit_core
-    imported = time.perf_counter() - start
-    import numpy as np
-    from treekit_core import TreeClassifier
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(10000, 20)); y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    times = []
-    for _ in range(2):
-        start = time.perf_counter()
-        TreeClassifier().fit(X, y).predict(X)
-        times.append(time.perf_counter() - start)
-    first, second = times
-    print(imported, first, second)
-""")
-
-
-def process_costs():
-    imports, warm_first, warm_later = [], [], []
-    subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True)  # fill the cache
-    for _ in range(5):
-        out = subprocess.run(
-            [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True
-        )
-        imported, first, second = map(float, out.stdout.split())
-        imports.append(imported)
-        warm_first.append(first)
-        warm_later.append(second)
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        out = subprocess.run(
-            [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True, env=env
-        )
-        _, cold_first, cold_later = map(float, out.stdout.split())
-    row = {
-        "import_s": float(np.median(imports)),
-        "warm_first_fit_s": float(np.median(warm_first)),
-        "warm_later_fit_s": float(np.median(warm_later)),
-        "cold_first_fit_s": cold_first,
-        "cold_later_fit_s": cold_later,
-    }
-    row["warm_first_fit_overhead_s"] = row["warm_first_fit_s"] - row["warm_later_fit_s"]
-    print(
-        f"process    import treekit_core {row['import_s']:.3f}s | first fit in a new process: "
-        "warm cache "
-        f"{row['warm_first_fit_s']:.3f}s (+{row['warm_first_fit_overhead_s']:.3f}s over a later "
-        "fit "
-        f"{row['warm_later_fit_s']:.3f}s), cold cache {cold_first:.1f}s",
-        flush=True,
-    )
-    return row
+    return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--busy-sizes", type=int, nargs="*", default=[100_000])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--only", choices=["fit", "criterion", "busy", "cold"], nargs="*", default=None
+    )
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
+    sections = args.only or ["fit", "criterion", "busy", "cold"]
 
     import numba
+    import numpy as np
     import sklearn
-    from sklearn.datasets import make_classification
 
+    sys.path.insert(0, ROOT)
     import treekit_core
-    from treekit_core.datasets import load_dataset
+    from treekit_core.kernels.usable_cpus import usable_cpus
 
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, numba threads "
-        f"{numba.get_num_threads()}; "
-        f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-        f"scikit-learn {sklearn.__version__}, treekit {treekit_core.__version__}",
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs ({usable_cpus()} usable); "
+        f"python {platform.python_version()}, numpy {np.__version__}, numba "
+        f"{numba.__version__}, scikit-learn {sklearn.__version__}, treekit "
+        f"{treekit_core.__version__}",
         flush=True,
     )
-    results = {"process": process_costs()}
-    warm_X, warm_y = make_classification(
-        n_samples=2000, n_features=20, n_informative=10, random_state=0
-    )
-    treekit_core.TreeClassifier().fit(warm_X, warm_y).predict(warm_X)  # load kernels before timing
-    rows = []
-    for n in args.sizes:
-        X, y = make_classification(n_samples=n, n_features=20, n_informative=10, random_state=0)
-        rows.append(
-            side_by_side("synthetic", X, y, args.repeats if n < 1_000_000 else max(1, args.repeats))
-        )
-    satimage = load_dataset("satimage")
-    rows.append(side_by_side("satimage", satimage.X, satimage.y, max(args.repeats, 5)))
-    results["fit_predict"] = rows
-    X, y = make_classification(n_samples=100_000, n_features=20, n_informative=10, random_state=0)
-    results["criterion"] = criterion_costs(X, y, args.repeats)
-    results["abi"] = abi_comparison(X, y, args.repeats)
+    results = {}
+    if "fit" in sections:
+        results["fit"] = fit_section(args.sizes, args.repeats)
+    if "criterion" in sections:
+        results["criterion"] = criterion_section(args.repeats)
+    if "busy" in sections:
+        results["busy"] = busy_section(args.busy_sizes, args.repeats)
+    if "cold" in sections:
+        results["cold"] = cold_section()
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=2)

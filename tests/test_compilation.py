@@ -13,9 +13,10 @@ PROBE = textwrap.dedent("""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4)); y = (X[:, 0] > 0).astype(int)
     TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)
-    from treekit_core.kernels import builder, routing, split_search
-    kernels = [split_search.scan_sorted_feature, builder.presort, builder.build_depth_first,
-               routing.apply_thresholds, Entropy().compiled_impurity()]
+    from treekit_core.kernels import routing
+    from treekit_core.kernels.specialised import criterion_kernels
+    kernels = [criterion_kernels(Entropy()).grow_subtree, routing.apply_thresholds,
+               Entropy().compiled_impurity()]
     print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()),
                                    sum(k.stats.cache_misses.values())] for k in kernels}))
 """)
@@ -37,7 +38,11 @@ def test_import_compiles_nothing_and_imports_no_numba():
 
 
 def test_second_process_hits_the_cache(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "TREEKIT_KERNEL_DIR": str(tmp_path / "kernels"),
+    }
     env.pop("NUMBA_DISABLE_JIT", None)
     first = json.loads(_run(PROBE, env).strip().splitlines()[-1])
     second = json.loads(_run(PROBE, env).strip().splitlines()[-1])

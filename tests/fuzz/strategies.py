@@ -226,4 +226,5 @@ ESTIMATOR_PARAMETERS = [
     "reject",
     "abstain_value",
     "random_state",
+    "n_threads",
 ]

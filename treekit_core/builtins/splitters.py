@@ -42,26 +42,27 @@ class Exhaustive(Splitter):
     gain_ratio: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def prepare(self, data, criterion, rules):
-        from treekit_core.kernels.node_search import best_split_of_node
+        from treekit_core.kernels.specialised import criterion_kernels
 
+        kernels = criterion_kernels(criterion)
         return (
-            best_split_of_node,
-            criterion.compiled_impurity(),
+            kernels.best_split_of_node,
+            kernels.impurity,
             criterion.impurity_params(data.n_classes),
             data,
         )
 
     def build_tree(self, composition, data, rng, rules):
-        """Grow the whole tree in one compiled call (the fused builder gives the same tree
-        as the node-by-node loop, faster); None with missing values, nominal features or
-        gain ratio."""
+        """Grow the whole tree with the presorted builder (the same tree as the
+        node-by-node loop, faster, on ``composition.fit_threads()`` threads); None with
+        missing values, nominal features or gain ratio."""
         if data.has_missing or data.nominal_features.size or self.gain_ratio:
             return None
         from treekit_core.kernels.builder import build_arrays
 
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         return build_arrays(
-            composition.criterion, data, rules, max_features, seed, composition.parallel_kernels
+            composition.criterion, data, rules, max_features, seed, composition.fit_threads()
         )
 
     def share_across_trees(self, data) -> None:
@@ -85,7 +86,6 @@ class Exhaustive(Splitter):
         )
         for group in groups if features.size else []:
             feature, threshold, drop, share = kernel(
-                impurity,
                 params,
                 data.X,
                 data.evidence,

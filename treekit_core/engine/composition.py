@@ -33,9 +33,11 @@ class Composition:
     stopping: StoppingRules = attrs.field(factory=StoppingRules)
     registry: object = None
     feature_sampler: object = attrs.field(factory=AllFeatures)
-    #: False when trees are grown in several Python threads at once: numba's default
-    #: threading layer does not allow parallel kernels launched from concurrent threads.
+    #: False when trees are grown in several threads at once (a forest's n_jobs): each
+    #: fit then runs on one thread.
     parallel_kernels: bool = True
+    #: The estimator's ``n_threads``: the most threads one fit may run (None: all usable).
+    n_threads: object = None
 
     def __reduce__(self):
         """Pickled without the registry (it holds plugin modules); the unpickled
@@ -48,7 +50,17 @@ class Composition:
             "stopping": self.stopping,
             "feature_sampler": self.feature_sampler,
             "parallel_kernels": self.parallel_kernels,
+            "n_threads": self.n_threads,
         }
+
+    def fit_threads(self) -> int:
+        """Threads one tree's fit may run (:func:`treekit_core.kernels.usable_cpus.fit_threads`);
+        called by components that run kernels in parallel."""
+        if not self.parallel_kernels:
+            return 1
+        from treekit_core.kernels.usable_cpus import fit_threads
+
+        return fit_threads(self.n_threads)
 
     @property
     def components(self) -> dict:

@@ -375,3 +375,16 @@ def check_counterexamples(counterexamples, n_samples: int, classes=None):
     if np.unique(classes).size != classes.size:
         raise ValueError("classes must be distinct")
     return classes, values
+
+
+def check_n_threads(n_threads):
+    """``n_threads``: None or -1 (every usable CPU) or an int >= 1."""
+    if n_threads is None or (
+        isinstance(n_threads, numbers.Integral)
+        and not isinstance(n_threads, bool)
+        and (n_threads >= 1 or n_threads == -1)
+    ):
+        return None if n_threads is None else int(n_threads)
+    raise ValueError(
+        f"n_threads must be None, -1 (every usable CPU) or an int >= 1, got {n_threads!r}"
+    )

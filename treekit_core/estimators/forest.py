@@ -154,8 +154,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         composition.parallel_kernels = n_jobs == 1
-        if not composition.parallel_kernels:
-            composition.splitter.share_across_trees(data)
+        composition.splitter.share_across_trees(data)
 
         shipped = ShippedComposition(composition)
         bootstrap, balanced = self.bootstrap, self.balanced_bootstrap

@@ -17,6 +17,7 @@ from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import encode_floats
 from treekit_core.engine.validation import (
     check_counterexamples,
+    check_n_threads,
     check_sample_weight,
     check_X,
     check_y,
@@ -504,6 +505,11 @@ class TreeClassifier(ComposedEstimatorMixin):
     Stopping rules have scikit-learn's meaning; ``min_gain`` is the handout's threshold
     beta (a node becomes a leaf when the unweighted impurity drop of its best split is
     <= beta; None disables it).
+
+    ``n_threads`` caps the threads one fit runs (None or -1: the CPUs this process may use,
+    itself capped by ``NUMBA_NUM_THREADS``); inside a joblib worker thread a fit runs on
+    one. Large trees of the exhaustive splitter grow in parallel; the tree is the same for
+    any thread count.
     """
 
     def __init__(
@@ -533,6 +539,7 @@ class TreeClassifier(ComposedEstimatorMixin):
         reject=None,
         abstain_value=None,
         random_state=None,
+        n_threads=None,
     ):
         self._store_params(locals())
 
@@ -541,6 +548,7 @@ class TreeClassifier(ComposedEstimatorMixin):
         sample is known not to be that class; ``classes`` names the columns)."""
         rule = RejectRule.from_param(self.reject)
         composition = self._make_composition()
+        composition.n_threads = check_n_threads(self.n_threads)
         data, classes = self._validate_training(
             X, y, sample_weight, composition, counterexamples, classes
         )

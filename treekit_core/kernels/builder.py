@@ -1,406 +1,240 @@
-"""Fused depth-first builder for exhaustive search with hard propagation.
+"""The presorted builder: grows the whole tree of an exhaustive, hard-partition composition.
 
-Grows the whole tree in one compiled call, with the semantics of
-:func:`treekit_core.engine.grow.grow_tree` (same stopping rules, same node numbering, same tie
-breaking), so the two give identical trees. What makes it fast:
+Gives the tree of :func:`treekit_core.engine.grow.grow_tree` (same stopping rules, same node
+numbering, same tie breaking), faster: see :mod:`.growth` for the kernels and
+:mod:`.specialised` for how they are compiled per criterion.
 
-* every feature is sorted once (``presort``); each node keeps, per feature, its samples in
-  sorted order in a slice of ``order``, and a split partitions those slices stably, so no
-  node sorts anything;
-* the per-feature scans and partitions of large nodes run in parallel over features;
-* the tree's arrays grow by doubling, like scikit-learn's.
+Threads. With one thread the whole tree is one compiled call. With more, the work is handed
+out as tasks to a pool of Python threads running the kernels without the GIL, never as a
+parallel region per node (whose barrier waits for every thread, so one thread whose core is
+taken by another process stalls them all):
 
-``numba.get_num_threads()`` must not be called inside a cached kernel (numba then refuses
-to cache it), so the thread count is an argument.
+* the large nodes near the root are split one at a time, their feature scans and
+  partitions spread over the pool in chunks of features that idle threads pick up;
+* every node smaller than a share of the data becomes a task growing its whole subtree in
+  one call; tasks run largest first and a thread takes the next when it is done.
+
+A slow thread therefore delays only the chunk or subtree it holds. The tree is the same
+for any number of threads: nodes are numbered afterwards, in the order one thread grows
+them. Trees that draw features at random per node (``max_features`` < d) grow in one
+call, so numba's generator draws in the same order as ever.
 """
 
-import numba
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
-from numba import prange, types
 
-from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
-from treekit_core.kernels.split_search import F1, F2A, F2C, f8, i8, scan_sorted_feature
+from treekit_core.kernels import growth
+from treekit_core.kernels.compiling import jit, python_function
 
-I32_2 = types.int32[:, ::1]
+#: A tree is grown with threads only when rows x features reaches this: below it, handing
+#: out tasks costs more than it saves.
+PARALLEL_MIN_WORK = 200_000
+#: Nodes with fewer rows than 1 / (this x threads) of the data become subtree tasks, so
+#: there are several tasks per thread to balance.
+TASKS_PER_THREAD = 4
 
 
-@jit(I32_2(F2A, i8), parallel=True)
-def presort(X, n_threads):
-    """For every feature, the row ids sorted by value (stable)."""
+# The steps of splitting a large node that do not involve the criterion, called from
+# Python (compiled on first use: a tree small enough for one thread never needs them).
+node_statistics = jit()(python_function(growth.node_statistics))
+may_split = jit()(python_function(growth.may_split))
+choose_split = jit()(python_function(growth.choose_split))
+mark_left = jit()(python_function(growth.mark_left))
+fill_node = jit()(python_function(growth.fill_node))
+partition_features = jit()(python_function(growth.partition_features))
+
+
+def presort(X, n_threads=1):
+    """For every feature, the row ids sorted by value (stable), as int32 (features x rows).
+    numpy's sort releases the GIL, so features sort in parallel threads."""
     n, d = X.shape
     order = np.empty((d, n), dtype=np.int32)
-    for f in prange(d):
-        order[f, :] = np.argsort(X[:, f], kind="mergesort").astype(np.int32)
+
+    def sort(feature):
+        order[feature] = np.argsort(X[:, feature], kind="stable")
+
+    if n_threads > 1 and n * d >= PARALLEL_MIN_WORK:
+        with ThreadPoolExecutor(min(n_threads, d)) as pool:
+            list(pool.map(sort, range(d)))
+    else:
+        for feature in range(d):
+            sort(feature)
     return order
 
 
-@jit(types.void(F2A, F2C, F1, I32_2, i8, i8, i8, F1, F2C, F1))
-def _gather_presorted(
-    X, weighted_evidence, weights, order, feature, start, end, values, weighted, node_weights
-):
-    n_classes = weighted_evidence.shape[1]
-    for j in range(end - start):
-        s = order[feature, start + j]
-        values[j] = X[s, feature]
-        node_weights[j] = weights[s]
-        for k in range(n_classes):
-            weighted[j, k] = weighted_evidence[s, k]
-
-
-@jit(types.void(I32_2, i8, i8, i8, types.uint8[::1], types.int32[::1]))
-def _stable_partition(order, feature, start, end, goes_left, scratch):
-    """Left rows first, right rows after, each keeping its sorted order."""
-    n_left = 0
-    n_right = 0
-    for j in range(start, end):
-        s = order[feature, j]
-        if goes_left[s]:
-            order[feature, start + n_left] = s
-            n_left += 1
-        else:
-            scratch[n_right] = s
-            n_right += 1
-    for j in range(n_right):
-        order[feature, start + n_left + j] = scratch[j]
-
-
-@jit()
-def _grow(array, size):
-    bigger = np.empty((size,) + array.shape[1:], dtype=array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
-
-
-BUILD_RESULT = types.Tuple(
-    (
-        types.int64[::1],
-        types.int64[::1],
-        types.int64[::1],
-        types.float64[::1],
-        F2C,
-        types.float64[::1],
-        types.int64[::1],
-        types.float64[::1],
-        types.int64[::1],
-        types.float64[::1],
-    )
-)
-BUILD_SIGNATURE = BUILD_RESULT(
-    IMPURITY_TYPE,
-    F1,
-    F2A,
-    F2C,
-    F1,
-    I32_2,
-    i8,
-    f8,
-    i8,
-    i8,
-    f8,
-    f8,
-    f8,
-    f8,
-    i8,
-    i8,
-    i8,
-    i8,
-)
-
-
-@jit(BUILD_SIGNATURE, parallel=True)
-def build_depth_first(
-    impurity,
-    params,
-    X,
-    weighted_evidence,
-    weights,
-    order,
-    min_samples_leaf,
-    min_weight_leaf,
-    min_samples_split,
-    max_depth,
-    min_impurity_decrease,
-    min_gain,
-    pure_tolerance,
-    total_weight,
-    max_features,
-    seed,
-    n_threads,
-    parallel_min_work,
-):
-    """Grow a tree; returns (left, right, feature, threshold, class_sums, weight,
-    n_samples, impurity, depth, improvement), one entry per node.
-
-    ``order`` (features x rows) is consumed. ``max_features`` < d draws that many
-    candidate features per node (Fisher-Yates, numba's generator seeded with ``seed``);
-    ``min_gain`` NaN disables the gain threshold. Nodes with at least
-    ``parallel_min_work`` rows x features are searched in parallel over features.
-    """
-    n, d = X.shape
-    n_classes = weighted_evidence.shape[1]
-    eps = np.finfo(np.float64).eps
-    np.random.seed(seed)
-    values = np.empty((n_threads, n))
-    weighted = np.empty((n_threads, n, n_classes))
-    node_weights = np.empty((n_threads, n))
-    left_sums = np.empty((n_threads, n_classes))
-    right_sums = np.empty((n_threads, n_classes))
-    scratch = np.empty((n_threads, n), dtype=np.int32)
-    goes_left = np.zeros(n, dtype=np.uint8)
-    candidates = np.arange(d)
-    best_drop = np.empty(d)
-    best_threshold = np.empty(d)
-    best_position = np.empty(d, dtype=np.int64)
-
-    capacity = 64
-    left = np.empty(capacity, dtype=np.int64)
-    right = np.empty(capacity, dtype=np.int64)
-    feature = np.empty(capacity, dtype=np.int64)
-    threshold = np.empty(capacity)
-    class_sums = np.empty((capacity, n_classes))
-    node_weight = np.empty(capacity)
-    n_samples = np.empty(capacity, dtype=np.int64)
-    node_impurity = np.empty(capacity)
-    depth = np.empty(capacity, dtype=np.int64)
-    improvement = np.empty(capacity)
-
-    stack_start = np.empty(64, dtype=np.int64)
-    stack_end = np.empty(64, dtype=np.int64)
-    stack_depth = np.empty(64, dtype=np.int64)
-    stack_parent = np.empty(64, dtype=np.int64)
-    stack_is_left = np.empty(64, dtype=np.int64)
-    stack_start[0], stack_end[0], stack_depth[0], stack_parent[0], stack_is_left[0] = 0, n, 0, -1, 0
-    top = 1
-    node_count = 0
-    sums = np.empty(n_classes)
-    while top > 0:
-        top -= 1
-        start, end = stack_start[top], stack_end[top]
-        node_depth, parent, is_left = stack_depth[top], stack_parent[top], stack_is_left[top]
-        if node_count == capacity:
-            capacity *= 2
-            left, right, feature = (
-                _grow(left, capacity),
-                _grow(right, capacity),
-                _grow(feature, capacity),
-            )
-            threshold, class_sums = _grow(threshold, capacity), _grow(class_sums, capacity)
-            node_weight, n_samples = _grow(node_weight, capacity), _grow(n_samples, capacity)
-            node_impurity, depth = _grow(node_impurity, capacity), _grow(depth, capacity)
-            improvement = _grow(improvement, capacity)
-        node = node_count
-        node_count += 1
-        if parent >= 0:
-            if is_left:
-                left[parent] = node
-            else:
-                right[parent] = node
-        sums[:] = 0.0
-        weight = 0.0
-        for j in range(start, end):
-            s = order[0, j]
-            weight += weights[s]
-            for k in range(n_classes):
-                sums[k] += weighted_evidence[s, k]
-        imp = impurity(sums, weight, params)
-        left[node], right[node], feature[node], threshold[node] = -1, -1, -1, -2.0
-        class_sums[node, :] = sums
-        node_weight[node], n_samples[node], node_impurity[node], depth[node] = (
-            weight,
-            end - start,
-            imp,
-            node_depth,
-        )
-        improvement[node] = np.nan
-        count = end - start
-        if (
-            node_depth >= max_depth
-            or count < min_samples_split
-            or count < 2 * min_samples_leaf
-            or weight < 2 * min_weight_leaf
-            or imp <= pure_tolerance
-        ):
-            continue
-        n_candidates = d
-        if max_features < d:
-            for i in range(max_features):  # partial Fisher-Yates draw
-                j = np.random.randint(i, d)
-                candidates[i], candidates[j] = candidates[j], candidates[i]
-            n_candidates = max_features
-        if count * n_candidates >= parallel_min_work:
-            for c in prange(n_candidates):
-                t = numba.get_thread_id()
-                f = candidates[c]
-                _gather_presorted(
-                    X,
-                    weighted_evidence,
-                    weights,
-                    order,
-                    f,
-                    start,
-                    end,
-                    values[t],
-                    weighted[t],
-                    node_weights[t],
-                )
-                best_drop[c], best_threshold[c], best_position[c] = scan_sorted_feature(
-                    impurity,
-                    params,
-                    values[t, :count],
-                    weighted[t, :count],
-                    node_weights[t, :count],
-                    sums,
-                    weight,
-                    imp,
-                    min_samples_leaf,
-                    min_weight_leaf,
-                    left_sums[t],
-                    right_sums[t],
-                )
-        else:
-            for c in range(n_candidates):
-                f = candidates[c]
-                _gather_presorted(
-                    X,
-                    weighted_evidence,
-                    weights,
-                    order,
-                    f,
-                    start,
-                    end,
-                    values[0],
-                    weighted[0],
-                    node_weights[0],
-                )
-                best_drop[c], best_threshold[c], best_position[c] = scan_sorted_feature(
-                    impurity,
-                    params,
-                    values[0, :count],
-                    weighted[0, :count],
-                    node_weights[0, :count],
-                    sums,
-                    weight,
-                    imp,
-                    min_samples_leaf,
-                    min_weight_leaf,
-                    left_sums[0],
-                    right_sums[0],
-                )
-        chosen = -1
-        for c in range(n_candidates):
-            if best_position[c] >= 0 and (chosen < 0 or best_drop[c] > best_drop[chosen]):
-                chosen = c
-        if chosen < 0:
-            continue
-        drop = best_drop[chosen]
-        if weight / total_weight * drop + eps < min_impurity_decrease:
-            continue
-        if not np.isnan(min_gain) and drop <= min_gain:
-            continue
-        f = candidates[chosen]
-        n_left = best_position[chosen]
-        feature[node], threshold[node], improvement[node] = f, best_threshold[chosen], drop
-        for j in range(start, end):
-            goes_left[order[f, j]] = 1 if j < start + n_left else 0
-        if count * d >= parallel_min_work:
-            for g in prange(d):
-                if g != f:
-                    _stable_partition(
-                        order, g, start, end, goes_left, scratch[numba.get_thread_id()]
-                    )
-        else:
-            for g in range(d):
-                if g != f:
-                    _stable_partition(order, g, start, end, goes_left, scratch[0])
-        if top + 2 > stack_start.shape[0]:
-            size = 2 * stack_start.shape[0]
-            stack_start, stack_end = _grow(stack_start, size), _grow(stack_end, size)
-            stack_depth, stack_parent = _grow(stack_depth, size), _grow(stack_parent, size)
-            stack_is_left = _grow(stack_is_left, size)
-        middle = start + n_left
-        stack_start[top], stack_end[top], stack_depth[top] = middle, end, node_depth + 1
-        stack_parent[top], stack_is_left[top] = node, 0
-        top += 1
-        stack_start[top], stack_end[top], stack_depth[top] = start, middle, node_depth + 1
-        stack_parent[top], stack_is_left[top] = node, 1
-        top += 1
-    return (
-        left[:node_count].copy(),
-        right[:node_count].copy(),
-        feature[:node_count].copy(),
-        threshold[:node_count].copy(),
-        class_sums[:node_count].copy(),
-        node_weight[:node_count].copy(),
-        n_samples[:node_count].copy(),
-        node_impurity[:node_count].copy(),
-        depth[:node_count].copy(),
-        improvement[:node_count].copy(),
-    )
-
-
-#: Nodes with at least this many rows x candidate features are searched in parallel.
-PARALLEL_MIN_WORK = 50_000
-
-
-def build_arrays(criterion, data, rules, max_features, seed, parallel=True):
-    """Run the fused builder on training data and return an unlabelled Tree.
-
-    The presorted order depends only on X, so it is kept in ``data.cache`` and shared by
-    every tree grown on the same X (a forest's bootstrap only changes weights)."""
+def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
+    """Grow the tree on training data with ``n_threads`` threads; returns an unlabelled
+    Tree. The presorted order is taken from ``data.cache`` when a forest shares it."""
     from treekit_core.engine.grow import PURE_TOLERANCE
     from treekit_core.engine.tree import Tree
+    from treekit_core.kernels.specialised import criterion_kernels
 
-    n_threads = numba.get_num_threads() if parallel else 1
+    kernels = criterion_kernels(criterion)
     X = data.X
-    if "presort" not in data.cache:
-        data.cache["presort"] = presort(X, n_threads)
-    order = data.cache["presort"].copy()
-    weighted_evidence = np.ascontiguousarray(data.evidence * data.weight[:, None])
-    (
-        left,
-        right,
-        feature,
-        threshold,
-        class_sums,
-        weight,
-        n_samples,
-        impurity,
-        depth,
-        improvement,
-    ) = build_depth_first(
-        criterion.compiled_impurity(),
+    n, d = X.shape
+    shared = data.cache.get("presort")
+    order = shared.copy() if shared is not None else presort(X, n_threads)
+    grow = _Growth(
+        kernels,
         criterion.impurity_params(data.n_classes),
         X,
-        weighted_evidence,
+        np.ascontiguousarray(data.evidence * data.weight[:, None]),
         np.ascontiguousarray(data.weight),
         order,
-        rules.min_samples_leaf,
-        rules.min_weight_leaf,
-        rules.min_samples_split,
-        rules.max_depth,
-        rules.min_impurity_decrease,
-        np.nan if rules.min_gain is None else float(rules.min_gain),
-        PURE_TOLERANCE,
-        rules.total_weight,
-        max_features,
-        seed,
-        n_threads,
-        PARALLEL_MIN_WORK if parallel else 2**62,
+        growth.rule_vector(rules, PURE_TOLERANCE),
     )
-    n = left.shape[0]
+    if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK:
+        table = grow.with_threads(n_threads)
+    else:
+        table = grow.subtree(0, n, 0, max_features, seed)
+    column = dict(zip(growth.NODE_COLUMNS, table.T, strict=False))
+    ids = {name: column[name].astype(np.int64) for name in ("left", "right", "feature")}
     tree = Tree.from_binary(
-        left,
-        right,
-        feature,
-        threshold,
-        class_sums,
-        weight,
-        n_samples,
-        impurity,
-        depth,
-        np.zeros((n, data.n_classes)),
-        np.zeros(n, dtype=np.int64),
+        ids["left"],
+        ids["right"],
+        ids["feature"],
+        np.ascontiguousarray(column["threshold"]),
+        np.ascontiguousarray(table[:, growth.SUMS :]),
+        np.ascontiguousarray(column["weight"]),
+        column["n_samples"].astype(np.int64),
+        np.ascontiguousarray(column["impurity"]),
+        column["depth"].astype(np.int64),
+        np.zeros((table.shape[0], data.n_classes)),
+        np.zeros(table.shape[0], dtype=np.int64),
         data.n_features,
     )
-    tree.node_fields["improvement"] = improvement
+    tree.node_fields["improvement"] = np.ascontiguousarray(column["improvement"])
     return tree
+
+
+class _Growth:
+    """One tree's growth: the arrays every kernel reads, and the two ways to grow."""
+
+    def __init__(self, kernels, params, X, weighted, weights, order, rules):
+        self.kernels, self.params, self.X = kernels, params, X
+        self.weighted, self.weights, self.order, self.rules = weighted, weights, order, rules
+        self.goes_left = np.zeros(X.shape[0], dtype=np.uint8)
+
+    def subtree(self, start, end, depth, max_features, seed):
+        return self.kernels.grow_subtree(
+            self.params,
+            self.X,
+            self.weighted,
+            self.weights,
+            self.order,
+            start,
+            end,
+            depth,
+            self.rules,
+            max_features,
+            seed,
+            self.goes_left,
+        )
+
+    def with_threads(self, n_threads):
+        """Split the large nodes here (their features in parallel chunks), hand every
+        smaller node to the pool as a subtree task, then number the nodes depth first."""
+        n, d = self.X.shape
+        task_rows = max(n // (TASKS_PER_THREAD * n_threads), PARALLEL_MIN_WORK // d, 2)
+        chunks = [
+            np.ascontiguousarray(c, dtype=np.int64)
+            for c in np.array_split(np.arange(d), min(d, TASKS_PER_THREAD * n_threads))
+        ]
+        pieces = []  # in depth-first order: a node split here (1-row table) or a subtree task
+        with ThreadPoolExecutor(n_threads) as pool:
+            stack = [(0, n, 0, -1, 0)]  # start, end, depth, parent piece, is_left
+            while stack:
+                start, end, depth, parent, is_left = stack.pop()
+                if parent >= 0:  # the piece's index for now; its node id once numbered
+                    pieces[parent][0, growth.LEFT if is_left else growth.RIGHT] = len(pieces)
+                if end - start < task_rows:
+                    pieces.append(pool.submit(self.subtree, start, end, depth, d, 0))
+                    continue
+                record, n_left = self._split_large_node(pool, chunks, start, end, depth)
+                pieces.append(record)
+                if n_left > 0:
+                    parent = len(pieces) - 1
+                    stack.append((start + n_left, end, depth + 1, parent, 0))
+                    stack.append((start, start + n_left, depth + 1, parent, 1))
+            tables = [p if isinstance(p, np.ndarray) else p.result() for p in pieces]
+        return _number_depth_first(tables, [isinstance(p, np.ndarray) for p in pieces])
+
+    def _split_large_node(self, pool, chunks, start, end, depth):
+        """A node too large for one task: its table row, and the rows it sends left (0
+        when it is a leaf)."""
+        kernels, d = self.kernels, self.X.shape[1]
+        sums = np.empty(self.weighted.shape[1])
+        weight = node_statistics(self.weighted, self.weights, self.order, start, end, sums)
+        imp = kernels.impurity(sums, weight, self.params)
+        count = end - start
+        record = np.empty((1, growth.SUMS + sums.shape[0]))
+        fill_node(record[0], sums, weight, count, imp, depth)
+        if not may_split(count, weight, imp, depth, self.rules):
+            return record, 0
+        drops, thresholds = np.empty(d), np.empty(d)
+        positions = np.empty(d, dtype=np.int64)
+        scans = [
+            pool.submit(
+                kernels.scan_features,
+                self.params,
+                self.X,
+                self.weighted,
+                self.weights,
+                self.order,
+                chunk,
+                start,
+                end,
+                sums,
+                weight,
+                imp,
+                self.rules,
+                drops[chunk[0] : chunk[-1] + 1],
+                thresholds[chunk[0] : chunk[-1] + 1],
+                positions[chunk[0] : chunk[-1] + 1],
+            )
+            for chunk in chunks
+        ]
+        for scan in scans:
+            scan.result()
+        chosen = choose_split(drops, positions, d, weight, self.rules)
+        if chosen < 0:
+            return record, 0
+        n_left = int(positions[chosen])
+        mark_left(self.order, chosen, start, end, n_left, self.goes_left)
+        partitions = [
+            pool.submit(
+                partition_features,
+                self.order,
+                chunk,
+                chosen,
+                start,
+                end,
+                self.goes_left,
+                np.empty(count, dtype=np.int32),
+            )
+            for chunk in chunks
+        ]
+        for partition in partitions:
+            partition.result()
+        record[0, growth.FEATURE] = chosen
+        record[0, growth.THRESHOLD] = thresholds[chosen]
+        record[0, growth.IMPROVEMENT] = drops[chosen]
+        return record, n_left
+
+
+def _number_depth_first(tables, split_here):
+    """One node table from the pieces, listed in depth-first order: nodes split here
+    (whose children are piece indices) and subtree tables (children numbered within the
+    subtree). A subtree's nodes follow its root, so a piece's first node id is the number
+    of nodes before it."""
+    offsets = np.concatenate([[0], np.cumsum([t.shape[0] for t in tables])])
+    for table, at, here in zip(tables, offsets[:-1], split_here, strict=True):
+        children = table[:, growth.LEFT : growth.RIGHT + 1]
+        if here:
+            children[children >= 0] = offsets[children[children >= 0].astype(np.int64)]
+        else:
+            children[children >= 0] += at
+    return np.concatenate(tables)

@@ -5,9 +5,8 @@ import math
 import numpy as np
 from numba import types
 
-from treekit_core.kernels.compiling import IMPURITY_TYPE, jit
+from treekit_core.kernels.compiling import F1, F2A, F2C, I1, IMPURITY_TYPE, f8, i8, jit
 from treekit_core.kernels.node_search import gather_sorted_feature, sum_known
-from treekit_core.kernels.split_search import F1, F2A, F2C, I1, f8, i8
 
 #: Weka's tolerance in comparisons (Utils.SMALL) and its "values differ" gap.
 SMALL = 1e-6

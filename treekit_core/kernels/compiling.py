@@ -34,10 +34,31 @@ from numba import types
 #: the source (or to NUMBA_CACHE_DIR) so a new process does not compile again.
 JIT_OPTIONS = {"cache": True, "nogil": True}
 
+# Short names of the numba types in kernel signatures.
+f8 = types.float64
+i8 = types.int64
+F1 = types.float64[::1]
+F2C = types.float64[:, ::1]
+F2A = types.Array(types.float64, 2, "A")
+I1 = types.int64[::1]
+
 IMPURITY_SIGNATURE = types.float64(types.float64[::1], types.float64, types.float64[::1])
 IMPURITY_TYPE = types.FunctionType(IMPURITY_SIGNATURE)
 
 JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+
+
+def generic_jit(function):
+    """Compile a kernel body that entry points specialise: no signature (numba compiles it
+    for the types of each caller, including a criterion passed as a dispatcher, which it
+    then inlines) and no cache of its own (the calling entry point's cache holds its
+    machine code)."""
+    return numba.njit(nogil=True)(function)
+
+
+def python_function(kernel):
+    """The plain Python function behind a kernel (the kernel itself without the JIT)."""
+    return getattr(kernel, "py_func", kernel)
 
 
 def jit(signature=None, **options):
@@ -53,8 +74,22 @@ def compile_impurity(function):
     """Compile a plain Python impurity function against the criterion ABI.
 
     The result is memoised per function object, and ``cache=True`` stores it on disk keyed
-    by the function's source file, so a third-party criterion compiles once per machine.
+    by the function's source file, so a third-party criterion compiles once per machine; a
+    function without a source file (typed at a prompt) compiles once per process.
     """
     if JIT_DISABLED:
         return function
-    return numba.njit(IMPURITY_SIGNATURE, **JIT_OPTIONS)(function)
+    options = JIT_OPTIONS if source_file(function) else {**JIT_OPTIONS, "cache": False}
+    return numba.njit(IMPURITY_SIGNATURE, **options)(function)
+
+
+def source_file(function) -> str | None:
+    """The file defining ``function``, or None (typed at a prompt, made by ``exec``): numba
+    can cache, and treekit specialise, only functions defined in a file."""
+    import inspect
+
+    try:
+        path = inspect.getsourcefile(function)
+    except TypeError:
+        return None
+    return path if path and os.path.isfile(path) else None

@@ -52,11 +52,16 @@ def kernel_directory() -> str:
 
 
 def function_source(function) -> str:
-    """What identifies a user function's code: its qualified name and source."""
+    """What identifies a user function's code: its qualified name and the whole source
+    file defining it (so a change to a helper it calls in that file counts too); without
+    a source file, its bytecode with its constants and the names it uses."""
     try:
-        source = inspect.getsource(function)
-    except (OSError, TypeError):
-        source = repr(function.__code__.co_code)
+        path = inspect.getsourcefile(function)
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+    except (OSError, TypeError, UnicodeDecodeError):
+        code = function.__code__
+        source = repr((code.co_code, code.co_consts, code.co_names))
     return f"{function.__module__}.{function.__qualname__}\n{source}"
 
 

@@ -89,3 +89,29 @@ def cap_numba_threads() -> None:
 
     if numba.get_num_threads() > usable:
         numba.set_num_threads(usable)
+
+
+def fit_threads(requested=None) -> int:
+    """How many threads one fit may run: numba's thread count (the usable CPUs, or the
+    user's ``NUMBA_NUM_THREADS``), at most ``requested`` (an estimator's ``n_threads``;
+    None or -1: no further cap), and one in a worker thread of joblib (GridSearchCV,
+    cross_validate, a threaded forest), whose caller already runs one fit per CPU. A joblib
+    worker *process* gets its share from joblib through ``NUMBA_NUM_THREADS``."""
+    import sys
+    import threading
+
+    import numba
+    from numba.np.ufunc import parallel
+
+    count = numba.config.NUMBA_NUM_THREADS
+    if parallel._is_initialized:  # numba's own pool is running: its per-thread setting counts
+        count = min(count, numba.get_num_threads())
+    if requested is not None and requested != -1:
+        count = min(count, requested)
+    if "joblib" in sys.modules and threading.current_thread() is not threading.main_thread():
+        from joblib.parallel import get_active_backend
+
+        backend, _ = get_active_backend()
+        if getattr(backend, "nesting_level", 0) >= 1:
+            return 1
+    return max(1, count)

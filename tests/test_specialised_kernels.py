@@ -1,0 +1,262 @@
+"""Kernels specialised per criterion grow the function-value kernels' trees exactly; trees
+grown with threads equal the one-thread tree; the thread count follows its caps."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from typing import ClassVar
+from unittest import mock
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_fused_builder import assert_same_tree
+
+from treekit_core import Criterion, TreeClassifier, hookimpl, jit, registered
+from treekit_core.kernels import growth
+from treekit_core.kernels.specialised import criterion_kernels, specialised_source
+from treekit_core.kernels.usable_cpus import fit_threads
+
+
+def tilted_impurity(class_sums, total_weight, params):
+    """An impurity that is not symmetric in the classes (weights params[k]) and calls a
+    helper: a third-party criterion of the kind the specialisation must get right."""
+    if total_weight <= 0.0:
+        return 0.0
+    h = 0.0
+    for k in range(class_sums.shape[0]):
+        h += _tilted_term(class_sums[k] / total_weight, params[k])
+    return h
+
+
+@jit()
+def _tilted_term(p, w):
+    return p * (1.0 - p) / ((1.0 - 2.0 * w) * p + w * w)
+
+
+@attrs.define(slots=False)
+class Tilted(Criterion):
+    name: ClassVar[str] = "tilted"
+    impurity = staticmethod(tilted_impurity)
+
+    def impurity_params(self, n_classes):
+        return np.linspace(0.2, 0.4, n_classes)
+
+
+class TiltedPlugin:
+    @hookimpl
+    def treekit_criteria(self):
+        return [Tilted]
+
+
+CRITERIA = ["gini", "entropy", "misclassification", "variance", "tilted"]
+
+
+def _data(seed, n, d, k, levels):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, d)).astype(float) + rng.normal(scale=0.01, size=(n, d))
+    X[:, 0] = np.round(X[:, 0])  # ties
+    y = (X[:, 0] + X[:, -1] + rng.normal(size=n) > levels - 1).astype(int)
+    if k > 2:
+        y = y + (X[:, 1 % d] > levels / 2)
+    return X, y
+
+
+def _fit(criterion, X, y, sample_weight=None, **params):
+    with registered(TiltedPlugin()):
+        return TreeClassifier(criterion=criterion, **params).fit(X, y, sample_weight)
+
+
+def _fit_on_threads(threads, criterion, X, y, **params):
+    """Fit with exactly ``threads`` threads, whatever this machine's CPU count."""
+    with mock.patch("treekit_core.kernels.usable_cpus.fit_threads", lambda requested: threads):
+        return _fit(criterion, X, y, **params)
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_specialised_kernels_grow_the_function_value_tree(criterion, monkeypatch):
+    X, y = _data(0, 600, 5, 2, 12)
+    weights = np.random.default_rng(1).uniform(0.2, 3.0, size=y.size)
+    settings_ = {"min_samples_leaf": 2}
+    monkeypatch.setenv("TREEKIT_SPECIALISE", "1")
+    special = _fit(criterion, X, y, weights, **settings_)
+    monkeypatch.setenv("TREEKIT_SPECIALISE", "0")
+    by_value = _fit(criterion, X, y, weights, **settings_)
+    assert special.tree_.n_nodes > 20
+    assert_same_tree(special.tree_, by_value.tree_)
+    np.testing.assert_array_equal(special.tree_.threshold, by_value.tree_.threshold)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "tilted"])
+def test_node_by_node_search_is_specialised_too(criterion, monkeypatch):
+    """Missing values take the node-by-node search; both kernels give the same tree."""
+    X, y = _data(2, 400, 4, 3, 8)
+    X[::9, 1] = np.nan
+    monkeypatch.setenv("TREEKIT_SPECIALISE", "1")
+    special = _fit(criterion, X, y)
+    monkeypatch.setenv("TREEKIT_SPECIALISE", "0")
+    by_value = _fit(criterion, X, y)
+    assert_same_tree(special.tree_, by_value.tree_)
+
+
+def test_the_kernels_are_specialised_only_where_a_source_file_identifies_them():
+    assert criterion_kernels(Tilted()).specialised
+    namespace = {}
+    exec(  # a criterion typed at a prompt: no source file to key a cache on
+        "def typed(class_sums, total_weight, params):\n    return 0.0\n", namespace
+    )
+
+    @attrs.define(slots=False)
+    class Typed(Criterion):
+        name: ClassVar[str] = "typed"
+        impurity = staticmethod(namespace["typed"])
+
+    assert not criterion_kernels(Typed()).specialised
+
+
+def test_generated_source_has_no_impurity_parameter_left():
+    source = specialised_source("x", "y")
+    compile(source, "generated", "exec")
+    assert "(impurity," not in source.replace(" ", "")
+    assert "impurity(" in source  # still called, as the global
+    assert source.count("@jit()") == 3
+
+
+# -- threads -------------------------------------------------------------------------
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(20_000, 40_000),
+    k=st.integers(2, 4),
+    criterion=st.sampled_from(["gini", "entropy", "tilted"]),
+    min_samples_leaf=st.integers(1, 30),
+    max_depth=st.one_of(st.none(), st.integers(1, 14)),
+    levels=st.integers(3, 400),
+    threads=st.integers(2, 5),
+)
+def test_threads_grow_the_one_thread_tree(
+    seed, n, k, criterion, min_samples_leaf, max_depth, levels, threads
+):
+    X, y = _data(seed, n, 10, k, levels)
+    params = {"min_samples_leaf": min_samples_leaf, "max_depth": max_depth}
+    one = _fit_on_threads(1, criterion, X, y, **params)
+    many = _fit_on_threads(threads, criterion, X, y, **params)
+    assert_same_tree(one.tree_, many.tree_)
+    np.testing.assert_array_equal(one.tree_.threshold, many.tree_.threshold)
+
+
+def test_threaded_growth_really_hands_out_subtrees(monkeypatch):
+    """The threaded path is taken (and numbers the pieces right) on data of this size."""
+    from treekit_core.kernels import builder
+
+    calls = []
+    original = builder._Growth.with_threads
+    monkeypatch.setattr(
+        builder._Growth,
+        "with_threads",
+        lambda self, n: calls.append(n) or original(self, n),
+    )
+    X, y = _data(5, 30_000, 10, 2, 50)
+    many = _fit_on_threads(3, "gini", X, y)
+    assert calls == [3]
+    one = _fit_on_threads(1, "gini", X, y)
+    assert calls == [3]
+    assert_same_tree(one.tree_, many.tree_)
+
+
+def test_number_depth_first_numbers_pieces_like_one_thread():
+    """Hand-made pieces: root split here, its left child a 3-node subtree, its right a
+    leaf subtree; depth-first ids 0 | 1 2 3 | 4."""
+    from treekit_core.kernels.builder import _number_depth_first
+
+    width = growth.SUMS + 2
+
+    def table(rows):
+        t = np.zeros((len(rows), width))
+        t[:, growth.LEFT : growth.RIGHT + 1] = rows
+        return t
+
+    root = table([[1, 2]])  # children are piece indices
+    left_subtree = table([[1, 2], [-1, -1], [-1, -1]])
+    right_leaf = table([[-1, -1]])
+    numbered = _number_depth_first([root, left_subtree, right_leaf], [True, False, False])
+    np.testing.assert_array_equal(
+        numbered[:, growth.LEFT : growth.RIGHT + 1],
+        [[1, 4], [2, 3], [-1, -1], [-1, -1], [-1, -1]],
+    )
+
+
+def test_n_threads_is_validated_by_name():
+    X, y = _data(0, 50, 2, 2, 5)
+    for bad in (0, -2, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_threads"):
+            TreeClassifier(n_threads=bad).fit(X, y)
+
+
+def test_fit_threads_caps():
+    usable = fit_threads()
+    assert 1 <= usable <= (os.cpu_count() or 1)
+    assert fit_threads(1) == 1
+    assert fit_threads(-1) == usable
+    assert fit_threads(10_000) == usable
+
+
+def test_one_thread_inside_a_joblib_worker_thread():
+    from joblib import Parallel, delayed
+
+    seen = Parallel(n_jobs=2, prefer="threads")(delayed(fit_threads)() for _ in range(2))
+    assert seen == [1, 1]
+    # a plain thread of the user's is not a joblib worker
+    result = []
+    worker = threading.Thread(target=lambda: result.append(fit_threads()))
+    worker.start()
+    worker.join()
+    assert result == [fit_threads()]
+
+
+CRITERION_PROBE = textwrap.dedent("""
+    import json, sys, warnings, numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from test_specialised_kernels import Tilted, TiltedPlugin, _fit, _data
+    from treekit_core.kernels.specialised import criterion_kernels
+    X, y = _data(0, 300, 4, 2, 10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _fit("tilted", X, y)
+    kernel = criterion_kernels(Tilted()).grow_subtree
+    print(json.dumps({"notices": sum("split-search kernels" in str(w.message) for w in caught),
+                      "hits": sum(kernel.stats.cache_hits.values()),
+                      "misses": sum(kernel.stats.cache_misses.values())}))
+""")
+
+
+def test_a_python_criterion_compiles_once_per_machine_and_says_so(tmp_path):
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "TREEKIT_KERNEL_DIR": str(tmp_path / "kernels"),
+        "TREEKIT_LOAD_PLUGINS": "",
+    }
+    env.pop("NUMBA_DISABLE_JIT", None)
+    here = os.path.dirname(__file__)
+
+    def run():
+        out = subprocess.run(
+            [sys.executable, "-c", CRITERION_PROBE, here],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    assert first["notices"] == 1 and first["misses"] >= 1, first
+    assert second == {"notices": 0, "hits": 1, "misses": 0}, second

@@ -1,0 +1,536 @@
+"""The exhaustive tree grower on presorted features, written once for every criterion.
+
+These functions take the criterion's compiled impurity as their first argument and carry no
+signature: numba compiles them into whichever entry point calls them. Two kinds do
+(:mod:`.builder`): entry points with an explicit signature that receive the impurity as a
+first-class function value (one machine-code copy for every criterion, an indirect call per
+impurity), and modules generated per criterion that pass the impurity as a global, so numba
+specialises and inlines it (:mod:`.specialised`). Both are cached on disk; nothing here is.
+
+What makes the grower fast:
+
+* every feature is sorted once (``presort``); a node keeps, per feature, its rows in sorted
+  order in a slice ``[start, end)`` of ``order``; a split partitions those slices stably,
+  so no node sorts anything;
+* the scan of a feature reads the rows in that order straight from X (no copy into
+  buffers), with running class sums (:func:`.split_search.scan_rows`);
+* nodes are independent once their slice is known, so subtrees can grow in separate
+  threads (the slices and the rows they hold are disjoint): :func:`grow_subtree` grows a
+  whole subtree in one call and :mod:`.builder` hands large trees out as subtree tasks.
+"""
+
+import numpy as np
+
+from treekit_core.components.splitter import FEATURE_THRESHOLD
+from treekit_core.kernels.compiling import generic_jit
+
+#: The columns of the node table grow_subtree returns (one float64 row per node, the class
+#: sums last; counts and ids are exact in float64). One array keeps the kernel small, and
+#: numba's compile time grows with the code.
+NODE_COLUMNS = (
+    "left",
+    "right",
+    "feature",
+    "threshold",
+    "weight",
+    "n_samples",
+    "impurity",
+    "depth",
+    "improvement",
+    "class_sums",
+)
+LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
+
+
+# -- the exhaustive threshold search --------------------------------------------
+
+
+@generic_jit
+def scan_rows(
+    impurity,
+    params,
+    column,
+    rows,
+    weighted_evidence,
+    weights,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+):
+    """Best cut of ``rows``, sorted by ``column[row]``: (impurity drop, threshold, number of
+    rows on the left); the drop is -inf and the count -1 when no cut is admissible.
+
+    ``weighted_evidence[row]`` is the row's weight times its evidence row, ``weights[row]``
+    its weight. ``left_sums`` and ``right_sums`` are scratch buffers of length K.
+    """
+    n = rows.shape[0]
+    n_classes = parent_sums.shape[0]
+    best_drop = -np.inf
+    best_threshold = 0.0
+    best_position = -1
+    if n < 2 or column[rows[n - 1]] <= column[rows[0]] + FEATURE_THRESHOLD:
+        return best_drop, best_threshold, best_position
+    for k in range(n_classes):
+        left_sums[k] = 0.0
+    left_weight = 0.0
+    row = rows[0]
+    value = column[row]
+    for j in range(n - 1):
+        for k in range(n_classes):
+            left_sums[k] += weighted_evidence[row, k]
+        left_weight += weights[row]
+        row = rows[j + 1]
+        previous, value = value, column[row]
+        if value <= previous + FEATURE_THRESHOLD:
+            continue
+        n_left = j + 1
+        if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+            continue
+        right_weight = parent_weight - left_weight
+        if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
+            continue
+        for k in range(n_classes):
+            right_sums[k] = parent_sums[k] - left_sums[k]
+        drop = (
+            parent_impurity
+            - (
+                left_weight * impurity(left_sums, left_weight, params)
+                + right_weight * impurity(right_sums, right_weight, params)
+            )
+            / parent_weight
+        )
+        if drop > best_drop:
+            best_drop = drop
+            best_position = n_left
+            threshold = previous / 2.0 + value / 2.0
+            if threshold == value or threshold == np.inf or threshold == -np.inf:
+                threshold = previous
+            best_threshold = threshold
+    return best_drop, best_threshold, best_position
+
+
+@generic_jit
+def scan_sorted_feature(
+    impurity,
+    params,
+    values,
+    weighted_evidence,
+    weights,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+):
+    """Best cut of one feature whose node samples are sorted by value.
+
+    ``weighted_evidence[j]`` is sample j's weight times its evidence row. Returns
+    (impurity drop, threshold, number of samples on the left); the drop is -inf when no
+    cut is admissible. ``left_sums`` and ``right_sums`` are scratch buffers of length K.
+    """
+    return scan_rows(
+        impurity,
+        params,
+        values,
+        np.arange(values.shape[0]),
+        weighted_evidence,
+        weights,
+        parent_sums,
+        parent_weight,
+        parent_impurity,
+        min_samples_leaf,
+        min_weight_leaf,
+        left_sums,
+        right_sums,
+    )
+
+
+# -- one node at a time, on gathered buffers (missing values, nominal features) ---
+
+
+@generic_jit
+def gather_sorted_feature(
+    X, evidence, rows, row_weights, feature, unsorted, values, weighted, weights
+):
+    """Copy the node's samples sorted by ``X[:, feature]`` into the buffers; samples with a
+    missing value (NaN) go last. Returns the number of samples with a known value."""
+    n = rows.shape[0]
+    n_classes = evidence.shape[1]
+    for j in range(n):
+        unsorted[j] = X[rows[j], feature]
+    order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
+    known = 0
+    for j in range(n):
+        i = order[j]
+        values[j] = unsorted[i]
+        if not np.isnan(unsorted[i]):
+            known += 1
+        weights[j] = row_weights[i]
+        r = rows[i]
+        for k in range(n_classes):
+            weighted[j, k] = row_weights[i] * evidence[r, k]
+    return known
+
+
+@generic_jit
+def sum_known(weighted, weights, known, sums):
+    """Class sums (into ``sums``) and total weight of the first ``known`` sorted samples,
+    those with a known value (gather_sorted_feature puts missing values last)."""
+    n_classes = sums.shape[0]
+    for k in range(n_classes):
+        sums[k] = 0.0
+    total = 0.0
+    for j in range(known):
+        total += weights[j]
+        for k in range(n_classes):
+            sums[k] += weighted[j, k]
+    return total
+
+
+@generic_jit
+def best_split_of_node(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    parent_sums,
+    parent_weight,
+    features,
+    min_samples_leaf,
+    min_weight_leaf,
+):
+    """Best (feature, threshold, drop, missing share) over ``features`` for the rows of a node.
+
+    ``row_weights`` are the samples' weights at this node (fractional under soft
+    propagation). A feature with missing values is judged on its known values, its drop
+    scaled by their weight fraction (C4.5); the missing share is the known weight sent left.
+    Features are tried in the given order; the first strictly best wins. Returns feature -1
+    when no admissible cut exists.
+    """
+    n = rows.shape[0]
+    n_classes = evidence.shape[1]
+    values = np.empty(n)
+    unsorted = np.empty(n)
+    weighted = np.empty((n, n_classes))
+    weights = np.empty(n)
+    left_sums = np.empty(n_classes)
+    right_sums = np.empty(n_classes)
+    known_sums = np.empty(n_classes)
+    parent_impurity = impurity(parent_sums, parent_weight, params)
+    best_feature = -1
+    best_threshold = 0.0
+    best_drop = -np.inf
+    best_share = 0.5
+    for f in features:
+        known = gather_sorted_feature(
+            X, evidence, rows, row_weights, f, unsorted, values, weighted, weights
+        )
+        if known == n:  # no missing value: the node's own statistics
+            sums, weight, base = parent_sums, parent_weight, parent_impurity
+        else:
+            weight = sum_known(weighted, weights, known, known_sums)
+            if weight <= 0.0:
+                continue
+            sums, base = known_sums, impurity(known_sums, weight, params)
+        drop, threshold, position = scan_sorted_feature(
+            impurity,
+            params,
+            values[:known],
+            weighted[:known],
+            weights[:known],
+            sums,
+            weight,
+            base,
+            min_samples_leaf,
+            min_weight_leaf,
+            left_sums,
+            right_sums,
+        )
+        if position < 0:
+            continue
+        if known < n:
+            drop *= weight / parent_weight
+        if drop > best_drop:
+            best_drop = drop
+            best_feature = f
+            best_threshold = threshold
+            left = 0.0
+            for j in range(position):
+                left += weights[j]
+            best_share = left / weight
+    return best_feature, best_threshold, best_drop, best_share
+
+
+# -- the presorted grower ------------------------------------------------------
+
+
+@generic_jit
+def node_statistics(weighted_evidence, weights, order, start, end, sums):
+    """Class sums (into ``sums``) and weight of the rows in ``order[0, start:end]``."""
+    n_classes = sums.shape[0]
+    for k in range(n_classes):
+        sums[k] = 0.0
+    weight = 0.0
+    for j in range(start, end):
+        s = order[0, j]
+        weight += weights[s]
+        for k in range(n_classes):
+            sums[k] += weighted_evidence[s, k]
+    return weight
+
+
+@generic_jit
+def may_split(count, weight, node_impurity, depth, rules):
+    """The stopping rules (``rules``: see :func:`rule_vector`) of a node before any search."""
+    return not (
+        depth >= rules[3]
+        or count < rules[2]
+        or count < 2 * rules[0]
+        or weight < 2 * rules[1]
+        or node_impurity <= rules[6]
+    )
+
+
+@generic_jit
+def scan_features(
+    impurity,
+    params,
+    X,
+    weighted_evidence,
+    weights,
+    order,
+    features,
+    start,
+    end,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    rules,
+    drops,
+    thresholds,
+    positions,
+):
+    """The best cut of each of ``features`` for the node's rows (``order[feature,
+    start:end]``, read in place): :func:`.split_search.scan_rows`'s results into the three
+    arrays, one entry per feature in the given order."""
+    n_classes = parent_sums.shape[0]
+    left_sums = np.empty(n_classes)
+    right_sums = np.empty(n_classes)
+    min_samples_leaf = np.int64(rules[0])
+    for c in range(features.shape[0]):
+        feature = features[c]
+        drops[c], thresholds[c], positions[c] = scan_rows(
+            impurity,
+            params,
+            X[:, feature],
+            order[feature, start:end],
+            weighted_evidence,
+            weights,
+            parent_sums,
+            parent_weight,
+            parent_impurity,
+            min_samples_leaf,
+            rules[1],
+            left_sums,
+            right_sums,
+        )
+
+
+@generic_jit
+def choose_split(drops, positions, n_candidates, weight, rules):
+    """The candidate whose drop is strictly best, the first one on ties; -1 when there is
+    none or it fails min_impurity_decrease (``rules[4]``, scaled by the node's weight share
+    with scikit-learn's epsilon slack) or min_gain (``rules[5]``, NaN: no threshold)."""
+    chosen = -1
+    for c in range(n_candidates):
+        if positions[c] >= 0 and (chosen < 0 or drops[c] > drops[chosen]):
+            chosen = c
+    if chosen < 0:
+        return -1
+    drop = drops[chosen]
+    if weight / rules[7] * drop + np.finfo(np.float64).eps < rules[4]:
+        return -1
+    if not np.isnan(rules[5]) and drop <= rules[5]:
+        return -1
+    return chosen
+
+
+@generic_jit
+def mark_left(order, feature, start, end, n_left, goes_left):
+    """goes_left[row] = 1 for the first ``n_left`` rows of the node in ``feature``'s order."""
+    for j in range(start, end):
+        goes_left[order[feature, j]] = 1 if j < start + n_left else 0
+
+
+@generic_jit
+def partition_features(order, features, skip, start, end, goes_left, scratch):
+    """Stable partition of each of ``features``'s slices (except ``skip``, already
+    partitioned by its own sort): left rows first, each side keeping its sorted order."""
+    for c in range(features.shape[0]):
+        feature = features[c]
+        if feature == skip:
+            continue
+        n_left = 0
+        n_right = 0
+        for j in range(start, end):
+            s = order[feature, j]
+            if goes_left[s]:
+                order[feature, start + n_left] = s
+                n_left += 1
+            else:
+                scratch[n_right] = s
+                n_right += 1
+        for j in range(n_right):
+            order[feature, start + n_left + j] = scratch[j]
+
+
+@generic_jit
+def _grow_array(array, size):
+    """A copy of a 2-D array with ``size`` rows (written with loops: numba compiles a
+    slice assignment of 2-D arrays for seconds)."""
+    bigger = np.empty((size, array.shape[1]), dtype=array.dtype)
+    for i in range(array.shape[0]):
+        for j in range(array.shape[1]):
+            bigger[i, j] = array[i, j]
+    return bigger
+
+
+@generic_jit
+def grow_subtree(
+    impurity,
+    params,
+    X,
+    weighted_evidence,
+    weights,
+    order,
+    start,
+    end,
+    root_depth,
+    rules,
+    max_features,
+    seed,
+    goes_left,
+):
+    """Grow the subtree whose root holds the rows of ``order[:, start:end]``, depth first,
+    first branch first, nodes numbered as they are taken from the stack (scikit-learn's
+    order); returns its node table (:data:`NODE_COLUMNS`; children numbered within the
+    subtree, -1 for none).
+
+    ``rules`` is :func:`rule_vector`'s array. ``max_features`` < d draws that many
+    candidate features per node (partial Fisher-Yates, numba's generator seeded with
+    ``seed``). Touches only the slice [start, end) of ``order`` and the entries of
+    ``goes_left`` of the rows it holds, so disjoint subtrees may grow at the same time.
+
+    Terminates: every split sends at least one row each way (a cut exists only between
+    distinct values), so every child holds fewer rows than its parent.
+    """
+    d = X.shape[1]
+    n_classes = weighted_evidence.shape[1]
+    np.random.seed(seed)
+    scratch = np.empty(end - start, dtype=np.int32)
+    candidates = np.arange(d)
+    drops = np.empty(d)
+    thresholds = np.empty(d)
+    positions = np.empty(d, dtype=np.int64)
+    table = np.empty((64, SUMS + n_classes))
+    stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
+    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
+    top = 1
+    node = -1
+    sums = np.empty(n_classes)
+    while top > 0:
+        top -= 1
+        node_start, node_end, node_depth = stack[top, 0], stack[top, 1], stack[top, 2]
+        parent, is_left = stack[top, 3], stack[top, 4]
+        node += 1
+        if node == table.shape[0]:
+            table = _grow_array(table, 2 * table.shape[0])
+        if parent >= 0:
+            table[parent, LEFT if is_left else RIGHT] = node
+        weight = node_statistics(weighted_evidence, weights, order, node_start, node_end, sums)
+        imp = impurity(sums, weight, params)
+        count = node_end - node_start
+        fill_node(table[node], sums, weight, count, imp, node_depth)
+        if not may_split(count, weight, imp, node_depth, rules):
+            continue
+        n_candidates = d
+        if max_features < d:
+            for i in range(max_features):  # partial Fisher-Yates draw
+                j = np.random.randint(i, d)
+                candidates[i], candidates[j] = candidates[j], candidates[i]
+            n_candidates = max_features
+        scan_features(
+            impurity,
+            params,
+            X,
+            weighted_evidence,
+            weights,
+            order,
+            candidates[:n_candidates],
+            node_start,
+            node_end,
+            sums,
+            weight,
+            imp,
+            rules,
+            drops,
+            thresholds,
+            positions,
+        )
+        chosen = choose_split(drops, positions, n_candidates, weight, rules)
+        if chosen < 0:
+            continue
+        f = candidates[chosen]
+        n_left = positions[chosen]
+        table[node, FEATURE], table[node, THRESHOLD] = f, thresholds[chosen]
+        table[node, IMPROVEMENT] = drops[chosen]
+        mark_left(order, f, node_start, node_end, n_left, goes_left)
+        partition_features(order, candidates, f, node_start, node_end, goes_left, scratch)
+        if top + 2 > stack.shape[0]:
+            stack = _grow_array(stack, 2 * stack.shape[0])
+        middle = node_start + n_left
+        stack[top, 0], stack[top, 1], stack[top, 2] = middle, node_end, node_depth + 1
+        stack[top, 3], stack[top, 4] = node, 0
+        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = node_start, middle, node_depth + 1
+        stack[top + 1, 3], stack[top + 1, 4] = node, 1
+        top += 2
+    return table[: node + 1].copy()
+
+
+@generic_jit
+def fill_node(record, sums, weight, count, node_impurity, depth):
+    """A new node's table row: a leaf (no children, feature -1, threshold -2, improvement
+    NaN) with its statistics."""
+    record[LEFT], record[RIGHT], record[FEATURE], record[THRESHOLD] = -1.0, -1.0, -1.0, -2.0
+    record[WEIGHT], record[N_SAMPLES], record[IMPURITY] = weight, count, node_impurity
+    record[DEPTH], record[IMPROVEMENT] = depth, np.nan
+    for k in range(sums.shape[0]):
+        record[SUMS + k] = sums[k]
+
+
+def rule_vector(rules, pure_tolerance) -> np.ndarray:
+    """The stopping rules as the float64 array the kernels read: min_samples_leaf,
+    min_weight_leaf, min_samples_split, max_depth, min_impurity_decrease, min_gain (NaN:
+    none), pure tolerance, total weight. Counts are capped at 2^53 (exact in float64: the
+    estimators accept any Python int and mean "unlimited" by a huge one)."""
+    cap = float(2**53)
+    return np.array(
+        [
+            min(float(rules.min_samples_leaf), cap),
+            float(rules.min_weight_leaf),
+            min(float(rules.min_samples_split), cap),
+            min(float(rules.max_depth), cap),
+            float(rules.min_impurity_decrease),
+            np.nan if rules.min_gain is None else float(rules.min_gain),
+            float(pure_tolerance),
+            float(rules.total_weight),
+        ]
+    )
