@@ -50,7 +50,7 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
                 tree.children_left, tree.children_right, tree.feature, tree.threshold
             ),
         )
-        return apply_thresholds(X, nodes)
+        return apply_thresholds(X, *nodes)
     nodes, child_ids, _, params, _ = _pack(tree)
     return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
 

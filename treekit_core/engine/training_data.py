@@ -15,7 +15,7 @@ class TrainingData:
     weight is kept separate from the rows because a row's sum is not a weight.
     """
 
-    X: np.ndarray  #: float64, n x d, Fortran order (kernels read one feature at a time)
+    X: np.ndarray  #: float64, n x d, C or Fortran order (never written)
     evidence: np.ndarray  #: float64, n x K, C order
     weight: np.ndarray  #: float64, n
     feature_names: list | None = None

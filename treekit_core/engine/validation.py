@@ -388,3 +388,13 @@ def check_n_threads(n_threads):
     raise ValueError(
         f"n_threads must be None, -1 (every usable CPU) or an int >= 1, got {n_threads!r}"
     )
+
+
+def kernel_layout(X: np.ndarray) -> np.ndarray:
+    """X as the kernels read it: contiguous in either order and writeable (numba types
+    read-only arrays apart). A C- or Fortran-ordered float64 array is used as it is, not
+    copied: the kernels read single values of random rows, for which either order serves,
+    and a copy of a large X is the largest allocation of a fit. Nothing writes into it."""
+    if (X.flags.c_contiguous or X.flags.f_contiguous) and X.flags.writeable:
+        return X
+    return np.asfortranarray(X)

@@ -26,6 +26,7 @@ from treekit_core.engine.validation import (
     feature_label,
     feature_names_of,
     has_missing,
+    kernel_layout,
     warn_narrow_features,
 )
 from treekit_core.estimators.params import ParamsMixin
@@ -186,7 +187,7 @@ class ComposedEstimatorMixin(ParamsMixin):
                 )
             self._check_abstain_value(classes)
             data = TrainingData(
-                np.require(X_checked, requirements=["F", "W"]),
+                kernel_layout(X_checked),
                 np.ascontiguousarray(evidence),
                 weight,
                 names,
@@ -202,7 +203,7 @@ class ComposedEstimatorMixin(ParamsMixin):
         self._check_abstain_value(classes)
         evidence = reader.encode_labels(encoded, classes.shape[0])
         data = TrainingData(
-            np.require(X_checked, requirements=["F", "W"]),
+            kernel_layout(X_checked),
             evidence,
             weight,
             names,

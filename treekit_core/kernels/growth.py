@@ -12,8 +12,8 @@ What makes the grower fast:
 * every feature is sorted once (``presort``); a node keeps, per feature, its rows in sorted
   order in a slice ``[start, end)`` of ``order``; a split partitions those slices stably,
   so no node sorts anything;
-* the scan of a feature reads the rows in that order straight from X (no copy into
-  buffers), with running class sums (:func:`.split_search.scan_rows`);
+* the scan of a feature gathers its rows in that order into contiguous buffers, then
+  sweeps them with running class sums (:func:`scan_sorted_feature`);
 * nodes are independent once their slice is known, so subtrees can grow in separate
   threads (the slices and the rows they hold are disjoint): :func:`grow_subtree` grows a
   whole subtree in one call and :mod:`.builder` hands large trees out as subtree tasks.
@@ -46,74 +46,6 @@ LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT
 
 
 @generic_jit
-def scan_rows(
-    impurity,
-    params,
-    column,
-    rows,
-    weighted_evidence,
-    weights,
-    parent_sums,
-    parent_weight,
-    parent_impurity,
-    min_samples_leaf,
-    min_weight_leaf,
-    left_sums,
-    right_sums,
-):
-    """Best cut of ``rows``, sorted by ``column[row]``: (impurity drop, threshold, number of
-    rows on the left); the drop is -inf and the count -1 when no cut is admissible.
-
-    ``weighted_evidence[row]`` is the row's weight times its evidence row, ``weights[row]``
-    its weight. ``left_sums`` and ``right_sums`` are scratch buffers of length K.
-    """
-    n = rows.shape[0]
-    n_classes = parent_sums.shape[0]
-    best_drop = -np.inf
-    best_threshold = 0.0
-    best_position = -1
-    if n < 2 or column[rows[n - 1]] <= column[rows[0]] + FEATURE_THRESHOLD:
-        return best_drop, best_threshold, best_position
-    for k in range(n_classes):
-        left_sums[k] = 0.0
-    left_weight = 0.0
-    row = rows[0]
-    value = column[row]
-    for j in range(n - 1):
-        for k in range(n_classes):
-            left_sums[k] += weighted_evidence[row, k]
-        left_weight += weights[row]
-        row = rows[j + 1]
-        previous, value = value, column[row]
-        if value <= previous + FEATURE_THRESHOLD:
-            continue
-        n_left = j + 1
-        if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-            continue
-        right_weight = parent_weight - left_weight
-        if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
-            continue
-        for k in range(n_classes):
-            right_sums[k] = parent_sums[k] - left_sums[k]
-        drop = (
-            parent_impurity
-            - (
-                left_weight * impurity(left_sums, left_weight, params)
-                + right_weight * impurity(right_sums, right_weight, params)
-            )
-            / parent_weight
-        )
-        if drop > best_drop:
-            best_drop = drop
-            best_position = n_left
-            threshold = previous / 2.0 + value / 2.0
-            if threshold == value or threshold == np.inf or threshold == -np.inf:
-                threshold = previous
-            best_threshold = threshold
-    return best_drop, best_threshold, best_position
-
-
-@generic_jit
 def scan_sorted_feature(
     impurity,
     params,
@@ -134,21 +66,46 @@ def scan_sorted_feature(
     (impurity drop, threshold, number of samples on the left); the drop is -inf when no
     cut is admissible. ``left_sums`` and ``right_sums`` are scratch buffers of length K.
     """
-    return scan_rows(
-        impurity,
-        params,
-        values,
-        np.arange(values.shape[0]),
-        weighted_evidence,
-        weights,
-        parent_sums,
-        parent_weight,
-        parent_impurity,
-        min_samples_leaf,
-        min_weight_leaf,
-        left_sums,
-        right_sums,
-    )
+    n = values.shape[0]
+    n_classes = parent_sums.shape[0]
+    best_drop = -np.inf
+    best_threshold = 0.0
+    best_position = -1
+    if n < 2 or values[n - 1] <= values[0] + FEATURE_THRESHOLD:
+        return best_drop, best_threshold, best_position
+    for k in range(n_classes):
+        left_sums[k] = 0.0
+    left_weight = 0.0
+    for j in range(n - 1):
+        for k in range(n_classes):
+            left_sums[k] += weighted_evidence[j, k]
+        left_weight += weights[j]
+        if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
+            continue
+        n_left = j + 1
+        if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+            continue
+        right_weight = parent_weight - left_weight
+        if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
+            continue
+        for k in range(n_classes):
+            right_sums[k] = parent_sums[k] - left_sums[k]
+        drop = (
+            parent_impurity
+            - (
+                left_weight * impurity(left_sums, left_weight, params)
+                + right_weight * impurity(right_sums, right_weight, params)
+            )
+            / parent_weight
+        )
+        if drop > best_drop:
+            best_drop = drop
+            best_position = n_left
+            threshold = values[j] / 2.0 + values[j + 1] / 2.0
+            if threshold == values[j + 1] or threshold == np.inf or threshold == -np.inf:
+                threshold = values[j]
+            best_threshold = threshold
+    return best_drop, best_threshold, best_position
 
 
 # -- one node at a time, on gathered buffers (missing values, nominal features) ---
@@ -319,21 +276,80 @@ def scan_features(
     positions,
 ):
     """The best cut of each of ``features`` for the node's rows (``order[feature,
-    start:end]``, read in place): :func:`.split_search.scan_rows`'s results into the three
-    arrays, one entry per feature in the given order."""
+    start:end]``): :func:`scan_sorted_feature`'s results into the three arrays, one entry
+    per feature in the given order."""
+    count = end - start
+    scan_features_into(
+        impurity,
+        params,
+        X,
+        weighted_evidence,
+        weights,
+        order,
+        features,
+        start,
+        end,
+        parent_sums,
+        parent_weight,
+        parent_impurity,
+        rules,
+        drops,
+        thresholds,
+        positions,
+        np.empty(count),
+        np.empty(count),
+        np.empty((count, weighted_evidence.shape[1])),
+    )
+
+
+@generic_jit
+def scan_features_into(
+    impurity,
+    params,
+    X,
+    weighted_evidence,
+    weights,
+    order,
+    features,
+    start,
+    end,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    rules,
+    drops,
+    thresholds,
+    positions,
+    value_buffer,
+    weight_buffer,
+    evidence_buffer,
+):
+    """:func:`scan_features` with scratch buffers of at least end - start rows. Each
+    feature's rows are first gathered in sorted order into the contiguous buffers (the
+    random reads of X and the evidence are independent, so the processor overlaps them),
+    then scanned."""
+    count = end - start
     n_classes = parent_sums.shape[0]
+    values = value_buffer[:count]
+    node_weights = weight_buffer[:count]
+    weighted = evidence_buffer[:count]
     left_sums = np.empty(n_classes)
     right_sums = np.empty(n_classes)
     min_samples_leaf = np.int64(rules[0])
     for c in range(features.shape[0]):
         feature = features[c]
-        drops[c], thresholds[c], positions[c] = scan_rows(
+        for j in range(count):
+            row = order[feature, start + j]
+            values[j] = X[row, feature]
+            node_weights[j] = weights[row]
+            for k in range(n_classes):
+                weighted[j, k] = weighted_evidence[row, k]
+        drops[c], thresholds[c], positions[c] = scan_sorted_feature(
             impurity,
             params,
-            X[:, feature],
-            order[feature, start:end],
-            weighted_evidence,
-            weights,
+            values,
+            weighted,
+            node_weights,
             parent_sums,
             parent_weight,
             parent_impurity,
@@ -436,6 +452,8 @@ def grow_subtree(
     n_classes = weighted_evidence.shape[1]
     np.random.seed(seed)
     scratch = np.empty(end - start, dtype=np.int32)
+    value_buffer, weight_buffer = np.empty(end - start), np.empty(end - start)
+    evidence_buffer = np.empty((end - start, n_classes))
     candidates = np.arange(d)
     drops = np.empty(d)
     thresholds = np.empty(d)
@@ -467,7 +485,7 @@ def grow_subtree(
                 j = np.random.randint(i, d)
                 candidates[i], candidates[j] = candidates[j], candidates[i]
             n_candidates = max_features
-        scan_features(
+        scan_features_into(
             impurity,
             params,
             X,
@@ -484,6 +502,9 @@ def grow_subtree(
             drops,
             thresholds,
             positions,
+            value_buffer,
+            weight_buffer,
+            evidence_buffer,
         )
         chosen = choose_split(drops, positions, n_candidates, weight, rules)
         if chosen < 0:

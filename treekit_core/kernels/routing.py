@@ -1,45 +1,39 @@
-"""Hard routing for trees whose every question is a threshold (the common case): one
-packed node per cache line and no question dispatch in the inner loop. Trees with other
-questions route through :mod:`treekit_core.kernels.question_routing`."""
+"""Hard routing for trees whose every question is a threshold (the common case): no
+question dispatch in the inner loop. Trees with other questions route through
+:mod:`treekit_core.kernels.question_routing`."""
 
 import numpy as np
 from numba import prange
 
-from treekit_core.kernels.compiling import JIT_DISABLED, jit
-
-#: One node in 24 bytes, so a visit touches one cache line instead of several arrays.
-NODE_DTYPE = np.dtype(
-    [
-        ("left", np.int32),
-        ("right", np.int32),
-        ("feature", np.int32),
-        ("pad", np.int32),
-        ("threshold", np.float64),
-    ],
-    align=True,
-)
+from treekit_core.kernels.compiling import jit
 
 
 def pack_nodes(children_left, children_right, feature, threshold):
-    nodes = np.zeros(children_left.shape[0], dtype=NODE_DTYPE)
-    nodes["left"], nodes["right"] = children_left, children_right
-    nodes["feature"], nodes["threshold"] = np.maximum(feature, 0), threshold
-    # The kernels read fields as attributes (nodes[i].left): numba's records allow it, plain
-    # numpy elements do not, so without the JIT (NUMBA_DISABLE_JIT=1) they get a recarray.
-    return nodes.view(np.recarray) if JIT_DISABLED else nodes
+    """The arrays :func:`apply_thresholds` reads: children and features as int32 (20 bytes
+    a node with the threshold), leaves with feature 0."""
+    return (
+        children_left.astype(np.int32),
+        children_right.astype(np.int32),
+        np.maximum(feature, 0).astype(np.int32),
+        np.ascontiguousarray(threshold, dtype=np.float64),
+    )
 
 
 @jit(parallel=True)
-def apply_thresholds(X, nodes):
-    """Leaf id reached by every row of X (rows must have no missing tested values)."""
+def apply_thresholds(X, left, right, feature, threshold):
+    """Leaf id reached by every row of X (rows must have no missing tested values; the
+    node arrays are checked before any kernel reads them). Indices are unsigned: numba
+    then omits the negative-index wraparound in the inner loop, which made this walk
+    1.6x slower than scikit-learn's."""
     n = X.shape[0]
     leaves = np.empty(n, dtype=np.int64)
     for i in prange(n):
-        node = 0
-        while nodes[node].left >= 0:
-            if X[i, nodes[node].feature] <= nodes[node].threshold:
-                node = nodes[node].left
+        row = X[i]
+        node = np.uint64(0)
+        while left[node] >= 0:
+            if row[np.uint64(feature[node])] <= threshold[node]:
+                node = np.uint64(left[node])
             else:
-                node = nodes[node].right
+                node = np.uint64(right[node])
         leaves[i] = node
     return leaves
