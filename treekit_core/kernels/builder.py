@@ -81,8 +81,7 @@ def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
         kernels,
         criterion.impurity_params(data.n_classes),
         X,
-        np.ascontiguousarray(data.evidence * data.weight[:, None]),
-        np.ascontiguousarray(data.weight),
+        growth.row_table(data.evidence, data.weight),
         order,
         growth.rule_vector(rules, PURE_TOLERANCE),
     )
@@ -113,17 +112,16 @@ def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
 class _Growth:
     """One tree's growth: the arrays every kernel reads, and the two ways to grow."""
 
-    def __init__(self, kernels, params, X, weighted, weights, order, rules):
+    def __init__(self, kernels, params, X, rows, order, rules):
         self.kernels, self.params, self.X = kernels, params, X
-        self.weighted, self.weights, self.order, self.rules = weighted, weights, order, rules
+        self.rows, self.order, self.rules = rows, order, rules
         self.goes_left = np.zeros(X.shape[0], dtype=np.uint8)
 
     def subtree(self, start, end, depth, max_features, seed):
         return self.kernels.grow_subtree(
             self.params,
             self.X,
-            self.weighted,
-            self.weights,
+            self.rows,
             self.order,
             start,
             end,
@@ -166,8 +164,8 @@ class _Growth:
         """A node too large for one task: its table row, and the rows it sends left (0
         when it is a leaf)."""
         kernels, d = self.kernels, self.X.shape[1]
-        sums = np.empty(self.weighted.shape[1])
-        weight = node_statistics(self.weighted, self.weights, self.order, start, end, sums)
+        sums = np.empty(self.rows.shape[1] - 1)
+        weight = node_statistics(self.rows, self.order, start, end, sums)
         imp = kernels.impurity(sums, weight, self.params)
         count = end - start
         record = np.empty((1, growth.SUMS + sums.shape[0]))
@@ -181,8 +179,7 @@ class _Growth:
                 kernels.scan_features,
                 self.params,
                 self.X,
-                self.weighted,
-                self.weights,
+                self.rows,
                 self.order,
                 chunk,
                 start,

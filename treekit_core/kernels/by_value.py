@@ -21,8 +21,8 @@ from treekit_core.kernels.compiling import (
 I32_2 = types.int32[:, ::1]
 U8 = types.uint8[::1]
 
-GROW_ARGUMENTS = (F1, F2A, F2C, F1, I32_2, i8, i8, i8, F1, i8, i8, U8)
-SCAN_ARGUMENTS = (F1, F2A, F2C, F1, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1)
+GROW_ARGUMENTS = (F1, F2A, F2C, I32_2, i8, i8, i8, F1, i8, i8, U8)
+SCAN_ARGUMENTS = (F1, F2A, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1)
 
 
 grow_subtree_by_value = jit(F2C(IMPURITY_TYPE, *GROW_ARGUMENTS))(

@@ -230,7 +230,7 @@ def best_split_of_node(
 
 
 @generic_jit
-def node_statistics(weighted_evidence, weights, order, start, end, sums):
+def node_statistics(rows, order, start, end, sums):
     """Class sums (into ``sums``) and weight of the rows in ``order[0, start:end]``."""
     n_classes = sums.shape[0]
     for k in range(n_classes):
@@ -238,9 +238,9 @@ def node_statistics(weighted_evidence, weights, order, start, end, sums):
     weight = 0.0
     for j in range(start, end):
         s = order[0, j]
-        weight += weights[s]
+        weight += rows[s, 0]
         for k in range(n_classes):
-            sums[k] += weighted_evidence[s, k]
+            sums[k] += rows[s, 1 + k]
     return weight
 
 
@@ -261,8 +261,7 @@ def scan_features(
     impurity,
     params,
     X,
-    weighted_evidence,
-    weights,
+    rows,
     order,
     features,
     start,
@@ -283,8 +282,7 @@ def scan_features(
         impurity,
         params,
         X,
-        weighted_evidence,
-        weights,
+        rows,
         order,
         features,
         start,
@@ -298,7 +296,7 @@ def scan_features(
         positions,
         np.empty(count),
         np.empty(count),
-        np.empty((count, weighted_evidence.shape[1])),
+        np.empty((count, rows.shape[1] - 1)),
     )
 
 
@@ -307,8 +305,7 @@ def scan_features_into(
     impurity,
     params,
     X,
-    weighted_evidence,
-    weights,
+    rows,
     order,
     features,
     start,
@@ -341,9 +338,9 @@ def scan_features_into(
         for j in range(count):
             row = order[feature, start + j]
             values[j] = X[row, feature]
-            node_weights[j] = weights[row]
+            node_weights[j] = rows[row, 0]
             for k in range(n_classes):
-                weighted[j, k] = weighted_evidence[row, k]
+                weighted[j, k] = rows[row, 1 + k]
         drops[c], thresholds[c], positions[c] = scan_sorted_feature(
             impurity,
             params,
@@ -424,8 +421,7 @@ def grow_subtree(
     impurity,
     params,
     X,
-    weighted_evidence,
-    weights,
+    rows,
     order,
     start,
     end,
@@ -440,7 +436,8 @@ def grow_subtree(
     order); returns its node table (:data:`NODE_COLUMNS`; children numbered within the
     subtree, -1 for none).
 
-    ``rules`` is :func:`rule_vector`'s array. ``max_features`` < d draws that many
+    ``rows`` is :func:`row_table`'s array, ``rules`` :func:`rule_vector`'s. ``max_features``
+    < d draws that many
     candidate features per node (partial Fisher-Yates, numba's generator seeded with
     ``seed``). Touches only the slice [start, end) of ``order`` and the entries of
     ``goes_left`` of the rows it holds, so disjoint subtrees may grow at the same time.
@@ -449,7 +446,7 @@ def grow_subtree(
     distinct values), so every child holds fewer rows than its parent.
     """
     d = X.shape[1]
-    n_classes = weighted_evidence.shape[1]
+    n_classes = rows.shape[1] - 1
     np.random.seed(seed)
     scratch = np.empty(end - start, dtype=np.int32)
     value_buffer, weight_buffer = np.empty(end - start), np.empty(end - start)
@@ -473,7 +470,7 @@ def grow_subtree(
             table = _grow_array(table, 2 * table.shape[0])
         if parent >= 0:
             table[parent, LEFT if is_left else RIGHT] = node
-        weight = node_statistics(weighted_evidence, weights, order, node_start, node_end, sums)
+        weight = node_statistics(rows, order, node_start, node_end, sums)
         imp = impurity(sums, weight, params)
         count = node_end - node_start
         fill_node(table[node], sums, weight, count, imp, node_depth)
@@ -489,8 +486,7 @@ def grow_subtree(
             impurity,
             params,
             X,
-            weighted_evidence,
-            weights,
+            rows,
             order,
             candidates[:n_candidates],
             node_start,
@@ -535,6 +531,16 @@ def fill_node(record, sums, weight, count, node_impurity, depth):
     record[DEPTH], record[IMPROVEMENT] = depth, np.nan
     for k in range(sums.shape[0]):
         record[SUMS + k] = sums[k]
+
+
+def row_table(evidence, weight) -> np.ndarray:
+    """The per-sample table the grower reads (``rows``): each sample's weight, then its
+    weight times its evidence row, n x (1 + K). One random read of a row fetches both (the
+    gather of a node's rows is what the grower spends most of its time on)."""
+    table = np.empty((weight.shape[0], 1 + evidence.shape[1]))
+    table[:, 0] = weight
+    table[:, 1:] = evidence * weight[:, None]
+    return table
 
 
 def rule_vector(rules, pure_tolerance) -> np.ndarray:
