@@ -73,8 +73,14 @@ def _fit(criterion, X, y, sample_weight=None, **params):
 
 
 def _fit_on_threads(threads, criterion, X, y, **params):
-    """Fit with exactly ``threads`` threads, whatever this machine's CPU count."""
-    with mock.patch("treekit_core.kernels.usable_cpus.fit_threads", lambda requested: threads):
+    """Fit with exactly ``threads`` threads, whatever this machine's CPU count, taking the
+    threaded path at any size and with small subtree tasks (so many pieces are numbered)."""
+    from treekit_core.kernels import builder
+
+    with (
+        mock.patch("treekit_core.kernels.usable_cpus.fit_threads", lambda requested: threads),
+        mock.patch.multiple(builder, PARALLEL_MIN_WORK=0, MIN_TASK_ROWS=50),
+    ):
         return _fit(criterion, X, y, **params)
 
 
@@ -133,7 +139,7 @@ def test_generated_source_has_no_impurity_parameter_left():
 @settings(max_examples=12, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
-    n=st.integers(20_000, 40_000),
+    n=st.integers(200, 5_000),
     k=st.integers(2, 4),
     criterion=st.sampled_from(["gini", "entropy", "tilted"]),
     min_samples_leaf=st.integers(1, 30),
@@ -260,3 +266,19 @@ def test_a_python_criterion_compiles_once_per_machine_and_says_so(tmp_path):
     first, second = run(), run()
     assert first["notices"] == 1 and first["misses"] >= 1, first
     assert second == {"notices": 0, "hits": 1, "misses": 0}, second
+
+
+def test_c_fortran_and_read_only_x_grow_the_same_tree_without_copying_x():
+    X, y = _data(3, 500, 4, 2, 20)
+    read_only = X.copy()
+    read_only.flags.writeable = False
+    trees = [
+        TreeClassifier(min_samples_leaf=3).fit(data, y).tree_
+        for data in (X, np.asfortranarray(X), read_only)
+    ]
+    for tree in trees[1:]:
+        assert_same_tree(trees[0], tree)
+    from treekit_core.engine.validation import kernel_layout
+
+    assert kernel_layout(X) is X and kernel_layout(np.asfortranarray(X)).flags.f_contiguous
+    assert kernel_layout(read_only).flags.writeable

@@ -397,4 +397,4 @@ def kernel_layout(X: np.ndarray) -> np.ndarray:
     and a copy of a large X is the largest allocation of a fit. Nothing writes into it."""
     if (X.flags.c_contiguous or X.flags.f_contiguous) and X.flags.writeable:
         return X
-    return np.asfortranarray(X)
+    return np.array(X, order="F" if X.flags.f_contiguous else "C")  # a writeable copy

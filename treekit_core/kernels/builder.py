@@ -22,6 +22,7 @@ call, so numba's generator draws in the same order as ever.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -29,12 +30,15 @@ import numpy as np
 from treekit_core.kernels import growth
 from treekit_core.kernels.compiling import jit, python_function
 
-#: A tree is grown with threads only when rows x features reaches this: below it, handing
-#: out tasks costs more than it saves.
-PARALLEL_MIN_WORK = 200_000
+#: A tree is grown with threads only when rows x features reaches this (50 000 x 20):
+#: below it the whole fit takes a fraction of a second, and handing out work (and loading
+#: the kernels that do it) costs more than it saves.
+PARALLEL_MIN_WORK = 1_000_000
 #: Nodes with fewer rows than 1 / (this x threads) of the data become subtree tasks, so
 #: there are several tasks per thread to balance.
 TASKS_PER_THREAD = 4
+#: ... but never smaller than this many rows.
+MIN_TASK_ROWS = 2_000
 
 
 # The steps of splitting a large node that do not involve the criterion, called from
@@ -133,15 +137,16 @@ class _Growth:
         )
 
     def with_threads(self, n_threads):
-        """Split the large nodes here (their features in parallel chunks), hand every
-        smaller node to the pool as a subtree task, then number the nodes depth first."""
+        """Split the large nodes here (their features in parallel chunks), then grow every
+        smaller node's subtree as a task, largest first; number the nodes depth first."""
         n, d = self.X.shape
-        task_rows = max(n // (TASKS_PER_THREAD * n_threads), PARALLEL_MIN_WORK // d, 2)
+        task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
         chunks = [
             np.ascontiguousarray(c, dtype=np.int64)
             for c in np.array_split(np.arange(d), min(d, TASKS_PER_THREAD * n_threads))
         ]
-        pieces = []  # in depth-first order: a node split here (1-row table) or a subtree task
+        scratch = _Scratch(n, self.rows.shape[1] - 1)
+        pieces = []  # depth-first order: a node split here (1-row table) or a task's range
         with ThreadPoolExecutor(n_threads) as pool:
             stack = [(0, n, 0, -1, 0)]  # start, end, depth, parent piece, is_left
             while stack:
@@ -149,18 +154,24 @@ class _Growth:
                 if parent >= 0:  # the piece's index for now; its node id once numbered
                     pieces[parent][0, growth.LEFT if is_left else growth.RIGHT] = len(pieces)
                 if end - start < task_rows:
-                    pieces.append(pool.submit(self.subtree, start, end, depth, d, 0))
+                    pieces.append((start, end, depth))
                     continue
-                record, n_left = self._split_large_node(pool, chunks, start, end, depth)
+                record, n_left = self._split_large_node(pool, chunks, scratch, start, end, depth)
                 pieces.append(record)
                 if n_left > 0:
                     parent = len(pieces) - 1
                     stack.append((start + n_left, end, depth + 1, parent, 0))
                     stack.append((start, start + n_left, depth + 1, parent, 1))
-            tables = [p if isinstance(p, np.ndarray) else p.result() for p in pieces]
+            # Largest first, so the last task to finish is a small one.
+            tasks = sorted(
+                (i for i, p in enumerate(pieces) if isinstance(p, tuple)),
+                key=lambda i: pieces[i][0] - pieces[i][1],
+            )
+            grown = {i: pool.submit(self.subtree, *pieces[i], d, 0) for i in tasks}
+            tables = [grown[i].result() if i in grown else p for i, p in enumerate(pieces)]
         return _number_depth_first(tables, [isinstance(p, np.ndarray) for p in pieces])
 
-    def _split_large_node(self, pool, chunks, start, end, depth):
+    def _split_large_node(self, pool, chunks, scratch, start, end, depth):
         """A node too large for one task: its table row, and the rows it sends left (0
         when it is a leaf)."""
         kernels, d = self.kernels, self.X.shape[1]
@@ -174,9 +185,11 @@ class _Growth:
             return record, 0
         drops, thresholds = np.empty(d), np.empty(d)
         positions = np.empty(d, dtype=np.int64)
-        scans = [
-            pool.submit(
-                kernels.scan_features,
+
+        def scan(chunk):
+            values, weights, evidence, _ = scratch.get()
+            part = slice(chunk[0], chunk[-1] + 1)
+            kernels.scan_features(
                 self.params,
                 self.X,
                 self.rows,
@@ -188,38 +201,50 @@ class _Growth:
                 weight,
                 imp,
                 self.rules,
-                drops[chunk[0] : chunk[-1] + 1],
-                thresholds[chunk[0] : chunk[-1] + 1],
-                positions[chunk[0] : chunk[-1] + 1],
+                drops[part],
+                thresholds[part],
+                positions[part],
+                values,
+                weights,
+                evidence,
             )
-            for chunk in chunks
-        ]
-        for scan in scans:
-            scan.result()
+
+        list(pool.map(scan, chunks))
         chosen = choose_split(drops, positions, d, weight, self.rules)
         if chosen < 0:
             return record, 0
         n_left = int(positions[chosen])
         mark_left(self.order, chosen, start, end, n_left, self.goes_left)
-        partitions = [
-            pool.submit(
-                partition_features,
-                self.order,
-                chunk,
-                chosen,
-                start,
-                end,
-                self.goes_left,
-                np.empty(count, dtype=np.int32),
+
+        def partition(chunk):
+            partition_features(
+                self.order, chunk, chosen, start, end, self.goes_left, scratch.get()[3]
             )
-            for chunk in chunks
-        ]
-        for partition in partitions:
-            partition.result()
+
+        list(pool.map(partition, chunks))
         record[0, growth.FEATURE] = chosen
         record[0, growth.THRESHOLD] = thresholds[chosen]
         record[0, growth.IMPROVEMENT] = drops[chosen]
         return record, n_left
+
+
+class _Scratch(threading.local):
+    """Each pool thread's buffers for scanning and partitioning large nodes, allocated on
+    its first use and reused for every later node (fresh buffers per call cost page faults
+    at every node)."""
+
+    def __init__(self, n, n_classes):
+        self.n, self.n_classes, self.buffers = n, n_classes, None
+
+    def get(self):
+        if self.buffers is None:
+            self.buffers = (
+                np.empty(self.n),
+                np.empty(self.n),
+                np.empty((self.n, self.n_classes)),
+                np.empty(self.n, dtype=np.int32),
+            )
+        return self.buffers
 
 
 def _number_depth_first(tables, split_here):

@@ -20,9 +20,24 @@ What makes the grower fast:
 """
 
 import numpy as np
+from numba import types
 
 from treekit_core.components.splitter import FEATURE_THRESHOLD
-from treekit_core.kernels.compiling import generic_jit
+from treekit_core.kernels.compiling import F1, F2A, F2C, I1, f8, generic_jit, i8
+
+# The entry points' signatures after the impurity argument. X is typed in any layout, so
+# one compiled kernel serves C- and Fortran-ordered data (a fit on the user's array and
+# on its cross-validation folds) instead of one per layout.
+I32_2 = types.int32[:, ::1]
+GROW_ARGUMENTS = (F1, F2A, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1])
+SCAN_ARGUMENTS = (F1, F2A, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F1, F2C)
+NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
+NODE_RESULT = types.Tuple((i8, f8, f8, f8))
+ENTRY_SIGNATURES = {
+    "grow_subtree": F2C(*GROW_ARGUMENTS),
+    "scan_features": types.void(*SCAN_ARGUMENTS),
+    "best_split_of_node": NODE_RESULT(*NODE_ARGUMENTS),
+}
 
 #: The columns of the node table grow_subtree returns (one float64 row per node, the class
 #: sums last; counts and ids are exact in float64). One array keeps the kernel small, and
@@ -40,6 +55,9 @@ NODE_COLUMNS = (
     "class_sums",
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
+#: scikit-learn's slack in the min_impurity_decrease test (a constant: np.finfo in a kernel
+#: costs a compile of its own).
+EPSILON = float(np.finfo(np.float64).eps)
 
 
 # -- the exhaustive threshold search --------------------------------------------
@@ -273,58 +291,16 @@ def scan_features(
     drops,
     thresholds,
     positions,
-):
-    """The best cut of each of ``features`` for the node's rows (``order[feature,
-    start:end]``): :func:`scan_sorted_feature`'s results into the three arrays, one entry
-    per feature in the given order."""
-    count = end - start
-    scan_features_into(
-        impurity,
-        params,
-        X,
-        rows,
-        order,
-        features,
-        start,
-        end,
-        parent_sums,
-        parent_weight,
-        parent_impurity,
-        rules,
-        drops,
-        thresholds,
-        positions,
-        np.empty(count),
-        np.empty(count),
-        np.empty((count, rows.shape[1] - 1)),
-    )
-
-
-@generic_jit
-def scan_features_into(
-    impurity,
-    params,
-    X,
-    rows,
-    order,
-    features,
-    start,
-    end,
-    parent_sums,
-    parent_weight,
-    parent_impurity,
-    rules,
-    drops,
-    thresholds,
-    positions,
     value_buffer,
     weight_buffer,
     evidence_buffer,
 ):
-    """:func:`scan_features` with scratch buffers of at least end - start rows. Each
-    feature's rows are first gathered in sorted order into the contiguous buffers (the
-    random reads of X and the evidence are independent, so the processor overlaps them),
-    then scanned."""
+    """The best cut of each of ``features`` for the node's rows (``order[feature,
+    start:end]``): :func:`scan_sorted_feature`'s results into ``drops``, ``thresholds`` and
+    ``positions``, one entry per feature in the given order. Each feature's rows are first
+    gathered in sorted order into the scratch buffers (at least end - start rows; the
+    random reads of X and of the row table are independent, so the processor overlaps
+    them), then swept."""
     count = end - start
     n_classes = parent_sums.shape[0]
     values = value_buffer[:count]
@@ -369,7 +345,7 @@ def choose_split(drops, positions, n_candidates, weight, rules):
     if chosen < 0:
         return -1
     drop = drops[chosen]
-    if weight / rules[7] * drop + np.finfo(np.float64).eps < rules[4]:
+    if weight / rules[7] * drop + EPSILON < rules[4]:
         return -1
     if not np.isnan(rules[5]) and drop <= rules[5]:
         return -1
@@ -451,7 +427,9 @@ def grow_subtree(
     scratch = np.empty(end - start, dtype=np.int32)
     value_buffer, weight_buffer = np.empty(end - start), np.empty(end - start)
     evidence_buffer = np.empty((end - start, n_classes))
-    candidates = np.arange(d)
+    candidates = np.empty(d, dtype=np.int64)
+    for f in range(d):
+        candidates[f] = f
     drops = np.empty(d)
     thresholds = np.empty(d)
     positions = np.empty(d, dtype=np.int64)
@@ -482,7 +460,7 @@ def grow_subtree(
                 j = np.random.randint(i, d)
                 candidates[i], candidates[j] = candidates[j], candidates[i]
             n_candidates = max_features
-        scan_features_into(
+        scan_features(
             impurity,
             params,
             X,

@@ -23,9 +23,7 @@ from treekit_core.kernels.compiling import (
 )
 
 GATHER_SIGNATURE = types.int64(F2A, F2C, I1, F1, i8, F1, F1, F2C, F1)
-NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(
-    IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8
-)
+NODE_SIGNATURE = growth.NODE_RESULT(IMPURITY_TYPE, *growth.NODE_ARGUMENTS)
 
 gather_sorted_feature = jit(GATHER_SIGNATURE)(python_function(growth.gather_sorted_feature))
 sum_known = jit(f8(F2C, F1, i8, F1))(python_function(growth.sum_known))

@@ -26,10 +26,11 @@ import functools
 import hashlib
 import inspect
 import os
+import threading
 
 import attrs
 
-from treekit_core.kernels.compiling import source_file
+from treekit_core.kernels.compiling import JIT_DISABLED, source_file
 from treekit_core.kernels.generated import generated_module
 
 #: The kernels of :mod:`.growth` that the generated module compiles as cached entry points
@@ -136,9 +137,33 @@ def _specialised(function) -> CriterionKernels:
     )
     return CriterionKernels(
         compile_impurity(function),
-        *(getattr(module, entry) for entry in ENTRY_POINTS),
+        *(_OneSignature(getattr(module, entry), entry) for entry in ENTRY_POINTS),
         True,
     )
+
+
+class _OneSignature:
+    """An entry point compiled (or loaded from the cache) for its one signature on the
+    first call, after which numba converts every call to it instead of compiling another
+    specialisation (for a Fortran-ordered X, say)."""
+
+    def __init__(self, dispatcher, name):
+        self.dispatcher, self.name, self.ready = dispatcher, name, JIT_DISABLED
+        self.lock = threading.Lock()
+
+    def __call__(self, *args):
+        if not self.ready:
+            with self.lock:
+                if not self.ready:
+                    from treekit_core.kernels.growth import ENTRY_SIGNATURES
+
+                    self.dispatcher.compile(ENTRY_SIGNATURES[self.name])
+                    self.dispatcher.disable_compile()
+                    self.ready = True
+        return self.dispatcher(*args)
+
+    def __getattr__(self, name):  # stats, signatures, ...: the dispatcher's
+        return getattr(self.dispatcher, name)
 
 
 @functools.lru_cache(maxsize=1)
