@@ -89,6 +89,15 @@ def generated_module(prefix: str, source: str, functions: dict, what: str):
     return module
 
 
+def _caller_level() -> int:
+    """The stack level of the first caller outside treekit (for the notice to name the
+    user's line, e.g. the fit call, not a kernel module)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("treekit_core"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _load(name, source, functions, what):
     path = os.path.join(kernel_directory(), name + ".py")
     try:
@@ -101,7 +110,7 @@ def _load(name, source, functions, what):
             f"treekit: compiling {what} (once per machine; later processes load them from "
             "the cache)",
             CompilationNotice,
-            stacklevel=5,
+            stacklevel=_caller_level(),
         )
         temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
