@@ -252,3 +252,14 @@ def test_a_feature_narrower_than_the_value_tolerance_warns_and_matches_scikit_le
     reference = sklearn_tree.DecisionTreeClassifier(random_state=0).fit(X * 1e-8, y)
     assert tiny.get_n_leaves() == reference.get_n_leaves() == 1
     assert TreeClassifier().fit(X, y).get_n_leaves() > 1
+
+
+def test_known_finite_trusts_only_that_array_and_only_within_the_block():
+    from treekit_core.engine.validation import all_finite, known_finite
+
+    X = np.array([[np.nan, 1.0]])
+    assert not all_finite(X)
+    with known_finite(X):
+        assert all_finite(X)
+        assert not all_finite(X.copy())
+    assert not all_finite(X)

@@ -3,15 +3,34 @@ what was expected."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
 import warnings
 
 import numpy as np
 
+#: Arrays the running call has just found finite (see :func:`known_finite`).
+_KNOWN_FINITE: contextvars.ContextVar = contextvars.ContextVar("treekit_known_finite", default=())
+
+
+@contextlib.contextmanager
+def known_finite(X):
+    """Within the block, :func:`all_finite` answers True for this very array without
+    another pass over it: a predict checks X once instead of once per step (validation,
+    the missing-value check, the evaluator). Scoped to the calling thread and call."""
+    token = _KNOWN_FINITE.set((*_KNOWN_FINITE.get(), X))
+    try:
+        yield X
+    finally:
+        _KNOWN_FINITE.reset(token)
+
 
 def all_finite(X) -> bool:
     """A finite sum proves every value finite without a mask the size of X (a sum that
     overflows only sends the check to the slow path)."""
+    if any(X is known for known in _KNOWN_FINITE.get()):
+        return True
     with np.errstate(over="ignore", invalid="ignore"):
         total = np.sum(X)
     return bool(np.isfinite(total)) or bool(np.isfinite(X).all())
@@ -91,8 +110,10 @@ def check_X(
     allow_nan: bool = False,
     n_features: int | None = None,
     feature_names=None,
+    report: dict | None = None,
 ) -> np.ndarray:
-    """Validate a feature matrix and return it as a 2-D float64 array."""
+    """Validate a feature matrix and return it as a 2-D float64 array; ``report["finite"]``
+    says whether every value is finite (when a dict is given)."""
     if X is None:
         raise ValueError(f"{name} is None; expected a 2-D array of shape (n_samples, n_features)")
     X = densified(X, name)
@@ -151,7 +172,10 @@ def check_X(
         raise ValueError(
             f"{name} has {array.shape[1]} features, but the model was fitted with {n_features}"
         )
-    if not all_finite(array):
+    finite = all_finite(array)
+    if report is not None:
+        report["finite"] = finite
+    if not finite:
         bad = ~np.isfinite(array)
         nan_mask = np.isnan(array)
         inf_cols = np.flatnonzero((bad & ~nan_mask).any(axis=0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import numbers
 
@@ -27,6 +28,7 @@ from treekit_core.engine.validation import (
     feature_names_of,
     has_missing,
     kernel_layout,
+    known_finite,
     warn_narrow_features,
 )
 from treekit_core.estimators.params import ParamsMixin
@@ -267,8 +269,18 @@ class ComposedEstimatorMixin(ParamsMixin):
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
             )
 
-    def _check_predict_X(self, X) -> np.ndarray:
+    @contextlib.contextmanager
+    def _checked_for_predict(self, X):
+        """X checked for prediction; while the block runs, X is known finite to every step
+        (when it is), so no step passes over X again to find out."""
+        report = {}
+        X = self._check_predict_X(X, report)
+        with known_finite(X) if report["finite"] else contextlib.nullcontext(X) as checked:
+            yield checked
+
+    def _check_predict_X(self, X, report=None) -> np.ndarray:
         self._check_fitted()
+        report = {} if report is None else report
         X = densified(X)
         self._check_column_keys(X)
         names = feature_names_of(X)
@@ -282,10 +294,12 @@ class ComposedEstimatorMixin(ParamsMixin):
             n_features=self.n_features_in_,
             allow_nan=True,
             feature_names=names,
+            report=report,
         )
-        self._check_missing_supported(
-            X, self.composition_, getattr(self, "feature_names_in_", None)
-        )
+        if not report["finite"]:
+            self._check_missing_supported(
+                X, self.composition_, getattr(self, "feature_names_in_", None)
+            )
         return X
 
     def _check_column_keys(self, X) -> None:
@@ -342,7 +356,8 @@ class ComposedEstimatorMixin(ParamsMixin):
     def risk_coverage(self, X, y) -> "RiskCoverage":
         """Risk (error on accepted) against coverage as the reject threshold sweeps the
         confidence scores of X; ``.area`` is the area under the curve."""
-        proba, decision, scores = self._decide_arrays(self._check_predict_X(X), reject=False)
+        with self._checked_for_predict(X) as checked:
+            proba, decision, scores = self._decide_arrays(checked, reject=False)
         correct = (decision >= 0) & (self.classes_[np.maximum(decision, 0)] == np.asarray(y))
         return risk_coverage(scores, correct)
 
@@ -367,7 +382,8 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def decide(self, X) -> Decision:
         """Labels, abstention mask, class probabilities and confidence, together."""
-        proba, class_index, confidence = self._decide_arrays(self._check_predict_X(X))
+        with self._checked_for_predict(X) as checked:
+            proba, class_index, confidence = self._decide_arrays(checked)
         return Decision(
             self._labels_from(class_index), class_index == ABSTAIN, proba, confidence, class_index
         )
@@ -383,12 +399,14 @@ class ComposedEstimatorMixin(ParamsMixin):
                 f"abstain_value (a value that is not a class) to mark abstentions; or call "
                 f"decide(X), which returns labels together with an abstention mask"
             )
-        _, class_index, _ = self._decide_arrays(self._check_predict_X(X), with_confidence=False)
+        with self._checked_for_predict(X) as checked:
+            _, class_index, _ = self._decide_arrays(checked, with_confidence=False)
         return self._labels_from(class_index)
 
     def predict_proba(self, X) -> np.ndarray:
         """Class distribution per sample (columns ordered as ``classes_``)."""
-        proba, _, _ = self._decide_arrays(self._check_predict_X(X), with_confidence=False)
+        with self._checked_for_predict(X) as checked:
+            proba, _, _ = self._decide_arrays(checked, with_confidence=False)
         return proba
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -575,7 +593,8 @@ class TreeClassifier(ComposedEstimatorMixin):
         """Leaf id of every sample (hard routing)."""
         from treekit_core.builtins.evaluators import apply_tree
 
-        return apply_tree(self.tree_, self._check_predict_X(X))
+        with self._checked_for_predict(X) as checked:
+            return apply_tree(self.tree_, checked)
 
     @property
     def pruning_path_(self) -> dict:
