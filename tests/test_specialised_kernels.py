@@ -282,3 +282,24 @@ def test_c_fortran_and_read_only_x_grow_the_same_tree_without_copying_x():
 
     assert kernel_layout(X) is X and kernel_layout(np.asfortranarray(X)).flags.f_contiguous
     assert kernel_layout(read_only).flags.writeable
+
+
+def test_numba_kernels_run_on_the_capped_threads_in_fit_and_predict():
+    import numba
+
+    from treekit_core.kernels import usable_cpus
+
+    before = numba.get_num_threads()
+    with usable_cpus.numba_threads_capped(1):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    seen = []
+    real = usable_cpus.numba_threads_capped
+    X, y = _data(4, 200, 3, 2, 10)
+    with mock.patch.object(
+        usable_cpus, "numba_threads_capped", lambda count: seen.append(count) or real(count)
+    ):
+        model = TreeClassifier(n_threads=1).fit(X, y)
+        model.predict(X)
+        TreeClassifier.from_json(model.to_json()).predict_proba(X)
+    assert seen == [1, 1, 1]

@@ -135,7 +135,12 @@ class ComposedEstimatorMixin(ParamsMixin):
             for kind in KINDS
         }
         stopping = StoppingRules(**{name: getattr(self, name) for name in STOPPING_PARAMS})
-        return Composition(**components, stopping=stopping, registry=registry)
+        return Composition(
+            **components,
+            stopping=stopping,
+            registry=registry,
+            n_threads=check_n_threads(getattr(self, "n_threads", None)),
+        )
 
     @staticmethod
     def _evidence_reader(composition):
@@ -273,9 +278,14 @@ class ComposedEstimatorMixin(ParamsMixin):
     def _checked_for_predict(self, X):
         """X checked for prediction; while the block runs, X is known finite to every step
         (when it is), so no step passes over X again to find out."""
+        from treekit_core.kernels.usable_cpus import fit_threads, numba_threads_capped
+
         report = {}
         X = self._check_predict_X(X, report)
-        with known_finite(X) if report["finite"] else contextlib.nullcontext(X) as checked:
+        with (
+            known_finite(X) if report["finite"] else contextlib.nullcontext(X) as checked,
+            numba_threads_capped(fit_threads(self.composition_.n_threads)),
+        ):
             yield checked
 
     def _check_predict_X(self, X, report=None) -> np.ndarray:
@@ -567,17 +577,19 @@ class TreeClassifier(ComposedEstimatorMixin):
         sample is known not to be that class; ``classes`` names the columns)."""
         rule = RejectRule.from_param(self.reject)
         composition = self._make_composition()
-        composition.n_threads = check_n_threads(self.n_threads)
         data, classes = self._validate_training(
             X, y, sample_weight, composition, counterexamples, classes
         )
         composition.check(data)
-        self.tree_ = composition.fit(data, _rng(self.random_state))
-        self.composition_ = composition
-        self._set_fitted(data, classes)
-        self.reject_threshold_ = None
-        if rule is not None:
-            self.reject_threshold_ = self._choose_reject_threshold(rule, data)
+        from treekit_core.kernels.usable_cpus import numba_threads_capped
+
+        with numba_threads_capped(composition.fit_threads()):
+            self.tree_ = composition.fit(data, _rng(self.random_state))
+            self.composition_ = composition
+            self._set_fitted(data, classes)
+            self.reject_threshold_ = None
+            if rule is not None:
+                self.reject_threshold_ = self._choose_reject_threshold(rule, data)
         return self
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):

@@ -9,6 +9,7 @@ without importing numba, so the cap can be set before numba reads its configurat
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -115,3 +116,23 @@ def fit_threads(requested=None) -> int:
         if getattr(backend, "nesting_level", 0) >= 1:
             return 1
     return max(1, count)
+
+
+@contextlib.contextmanager
+def numba_threads_capped(count: int):
+    """Within the block, numba's parallel kernels (predict's routing, a pruner's) run on
+    at most ``count`` threads. numba's setting belongs to the calling thread, so a fit in
+    a joblib worker thread caps itself without touching its neighbours."""
+    import numba
+
+    from treekit_core.kernels.compiling import JIT_DISABLED
+
+    previous = 0 if JIT_DISABLED else numba.get_num_threads()
+    if count >= previous:
+        yield
+        return
+    numba.set_num_threads(max(1, count))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
