@@ -1,11 +1,13 @@
-"""The exhaustive tree grower on presorted features, written once for every criterion.
+"""The exhaustive split search and the presorted tree grower, written once for every
+criterion.
 
 These functions take the criterion's compiled impurity as their first argument and carry no
-signature: numba compiles them into whichever entry point calls them. Two kinds do
-(:mod:`.builder`): entry points with an explicit signature that receive the impurity as a
-first-class function value (one machine-code copy for every criterion, an indirect call per
-impurity), and modules generated per criterion that pass the impurity as a global, so numba
-specialises and inlines it (:mod:`.specialised`). Both are cached on disk; nothing here is.
+signature or cache of their own. Two kinds of entry point compile them: with an explicit
+signature receiving the impurity as a first-class function value (:mod:`.by_value`,
+:mod:`.split_search`, :mod:`.node_search`: one machine-code copy for every criterion, an
+indirect call per impurity), and modules generated per criterion from this file's source
+with the impurity turned into a global, so numba inlines it (:mod:`.specialised`). Both
+are cached on disk. ``ENTRY_SIGNATURES`` are the entry points' types after the impurity.
 
 What makes the grower fast:
 
