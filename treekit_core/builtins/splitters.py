@@ -56,7 +56,7 @@ class Exhaustive(Splitter):
         """Grow the whole tree with the presorted builder (the same tree as the
         node-by-node loop, faster, on ``composition.fit_threads()`` threads); None with
         missing values, nominal features or gain ratio."""
-        if data.has_missing or data.nominal_features.size or self.gain_ratio:
+        if not self._presorted_growth(data):
             return None
         from treekit_core.kernels.builder import build_arrays
 
@@ -66,10 +66,17 @@ class Exhaustive(Splitter):
         )
 
     def share_across_trees(self, data) -> None:
-        """Presort X once for all trees of a forest."""
+        """Presort X once for all trees of a forest (when they grow presorted)."""
+        if not self._presorted_growth(data):
+            return
         from treekit_core.kernels.builder import presort
 
         data.cache["presort"] = presort(data.X, 1)
+
+    def _presorted_growth(self, data) -> bool:
+        """Whether the presorted builder grows trees on this data: numeric features only,
+        no missing value, no gain ratio."""
+        return not (data.has_missing or data.nominal_features.size or self.gain_ratio)
 
     def find_split(self, state, node, rules):
         kernel, impurity, params, data = state

@@ -93,23 +93,25 @@ def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
         table = grow.with_threads(n_threads)
     else:
         table = grow.subtree(0, n, 0, max_features, seed)
-    column = dict(zip(growth.NODE_COLUMNS, table.T, strict=False))
-    ids = {name: column[name].astype(np.int64) for name in ("left", "right", "feature")}
+
+    def column(index, dtype=np.float64):
+        return np.ascontiguousarray(table[:, index], dtype=dtype)
+
     tree = Tree.from_binary(
-        ids["left"],
-        ids["right"],
-        ids["feature"],
-        np.ascontiguousarray(column["threshold"]),
+        column(growth.LEFT, np.int64),
+        column(growth.RIGHT, np.int64),
+        column(growth.FEATURE, np.int64),
+        column(growth.THRESHOLD),
         np.ascontiguousarray(table[:, growth.SUMS :]),
-        np.ascontiguousarray(column["weight"]),
-        column["n_samples"].astype(np.int64),
-        np.ascontiguousarray(column["impurity"]),
-        column["depth"].astype(np.int64),
+        column(growth.WEIGHT),
+        column(growth.N_SAMPLES, np.int64),
+        column(growth.IMPURITY),
+        column(growth.DEPTH, np.int64),
         np.zeros((table.shape[0], data.n_classes)),
         np.zeros(table.shape[0], dtype=np.int64),
         data.n_features,
     )
-    tree.node_fields["improvement"] = np.ascontiguousarray(column["improvement"])
+    tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
     return tree
 
 
