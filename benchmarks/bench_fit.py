@@ -39,6 +39,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from common import run_in_fresh_process  # noqa: E402
 
 FIT_WORKER = textwrap.dedent("""
     import json, resource, sys, time
@@ -106,23 +108,8 @@ def asymmetric_entropy(class_sums, total_weight, params):
     return h
 
 
-def python_gini_criterion():
-    from typing import ClassVar
-
-    import attrs
-
-    from treekit_core import Criterion
-
-    @attrs.define(slots=False)
-    class PythonGini(Criterion):
-        name: ClassVar[str] = "bench_python_gini"
-        impurity = staticmethod(python_gini)
-
-    return PythonGini()
-
-
-def asymmetric_criterion():
-    from typing import ClassVar
+def _plain_python_criterion(name, function, params=None):
+    """A criterion as a third party writes it: the impurity a plain function in this file."""
 
     import attrs
     import numpy as np
@@ -130,32 +117,28 @@ def asymmetric_criterion():
     from treekit_core import Criterion
 
     @attrs.define(slots=False)
-    class Asymmetric(Criterion):
-        name: ClassVar[str] = "bench_asymmetric"
-        impurity = staticmethod(asymmetric_entropy)
+    class PlainPython(Criterion):
+        impurity = staticmethod(function)
 
         def impurity_params(self, n_classes):
-            return np.full(n_classes, 0.3)
+            return np.zeros(1) if params is None else np.full(n_classes, params)
 
-    return Asymmetric()
+    PlainPython.name = name
+    return PlainPython()
+
+
+def python_gini_criterion():
+    return _plain_python_criterion("bench_python_gini", python_gini)
+
+
+def asymmetric_criterion():
+    return _plain_python_criterion("bench_asymmetric", asymmetric_entropy, 0.3)
 
 
 def run_worker(library, data, n, workload="fit", threads=None, env_extra=None):
-    env = {**os.environ, "PYTHONPATH": ROOT, **(env_extra or {})}
-    env.pop("NUMBA_NUM_THREADS", None)
-    if threads is not None:
-        env["NUMBA_NUM_THREADS"] = str(threads)
-        env["OMP_NUM_THREADS"] = str(threads)
-    done = subprocess.run(
-        [sys.executable, "-c", FIT_WORKER, library, data, str(n), workload, HERE],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd="/",
+    return run_in_fresh_process(
+        FIT_WORKER, [library, data, n, workload, HERE], ROOT, threads, False, env_extra
     )
-    if done.returncode:
-        raise RuntimeError(f"{library} worker failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def median_rows(rows):

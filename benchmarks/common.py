@@ -44,10 +44,13 @@ def wilcoxon_p(a, b) -> float:
     return float(wilcoxon(a, b).pvalue)
 
 
-def run_in_fresh_process(worker: str, args, checkout: str, threads=None, plugins=True) -> dict:
+def run_in_fresh_process(
+    worker: str, args, checkout: str, threads=None, plugins=True, env=None
+) -> dict:
     """Run ``worker`` (Python source printing one JSON line last) in a new interpreter
     whose imports come from ``checkout`` (its plugins too, when ``plugins``), with
-    ``threads`` numba threads (None: all). Returns the JSON."""
+    ``threads`` numba and OpenMP threads (None: all) and the variables ``env`` on top of
+    this process's. Returns the JSON."""
     import json
     import os
     import subprocess
@@ -62,15 +65,16 @@ def run_in_fresh_process(worker: str, args, checkout: str, threads=None, plugins
             if os.path.isdir(os.path.join(root, "plugins", kind))
             for name in sorted(os.listdir(os.path.join(root, "plugins", kind)))
         ]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    variables = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **(env or {})}
     if not plugins:
-        env["TREEKIT_LOAD_PLUGINS"] = ""
-    env.pop("NUMBA_DISABLE_JIT", None)
+        variables["TREEKIT_LOAD_PLUGINS"] = ""
+    variables.pop("NUMBA_DISABLE_JIT", None)
+    variables.pop("NUMBA_NUM_THREADS", None)
     if threads is not None:
-        env["NUMBA_NUM_THREADS"] = str(threads)
+        variables["NUMBA_NUM_THREADS"] = variables["OMP_NUM_THREADS"] = str(threads)
     done = subprocess.run(
         [sys.executable, "-c", worker, *map(str, args)],
-        env=env,
+        env=variables,
         capture_output=True,
         text=True,
         cwd="/",
