@@ -10,6 +10,21 @@ loads from numba's cache only the kernels it uses):
 ``gather_sorted_feature``  one feature's known values at a node, sorted, with weighted evidence
 ``best_split_of_node``   the exhaustive search over a node's features
 
+For a plugin that grows whole trees in its own kernels (see plugins/splitters/histogram):
+
+``generic_jit``          compiles a kernel body that takes the impurity as first parameter
+``python_function``      the plain function behind a kernel (to compile it with ``jit``)
+``impurity_kernels``     a plugin's kernel module specialised to a criterion, cached per machine
+``row_table``            the per-sample table growers read (weight, weight x evidence)
+``rule_vector``          the stopping rules as the float64 array growers read
+``split_drop``           the impurity drop of a binary split (kernel)
+``may_split``            the stopping rules of a node before any search (kernel)
+``choose_split``         the best candidate by drop, with min_impurity_decrease (kernel)
+``fill_node``            a new leaf's row of a node table (kernel)
+``grow_array``           a copy of a 2-D array with more rows (kernel)
+``NODE_COLUMNS``         the columns of a grower's node table
+``tree_from_table``      an unlabelled Tree from a node table
+
 The other modules (``builder``, ``c45``, ``routing``, ``question_routing``, ``generated``) are
 private.
 
@@ -30,6 +45,18 @@ _PUBLIC = {
     "scan_sorted_feature": "split_search",
     "gather_sorted_feature": "node_search",
     "best_split_of_node": "node_search",
+    "generic_jit": "compiling",
+    "python_function": "compiling",
+    "impurity_kernels": "specialised",
+    "row_table": "growth",
+    "rule_vector": "growth",
+    "split_drop": "growth",
+    "may_split": "growth",
+    "choose_split": "growth",
+    "fill_node": "growth",
+    "grow_array": "growth",
+    "NODE_COLUMNS": "growth",
+    "tree_from_table": "builder",
 }
 
 

@@ -73,7 +73,6 @@ def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
     """Grow the tree on training data with ``n_threads`` threads; returns an unlabelled
     Tree. The presorted order is taken from ``data.cache`` when a forest shares it."""
     from treekit_core.engine.grow import PURE_TOLERANCE
-    from treekit_core.engine.tree import Tree
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
@@ -94,6 +93,30 @@ def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
     else:
         table = grow.subtree(0, n, 0, max_features, seed)
 
+    return tree_from_table(table, data.n_features)
+
+
+def tree_from_table(table, n_features, n_classes=None, missing_left=None):
+    """An unlabelled Tree from a grower's node table (:data:`.growth.NODE_COLUMNS`, the
+    class sums from column ``SUMS``; ``n_classes`` of them, default: every column after).
+    ``missing_left`` (per node; NaN: the share of the training weight sent left) says where
+    a sample with a missing tested value goes."""
+    from treekit_core.engine.tree import Tree
+
+    n_classes = table.shape[1] - growth.SUMS if n_classes is None else n_classes
+    if missing_left is not None:
+        left, right = (
+            table[:, growth.LEFT].astype(np.int64),
+            table[:, growth.RIGHT].astype(np.int64),
+        )
+        internal = np.flatnonzero(left >= 0)
+        by_weight = np.full(table.shape[0], 0.5)
+        total = table[left[internal], growth.WEIGHT] + table[right[internal], growth.WEIGHT]
+        by_weight[internal] = np.where(
+            total > 0, table[left[internal], growth.WEIGHT] / np.where(total > 0, total, 1), 0.5
+        )
+        missing_left = np.where(np.isnan(missing_left), by_weight, missing_left)
+
     def column(index, dtype=np.float64):
         return np.ascontiguousarray(table[:, index], dtype=dtype)
 
@@ -102,14 +125,15 @@ def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
         column(growth.RIGHT, np.int64),
         column(growth.FEATURE, np.int64),
         column(growth.THRESHOLD),
-        np.ascontiguousarray(table[:, growth.SUMS :]),
+        np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_classes]),
         column(growth.WEIGHT),
         column(growth.N_SAMPLES, np.int64),
         column(growth.IMPURITY),
         column(growth.DEPTH, np.int64),
-        np.zeros((table.shape[0], data.n_classes)),
+        np.zeros((table.shape[0], n_classes)),
         np.zeros(table.shape[0], dtype=np.int64),
-        data.n_features,
+        n_features,
+        missing_left=missing_left,
     )
     tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
     return tree

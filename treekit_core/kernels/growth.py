@@ -108,15 +108,15 @@ def scan_sorted_feature(
         right_weight = parent_weight - left_weight
         if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
             continue
-        for k in range(n_classes):
-            right_sums[k] = parent_sums[k] - left_sums[k]
-        drop = (
-            parent_impurity
-            - (
-                left_weight * impurity(left_sums, left_weight, params)
-                + right_weight * impurity(right_sums, right_weight, params)
-            )
-            / parent_weight
+        drop = split_drop(
+            impurity,
+            params,
+            parent_sums,
+            parent_weight,
+            parent_impurity,
+            left_sums,
+            left_weight,
+            right_sums,
         )
         if drop > best_drop:
             best_drop = drop
@@ -126,6 +126,34 @@ def scan_sorted_feature(
                 threshold = values[j]
             best_threshold = threshold
     return best_drop, best_threshold, best_position
+
+
+@generic_jit
+def split_drop(
+    impurity,
+    params,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    left_sums,
+    left_weight,
+    right_sums,
+):
+    """The impurity drop of a binary split, i(t) - (w_L i(L) + w_R i(R)) / w_t, given the
+    left side's class sums and weight (the right side's sums are written into
+    ``right_sums``): the one expression every threshold search evaluates, so searches over
+    the same partition agree to the last bit."""
+    for k in range(parent_sums.shape[0]):
+        right_sums[k] = parent_sums[k] - left_sums[k]
+    right_weight = parent_weight - left_weight
+    return (
+        parent_impurity
+        - (
+            left_weight * impurity(left_sums, left_weight, params)
+            + right_weight * impurity(right_sums, right_weight, params)
+        )
+        / parent_weight
+    )
 
 
 # -- one node at a time, on gathered buffers (missing values, nominal features) ---
@@ -384,7 +412,7 @@ def partition_features(order, features, skip, start, end, goes_left, scratch):
 
 
 @generic_jit
-def _grow_array(array, size):
+def grow_array(array, size):
     """A copy of a 2-D array with ``size`` rows (written with loops: numba compiles a
     slice assignment of 2-D arrays for seconds)."""
     bigger = np.empty((size, array.shape[1]), dtype=array.dtype)
@@ -447,7 +475,7 @@ def grow_subtree(
         parent, is_left = stack[top, 3], stack[top, 4]
         node += 1
         if node == table.shape[0]:
-            table = _grow_array(table, 2 * table.shape[0])
+            table = grow_array(table, 2 * table.shape[0])
         if parent >= 0:
             table[parent, LEFT if is_left else RIGHT] = node
         weight = node_statistics(rows, order, node_start, node_end, sums)
@@ -492,7 +520,7 @@ def grow_subtree(
         mark_left(order, f, node_start, node_end, n_left, goes_left)
         partition_features(order, candidates, f, node_start, node_end, goes_left, scratch)
         if top + 2 > stack.shape[0]:
-            stack = _grow_array(stack, 2 * stack.shape[0])
+            stack = grow_array(stack, 2 * stack.shape[0])
         middle = node_start + n_left
         stack[top, 0], stack[top, 1], stack[top, 2] = middle, node_end, node_depth + 1
         stack[top, 3], stack[top, 4] = node, 0
@@ -523,11 +551,13 @@ def row_table(evidence, weight) -> np.ndarray:
     return table
 
 
-def rule_vector(rules, pure_tolerance) -> np.ndarray:
+def rule_vector(rules, pure_tolerance=None) -> np.ndarray:
     """The stopping rules as the float64 array the kernels read: min_samples_leaf,
     min_weight_leaf, min_samples_split, max_depth, min_impurity_decrease, min_gain (NaN:
     none), pure tolerance, total weight. Counts are capped at 2^53 (exact in float64: the
     estimators accept any Python int and mean "unlimited" by a huge one)."""
+    if pure_tolerance is None:
+        from treekit_core.engine.grow import PURE_TOLERANCE as pure_tolerance
     cap = float(2**53)
     return np.array(
         [

@@ -5,7 +5,7 @@ import math
 import numpy as np
 from numba import prange, types
 
-from treekit_core.kernels import IMPURITY_TYPE, jit
+from treekit_core.kernels import IMPURITY_TYPE, jit, split_drop
 
 f8 = types.float64
 i8 = types.int64
@@ -232,15 +232,15 @@ def udt_scan(
             if j >= m or points[j] != points[j - 1]:
                 break
         right_weight = parent_weight - left_weight
-        for c in range(n_classes):
-            right_sums[c] = parent_sums[c] - left_sums[c]
-        drop = (
-            parent_impurity
-            - (
-                left_weight * impurity(left_sums, left_weight, params)
-                + right_weight * impurity(right_sums, right_weight, params)
-            )
-            / parent_weight
+        drop = split_drop(
+            impurity,
+            params,
+            parent_sums,
+            parent_weight,
+            parent_impurity,
+            left_sums,
+            left_weight,
+            right_sums,
         )
         evaluations += 1
         if left_weight < max(min_weight_leaf, 1e-12) or right_weight < max(min_weight_leaf, 1e-12):

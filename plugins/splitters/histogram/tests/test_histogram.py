@@ -1,0 +1,254 @@
+"""The histogram splitter: the exhaustive splitter's partitions where every distinct value has
+a bin, the node-by-node loop's tree, missing values, nominal features, pruners, forests and
+the validation of max_bins."""
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from treekit_histogram import Histogram
+from treekit_histogram.binning import bin_features
+
+from treekit_core import Criterion, ForestClassifier, TreeClassifier, hookimpl, registered
+
+
+def skewed_impurity(class_sums, total_weight, params):
+    """A plain-Python criterion (not symmetric in the classes): the specialised histogram
+    kernels must inline a third-party impurity as they do the built-in ones."""
+    if total_weight <= 0.0:
+        return 0.0
+    h = 0.0
+    for k in range(class_sums.shape[0]):
+        p = class_sums[k] / total_weight
+        h += params[k] * p * (1.0 - p)
+    return h
+
+
+@attrs.define(slots=False)
+class Skewed(Criterion):
+    name: ClassVar[str] = "skewed"
+    impurity = staticmethod(skewed_impurity)
+
+    def impurity_params(self, n_classes):
+        return np.linspace(1.0, 2.0, n_classes)
+
+
+@attrs.define(slots=False)
+class HistogramNodeByNode(Histogram):
+    """The histogram splitter without its fused grower."""
+
+    name: ClassVar[str] = "histogram_node_by_node"
+
+    def build_tree(self, composition, data, rng, rules):
+        return None
+
+
+class TestPlugin:
+    @hookimpl
+    def treekit_criteria(self):
+        return [Skewed]
+
+    @hookimpl
+    def treekit_splitters(self):
+        return [HistogramNodeByNode]
+
+
+def fit(splitter, X, y, sample_weight=None, **params):
+    with registered(TestPlugin(), name="histogram-tests"):
+        return TreeClassifier(splitter=splitter, **params).fit(X, y, sample_weight=sample_weight)
+
+
+def leaf_partition(model, X):
+    """The training rows grouped by leaf, as a set of frozensets (node ids and thresholds
+    may differ between splitters making the same partition)."""
+    leaves = model.apply(X)
+    return {frozenset(np.flatnonzero(leaves == leaf)) for leaf in np.unique(leaves)}
+
+
+def assert_same_structure(a, b):
+    for field in ("children_left", "children_right", "feature", "n_samples", "depth"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+    np.testing.assert_allclose(a.class_sums, b.class_sums, rtol=1e-12, atol=1e-12)
+
+
+def integer_data(seed, n, d, k, levels):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, d)).astype(float) * 0.37
+    y = (X[:, 0] + X[:, -1] + rng.normal(size=n) > 0.37 * (levels - 1)).astype(int)
+    if k > 2:
+        y = y + (X[:, 1 % d] > 0.37 * levels / 2)
+    y[:2] = [0, 1]
+    return X, y
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 300),
+    d=st.integers(1, 5),
+    k=st.integers(2, 3),
+    levels=st.integers(2, 30),
+    criterion=st.sampled_from(["gini", "entropy", "skewed"]),
+    min_samples_leaf=st.integers(1, 8),
+    max_depth=st.one_of(st.none(), st.integers(1, 6)),
+)
+def test_same_partitions_as_the_exhaustive_splitter_when_every_value_has_a_bin(
+    seed, n, d, k, levels, criterion, min_samples_leaf, max_depth
+):
+    X, y = integer_data(seed, n, d, k, levels)
+    params = dict(criterion=criterion, min_samples_leaf=min_samples_leaf, max_depth=max_depth)
+    exact = fit("exhaustive", X, y, **params)
+    binned = fit("histogram", X, y, splitter_params={"max_bins": 30}, **params)
+    assert_same_structure(exact.tree_, binned.tree_)
+    assert leaf_partition(exact, X) == leaf_partition(binned, X)
+
+
+def test_real_data_with_few_values_gives_the_exhaustive_tree():
+    from treekit_core.datasets import load_dataset
+
+    data = load_dataset("wisconsin", dropna=True)  # integer features 1..10
+    for criterion in ("gini", "entropy", "skewed"):
+        exact = fit("exhaustive", data.X, data.y, criterion=criterion)
+        binned = fit("histogram", data.X, data.y, criterion=criterion)
+        assert_same_structure(exact.tree_, binned.tree_)
+        assert leaf_partition(exact, data.X) == leaf_partition(binned, data.X)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 300),
+    d=st.integers(1, 4),
+    levels=st.integers(2, 400),
+    max_bins=st.integers(2, 40),
+    missing=st.floats(0.0, 0.4),
+    weighted=st.booleans(),
+    criterion=st.sampled_from(["gini", "entropy", "skewed"]),
+)
+def test_the_fused_grower_grows_the_node_by_node_tree(
+    seed, n, d, levels, max_bins, missing, weighted, criterion
+):
+    X, y = integer_data(seed, n, d, 2, levels)
+    rng = np.random.default_rng(seed)
+    X[rng.random(X.shape) < missing] = np.nan
+    # Integer weights keep every sum exact: the two paths add in different orders.
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    params = dict(criterion=criterion, min_samples_leaf=2, splitter_params={"max_bins": max_bins})
+    fused = fit("histogram", X, y, w, **params)
+    slow = fit("histogram_node_by_node", X, y, w, **params)
+    assert_same_structure(fused.tree_, slow.tree_)
+    np.testing.assert_array_equal(fused.tree_.threshold, slow.tree_.threshold)
+    np.testing.assert_array_equal(fused.tree_.child_shares, slow.tree_.child_shares)
+    np.testing.assert_array_equal(fused.predict_proba(X), slow.predict_proba(X))
+
+
+def test_missing_values_go_wholly_to_the_better_side():
+    rng = np.random.default_rng(0)
+    n = 600
+    x = rng.uniform(0, 10, n)
+    y = (x > 5).astype(int)
+    # The missing values belong to class 1: they must join the right branch (x > 5).
+    missing = rng.random(n) < 0.2
+    y[missing] = 1
+    X = np.column_stack([np.where(missing, np.nan, x)])
+    model = fit("histogram", X, y, max_depth=1)
+    tree = model.tree_
+    assert tree.feature[0] == 0 and 4.5 < tree.threshold[0] < 5.5
+    np.testing.assert_array_equal(tree.child_shares[:2], [0.0, 1.0])
+    assert tree.n_samples[tree.children_right[0]] == (x[~missing] > tree.threshold[0]).sum() + (
+        missing.sum()
+    )
+    assert model.predict(np.array([[np.nan]]))[0] == 1
+    # ... and the other way round when they belong to class 0
+    y2 = np.where(missing, 0, (x > 5).astype(int))
+    tree2 = fit("histogram", X, y2, max_depth=1).tree_
+    np.testing.assert_array_equal(tree2.child_shares[:2], [1.0, 0.0])
+    # The exhaustive splitter's C4.5 rule would share them by the known weight instead.
+    loaded = TreeClassifier.from_json(model.to_json())
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_nominal_features_are_searched_as_categories():
+    rng = np.random.default_rng(1)
+    n = 500
+    colour = rng.integers(0, 6, n).astype(float)
+    size = rng.integers(0, 20, n).astype(float)
+    y = (np.isin(colour, [1, 4]) ^ (size > 14)).astype(int)
+    X = np.column_stack([colour, size])
+    params = dict(categorical_features=[0], max_depth=4)
+    exact = fit("exhaustive", X, y, **params)
+    binned = fit("histogram", X, y, **params)
+    assert_same_structure(exact.tree_, binned.tree_)
+    assert leaf_partition(exact, X) == leaf_partition(binned, X)
+    assert binned.score(X, y) == 1.0
+    names = {binned.tree_.questions[q].name for q in binned.tree_.question if q >= 0}
+    assert names == {"subset", "threshold"}
+
+
+@pytest.mark.parametrize("pruner", ["cost_complexity", "pessimistic", "mdl"])
+def test_every_pruner_prunes_the_histogram_tree_as_the_exhaustive_one(pruner):
+    from treekit_core.datasets import load_dataset
+
+    data = load_dataset("wisconsin", dropna=True)
+    params = dict(pruner=pruner, random_state=0)
+    if pruner == "pessimistic":
+        params["criterion"] = "entropy"
+    exact = fit("exhaustive", data.X, data.y, **params)
+    binned = fit("histogram", data.X, data.y, **params)
+    assert binned.tree_.n_leaves < fit("histogram", data.X, data.y).tree_.n_leaves
+    assert_same_structure(exact.tree_, binned.tree_)
+    np.testing.assert_array_equal(exact.predict(data.X), binned.predict(data.X))
+
+
+def test_a_forest_of_histogram_trees_equals_the_exhaustive_forest_on_few_values():
+    from treekit_core.datasets import load_dataset
+
+    data = load_dataset("wisconsin", dropna=True)
+    params = dict(n_estimators=12, random_state=3, max_depth=6)
+    exact = ForestClassifier(splitter="exhaustive", **params).fit(data.X, data.y)
+    with registered(TestPlugin(), name="histogram-tests"):
+        binned = ForestClassifier(splitter="histogram", **params).fit(data.X, data.y)
+    np.testing.assert_allclose(exact.predict_proba(data.X), binned.predict_proba(data.X))
+    for a, b in zip(exact.estimators_, binned.estimators_, strict=True):
+        assert_same_structure(a, b)
+
+
+@pytest.mark.parametrize("bad", [1, 0, 256, 2.5, True, "255", None])
+def test_max_bins_is_validated(bad):
+    X, y = integer_data(0, 50, 2, 2, 5)
+    with pytest.raises(ValueError, match="max_bins must be an int from 2 to 255"):
+        fit("histogram", X, y, splitter_params={"max_bins": bad})
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 2000),
+    distinct=st.integers(1, 3000),
+    max_bins=st.integers(2, 255),
+    missing=st.floats(0.0, 0.5),
+)
+def test_bins_are_quantiles_and_codes_agree_with_the_thresholds(
+    seed, n, distinct, max_bins, missing
+):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, distinct, n) * 1.5 - 7.0
+    x[rng.random(n) < missing] = np.nan
+    binned = bin_features(x[:, None], max_bins)
+    codes, edges = binned.codes[:, 0], binned.edges[0, : binned.n_value_bins[0] - 1]
+    known = ~np.isnan(x)
+    assert (codes[~known] == max_bins).all()
+    assert binned.n_value_bins[0] <= max_bins and np.all(np.diff(edges) > 0)
+    # x <= edges[a] exactly when its code is at most a
+    for a, edge in enumerate(edges):
+        np.testing.assert_array_equal(x[known] <= edge, codes[known] <= a)
+    values = np.unique(x[known])
+    if values.size <= max_bins:  # a bin per distinct value
+        assert binned.n_value_bins[0] == max(values.size, 1)
+    else:  # quantile bins: none holds much more than its share of the rows
+        counts = np.bincount(codes[known], minlength=binned.n_value_bins[0])
+        largest_value = np.unique(x[known], return_counts=True)[1].max()
+        assert counts.max() <= 2 * known.sum() / max_bins + largest_value + 1

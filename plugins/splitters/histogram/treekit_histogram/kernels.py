@@ -1,0 +1,461 @@
+"""The histogram split search and grower, written once for every criterion.
+
+Every function that evaluates the impurity takes it as its first parameter; treekit's
+:func:`treekit_core.kernels.specialised.impurity_kernels` turns this module into one
+specialised to a criterion (the impurity inlined, compiled once per machine), as it does
+for the core's exhaustive search. ``ENTRY_SIGNATURES`` are the entry points' types after
+the impurity.
+
+A histogram ``hist[f, b]`` holds, for the rows of a node whose bin of feature f is b, the
+row count, the weight and the weighted evidence sums (``CHANNELS`` + K values). Bin
+``missing_bin`` (the last) holds the rows whose value is missing. A cut "after bin a"
+sends bins 0..a left; the rows with a missing value go, as a whole, to the side that gives
+the larger drop (LightGBM's and scikit-learn's HistGradientBoosting rule).
+
+What makes it fast: a node's histogram costs one pass over its rows (not a sort), the
+search one pass over at most ``max_bins`` bins per feature, and a split builds the
+histogram of its smaller child only: the larger child's is the parent's minus the smaller
+one's (the sibling-subtraction trick), so each level of the tree reads at most half of the
+rows.
+"""
+
+import numpy as np
+from numba import types
+
+from treekit_core.kernels import (
+    NODE_COLUMNS,
+    choose_split,
+    fill_node,
+    generic_jit,
+    grow_array,
+    may_split,
+    split_drop,
+)
+
+LEFT, RIGHT, FEATURE, THRESHOLD, IMPROVEMENT = (
+    NODE_COLUMNS.index(name) for name in ("left", "right", "feature", "threshold", "improvement")
+)
+#: The first class-sum column of a node table.
+SUMS = NODE_COLUMNS.index("class_sums")
+
+#: Per bin: the row count, the weight, then the K weighted evidence sums.
+COUNT, WEIGHT, CLASS_SUMS = 0, 1, 2
+CHANNELS = 2
+
+f8, i8 = types.float64, types.int64
+F1, I1 = types.float64[::1], types.int64[::1]
+F2A = types.Array(types.float64, 2, "A")
+U1_2C = types.uint8[:, ::1]
+F2C = types.float64[:, ::1]
+F3C = types.float64[:, :, ::1]
+GROW_ARGUMENTS = (F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C)
+SCAN_ARGUMENTS = (F1, F3C, I1, I1, F1, f8, f8, f8, F1, F1, I1, types.uint8[::1])
+ENTRY_SIGNATURES = {
+    "grow_subtree": F2C(*GROW_ARGUMENTS),
+    "scan_histograms": types.void(*SCAN_ARGUMENTS),
+}
+#: The grower's node table: growth.NODE_COLUMNS, the K class sums, then where a sample with
+#: a missing tested value goes (1 left, 0 right, NaN: by the training weight's shares).
+EXTRA_COLUMNS = 1
+
+
+@generic_jit
+def build_histogram(binned, rows, index, start, end, hist):
+    """``hist`` (features x bins x channels) of the rows ``index[start:end]``: count,
+    weight (``rows[:, 0]``) and weighted evidence sums (``rows[:, 1:]``) per bin."""
+    d, n_bins, width = hist.shape
+    n_classes = width - CHANNELS
+    for f in range(d):
+        for b in range(n_bins):
+            for c in range(width):
+                hist[f, b, c] = 0.0
+    for j in range(start, end):
+        r = index[j]
+        weight = rows[r, 0]
+        for f in range(d):
+            b = binned[r, f]
+            hist[f, b, COUNT] += 1.0
+            hist[f, b, WEIGHT] += weight
+            for k in range(n_classes):
+                hist[f, b, CLASS_SUMS + k] += rows[r, 1 + k]
+
+
+@generic_jit
+def subtract_histogram(parent, child):
+    """parent -= child: the sibling's histogram, in place of the parent's."""
+    d, n_bins, width = parent.shape
+    for f in range(d):
+        for b in range(n_bins):
+            for c in range(width):
+                parent[f, b, c] -= child[f, b, c]
+
+
+@generic_jit
+def scan_histogram(
+    impurity,
+    params,
+    hist,
+    feature,
+    n_value_bins,
+    parent_sums,
+    parent_weight,
+    parent_count,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+):
+    """Best cut of one feature from its histogram: (drop, last bin on the left, missing
+    left); the bin is -1 when no cut is admissible.
+
+    Cuts lie between bins holding rows (consecutive distinct values, as the exhaustive
+    search's, when every distinct value has a bin of its own); the drop is the exhaustive
+    search's expression, so on such data both pick the same cut. With missing values at
+    the node, each cut is tried with them on the right, then on the left; ties keep the
+    first (leftmost cut, missing right)."""
+    n_classes = parent_sums.shape[0]
+    missing = hist.shape[1] - 1
+    best_drop, best_bin, best_missing_left = -np.inf, -1, False
+    passes = 2 if hist[feature, missing, COUNT] > 0 else 1
+    for attempt in range(passes):
+        missing_left = attempt == 1
+        if missing_left:
+            left_count = hist[feature, missing, COUNT]
+            left_weight = hist[feature, missing, WEIGHT]
+            for k in range(n_classes):
+                left_sums[k] = hist[feature, missing, CLASS_SUMS + k]
+        else:
+            left_count, left_weight = 0.0, 0.0
+            for k in range(n_classes):
+                left_sums[k] = 0.0
+        previous = -1
+        for b in range(n_value_bins):
+            if hist[feature, b, COUNT] == 0.0:
+                continue
+            if previous >= 0:  # a cut after bin ``previous``, before bin b
+                right_count = parent_count - left_count
+                right_weight = parent_weight - left_weight
+                if (
+                    left_count >= min_samples_leaf
+                    and right_count >= min_samples_leaf
+                    and left_weight >= min_weight_leaf
+                    and right_weight >= min_weight_leaf
+                ):
+                    drop = split_drop(
+                        impurity,
+                        params,
+                        parent_sums,
+                        parent_weight,
+                        parent_impurity,
+                        left_sums,
+                        left_weight,
+                        right_sums,
+                    )
+                    if drop > best_drop:
+                        best_drop, best_bin, best_missing_left = drop, previous, missing_left
+            left_count += hist[feature, b, COUNT]
+            left_weight += hist[feature, b, WEIGHT]
+            for k in range(n_classes):
+                left_sums[k] += hist[feature, b, CLASS_SUMS + k]
+            previous = b
+    return best_drop, best_bin, best_missing_left
+
+
+@generic_jit
+def scan_histograms(
+    impurity,
+    params,
+    hist,
+    n_value_bins,
+    features,
+    parent_sums,
+    parent_weight,
+    parent_count,
+    parent_impurity,
+    rules,
+    drops,
+    bins,
+    missing_left,
+):
+    """:func:`scan_histogram` for each of ``features``: drops, last left bins (-1: no cut)
+    and missing sides (1: left) into the output arrays, one entry per feature."""
+    n_classes = parent_sums.shape[0]
+    left_sums = np.empty(n_classes)
+    right_sums = np.empty(n_classes)
+    for c in range(features.shape[0]):
+        f = features[c]
+        drops[c], bins[c], side = scan_histogram(
+            impurity,
+            params,
+            hist,
+            f,
+            n_value_bins[f],
+            parent_sums,
+            parent_weight,
+            parent_count,
+            parent_impurity,
+            rules[0],
+            rules[1],
+            left_sums,
+            right_sums,
+        )
+        missing_left[c] = 1 if side else 0
+
+
+@generic_jit
+def partition_rows(binned, index, start, end, feature, last_left_bin, missing_left, missing):
+    """Reorder ``index[start:end]`` so the rows going left come first (bin of ``feature``
+    at most ``last_left_bin``; a missing value, bin ``missing``, goes left when
+    ``missing_left``); returns how many go left. Rows keep no particular order within a
+    side."""
+    i, j = start, end - 1
+    while True:
+        while i <= j:
+            b = binned[index[i], feature]
+            if (b == missing and missing_left) or (b != missing and b <= last_left_bin):
+                i += 1
+            else:
+                break
+        while i <= j:
+            b = binned[index[j], feature]
+            if (b == missing and missing_left) or (b != missing and b <= last_left_bin):
+                break
+            j -= 1
+        if i >= j:
+            return i - start
+        index[i], index[j] = index[j], index[i]
+        i += 1
+        j -= 1
+
+
+@generic_jit
+def rows_statistics(rows, index, start, end, sums):
+    """Class sums (into ``sums``) and weight of the rows ``index[start:end]``."""
+    n_classes = sums.shape[0]
+    for k in range(n_classes):
+        sums[k] = 0.0
+    weight = 0.0
+    for j in range(start, end):
+        r = index[j]
+        weight += rows[r, 0]
+        for k in range(n_classes):
+            sums[k] += rows[r, 1 + k]
+    return weight
+
+
+@generic_jit
+def side_statistics(hist, feature, last_left_bin, missing_left, left, sums):
+    """Class sums (into ``sums``), weight and row count of one side of a cut after bin
+    ``last_left_bin`` of ``feature``, summed from the node's bins (a class absent from
+    the side sums to exactly zero, so a pure child is recognised as pure)."""
+    n_classes = sums.shape[0]
+    missing = hist.shape[1] - 1
+    for k in range(n_classes):
+        sums[k] = 0.0
+    weight, count = 0.0, 0.0
+    for b in range(hist.shape[1]):
+        on_left = missing_left if b == missing else b <= last_left_bin
+        if on_left == left:
+            count += hist[feature, b, COUNT]
+            weight += hist[feature, b, WEIGHT]
+            for k in range(n_classes):
+                sums[k] += hist[feature, b, CLASS_SUMS + k]
+    return weight, count
+
+
+@generic_jit
+def _grow_pool(pool, size):
+    """A copy of the histogram pool with room for ``size`` histograms."""
+    bigger = np.empty((size,) + pool.shape[1:])
+    for s in range(pool.shape[0]):
+        for f in range(pool.shape[1]):
+            for b in range(pool.shape[2]):
+                for c in range(pool.shape[3]):
+                    bigger[s, f, b, c] = pool[s, f, b, c]
+    return bigger
+
+
+@generic_jit
+def grow_subtree(
+    impurity,
+    params,
+    binned,
+    rows,
+    edges,
+    n_value_bins,
+    index,
+    start,
+    end,
+    root_depth,
+    rules,
+    max_features,
+    seed,
+    root_hist,
+):
+    """Grow the subtree whose root holds the rows ``index[start:end]`` (and whose
+    histogram is ``root_hist``), depth first, first branch first, nodes numbered as taken
+    from the stack (the exhaustive grower's order); returns its node table
+    (growth.NODE_COLUMNS, the class sums, then the missing side: see ``EXTRA_COLUMNS``).
+
+    ``binned`` holds the bin codes (the last bin of ``root_hist``: missing), ``edges[f,
+    a]`` the threshold of a cut after bin a, ``rows``
+    :func:`treekit_core.kernels.growth.row_table`'s array, ``rules``
+    :func:`~treekit_core.kernels.growth.rule_vector`'s. ``max_features`` < d draws that
+    many candidate features per node, with the exhaustive grower's generator and order.
+
+    Terminates: a cut lies between two bins that both hold rows of the node, so every
+    child holds fewer rows than its parent.
+    """
+    d = binned.shape[1]
+    n_classes = rows.shape[1] - 1
+    missing_column = SUMS + n_classes
+    missing_code = root_hist.shape[1] - 1
+    np.random.seed(seed)
+    candidates = np.empty(d, dtype=np.int64)
+    for f in range(d):
+        candidates[f] = f
+    drops = np.empty(d)
+    bins = np.empty(d, dtype=np.int64)
+    sides = np.empty(d, dtype=np.uint8)
+    # Histograms live in a pool of slots: a node waiting on the stack owns one (-1: it
+    # will not be split, so it needs none); a split hands its slot to one child.
+    pool = np.empty((4,) + root_hist.shape)
+    free = np.empty(4, dtype=np.int64)
+    for s in range(4):
+        free[s] = 3 - s
+    n_free = 3
+    root_slot = free[n_free]
+    for f in range(d):
+        for b in range(root_hist.shape[1]):
+            for c in range(root_hist.shape[2]):
+                pool[root_slot, f, b, c] = root_hist[f, b, c]
+    table = np.empty((64, SUMS + n_classes + EXTRA_COLUMNS))
+    # The stack of nodes to grow: start, end, depth, parent, is_left, histogram slot; and
+    # their weight and class sums (found when their parent was split).
+    stack = np.empty((64, 6), dtype=np.int64)
+    stack_stats = np.empty((64, 1 + n_classes))
+    stack[0, 0], stack[0, 1], stack[0, 2] = start, end, root_depth
+    stack[0, 3], stack[0, 4], stack[0, 5] = -1, 0, root_slot
+    stack_stats[0, 0] = rows_statistics(rows, index, start, end, stack_stats[0, 1:])
+    top = 1
+    node = -1
+    sums = np.empty(n_classes)
+    while top > 0:
+        top -= 1
+        node_start, node_end, node_depth = stack[top, 0], stack[top, 1], stack[top, 2]
+        parent, is_left, slot = stack[top, 3], stack[top, 4], stack[top, 5]
+        weight = stack_stats[top, 0]
+        for k in range(n_classes):
+            sums[k] = stack_stats[top, 1 + k]
+        node += 1
+        if node == table.shape[0]:
+            table = grow_array(table, 2 * table.shape[0])
+        if parent >= 0:
+            table[parent, LEFT if is_left else RIGHT] = node
+        imp = impurity(sums, weight, params)
+        count = node_end - node_start
+        fill_node(table[node], sums, weight, count, imp, node_depth)
+        table[node, missing_column] = np.nan
+        chosen = -1
+        if slot >= 0 and may_split(count, weight, imp, node_depth, rules):
+            n_candidates = d
+            if max_features < d:
+                for i in range(max_features):  # partial Fisher-Yates draw
+                    j = np.random.randint(i, d)
+                    candidates[i], candidates[j] = candidates[j], candidates[i]
+                n_candidates = max_features
+            scan_histograms(
+                impurity,
+                params,
+                pool[slot],
+                n_value_bins,
+                candidates[:n_candidates],
+                sums,
+                weight,
+                float(count),
+                imp,
+                rules,
+                drops,
+                bins,
+                sides,
+            )
+            chosen = choose_split(drops, bins, n_candidates, weight, rules)
+        if chosen < 0:
+            if slot >= 0:
+                free[n_free] = slot
+                n_free += 1
+            continue
+        f = candidates[chosen]
+        last_left_bin = bins[chosen]
+        missing_left = sides[chosen] == 1
+        table[node, FEATURE], table[node, THRESHOLD] = f, edges[f, last_left_bin]
+        table[node, IMPROVEMENT] = drops[chosen]
+        if pool[slot, f, pool.shape[2] - 1, COUNT] > 0:
+            table[node, missing_column] = 1.0 if missing_left else 0.0
+        if top + 2 > stack.shape[0]:
+            stack = grow_array(stack, 2 * stack.shape[0])
+            stack_stats = grow_array(stack_stats, 2 * stack_stats.shape[0])
+        # The children's statistics, from the chosen feature's bins: right on the stack
+        # first, so the left child is grown first.
+        right_weight, right_count = side_statistics(
+            pool[slot], f, last_left_bin, missing_left, False, stack_stats[top, 1:]
+        )
+        left_weight, left_count = side_statistics(
+            pool[slot], f, last_left_bin, missing_left, True, stack_stats[top + 1, 1:]
+        )
+        stack_stats[top, 0], stack_stats[top + 1, 0] = right_weight, left_weight
+        child_depth = node_depth + 1
+        right_splits = may_split(
+            right_count,
+            right_weight,
+            impurity(stack_stats[top, 1:], right_weight, params),
+            child_depth,
+            rules,
+        )
+        left_splits = may_split(
+            left_count,
+            left_weight,
+            impurity(stack_stats[top + 1, 1:], left_weight, params),
+            child_depth,
+            rules,
+        )
+        n_left = partition_rows(
+            binned, index, node_start, node_end, f, last_left_bin, missing_left, missing_code
+        )
+        middle = node_start + n_left
+        left_slot, right_slot = -1, -1
+        if left_splits or right_splits:
+            if n_free == 0:  # every slot is taken: twice as many, the new ones free
+                size = pool.shape[0]
+                free = np.empty(2 * size, dtype=np.int64)
+                for s in range(size):
+                    free[s] = 2 * size - 1 - s
+                n_free = size
+                pool = _grow_pool(pool, 2 * size)
+            n_free -= 1
+            small_slot = free[n_free]
+            left_is_small = n_left <= node_end - middle
+            if left_is_small:
+                build_histogram(binned, rows, index, node_start, middle, pool[small_slot])
+            else:
+                build_histogram(binned, rows, index, middle, node_end, pool[small_slot])
+            subtract_histogram(pool[slot], pool[small_slot])
+            left_slot, right_slot = (small_slot, slot) if left_is_small else (slot, small_slot)
+            if not left_splits:
+                free[n_free] = left_slot
+                n_free += 1
+                left_slot = -1
+            if not right_splits:
+                free[n_free] = right_slot
+                n_free += 1
+                right_slot = -1
+        else:
+            free[n_free] = slot
+            n_free += 1
+        stack[top, 0], stack[top, 1], stack[top, 2] = middle, node_end, child_depth
+        stack[top, 3], stack[top, 4], stack[top, 5] = node, 0, right_slot
+        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = node_start, middle, child_depth
+        stack[top + 1, 3], stack[top + 1, 4], stack[top + 1, 5] = node, 1, left_slot
+        top += 2
+    return table[: node + 1].copy()

@@ -1,0 +1,194 @@
+"""The ``histogram`` splitter: the composition's criterion over per-node class histograms of
+binned features."""
+
+from __future__ import annotations
+
+import numbers
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core import Split, Splitter
+from treekit_core.builtins import best_nominal_split
+from treekit_histogram.binning import MAX_BINS, bin_features
+
+#: Where data.cache keeps the binned features (shared by the trees of a forest).
+CACHE_KEY = "histogram_bins"
+
+
+def _check_max_bins(instance, attribute, value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or not (2 <= value <= MAX_BINS)
+    ):
+        raise ValueError(
+            f"max_bins must be an int from 2 to {MAX_BINS} (bin codes are bytes; a missing "
+            f"value has a bin of its own, as in LightGBM), got {value!r}"
+        )
+
+
+@attrs.define(slots=False)
+class Histogram(Splitter):
+    """Split search over histograms of binned features (LightGBM's, for any criterion).
+
+    Every numeric feature is binned once per fit into at most ``max_bins`` bins (a bin per
+    distinct value when there are that few, else quantile bins); a node's candidate cuts lie
+    between its non-empty bins. Missing values have a bin of their own and go, at each
+    split, wholly to the side with the larger drop. Nominal features are searched as
+    categories with the exhaustive splitter's subset question. With the hard propagator the
+    whole tree grows in one compiled call, building the histogram of the smaller child of
+    every split and subtracting it from the parent's for the larger.
+    """
+
+    name: ClassVar[str] = "histogram"
+    handles_missing: ClassVar[bool] = True
+    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder"}
+    description: ClassVar[str] = "binned features, per-node class histograms (LightGBM's search)"
+    max_bins: int = attrs.field(default=MAX_BINS, validator=_check_max_bins)
+
+    def binned(self, data, n_threads=1):
+        """The binned features of ``data`` (computed once, kept in ``data.cache``)."""
+        cached = data.cache.get(CACHE_KEY)
+        if cached is None or cached[0] != self.max_bins:
+            numeric = data.X
+            if data.nominal_features.size:
+                numeric = data.X.copy()
+                numeric[:, data.nominal_features] = 0.0  # binned apart: searched as categories
+            cached = (self.max_bins, bin_features(numeric, self.max_bins, n_threads))
+            data.cache[CACHE_KEY] = cached
+        return cached[1]
+
+    def share_across_trees(self, data) -> None:
+        """Bin X once for every tree of a forest."""
+        self.binned(data)
+
+    def build_tree(self, composition, data, rng, rules):
+        """Grow the whole tree in one compiled call (numeric features; None with nominal
+        features, which the node-by-node loop searches as categories)."""
+        if data.nominal_features.size:
+            return None
+        from treekit_core.kernels import row_table, rule_vector, tree_from_table
+        from treekit_histogram.kernels import CHANNELS, SUMS
+
+        n_threads = composition.fit_threads()
+        binned = self.binned(data, n_threads)
+        kernels = histogram_kernels(composition.criterion)
+        max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
+        rows = row_table(data.evidence, data.weight)
+        index = np.arange(data.n_samples, dtype=np.int32)
+        root = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_classes))
+        build_histogram()(binned.codes, rows, index, 0, data.n_samples, root)
+        table = kernels.grow_subtree(
+            composition.criterion.impurity_params(data.n_classes),
+            binned.codes,
+            rows,
+            binned.edges,
+            binned.n_value_bins,
+            index,
+            0,
+            data.n_samples,
+            0,
+            rule_vector(rules),
+            max_features,
+            seed,
+            root,
+        )
+        return tree_from_table(
+            table,
+            data.n_features,
+            data.n_classes,
+            np.ascontiguousarray(table[:, SUMS + data.n_classes]),
+        )
+
+    def prepare(self, data, criterion, rules):
+        from treekit_core.kernels import rule_vector
+
+        return {
+            "binned": self.binned(data),
+            "kernels": histogram_kernels(criterion),
+            "params": criterion.impurity_params(data.n_classes),
+            "rules": rule_vector(rules),
+            "data": data,
+        }
+
+    def find_split(self, state, node, rules):
+        """The best cut of the node's histograms (fractional row weights welcome), or the
+        best category subset of a nominal feature if that drops more."""
+        from treekit_core.kernels import row_table
+        from treekit_histogram.kernels import CHANNELS, COUNT
+
+        data, binned, kernels = state["data"], state["binned"], state["kernels"]
+        features = node.features
+        nominal = np.zeros(0, dtype=np.int64)
+        if data.nominal_features.size:
+            is_nominal = data.n_categories[features] > 0
+            nominal, features = features[is_nominal], features[~is_nominal]
+        best, best_drop = None, -np.inf
+        if features.size:
+            codes = binned.codes[node.rows]
+            rows = row_table(data.evidence[node.rows], node.row_weights)
+            index = np.arange(node.n_samples, dtype=np.int32)
+            hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_classes))
+            build_histogram()(codes, rows, index, 0, node.n_samples, hist)
+            m = features.size
+            drops, bins, sides = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, np.uint8)
+            kernels.scan_histograms(
+                state["params"],
+                hist,
+                binned.n_value_bins,
+                np.ascontiguousarray(features, dtype=np.int64),
+                node.class_sums,
+                node.weight,
+                float(node.n_samples),
+                node.impurity,
+                state["rules"],
+                drops,
+                bins,
+                sides,
+            )
+            usable = np.flatnonzero(bins >= 0)
+            if usable.size:
+                c = int(usable[np.argmax(drops[usable])])  # the first of the best
+                f, last_left = int(features[c]), int(bins[c])
+                if hist[f, binned.missing_code, COUNT] > 0:
+                    share = 1.0 if sides[c] else 0.0
+                else:
+                    known = hist[f, : binned.n_value_bins[f], 1]
+                    share = float(known[: last_left + 1].sum() / known.sum())
+                best = Split(f, float(binned.edges[f, last_left]), float(drops[c]))
+                best.branch_shares = (share, 1.0 - share)
+                best_drop = drops[c]
+        if nominal.size:
+            split, score = best_nominal_split(
+                (kernels.impurity, state["params"], data), node, rules, nominal, "subset", False
+            )
+            if split is not None and score > best_drop:
+                best = split
+        return best
+
+
+def build_histogram():
+    """The compiled histogram builder (compiled, or loaded from the cache, on first use)."""
+    global _build_histogram
+    if _build_histogram is None:
+        from treekit_core.kernels import jit, python_function
+        from treekit_histogram import kernels
+
+        _build_histogram = jit()(python_function(kernels.build_histogram))
+    return _build_histogram
+
+
+_build_histogram = None
+
+
+def histogram_kernels(criterion):
+    """The histogram kernels specialised to ``criterion`` (see
+    :func:`treekit_core.kernels.specialised.impurity_kernels`)."""
+    from treekit_core.kernels import impurity_kernels
+    from treekit_histogram import kernels
+
+    return impurity_kernels(
+        kernels, kernels.ENTRY_SIGNATURES, criterion, purpose="histogram kernels"
+    )
