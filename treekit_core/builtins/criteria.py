@@ -61,6 +61,7 @@ class Gini(Criterion):
     name: ClassVar[str] = "gini"
     description: ClassVar[str] = "Gini impurity 1 - sum p_c^2 (CART)"
     impurity = staticmethod(gini_impurity)
+    concave: ClassVar[bool] = True
 
 
 @attrs.define(slots=False)
@@ -68,6 +69,7 @@ class Entropy(Criterion):
     name: ClassVar[str] = "entropy"
     description: ClassVar[str] = "Shannon entropy in bits (ID3/C4.5)"
     impurity = staticmethod(entropy_impurity)
+    concave: ClassVar[bool] = True
 
 
 @attrs.define(slots=False)
@@ -75,6 +77,7 @@ class Misclassification(Criterion):
     name: ClassVar[str] = "misclassification"
     description: ClassVar[str] = "misclassification impurity 1 - max p_c"
     impurity = staticmethod(misclassification_impurity)
+    concave: ClassVar[bool] = True
 
 
 @attrs.define(slots=False)

@@ -28,6 +28,13 @@ class Criterion(ReadsEvidence, Component):
     """True when the impurity does not change if the classes are reordered (gini, entropy).
     Read by the conformance kit, which then checks it."""
 
+    concave: ClassVar[bool] = False
+    """True when the weighted impurity W * i(v, W), with W = sum(v), is a concave function
+    of the class sums v >= 0 (gini, entropy, misclassification: the perspective of an
+    impurity concave on the simplex). Then the children's weighted impurity over a box of
+    left class sums is smallest at a corner of the box, so a search may skip candidates the
+    corners bound (UDT's pruned search reads it). Checked by the conformance kit."""
+
     @staticmethod
     def impurity(class_sums, total_weight, params):  # pragma: no cover - abstract
         """``impurity(class_sums: float64[::1], total_weight: float64, params: float64[::1])

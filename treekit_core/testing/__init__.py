@@ -78,8 +78,9 @@ def _fail(instance, message):
 
 def check_criterion(criterion, params=None, n_classes=3):
     """Zero on pure nodes, finite, non-negative, compiles under numba, symmetric in the
-    classes when it declares ``symmetric = True``, and grows a tree with every installed
-    splitter it is compatible with."""
+    classes when it declares ``symmetric = True``, concave (weighted by the node's weight,
+    on random segments of class sums) when it declares ``concave = True``, and grows a
+    tree with every installed splitter it is compatible with."""
     from treekit_core import TreeClassifier
     from treekit_core.registry import get_registry
 
@@ -105,6 +106,20 @@ def check_criterion(criterion, params=None, n_classes=3):
             permuted = compiled(np.ascontiguousarray(sums[::-1]), float(sums.sum()), p)
             if abs(permuted - value) > 1e-9:
                 _fail(instance, "declares symmetric = True but changes when classes are reordered")
+        if instance.concave:
+            other = rng.uniform(0, 10, size=n_classes)
+            middle = (sums + other) / 2
+
+            def weighted(v):
+                v = np.ascontiguousarray(v)
+                return float(v.sum()) * compiled(v, float(v.sum()), p)
+
+            if weighted(middle) < (weighted(sums) + weighted(other)) / 2 - 1e-9:
+                _fail(
+                    instance,
+                    "declares concave = True but its weighted impurity W * i(v) is not "
+                    f"concave between class sums {sums.round(3)} and {other.round(3)}",
+                )
     if instance.evidence == "one_hot":
         for k in range(n_classes):
             pure = np.zeros(n_classes)

@@ -197,6 +197,14 @@ def soft_scan(
     return best_drop, best_threshold, evaluations, tries, best_left_weight
 
 
+@jit(f8(f8))
+def branch_weight_floor(min_weight_leaf):
+    """The least weight a branch of a UDT split keeps: min_weight_leaf less a relative 1e-9
+    (a branch weight is a sum of pdf masses w / count, and whether 2/3 + 4/3 reaches 2
+    should not depend on the order of the additions), and more than nothing."""
+    return max(min_weight_leaf * (1.0 - 1e-9), 1e-12)
+
+
 UDT_SCAN_SIGNATURE = types.Tuple((f8, f8, i8))(IMPURITY_TYPE, F1, F1, F2C, F1, F1, f8, f8, f8)
 
 
@@ -243,12 +251,403 @@ def udt_scan(
             right_sums,
         )
         evaluations += 1
-        if left_weight < max(min_weight_leaf, 1e-12) or right_weight < max(min_weight_leaf, 1e-12):
+        least_weight = branch_weight_floor(min_weight_leaf)
+        if left_weight < least_weight or right_weight < least_weight:
             continue
         if drop > best_drop:
             best_drop = drop
             best_threshold = points[j - 1]
     return best_drop, best_threshold, evaluations
+
+
+#: Intervals where more classes than this move are searched in full (the bound would
+#: evaluate 2^classes corners).
+MAX_BOUND_CLASSES = 6
+#: End-point sampling: every this many end points one is evaluated first; the blocks
+#: between them are bounded as a whole before their own end points are evaluated.
+SAMPLE_EVERY = 16
+
+
+@jit(types.Tuple((i8, i8))(f8, f8, F1, f8, f8))
+def surviving_range(x, sigma, points, lower, upper):
+    """The first and last index k of the pdf points x + sigma * points[k] inside the node's
+    box (lower, upper] (last < first: none). Positions are computed exactly as the plain
+    search computes them, and are non-decreasing in k, so both ends are binary searches."""
+    s = points.shape[0]
+    low, high = 0, s
+    while low < high:  # first k with position > lower
+        middle = (low + high) >> 1
+        if x + sigma * points[middle] > lower:
+            high = middle
+        else:
+            low = middle + 1
+    first = low
+    low, high = first, s
+    while low < high:  # first k with position > upper
+        middle = (low + high) >> 1
+        if x + sigma * points[middle] > upper:
+            high = middle
+        else:
+            low = middle + 1
+    return first, low - 1
+
+
+@jit(f8(IMPURITY_TYPE, F1, F1, f8, F1, F1, F1, I1))
+def corner_bound(
+    impurity, params, parent_sums, parent_weight, start_sums, moving, scratch, moving_classes
+):
+    """The smallest children's weighted impurity W_L i(L) + W_R i(R) over the corners of
+    the box of left class sums start_sums + t, 0 <= t <= moving (W = the sum of the class
+    sums: one-hot evidence). For a concave weighted impurity no point of the box is lower,
+    so no threshold inside the interval can do better (Tsang et al.'s pruning, for any
+    concave criterion). ``scratch`` holds 2K floats, ``moving_classes`` K integers."""
+    n_classes = parent_sums.shape[0]
+    n_moving = 0
+    for k in range(n_classes):
+        if moving[k] > 0.0:
+            moving_classes[n_moving] = k
+            n_moving += 1
+    left = scratch[:n_classes]
+    right = scratch[n_classes:]
+    best = np.inf
+    for corner in range(1 << n_moving):
+        for k in range(n_classes):
+            left[k] = start_sums[k]
+        for c in range(n_moving):
+            if (corner >> c) & 1:
+                left[moving_classes[c]] += moving[moving_classes[c]]
+        left_weight = 0.0
+        for k in range(n_classes):
+            right[k] = parent_sums[k] - left[k]
+            left_weight += left[k]
+        right_weight = parent_weight - left_weight
+        value = 0.0
+        if left_weight > 0.0:
+            value += left_weight * impurity(left, left_weight, params)
+        if right_weight > 0.0:
+            value += right_weight * impurity(right, right_weight, params)
+        best = min(best, value)
+    return best
+
+
+UDT_PRUNED_SIGNATURE = types.Tuple((f8, f8, f8, f8, i8))(
+    IMPURITY_TYPE, F1, F1, F1, F2C, f8, F1, f8, f8, f8, types.boolean, f8, f8
+)
+
+
+@jit(UDT_PRUNED_SIGNATURE)
+def udt_pruned_scan(
+    impurity,
+    params,
+    x,
+    weights,
+    evidence,
+    sigma,
+    points,
+    lower,
+    upper,
+    min_weight_leaf,
+    prune,
+    node_weight,
+    to_beat,
+):
+    """UDT's search over one feature at a node without sorting every pdf point (Tsang et
+    al., 2011, section 5: end points and pruning by bounds).
+
+    Tuple j (value ``x[j]``, NaN: no pdf) has the points x + sigma * points[k] inside the
+    node's box, each of mass weights[j] / count. The candidate thresholds are every point
+    position, as in the plain search. The end points (each pdf's first and last point)
+    split the axis into intervals; at the end points the class sums on the left are found
+    by a sweep, and inside an interval only the pdfs spanning it move mass from right to
+    left. With ``prune``, an interval whose corner bound (:func:`corner_bound`, valid for
+    a concave criterion and one-hot evidence) cannot beat the best end point is skipped; an
+    interval in which a single class moves is always covered by its first and last
+    candidates (the children's impurity is concave along the path), and the others are
+    searched point by point. Without ``prune`` every interval is searched point by point
+    (the plain search's candidates, to compare). Returns (best drop on the known tuples,
+    threshold, known weight, weight on the left at the threshold, candidates evaluated);
+    the drop is -inf when no candidate keeps ``min_weight_leaf`` on each side.
+    """
+    n = x.shape[0]
+    n_classes = evidence.shape[1]
+    first = np.empty(n, dtype=np.int64)
+    last = np.empty(n, dtype=np.int64)
+    mass = np.zeros(n)
+    known_sums = np.zeros(n_classes)
+    known_weight = 0.0
+    for j in range(n):
+        first[j], last[j] = 0, -1
+        if not np.isnan(x[j]):
+            first[j], last[j] = surviving_range(x[j], sigma, points, lower, upper)
+        if last[j] >= first[j]:
+            mass[j] = weights[j] / (last[j] - first[j] + 1)
+            known_weight += weights[j]
+            for k in range(n_classes):
+                known_sums[k] += weights[j] * evidence[j, k]
+    best_drop, best_threshold, best_left = -np.inf, 0.0, 0.0
+    if known_weight <= 0.0:
+        return best_drop, best_threshold, known_weight, best_left, 0
+    base = impurity(known_sums, known_weight, params)
+    least_weight = branch_weight_floor(min_weight_leaf)
+    # The end points, sorted; tuples enter the sweep in the order of their first point.
+    ends = np.empty(2 * n)
+    m = 0
+    for j in range(n):
+        if last[j] >= first[j]:
+            ends[m] = x[j] + sigma * points[first[j]]
+            ends[m + 1] = x[j] + sigma * points[last[j]]
+            m += 2
+    ends = np.unique(ends[:m])
+    starts = np.empty(n)
+    for j in range(n):
+        starts[j] = x[j] + sigma * points[first[j]] if last[j] >= first[j] else np.inf
+    entering = np.argsort(starts, kind="mergesort")
+    n_entered = 0
+    active = np.empty(n, dtype=np.int64)
+    n_active = 0
+    pointer = first.copy()  # per tuple: its first point not yet on the left
+    left_sums = np.zeros(n_classes)
+    left_weight = 0.0
+    right_sums = np.empty(n_classes)
+    n_ends = ends.shape[0]
+    # Pass 1: the end points, with the class sums on their left kept for pass 2.
+    end_sums = np.empty((n_ends, n_classes + 1))
+    before_sums = np.empty((n_ends, n_classes + 1))  # just before each end point
+    evaluations = 0
+    # The position of each tuple's next point not yet on the left (cached: the sweep
+    # compares it for every active tuple at every end point).
+    next_position = np.empty(n)
+    for j in range(n):
+        next_position[j] = x[j] + sigma * points[first[j]] if last[j] >= first[j] else np.inf
+    for i in range(n_ends):
+        z = ends[i]
+        while n_entered < n and starts[entering[n_entered]] <= z:
+            active[n_active] = entering[n_entered]
+            n_active += 1
+            n_entered += 1
+        for strict in (True, False):  # points before z, then the points at z
+            a = 0
+            while a < n_active:
+                j = active[a]
+                while next_position[j] < z or (not strict and next_position[j] == z):
+                    for k in range(n_classes):
+                        left_sums[k] += mass[j] * evidence[j, k]
+                    left_weight += mass[j]
+                    pointer[j] += 1
+                    if pointer[j] > last[j]:
+                        next_position[j] = np.inf
+                        break
+                    next_position[j] = x[j] + sigma * points[pointer[j]]
+                if pointer[j] > last[j]:  # wholly on the left: leaves the sweep
+                    n_active -= 1
+                    active[a] = active[n_active]
+                else:
+                    a += 1
+            row = before_sums if strict else end_sums
+            for k in range(n_classes):
+                row[i, k] = left_sums[k]
+            row[i, n_classes] = left_weight
+        if prune and i % SAMPLE_EVERY != 0 and i != n_ends - 1:
+            continue  # end-point sampling: the others only if their block may win
+        right_weight = known_weight - left_weight
+        drop = split_drop(
+            impurity, params, known_sums, known_weight, base, left_sums, left_weight, right_sums
+        )
+        evaluations += 1
+        if left_weight >= least_weight and right_weight >= least_weight and drop > best_drop:
+            best_drop, best_threshold, best_left = drop, z, left_weight
+    moving = np.empty(n_classes)
+    scratch = np.empty(2 * n_classes)
+    moving_classes = np.empty(n_classes, dtype=np.int64)
+    path = np.empty(n_classes)
+    # the drop on the known tuples that beats the earlier features' best
+    global_floor = to_beat * node_weight / known_weight
+    tolerance = 1e-12
+    # Pass 1b (pruning): a block of end points between two sampled ones whose corner bound
+    # may beat the best so far has its end points evaluated; the others are pruned whole.
+    block_pruned = np.zeros(n_ends // SAMPLE_EVERY + 1, dtype=np.bool_)
+    for b in range(block_pruned.shape[0] if prune else 0):
+        head = b * SAMPLE_EVERY
+        tail = min(head + SAMPLE_EVERY, n_ends - 1)
+        if tail <= head + 1 and (
+            tail <= head or before_sums[tail, n_classes] - end_sums[head, n_classes] <= 0.0
+        ):
+            continue  # no candidate between the two sampled end points
+        n_moving = 0
+        for k in range(n_classes):
+            moving[k] = max(before_sums[tail, k] - end_sums[head, k], 0.0)
+            if moving[k] > 0.0:
+                n_moving += 1
+        if n_moving <= MAX_BOUND_CLASSES:
+            lowest = corner_bound(
+                impurity,
+                params,
+                known_sums,
+                known_weight,
+                end_sums[head, :n_classes],
+                moving,
+                scratch,
+                moving_classes,
+            )
+            beat = max(best_drop, global_floor)
+            if base - lowest / known_weight < beat - tolerance * max(1.0, abs(beat)):
+                block_pruned[b] = True
+                continue
+        for i in range(head + 1, tail):
+            for k in range(n_classes):
+                path[k] = end_sums[i, k]
+            path_weight = end_sums[i, n_classes]
+            right_weight = known_weight - path_weight
+            drop = split_drop(
+                impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
+            )
+            evaluations += 1
+            if path_weight >= least_weight and right_weight >= least_weight:
+                if drop > best_drop or (drop == best_drop and ends[i] < best_threshold):
+                    best_drop, best_threshold, best_left = drop, ends[i], path_weight
+    # Pass 2: inside the intervals (ends[i], ends[i + 1]), again in a sweep: only the pdfs
+    # spanning an interval (first point <= its start, last >= its end) have points inside.
+    total_points = 0
+    for j in range(n):
+        total_points += max(last[j] - first[j] + 1, 0)
+    positions = np.empty(total_points)
+    owners = np.empty(total_points, dtype=np.int64)
+    n_entered, n_active = 0, 0
+    pointer[:] = first
+    last_position = np.empty(n)
+    for j in range(n):
+        last_position[j] = x[j] + sigma * points[last[j]] if last[j] >= first[j] else -np.inf
+    for i in range(n_ends - 1):
+        low, high = ends[i], ends[i + 1]
+        while n_entered < n and starts[entering[n_entered]] <= low:
+            active[n_active] = entering[n_entered]
+            n_active += 1
+            n_entered += 1
+        a = 0
+        while a < n_active:  # pdfs ending at or before low span no later interval
+            j = active[a]
+            if last_position[j] <= low:
+                n_active -= 1
+                active[a] = active[n_active]
+            else:
+                a += 1
+        if before_sums[i + 1, n_classes] - end_sums[i, n_classes] <= 0.0:
+            continue  # no point inside: no candidate
+        if prune and block_pruned[i // SAMPLE_EVERY]:
+            continue
+        if prune:
+            n_moving = 0
+            for k in range(n_classes):
+                moving[k] = max(before_sums[i + 1, k] - end_sums[i, k], 0.0)
+                if moving[k] > 0.0:
+                    n_moving += 1
+            if n_moving <= MAX_BOUND_CLASSES:
+                lowest = corner_bound(
+                    impurity,
+                    params,
+                    known_sums,
+                    known_weight,
+                    end_sums[i, :n_classes],
+                    moving,
+                    scratch,
+                    moving_classes,
+                )
+                bound = base - lowest / known_weight
+                beat = max(best_drop, global_floor)
+                if bound < beat - tolerance * max(1.0, abs(beat)):
+                    continue
+        count = 0
+        for a in range(n_active):
+            j = active[a]
+            while x[j] + sigma * points[pointer[j]] <= low:
+                pointer[j] += 1
+            k = pointer[j]
+            while k <= last[j]:
+                position = x[j] + sigma * points[k]
+                if position >= high:
+                    break
+                positions[count] = position
+                owners[count] = j
+                count += 1
+                k += 1
+        order = np.argsort(positions[:count], kind="mergesort")
+        for k in range(n_classes):
+            path[k] = end_sums[i, k]
+        path_weight = end_sums[i, n_classes]
+        c = 0
+        while c < count:
+            while True:  # points at the same position go to the same side
+                j = owners[order[c]]
+                for k in range(n_classes):
+                    path[k] += mass[j] * evidence[j, k]
+                path_weight += mass[j]
+                c += 1
+                if c >= count or positions[order[c]] != positions[order[c - 1]]:
+                    break
+            right_weight = known_weight - path_weight
+            drop = split_drop(
+                impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
+            )
+            evaluations += 1
+            position = positions[order[c - 1]]
+            if path_weight >= least_weight and right_weight >= least_weight:
+                if drop > best_drop or (drop == best_drop and position < best_threshold):
+                    best_drop, best_threshold, best_left = drop, position, path_weight
+    return best_drop, best_threshold, known_weight, best_left, evaluations
+
+
+UDT_PRUNED_NODE_SIGNATURE = types.Tuple((f8, i8, f8, f8, i8))(
+    IMPURITY_TYPE, F1, F2C, F1, F2C, F1, I1, F1, F1, F1, f8, f8
+)
+
+
+@jit(UDT_PRUNED_NODE_SIGNATURE)
+def udt_pruned_node(
+    impurity,
+    params,
+    X,
+    weights,
+    evidence,
+    sigmas,
+    features,
+    points,
+    lowers,
+    uppers,
+    min_weight_leaf,
+    node_weight,
+):
+    """:func:`udt_pruned_scan` over ``features`` of a node's rows (X: the node's rows), in
+    order, each feature's search pruned by the best of the features before it. Returns
+    (drop scaled by the known fraction, feature (-1: none), threshold, share of the known
+    weight on the left, candidates evaluated); the first feature with the strictly best
+    drop wins, as in the plain search."""
+    best_drop, best_feature, best_threshold, best_share = -np.inf, -1, 0.0, 0.5
+    evaluations = 0
+    for c in range(features.shape[0]):
+        f = features[c]
+        x = np.ascontiguousarray(X[:, f])
+        drop, threshold, known_weight, left_weight, count = udt_pruned_scan(
+            impurity,
+            params,
+            x,
+            weights,
+            evidence,
+            sigmas[f],
+            points,
+            lowers[f],
+            uppers[f],
+            min_weight_leaf,
+            True,
+            node_weight,
+            best_drop,
+        )
+        evaluations += count
+        if drop > -np.inf:
+            scaled = drop * known_weight / node_weight
+            if scaled > best_drop:
+                best_drop, best_feature, best_threshold = scaled, f, threshold
+                best_share = left_weight / known_weight
+    return best_drop, best_feature, best_threshold, best_share, evaluations
 
 
 GAUSSIAN, RAMP, UDT = 0, 1, 2
