@@ -70,7 +70,7 @@ def test_the_uncertain_benchmarks_data_sets_give_the_plain_tree(name):
     np.testing.assert_allclose(pruned.predict_proba(X), plain.predict_proba(X), atol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(4, 60),
@@ -79,21 +79,21 @@ def test_the_uncertain_benchmarks_data_sets_give_the_plain_tree(name):
     levels=st.integers(2, 12),
     samples=st.integers(2, 25),
     width=st.floats(0.02, 0.5),
-    # (not misclassification: on its zero-drop plateaus the drops are rounding noise of
-    # either sign, and which noise wins depends on the order of the additions)
-    criterion=st.sampled_from(["entropy", "gini"]),
+    criterion=st.sampled_from(["entropy", "gini", "misclassification"]),
     weighted=st.booleans(),
 )
 def test_small_random_data_give_the_plain_tree(
     seed, n, d, k, levels, samples, width, criterion, weighted
 ):
     rng = np.random.default_rng(seed)
+    # Values rounded to 0.1: many exact ties, whose drops differ only by rounding (the two
+    # searches add the same masses in different orders); both choose the leftmost
+    # candidate and the first feature within TIE of the best, so ties cannot part them.
     X = rng.integers(0, levels, size=(n, d)) + rng.normal(scale=0.3, size=(n, d)).round(1)
     y = (X[:, 0] + rng.normal(size=n) > levels / 2).astype(int)
     if k == 3:
         y = y + (X[:, -1] > levels / 2)
     y[:2] = [0, 1]
-    # Integer weights: the two searches add the same masses in different orders.
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
     params = dict(criterion=criterion, max_depth=4, samples=samples, width=width)
     plain = udt_model(False, **params).fit(X, y, sample_weight=w)

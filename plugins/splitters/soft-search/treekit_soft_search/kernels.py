@@ -197,6 +197,33 @@ def soft_scan(
     return best_drop, best_threshold, evaluations, tries, best_left_weight
 
 
+#: UDT's searches choose, among the candidates whose drop is within this (relative) of the
+#: best, the leftmost (and among features, the first): drops that differ by rounding only
+#: must not decide, since the plain and the pruned search add the same masses in different
+#: orders.
+TIE = 1e-12
+#: A region is pruned only when its bound is below the best by more than this (relative):
+#: far more than TIE, so nothing within TIE of the best is ever pruned.
+PRUNE_SLACK = 1e-10
+
+
+@jit(types.Tuple((i8, f8))(F1, F1, i8))
+def leftmost_of_best(drops, keys, count):
+    """(index, drop) of the candidate with the smallest key among the first ``count``
+    whose drop is within TIE of the largest; (-1, -inf) when count is 0."""
+    if count == 0:
+        return -1, -np.inf
+    top = drops[0]
+    for c in range(1, count):
+        top = max(top, drops[c])
+    floor = top - TIE * max(1.0, abs(top))
+    chosen = -1
+    for c in range(count):
+        if drops[c] >= floor and (chosen < 0 or keys[c] < keys[chosen]):
+            chosen = c
+    return chosen, drops[chosen]
+
+
 @jit(f8(f8))
 def branch_weight_floor(min_weight_leaf):
     """The least weight a branch of a UDT split keeps: min_weight_leaf less a relative 1e-9
@@ -221,14 +248,16 @@ def udt_scan(
     min_weight_leaf,
 ):
     """UDT's plain search over pdf sample points sorted by position: every point is a
-    candidate threshold (left = points <= it). Returns (best drop, threshold, evaluations)."""
+    candidate threshold (left = points <= it). Returns (best drop, threshold, evaluations):
+    the leftmost of the candidates within TIE of the best drop."""
     m = points.shape[0]
     n_classes = parent_sums.shape[0]
     left_sums = np.zeros(n_classes)
     right_sums = np.empty(n_classes)
     left_weight = 0.0
-    best_drop = -np.inf
-    best_threshold = 0.0
+    admissible_drops = np.empty(m)
+    admissible_points = np.empty(m)
+    n_admissible = 0
     evaluations = 0
     j = 0
     while j < m:
@@ -254,9 +283,11 @@ def udt_scan(
         least_weight = branch_weight_floor(min_weight_leaf)
         if left_weight < least_weight or right_weight < least_weight:
             continue
-        if drop > best_drop:
-            best_drop = drop
-            best_threshold = points[j - 1]
+        admissible_drops[n_admissible] = drop
+        admissible_points[n_admissible] = points[j - 1]
+        n_admissible += 1
+    chosen, best_drop = leftmost_of_best(admissible_drops, admissible_points, n_admissible)
+    best_threshold = admissible_points[chosen] if chosen >= 0 else 0.0
     return best_drop, best_threshold, evaluations
 
 
@@ -266,6 +297,8 @@ MAX_BOUND_CLASSES = 6
 #: End-point sampling: every this many end points one is evaluated first; the blocks
 #: between them are bounded as a whole before their own end points are evaluated.
 SAMPLE_EVERY = 16
+#: Inside an interval, candidates are bounded (and skipped) in runs of this many.
+SUB_RUN = 16
 
 
 @jit(types.Tuple((i8, i8))(f8, f8, F1, f8, f8))
@@ -389,6 +422,8 @@ def udt_pruned_scan(
         return best_drop, best_threshold, known_weight, best_left, 0
     base = impurity(known_sums, known_weight, params)
     least_weight = branch_weight_floor(min_weight_leaf)
+    if known_weight < 2.0 * least_weight and prune:
+        return best_drop, best_threshold, known_weight, best_left, 0  # no admissible cut
     # The end points, sorted; tuples enter the sweep in the order of their first point.
     ends = np.empty(2 * n)
     m = 0
@@ -410,6 +445,15 @@ def udt_pruned_scan(
     left_weight = 0.0
     right_sums = np.empty(n_classes)
     n_ends = ends.shape[0]
+    # Every admissible candidate evaluated (the choice among near ties is made at the end:
+    # the leftmost within TIE of the best, as the plain search chooses).
+    capacity = n_ends
+    for j in range(n):
+        capacity += max(last[j] - first[j] + 1, 0)
+    found_drops = np.empty(capacity)
+    found_positions = np.empty(capacity)
+    found_left = np.empty(capacity)
+    n_found = 0
     # Pass 1: the end points, with the class sums on their left kept for pass 2.
     end_sums = np.empty((n_ends, n_classes + 1))
     before_sums = np.empty((n_ends, n_classes + 1))  # just before each end point
@@ -450,19 +494,23 @@ def udt_pruned_scan(
         if prune and i % SAMPLE_EVERY != 0 and i != n_ends - 1:
             continue  # end-point sampling: the others only if their block may win
         right_weight = known_weight - left_weight
+        if prune and (left_weight < least_weight or right_weight < least_weight):
+            continue
         drop = split_drop(
             impurity, params, known_sums, known_weight, base, left_sums, left_weight, right_sums
         )
         evaluations += 1
-        if left_weight >= least_weight and right_weight >= least_weight and drop > best_drop:
-            best_drop, best_threshold, best_left = drop, z, left_weight
+        if left_weight >= least_weight and right_weight >= least_weight:
+            found_drops[n_found], found_positions[n_found] = drop, z
+            found_left[n_found] = left_weight
+            n_found += 1
+            best_drop = max(best_drop, drop)
     moving = np.empty(n_classes)
     scratch = np.empty(2 * n_classes)
     moving_classes = np.empty(n_classes, dtype=np.int64)
     path = np.empty(n_classes)
     # the drop on the known tuples that beats the earlier features' best
     global_floor = to_beat * node_weight / known_weight
-    tolerance = 1e-12
     # Pass 1b (pruning): a block of end points between two sampled ones whose corner bound
     # may beat the best so far has its end points evaluated; the others are pruned whole.
     block_pruned = np.zeros(n_ends // SAMPLE_EVERY + 1, dtype=np.bool_)
@@ -473,6 +521,12 @@ def udt_pruned_scan(
             tail <= head or before_sums[tail, n_classes] - end_sums[head, n_classes] <= 0.0
         ):
             continue  # no candidate between the two sampled end points
+        if (
+            before_sums[tail, n_classes] < least_weight
+            or known_weight - end_sums[head, n_classes] < least_weight
+        ):
+            block_pruned[b] = True  # every candidate leaves one side too light
+            continue
         n_moving = 0
         for k in range(n_classes):
             moving[k] = max(before_sums[tail, k] - end_sums[head, k], 0.0)
@@ -490,7 +544,7 @@ def udt_pruned_scan(
                 moving_classes,
             )
             beat = max(best_drop, global_floor)
-            if base - lowest / known_weight < beat - tolerance * max(1.0, abs(beat)):
+            if base - lowest / known_weight < beat - PRUNE_SLACK * max(1.0, abs(beat)):
                 block_pruned[b] = True
                 continue
         for i in range(head + 1, tail):
@@ -498,13 +552,17 @@ def udt_pruned_scan(
                 path[k] = end_sums[i, k]
             path_weight = end_sums[i, n_classes]
             right_weight = known_weight - path_weight
+            if path_weight < least_weight or right_weight < least_weight:
+                continue
             drop = split_drop(
                 impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
             )
             evaluations += 1
             if path_weight >= least_weight and right_weight >= least_weight:
-                if drop > best_drop or (drop == best_drop and ends[i] < best_threshold):
-                    best_drop, best_threshold, best_left = drop, ends[i], path_weight
+                found_drops[n_found], found_positions[n_found] = drop, ends[i]
+                found_left[n_found] = path_weight
+                n_found += 1
+                best_drop = max(best_drop, drop)
     # Pass 2: inside the intervals (ends[i], ends[i + 1]), again in a sweep: only the pdfs
     # spanning an interval (first point <= its start, last >= its end) have points inside.
     total_points = 0
@@ -512,6 +570,8 @@ def udt_pruned_scan(
         total_points += max(last[j] - first[j] + 1, 0)
     positions = np.empty(total_points)
     owners = np.empty(total_points, dtype=np.int64)
+    candidate_positions = np.empty(total_points)
+    candidate_sums = np.empty((total_points, n_classes + 1))
     n_entered, n_active = 0, 0
     pointer[:] = first
     last_position = np.empty(n)
@@ -533,7 +593,11 @@ def udt_pruned_scan(
                 a += 1
         if before_sums[i + 1, n_classes] - end_sums[i, n_classes] <= 0.0:
             continue  # no point inside: no candidate
-        if prune and block_pruned[i // SAMPLE_EVERY]:
+        if prune and (
+            block_pruned[i // SAMPLE_EVERY]
+            or before_sums[i + 1, n_classes] < least_weight
+            or known_weight - end_sums[i, n_classes] < least_weight
+        ):
             continue
         if prune:
             n_moving = 0
@@ -554,7 +618,7 @@ def udt_pruned_scan(
                 )
                 bound = base - lowest / known_weight
                 beat = max(best_drop, global_floor)
-                if bound < beat - tolerance * max(1.0, abs(beat)):
+                if bound < beat - PRUNE_SLACK * max(1.0, abs(beat)):
                     continue
         count = 0
         for a in range(n_active):
@@ -571,9 +635,13 @@ def udt_pruned_scan(
                 count += 1
                 k += 1
         order = np.argsort(positions[:count], kind="mergesort")
+        # The left sums at every candidate inside (cheap: additions), then the candidates
+        # evaluated (two impurities each) in runs of SUB_RUN, a run skipped when the corner
+        # bound of its own (small) box cannot beat the best.
         for k in range(n_classes):
             path[k] = end_sums[i, k]
         path_weight = end_sums[i, n_classes]
+        n_candidates = 0
         c = 0
         while c < count:
             while True:  # points at the same position go to the same side
@@ -584,15 +652,56 @@ def udt_pruned_scan(
                 c += 1
                 if c >= count or positions[order[c]] != positions[order[c - 1]]:
                     break
-            right_weight = known_weight - path_weight
-            drop = split_drop(
-                impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
-            )
-            evaluations += 1
-            position = positions[order[c - 1]]
-            if path_weight >= least_weight and right_weight >= least_weight:
-                if drop > best_drop or (drop == best_drop and position < best_threshold):
-                    best_drop, best_threshold, best_left = drop, position, path_weight
+            for k in range(n_classes):
+                candidate_sums[n_candidates, k] = path[k]
+            candidate_sums[n_candidates, n_classes] = path_weight
+            candidate_positions[n_candidates] = positions[order[c - 1]]
+            n_candidates += 1
+        for run in range(0, n_candidates, SUB_RUN):
+            run_end = min(run + SUB_RUN, n_candidates)
+            if prune and run_end - run > 2:
+                n_moving = 0
+                for k in range(n_classes):
+                    start_sum = end_sums[i, k] if run == 0 else candidate_sums[run - 1, k]
+                    path[k] = start_sum
+                    moving[k] = max(candidate_sums[run_end - 1, k] - start_sum, 0.0)
+                    if moving[k] > 0.0:
+                        n_moving += 1
+                if n_moving <= MAX_BOUND_CLASSES:
+                    lowest = corner_bound(
+                        impurity,
+                        params,
+                        known_sums,
+                        known_weight,
+                        path,
+                        moving,
+                        scratch,
+                        moving_classes,
+                    )
+                    bound = base - lowest / known_weight
+                    beat = max(best_drop, global_floor)
+                    if bound < beat - PRUNE_SLACK * max(1.0, abs(beat)):
+                        continue
+            for c in range(run, run_end):
+                for k in range(n_classes):
+                    path[k] = candidate_sums[c, k]
+                path_weight = candidate_sums[c, n_classes]
+                right_weight = known_weight - path_weight
+                if prune and (path_weight < least_weight or right_weight < least_weight):
+                    continue
+                drop = split_drop(
+                    impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
+                )
+                evaluations += 1
+                position = candidate_positions[c]
+                if path_weight >= least_weight and right_weight >= least_weight:
+                    found_drops[n_found], found_positions[n_found] = drop, position
+                    found_left[n_found] = path_weight
+                    n_found += 1
+                    best_drop = max(best_drop, drop)
+    chosen, best_drop = leftmost_of_best(found_drops, found_positions, n_found)
+    if chosen >= 0:
+        best_threshold, best_left = found_positions[chosen], found_left[chosen]
     return best_drop, best_threshold, known_weight, best_left, evaluations
 
 
@@ -619,11 +728,15 @@ def udt_pruned_node(
     """:func:`udt_pruned_scan` over ``features`` of a node's rows (X: the node's rows), in
     order, each feature's search pruned by the best of the features before it. Returns
     (drop scaled by the known fraction, feature (-1: none), threshold, share of the known
-    weight on the left, candidates evaluated); the first feature with the strictly best
+    weight on the left, candidates evaluated); the first feature within TIE of the best
     drop wins, as in the plain search."""
-    best_drop, best_feature, best_threshold, best_share = -np.inf, -1, 0.0, 0.5
+    m = features.shape[0]
+    feature_drops = np.full(m, -np.inf)
+    feature_thresholds = np.zeros(m)
+    feature_shares = np.full(m, 0.5)
+    best_drop = -np.inf
     evaluations = 0
-    for c in range(features.shape[0]):
+    for c in range(m):
         f = features[c]
         x = np.ascontiguousarray(X[:, f])
         drop, threshold, known_weight, left_weight, count = udt_pruned_scan(
@@ -643,11 +756,21 @@ def udt_pruned_node(
         )
         evaluations += count
         if drop > -np.inf:
-            scaled = drop * known_weight / node_weight
-            if scaled > best_drop:
-                best_drop, best_feature, best_threshold = scaled, f, threshold
-                best_share = left_weight / known_weight
-    return best_drop, best_feature, best_threshold, best_share, evaluations
+            feature_drops[c] = drop * known_weight / node_weight
+            feature_thresholds[c] = threshold
+            feature_shares[c] = left_weight / known_weight
+            best_drop = max(best_drop, feature_drops[c])
+    order = np.arange(m).astype(np.float64)
+    chosen, best_drop = leftmost_of_best(feature_drops, order, m)
+    if chosen < 0 or not best_drop > -np.inf:
+        return -np.inf, -1, 0.0, 0.5, evaluations
+    return (
+        best_drop,
+        features[chosen],
+        feature_thresholds[chosen],
+        feature_shares[chosen],
+        evaluations,
+    )
 
 
 GAUSSIAN, RAMP, UDT = 0, 1, 2

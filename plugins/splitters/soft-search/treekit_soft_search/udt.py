@@ -165,6 +165,7 @@ class UDTSplitter(Splitter, UDTParams):
         nominal = is_nominal(data, node.features)
         if self.pruned_search:
             best = self._pruned_search(state, node, rules, node.features[~nominal])
+        per_feature = []
         for f in node.features[~nominal] if not self.pruned_search else ():
             sigma = state["sigma"][f]
             if sigma <= 0:
@@ -210,13 +211,15 @@ class UDTSplitter(Splitter, UDTParams):
             )
             state["evaluations"].append(evaluations)
             drop *= known_weight / node.weight
-            if drop > best[0]:
-                best = (
-                    drop,
-                    int(f),
-                    threshold,
-                    float(weights[flat <= threshold].sum() / known_weight),
-                )
+            if drop > -np.inf:
+                share = float(weights[flat <= threshold].sum() / known_weight)
+                per_feature.append((drop, int(f), threshold, share))
+        if per_feature:  # the first feature within TIE of the best (as the pruned search)
+            from treekit_soft_search.kernels import TIE
+
+            top = max(found[0] for found in per_feature)
+            floor = top - TIE * max(1.0, abs(top))
+            best = next(found for found in per_feature if found[0] >= floor)
         found = None
         if best[1] >= 0:
             found = Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
