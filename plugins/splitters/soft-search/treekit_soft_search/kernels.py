@@ -207,6 +207,14 @@ TIE = 1e-12
 PRUNE_SLACK = 1e-10
 
 
+@jit(F1(F1))
+def longer(array):
+    """A copy of ``array`` with twice the room (its first entries copied)."""
+    bigger = np.empty(2 * array.shape[0])
+    bigger[: array.shape[0]] = array
+    return bigger
+
+
 @jit(types.Tuple((i8, f8))(F1, F1, i8))
 def leftmost_of_best(drops, keys, count):
     """(index, drop) of the candidate with the smallest key among the first ``count``
@@ -447,9 +455,7 @@ def udt_pruned_scan(
     n_ends = ends.shape[0]
     # Every admissible candidate evaluated (the choice among near ties is made at the end:
     # the leftmost within TIE of the best, as the plain search chooses).
-    capacity = n_ends
-    for j in range(n):
-        capacity += max(last[j] - first[j] + 1, 0)
+    capacity = n_ends + 64  # grown when needed
     found_drops = np.empty(capacity)
     found_positions = np.empty(capacity)
     found_left = np.empty(capacity)
@@ -501,6 +507,9 @@ def udt_pruned_scan(
         )
         evaluations += 1
         if left_weight >= least_weight and right_weight >= least_weight:
+            if n_found == found_drops.shape[0]:
+                found_drops, found_positions = longer(found_drops), longer(found_positions)
+                found_left = longer(found_left)
             found_drops[n_found], found_positions[n_found] = drop, z
             found_left[n_found] = left_weight
             n_found += 1
@@ -559,19 +568,20 @@ def udt_pruned_scan(
             )
             evaluations += 1
             if path_weight >= least_weight and right_weight >= least_weight:
+                if n_found == found_drops.shape[0]:
+                    found_drops, found_positions = longer(found_drops), longer(found_positions)
+                    found_left = longer(found_left)
                 found_drops[n_found], found_positions[n_found] = drop, ends[i]
                 found_left[n_found] = path_weight
                 n_found += 1
                 best_drop = max(best_drop, drop)
     # Pass 2: inside the intervals (ends[i], ends[i + 1]), again in a sweep: only the pdfs
     # spanning an interval (first point <= its start, last >= its end) have points inside.
-    total_points = 0
-    for j in range(n):
-        total_points += max(last[j] - first[j] + 1, 0)
-    positions = np.empty(total_points)
-    owners = np.empty(total_points, dtype=np.int64)
-    candidate_positions = np.empty(total_points)
-    candidate_sums = np.empty((total_points, n_classes + 1))
+    # Buffers for the points inside one interval, grown when an interval needs more.
+    positions = np.empty(256)
+    owners = np.empty(256, dtype=np.int64)
+    candidate_positions = np.empty(256)
+    candidate_sums = np.empty((256, n_classes + 1))
     n_entered, n_active = 0, 0
     pointer[:] = first
     last_position = np.empty(n)
@@ -620,11 +630,20 @@ def udt_pruned_scan(
                 beat = max(best_drop, global_floor)
                 if bound < beat - PRUNE_SLACK * max(1.0, abs(beat)):
                     continue
-        count = 0
+        most = 0
         for a in range(n_active):
             j = active[a]
             while x[j] + sigma * points[pointer[j]] <= low:
                 pointer[j] += 1
+            most += last[j] - pointer[j] + 1
+        if most > positions.shape[0]:
+            size = max(most, 2 * positions.shape[0])
+            positions, owners = np.empty(size), np.empty(size, dtype=np.int64)
+            candidate_positions = np.empty(size)
+            candidate_sums = np.empty((size, n_classes + 1))
+        count = 0
+        for a in range(n_active):
+            j = active[a]
             k = pointer[j]
             while k <= last[j]:
                 position = x[j] + sigma * points[k]
@@ -695,6 +714,9 @@ def udt_pruned_scan(
                 evaluations += 1
                 position = candidate_positions[c]
                 if path_weight >= least_weight and right_weight >= least_weight:
+                    if n_found == found_drops.shape[0]:
+                        found_drops = longer(found_drops)
+                        found_positions, found_left = longer(found_positions), longer(found_left)
                     found_drops[n_found], found_positions[n_found] = drop, position
                     found_left[n_found] = path_weight
                     n_found += 1
