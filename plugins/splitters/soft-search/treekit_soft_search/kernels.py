@@ -371,6 +371,48 @@ def corner_bound(
     return best
 
 
+EVALUATE_SIGNATURE = types.Tuple((F1, F1, F1, i8, f8))(
+    IMPURITY_TYPE, F1, F1, f8, f8, F1, f8, F1, f8, f8, F1, F1, F1, i8
+)
+
+
+@jit(EVALUATE_SIGNATURE)
+def evaluate_candidate(
+    impurity,
+    params,
+    known_sums,
+    known_weight,
+    base,
+    left_sums,
+    left_weight,
+    right_sums,
+    least_weight,
+    position,
+    found_drops,
+    found_positions,
+    found_left,
+    n_found,
+):
+    """The drop of the cut at ``position`` (left class sums and weight given), recorded in
+    the found arrays (grown when full) when both sides keep ``least_weight``. Returns the
+    arrays, their new count and the drop (-inf when not admissible)."""
+    right_weight = known_weight - left_weight
+    if left_weight < least_weight or right_weight < least_weight:
+        return found_drops, found_positions, found_left, n_found, -np.inf
+    drop = split_drop(
+        impurity, params, known_sums, known_weight, base, left_sums, left_weight, right_sums
+    )
+    if n_found == found_drops.shape[0]:
+        found_drops, found_positions = longer(found_drops), longer(found_positions)
+        found_left = longer(found_left)
+    found_drops[n_found], found_positions[n_found], found_left[n_found] = (
+        drop,
+        position,
+        left_weight,
+    )
+    return found_drops, found_positions, found_left, n_found + 1, drop
+
+
 UDT_PRUNED_SIGNATURE = types.Tuple((f8, f8, f8, f8, i8))(
     IMPURITY_TYPE, F1, F1, F1, F2C, f8, F1, f8, f8, f8, types.boolean, f8, f8
 )
@@ -499,21 +541,25 @@ def udt_pruned_scan(
             row[i, n_classes] = left_weight
         if prune and i % SAMPLE_EVERY != 0 and i != n_ends - 1:
             continue  # end-point sampling: the others only if their block may win
-        right_weight = known_weight - left_weight
-        if prune and (left_weight < least_weight or right_weight < least_weight):
-            continue
-        drop = split_drop(
-            impurity, params, known_sums, known_weight, base, left_sums, left_weight, right_sums
+        found_drops, found_positions, found_left, found, drop = evaluate_candidate(
+            impurity,
+            params,
+            known_sums,
+            known_weight,
+            base,
+            left_sums,
+            left_weight,
+            right_sums,
+            least_weight,
+            z,
+            found_drops,
+            found_positions,
+            found_left,
+            n_found,
         )
-        evaluations += 1
-        if left_weight >= least_weight and right_weight >= least_weight:
-            if n_found == found_drops.shape[0]:
-                found_drops, found_positions = longer(found_drops), longer(found_positions)
-                found_left = longer(found_left)
-            found_drops[n_found], found_positions[n_found] = drop, z
-            found_left[n_found] = left_weight
-            n_found += 1
-            best_drop = max(best_drop, drop)
+        evaluations += found - n_found
+        n_found = found
+        best_drop = max(best_drop, drop)
     moving = np.empty(n_classes)
     scratch = np.empty(2 * n_classes)
     moving_classes = np.empty(n_classes, dtype=np.int64)
@@ -560,21 +606,25 @@ def udt_pruned_scan(
             for k in range(n_classes):
                 path[k] = end_sums[i, k]
             path_weight = end_sums[i, n_classes]
-            right_weight = known_weight - path_weight
-            if path_weight < least_weight or right_weight < least_weight:
-                continue
-            drop = split_drop(
-                impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
+            found_drops, found_positions, found_left, found, drop = evaluate_candidate(
+                impurity,
+                params,
+                known_sums,
+                known_weight,
+                base,
+                path,
+                path_weight,
+                right_sums,
+                least_weight,
+                ends[i],
+                found_drops,
+                found_positions,
+                found_left,
+                n_found,
             )
-            evaluations += 1
-            if path_weight >= least_weight and right_weight >= least_weight:
-                if n_found == found_drops.shape[0]:
-                    found_drops, found_positions = longer(found_drops), longer(found_positions)
-                    found_left = longer(found_left)
-                found_drops[n_found], found_positions[n_found] = drop, ends[i]
-                found_left[n_found] = path_weight
-                n_found += 1
-                best_drop = max(best_drop, drop)
+            evaluations += found - n_found
+            n_found = found
+            best_drop = max(best_drop, drop)
     # Pass 2: inside the intervals (ends[i], ends[i + 1]), again in a sweep: only the pdfs
     # spanning an interval (first point <= its start, last >= its end) have points inside.
     # Buffers for the points inside one interval, grown when an interval needs more.
@@ -704,23 +754,25 @@ def udt_pruned_scan(
             for c in range(run, run_end):
                 for k in range(n_classes):
                     path[k] = candidate_sums[c, k]
-                path_weight = candidate_sums[c, n_classes]
-                right_weight = known_weight - path_weight
-                if prune and (path_weight < least_weight or right_weight < least_weight):
-                    continue
-                drop = split_drop(
-                    impurity, params, known_sums, known_weight, base, path, path_weight, right_sums
+                found_drops, found_positions, found_left, found, drop = evaluate_candidate(
+                    impurity,
+                    params,
+                    known_sums,
+                    known_weight,
+                    base,
+                    path,
+                    candidate_sums[c, n_classes],
+                    right_sums,
+                    least_weight,
+                    candidate_positions[c],
+                    found_drops,
+                    found_positions,
+                    found_left,
+                    n_found,
                 )
-                evaluations += 1
-                position = candidate_positions[c]
-                if path_weight >= least_weight and right_weight >= least_weight:
-                    if n_found == found_drops.shape[0]:
-                        found_drops = longer(found_drops)
-                        found_positions, found_left = longer(found_positions), longer(found_left)
-                    found_drops[n_found], found_positions[n_found] = drop, position
-                    found_left[n_found] = path_weight
-                    n_found += 1
-                    best_drop = max(best_drop, drop)
+                evaluations += found - n_found
+                n_found = found
+                best_drop = max(best_drop, drop)
     chosen, best_drop = leftmost_of_best(found_drops, found_positions, n_found)
     if chosen >= 0:
         best_threshold, best_left = found_positions[chosen], found_left[chosen]
