@@ -509,6 +509,7 @@ def udt_pruned_scan(
     # The position of each tuple's next point not yet on the left (cached: the sweep
     # compares it for every active tuple at every end point).
     next_position = np.empty(n)
+    at_z = np.empty(n, dtype=np.int64)
     for j in range(n):
         next_position[j] = x[j] + sigma * points[first[j]] if last[j] >= first[j] else np.inf
     for i in range(n_ends):
@@ -517,28 +518,47 @@ def udt_pruned_scan(
             active[n_active] = entering[n_entered]
             n_active += 1
             n_entered += 1
-        for strict in (True, False):  # points before z, then the points at z
-            a = 0
-            while a < n_active:
-                j = active[a]
-                while next_position[j] < z or (not strict and next_position[j] == z):
-                    for k in range(n_classes):
-                        left_sums[k] += mass[j] * evidence[j, k]
-                    left_weight += mass[j]
-                    pointer[j] += 1
-                    if pointer[j] > last[j]:
-                        next_position[j] = np.inf
-                        break
-                    next_position[j] = x[j] + sigma * points[pointer[j]]
-                if pointer[j] > last[j]:  # wholly on the left: leaves the sweep
-                    n_active -= 1
-                    active[a] = active[n_active]
-                else:
-                    a += 1
-            row = before_sums if strict else end_sums
-            for k in range(n_classes):
-                row[i, k] = left_sums[k]
-            row[i, n_classes] = left_weight
+        # One visit of the active pdfs: their points before z go left; those with a
+        # point at z are noted and moved after the sums just before z are kept.
+        n_at = 0
+        a = 0
+        while a < n_active:
+            j = active[a]
+            while next_position[j] < z:
+                for k in range(n_classes):
+                    left_sums[k] += mass[j] * evidence[j, k]
+                left_weight += mass[j]
+                pointer[j] += 1
+                if pointer[j] > last[j]:
+                    next_position[j] = np.inf
+                    break
+                next_position[j] = x[j] + sigma * points[pointer[j]]
+            if next_position[j] == z:
+                at_z[n_at] = j
+                n_at += 1
+            if pointer[j] > last[j]:  # wholly on the left: leaves the sweep
+                n_active -= 1
+                active[a] = active[n_active]
+            else:
+                a += 1
+        for k in range(n_classes):
+            before_sums[i, k] = left_sums[k]
+        before_sums[i, n_classes] = left_weight
+        for c in range(n_at):
+            j = at_z[c]
+            while next_position[j] == z:
+                for k in range(n_classes):
+                    left_sums[k] += mass[j] * evidence[j, k]
+                left_weight += mass[j]
+                pointer[j] += 1
+                if pointer[j] > last[j]:
+                    next_position[j] = np.inf
+                    break
+                next_position[j] = x[j] + sigma * points[pointer[j]]
+        # (a pdf whose last point was at z leaves the active set at the next visit)
+        for k in range(n_classes):
+            end_sums[i, k] = left_sums[k]
+        end_sums[i, n_classes] = left_weight
         if prune and i % SAMPLE_EVERY != 0 and i != n_ends - 1:
             continue  # end-point sampling: the others only if their block may win
         found_drops, found_positions, found_left, found, drop = evaluate_candidate(
@@ -643,14 +663,6 @@ def udt_pruned_scan(
             active[n_active] = entering[n_entered]
             n_active += 1
             n_entered += 1
-        a = 0
-        while a < n_active:  # pdfs ending at or before low span no later interval
-            j = active[a]
-            if last_position[j] <= low:
-                n_active -= 1
-                active[a] = active[n_active]
-            else:
-                a += 1
         if before_sums[i + 1, n_classes] - end_sums[i, n_classes] <= 0.0:
             continue  # no point inside: no candidate
         if prune and (
@@ -680,12 +692,20 @@ def udt_pruned_scan(
                 beat = max(best_drop, global_floor)
                 if bound < beat - PRUNE_SLACK * max(1.0, abs(beat)):
                     continue
+        # Only here (an interval searched point by point) is the active set brought up to
+        # date: pdfs ending at or before low span no later interval.
         most = 0
-        for a in range(n_active):
+        a = 0
+        while a < n_active:
             j = active[a]
+            if last_position[j] <= low:
+                n_active -= 1
+                active[a] = active[n_active]
+                continue
             while x[j] + sigma * points[pointer[j]] <= low:
                 pointer[j] += 1
             most += last[j] - pointer[j] + 1
+            a += 1
         if most > positions.shape[0]:
             size = max(most, 2 * positions.shape[0])
             positions, owners = np.empty(size), np.empty(size, dtype=np.int64)
