@@ -3,7 +3,7 @@ splitter and LightGBM with one tree; UDT's pruned search beside its plain search
 
 Run on an idle machine (nothing else running)::
 
-    pip install lightgbm   # optional: without it the LightGBM rows are skipped
+    pip install -e ".[bench]"   # lightgbm, optional: without it its rows are skipped
     python benchmarks/bench_histogram.py --json benchmarks/bench_histogram_results.json
 
 Sections:
