@@ -136,9 +136,9 @@ class Tree:
         missing_left=None,
     ) -> "Tree":
         """A tree from scikit-learn style arrays (leaves: -1 children). Without
-        ``question`` every internal node asks a threshold; without ``missing_left`` a sample
-        that cannot answer goes down each branch with the branch's share of the training
-        weight."""
+        ``question`` every internal node asks a threshold. ``missing_left`` is, per node,
+        the share of a sample that cannot answer sent left; where it is None or NaN, the
+        sample goes down each branch with the branch's share of the training weight."""
         children_left = np.asarray(children_left, dtype=np.int64)
         children_right = np.asarray(children_right, dtype=np.int64)
         weight = np.asarray(weight, dtype=np.float64)
@@ -146,14 +146,12 @@ class Tree:
         counts = np.where(internal, 2, 0)
         start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         ids = np.column_stack([children_left, children_right])[internal].reshape(-1)
-        if missing_left is None:
-            left_w, right_w = weight[children_left[internal]], weight[children_right[internal]]
-            total = left_w + right_w
-            missing_left = np.full(children_left.shape[0], 0.5)
-            missing_left[internal] = np.where(
-                total > 0, left_w / np.where(total > 0, total, 1), 0.5
-            )
-        share = np.where(np.isnan(missing_left), 0.5, missing_left)[internal]
+        left_w, right_w = weight[children_left[internal]], weight[children_right[internal]]
+        total = left_w + right_w
+        share = np.where(total > 0, left_w / np.where(total > 0, total, 1), 0.5)
+        if missing_left is not None:
+            given = np.asarray(missing_left, dtype=np.float64)[internal]
+            share = np.where(np.isnan(given), share, given)
         shares = np.column_stack([share, 1.0 - share]).reshape(-1)
         if question is None:
             question = np.where(internal, 0, LEAF)

@@ -104,18 +104,6 @@ def tree_from_table(table, n_features, n_classes=None, missing_left=None):
     from treekit_core.engine.tree import Tree
 
     n_classes = table.shape[1] - growth.SUMS if n_classes is None else n_classes
-    if missing_left is not None:
-        left, right = (
-            table[:, growth.LEFT].astype(np.int64),
-            table[:, growth.RIGHT].astype(np.int64),
-        )
-        internal = np.flatnonzero(left >= 0)
-        by_weight = np.full(table.shape[0], 0.5)
-        total = table[left[internal], growth.WEIGHT] + table[right[internal], growth.WEIGHT]
-        by_weight[internal] = np.where(
-            total > 0, table[left[internal], growth.WEIGHT] / np.where(total > 0, total, 1), 0.5
-        )
-        missing_left = np.where(np.isnan(missing_left), by_weight, missing_left)
 
     def column(index, dtype=np.float64):
         return np.ascontiguousarray(table[:, index], dtype=dtype)

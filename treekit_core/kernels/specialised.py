@@ -32,7 +32,7 @@ import types
 import attrs
 
 from treekit_core.kernels import growth
-from treekit_core.kernels.compiling import JIT_DISABLED, source_file
+from treekit_core.kernels.compiling import JIT_DISABLED, python_function, source_file
 from treekit_core.kernels.generated import generated_module
 
 #: The kernels of :mod:`.growth` that the generated module compiles as cached entry points
@@ -40,14 +40,13 @@ from treekit_core.kernels.generated import generated_module
 ENTRY_POINTS = ("grow_subtree", "scan_features", "best_split_of_node")
 
 
-def specialised_source(name: str, stamp: str, kernel_module=None, entry_points=ENTRY_POINTS) -> str:
+def specialised_source(
+    name: str, stamp: str, kernel_module=growth, entry_points=ENTRY_POINTS
+) -> str:
     """The text of a module specialised to one impurity: ``kernel_module``'s source
     (default :mod:`.growth`) with the ``impurity`` parameter taken out of every kernel and
     of every call passing it on, so that ``impurity`` names the module's global (injected
     before the module runs), and ``entry_points`` compiled with treekit's cached ``jit``."""
-    if kernel_module is None:
-        from treekit_core.kernels import growth as kernel_module
-
     tree = ast.parse(inspect.getsource(kernel_module))
     _copy_imported_impurity_kernels(tree)
     tree = ast.fix_missing_locations(_GlobalImpurity(entry_points).visit(tree))
@@ -73,8 +72,8 @@ def _copy_imported_impurity_kernels(tree) -> None:
         module = importlib.import_module(statement.module)
         kept = []
         for alias in statement.names:
-            kernel = python_function_of(getattr(module, alias.name, None))
-            if kernel is not None and alias.asname is None and _takes_impurity(kernel):
+            kernel = python_function(getattr(module, alias.name, None))
+            if inspect.isfunction(kernel) and alias.asname is None and _takes_impurity(kernel):
                 copied.append(ast.parse(inspect.getsource(kernel)).body[0])
             else:
                 kept.append(alias)
@@ -86,13 +85,6 @@ def _copy_imported_impurity_kernels(tree) -> None:
         default=-1,
     )
     tree.body[last_import + 1 : last_import + 1] = copied
-
-
-def python_function_of(kernel):
-    """The plain function behind a kernel (compiled or not: NUMBA_DISABLE_JIT), or None
-    for anything else."""
-    function = getattr(kernel, "py_func", kernel)
-    return function if inspect.isfunction(function) else None
 
 
 def _takes_impurity(function) -> bool:
@@ -158,7 +150,7 @@ def _specialised_module(function, kernel_module, entry_signatures, depends_on, p
     name = f"{function.__module__}.{function.__qualname__}"
     signatures = dict(entry_signatures)
     module = generated_module(
-        "criterion" if kernel_module is growth else kernel_module.__name__.rsplit(".", 1)[-1],
+        kernel_module.__name__.rsplit(".", 1)[-1],
         specialised_source(name, _stamp(depends_on), kernel_module, tuple(signatures)),
         {"impurity": function},
         f"the {purpose} for {name}",

@@ -70,7 +70,7 @@ class Histogram(Splitter):
         if data.nominal_features.size:
             return None
         from treekit_core.kernels import row_table, rule_vector, tree_from_table
-        from treekit_histogram.kernels import CHANNELS, SUMS
+        from treekit_histogram.kernels import SUMS
 
         n_threads = composition.fit_threads()
         binned = self.binned(data, n_threads)
@@ -78,8 +78,7 @@ class Histogram(Splitter):
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         rows = row_table(data.evidence, data.weight)
         index = np.arange(data.n_samples, dtype=np.int32)
-        root = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_classes))
-        build_histogram()(binned.codes, rows, index, 0, data.n_samples, root)
+        root = self._histogram(binned.codes, rows, index, data)
         table = kernels.grow_subtree(
             composition.criterion.impurity_params(data.n_classes),
             binned.codes,
@@ -117,7 +116,7 @@ class Histogram(Splitter):
         """The best cut of the node's histograms (fractional row weights welcome), or the
         best category subset of a nominal feature if that drops more."""
         from treekit_core.kernels import row_table
-        from treekit_histogram.kernels import CHANNELS, COUNT
+        from treekit_histogram.kernels import COUNT, WEIGHT
 
         data, binned, kernels = state["data"], state["binned"], state["kernels"]
         features = node.features
@@ -127,11 +126,9 @@ class Histogram(Splitter):
             nominal, features = features[is_nominal], features[~is_nominal]
         best, best_drop = None, -np.inf
         if features.size:
-            codes = binned.codes[node.rows]
             rows = row_table(data.evidence[node.rows], node.row_weights)
             index = np.arange(node.n_samples, dtype=np.int32)
-            hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_classes))
-            build_histogram()(codes, rows, index, 0, node.n_samples, hist)
+            hist = self._histogram(binned.codes[node.rows], rows, index, data)
             m = features.size
             drops, bins, sides = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, np.uint8)
             kernels.scan_histograms(
@@ -155,7 +152,7 @@ class Histogram(Splitter):
                 if hist[f, binned.missing_code, COUNT] > 0:
                     share = 1.0 if sides[c] else 0.0
                 else:
-                    known = hist[f, : binned.n_value_bins[f], 1]
+                    known = hist[f, : binned.n_value_bins[f], WEIGHT]
                     share = float(known[: last_left + 1].sum() / known.sum())
                 best = Split(f, float(binned.edges[f, last_left]), float(drops[c]))
                 best.branch_shares = (share, 1.0 - share)
@@ -167,6 +164,15 @@ class Histogram(Splitter):
             if split is not None and score > best_drop:
                 best = split
         return best
+
+    def _histogram(self, codes, rows, index, data):
+        """The class histograms (features x (max_bins + 1) x channels) of the rows
+        ``index`` of ``codes`` (their row table: ``rows``)."""
+        from treekit_histogram.kernels import CHANNELS
+
+        hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_classes))
+        build_histogram()(codes, rows, index, 0, index.shape[0], hist)
+        return hist
 
 
 def build_histogram():

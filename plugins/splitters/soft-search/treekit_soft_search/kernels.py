@@ -333,24 +333,41 @@ def surviving_range(x, sigma, points, lower, upper):
     return first, low - 1
 
 
-@jit(f8(IMPURITY_TYPE, F1, F1, f8, F1, F1, F1, I1))
-def corner_bound(
-    impurity, params, parent_sums, parent_weight, start_sums, moving, scratch, moving_classes
+@jit(types.boolean(IMPURITY_TYPE, F1, F1, f8, f8, F1, F1, f8, F1, I1))
+def cannot_beat(
+    impurity,
+    params,
+    parent_sums,
+    parent_weight,
+    base,
+    start_sums,
+    stop_sums,
+    beat,
+    scratch,
+    moving_classes,
 ):
-    """The smallest children's weighted impurity W_L i(L) + W_R i(R) over the corners of
-    the box of left class sums start_sums + t, 0 <= t <= moving (W = the sum of the class
-    sums: one-hot evidence). For a concave weighted impurity no point of the box is lower,
-    so no threshold inside the interval can do better (Tsang et al.'s pruning, for any
-    concave criterion). ``scratch`` holds 2K floats, ``moving_classes`` K integers."""
+    """True when no cut whose left class sums lie in the box [start_sums, stop_sums] can
+    have a drop within PRUNE_SLACK of ``beat`` (nor above it).
+
+    The bound: the smallest children's weighted impurity W_L i(L) + W_R i(R) over the
+    corners of the box (W = the sum of the class sums: one-hot evidence). For a concave
+    weighted impurity no point of the box is lower, so no threshold inside can do better
+    (Tsang et al.'s pruning, for any concave criterion). A box in which more than
+    MAX_BOUND_CLASSES classes move is never pruned. ``scratch`` holds 3K floats,
+    ``moving_classes`` K integers."""
     n_classes = parent_sums.shape[0]
+    left = scratch[:n_classes]
+    right = scratch[n_classes : 2 * n_classes]
+    moving = scratch[2 * n_classes :]
     n_moving = 0
     for k in range(n_classes):
+        moving[k] = max(stop_sums[k] - start_sums[k], 0.0)
         if moving[k] > 0.0:
             moving_classes[n_moving] = k
             n_moving += 1
-    left = scratch[:n_classes]
-    right = scratch[n_classes:]
-    best = np.inf
+    if n_moving > MAX_BOUND_CLASSES:
+        return False
+    lowest = np.inf
     for corner in range(1 << n_moving):
         for k in range(n_classes):
             left[k] = start_sums[k]
@@ -367,8 +384,8 @@ def corner_bound(
             value += left_weight * impurity(left, left_weight, params)
         if right_weight > 0.0:
             value += right_weight * impurity(right, right_weight, params)
-        best = min(best, value)
-    return best
+        lowest = min(lowest, value)
+    return base - lowest / parent_weight < beat - PRUNE_SLACK * max(1.0, abs(beat))
 
 
 EVALUATE_SIGNATURE = types.Tuple((F1, F1, F1, i8, f8))(
@@ -414,7 +431,7 @@ def evaluate_candidate(
 
 
 UDT_PRUNED_SIGNATURE = types.Tuple((f8, f8, f8, f8, i8))(
-    IMPURITY_TYPE, F1, F1, F1, F2C, f8, F1, f8, f8, f8, types.boolean, f8, f8
+    IMPURITY_TYPE, F1, F1, F1, F2C, f8, F1, f8, f8, f8, f8, f8
 )
 
 
@@ -430,26 +447,29 @@ def udt_pruned_scan(
     lower,
     upper,
     min_weight_leaf,
-    prune,
     node_weight,
     to_beat,
 ):
     """UDT's search over one feature at a node without sorting every pdf point (Tsang et
-    al., 2011, section 5: end points and pruning by bounds).
+    al., 2011, section 5: end points and pruning by bounds); the plain search's choice.
 
     Tuple j (value ``x[j]``, NaN: no pdf) has the points x + sigma * points[k] inside the
     node's box, each of mass weights[j] / count. The candidate thresholds are every point
     position, as in the plain search. The end points (each pdf's first and last point)
-    split the axis into intervals; at the end points the class sums on the left are found
-    by a sweep, and inside an interval only the pdfs spanning it move mass from right to
-    left. With ``prune``, an interval whose corner bound (:func:`corner_bound`, valid for
-    a concave criterion and one-hot evidence) cannot beat the best end point is skipped; an
-    interval in which a single class moves is always covered by its first and last
-    candidates (the children's impurity is concave along the path), and the others are
-    searched point by point. Without ``prune`` every interval is searched point by point
-    (the plain search's candidates, to compare). Returns (best drop on the known tuples,
-    threshold, known weight, weight on the left at the threshold, candidates evaluated);
-    the drop is -inf when no candidate keeps ``min_weight_leaf`` on each side.
+    split the axis into intervals; a sweep finds the class sums on the left at every end
+    point, and inside an interval only the pdfs spanning it move mass from right to left.
+    Every SAMPLE_EVERY-th end point is evaluated first (end-point sampling); then a block of
+    end points, an interval between two of them, and a run of SUB_RUN candidates inside an
+    interval are each skipped when their corner bound (:func:`cannot_beat`, valid for a
+    concave criterion and one-hot evidence) cannot beat the best so far, or when every
+    candidate in them leaves one side lighter than ``min_weight_leaf``; what is left is
+    evaluated. ``to_beat`` is the best drop of the features searched before this one,
+    scaled by their known fraction (Tsang et al.'s global pruning): a region that cannot
+    beat it cannot make this feature the node's choice, so it is skipped too (the drop
+    returned is then this feature's best only if it beats ``to_beat``). Among candidates
+    within TIE of the best, the leftmost is chosen. Returns (best drop on the known
+    tuples, threshold, known weight, weight on the left at the threshold, candidates
+    evaluated); the drop is -inf when no candidate keeps ``min_weight_leaf`` on each side.
     """
     n = x.shape[0]
     n_classes = evidence.shape[1]
@@ -472,7 +492,7 @@ def udt_pruned_scan(
         return best_drop, best_threshold, known_weight, best_left, 0
     base = impurity(known_sums, known_weight, params)
     least_weight = branch_weight_floor(min_weight_leaf)
-    if known_weight < 2.0 * least_weight and prune:
+    if known_weight < 2.0 * least_weight:
         return best_drop, best_threshold, known_weight, best_left, 0  # no admissible cut
     # The end points, sorted; tuples enter the sweep in the order of their first point.
     ends = np.empty(2 * n)
@@ -559,7 +579,7 @@ def udt_pruned_scan(
         for k in range(n_classes):
             end_sums[i, k] = left_sums[k]
         end_sums[i, n_classes] = left_weight
-        if prune and i % SAMPLE_EVERY != 0 and i != n_ends - 1:
+        if i % SAMPLE_EVERY != 0 and i != n_ends - 1:
             continue  # end-point sampling: the others only if their block may win
         found_drops, found_positions, found_left, found, drop = evaluate_candidate(
             impurity,
@@ -580,8 +600,7 @@ def udt_pruned_scan(
         evaluations += found - n_found
         n_found = found
         best_drop = max(best_drop, drop)
-    moving = np.empty(n_classes)
-    scratch = np.empty(2 * n_classes)
+    scratch = np.empty(3 * n_classes)
     moving_classes = np.empty(n_classes, dtype=np.int64)
     path = np.empty(n_classes)
     # the drop on the known tuples that beats the earlier features' best
@@ -589,7 +608,7 @@ def udt_pruned_scan(
     # Pass 1b (pruning): a block of end points between two sampled ones whose corner bound
     # may beat the best so far has its end points evaluated; the others are pruned whole.
     block_pruned = np.zeros(n_ends // SAMPLE_EVERY + 1, dtype=np.bool_)
-    for b in range(block_pruned.shape[0] if prune else 0):
+    for b in range(block_pruned.shape[0]):
         head = b * SAMPLE_EVERY
         tail = min(head + SAMPLE_EVERY, n_ends - 1)
         if tail <= head + 1 and (
@@ -602,26 +621,20 @@ def udt_pruned_scan(
         ):
             block_pruned[b] = True  # every candidate leaves one side too light
             continue
-        n_moving = 0
-        for k in range(n_classes):
-            moving[k] = max(before_sums[tail, k] - end_sums[head, k], 0.0)
-            if moving[k] > 0.0:
-                n_moving += 1
-        if n_moving <= MAX_BOUND_CLASSES:
-            lowest = corner_bound(
-                impurity,
-                params,
-                known_sums,
-                known_weight,
-                end_sums[head, :n_classes],
-                moving,
-                scratch,
-                moving_classes,
-            )
-            beat = max(best_drop, global_floor)
-            if base - lowest / known_weight < beat - PRUNE_SLACK * max(1.0, abs(beat)):
-                block_pruned[b] = True
-                continue
+        if cannot_beat(
+            impurity,
+            params,
+            known_sums,
+            known_weight,
+            base,
+            end_sums[head, :n_classes],
+            before_sums[tail, :n_classes],
+            max(best_drop, global_floor),
+            scratch,
+            moving_classes,
+        ):
+            block_pruned[b] = True
+            continue
         for i in range(head + 1, tail):
             for k in range(n_classes):
                 path[k] = end_sums[i, k]
@@ -665,33 +678,25 @@ def udt_pruned_scan(
             n_entered += 1
         if before_sums[i + 1, n_classes] - end_sums[i, n_classes] <= 0.0:
             continue  # no point inside: no candidate
-        if prune and (
+        if (
             block_pruned[i // SAMPLE_EVERY]
             or before_sums[i + 1, n_classes] < least_weight
             or known_weight - end_sums[i, n_classes] < least_weight
         ):
             continue
-        if prune:
-            n_moving = 0
-            for k in range(n_classes):
-                moving[k] = max(before_sums[i + 1, k] - end_sums[i, k], 0.0)
-                if moving[k] > 0.0:
-                    n_moving += 1
-            if n_moving <= MAX_BOUND_CLASSES:
-                lowest = corner_bound(
-                    impurity,
-                    params,
-                    known_sums,
-                    known_weight,
-                    end_sums[i, :n_classes],
-                    moving,
-                    scratch,
-                    moving_classes,
-                )
-                bound = base - lowest / known_weight
-                beat = max(best_drop, global_floor)
-                if bound < beat - PRUNE_SLACK * max(1.0, abs(beat)):
-                    continue
+        if cannot_beat(
+            impurity,
+            params,
+            known_sums,
+            known_weight,
+            base,
+            end_sums[i, :n_classes],
+            before_sums[i + 1, :n_classes],
+            max(best_drop, global_floor),
+            scratch,
+            moving_classes,
+        ):
+            continue
         # Only here (an interval searched point by point) is the active set brought up to
         # date: pdfs ending at or before low span no later interval.
         most = 0
@@ -748,29 +753,19 @@ def udt_pruned_scan(
             n_candidates += 1
         for run in range(0, n_candidates, SUB_RUN):
             run_end = min(run + SUB_RUN, n_candidates)
-            if prune and run_end - run > 2:
-                n_moving = 0
-                for k in range(n_classes):
-                    start_sum = end_sums[i, k] if run == 0 else candidate_sums[run - 1, k]
-                    path[k] = start_sum
-                    moving[k] = max(candidate_sums[run_end - 1, k] - start_sum, 0.0)
-                    if moving[k] > 0.0:
-                        n_moving += 1
-                if n_moving <= MAX_BOUND_CLASSES:
-                    lowest = corner_bound(
-                        impurity,
-                        params,
-                        known_sums,
-                        known_weight,
-                        path,
-                        moving,
-                        scratch,
-                        moving_classes,
-                    )
-                    bound = base - lowest / known_weight
-                    beat = max(best_drop, global_floor)
-                    if bound < beat - PRUNE_SLACK * max(1.0, abs(beat)):
-                        continue
+            if run_end - run > 2 and cannot_beat(
+                impurity,
+                params,
+                known_sums,
+                known_weight,
+                base,
+                end_sums[i, :n_classes] if run == 0 else candidate_sums[run - 1, :n_classes],
+                candidate_sums[run_end - 1, :n_classes],
+                max(best_drop, global_floor),
+                scratch,
+                moving_classes,
+            ):
+                continue
             for c in range(run, run_end):
                 for k in range(n_classes):
                     path[k] = candidate_sums[c, k]
@@ -844,7 +839,6 @@ def udt_pruned_node(
             lowers[f],
             uppers[f],
             min_weight_leaf,
-            True,
             node_weight,
             best_drop,
         )

@@ -159,14 +159,39 @@ class UDTSplitter(Splitter, UDTParams):
         }
 
     def find_split(self, state, node, rules):
+        data = state["data"]
+        nominal = is_nominal(data, node.features)
+        search = self._pruned_search if self.pruned_search else self._plain_search
+        best = search(state, node, rules, node.features[~nominal])
+        found = None
+        if best[1] >= 0:
+            found = Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
+        if nominal.any():  # nominal features ask the core's subset questions (no pdfs)
+            split, score = best_nominal_split(
+                (state["impurity"], state["params"], data), node, rules, node.features[nominal]
+            )
+            if split is not None and (found is None or score > found.improvement):
+                found = split
+        return found
+
+    def _least_branch_weight(self, rules) -> float:
+        """The weight each branch keeps: fractional tuples make a branch's size its weight
+        (min_samples_leaf counted in unit weights)."""
+        return max(
+            rules.min_weight_leaf, float(self.min_leaf_weight), float(rules.min_samples_leaf)
+        )
+
+    def _plain_search(self, state, node, rules, features):
+        """(drop, feature, threshold, missing share) of the plain search over the numeric
+        ``features``: every pdf point at the node sorted and evaluated (feature -1: no
+        admissible threshold). The first feature within TIE of the best wins, as in the
+        pruned search."""
+        from treekit_soft_search.kernels import leftmost_of_best
+
         data, points = state["data"], state["points"]
         lower, upper = node.bounds
-        best = (-np.inf, -1, 0.0, 0.5)
-        nominal = is_nominal(data, node.features)
-        if self.pruned_search:
-            best = self._pruned_search(state, node, rules, node.features[~nominal])
         per_feature = []
-        for f in node.features[~nominal] if not self.pruned_search else ():
+        for f in features:
             sigma = state["sigma"][f]
             if sigma <= 0:
                 continue
@@ -200,36 +225,17 @@ class UDTSplitter(Splitter, UDTParams):
                 weights,
                 known_sums,
                 known_weight,
-                # fractional tuples: a branch's size is its weight
-                # (min_samples_leaf in unit weights)
                 base,
-                max(
-                    rules.min_weight_leaf,
-                    float(self.min_leaf_weight),
-                    float(rules.min_samples_leaf),
-                ),
+                self._least_branch_weight(rules),
             )
             state["evaluations"].append(evaluations)
             drop *= known_weight / node.weight
             if drop > -np.inf:
                 share = float(weights[flat <= threshold].sum() / known_weight)
                 per_feature.append((drop, int(f), threshold, share))
-        if per_feature:  # the first feature within TIE of the best (as the pruned search)
-            from treekit_soft_search.kernels import TIE
-
-            top = max(found[0] for found in per_feature)
-            floor = top - TIE * max(1.0, abs(top))
-            best = next(found for found in per_feature if found[0] >= floor)
-        found = None
-        if best[1] >= 0:
-            found = Split(best[1], float(best[2]), float(best[0]), {"missing_left": best[3]})
-        if nominal.any():  # nominal features ask the core's subset questions (no pdfs)
-            split, score = best_nominal_split(
-                (state["impurity"], state["params"], data), node, rules, node.features[nominal]
-            )
-            if split is not None and (found is None or score > found.improvement):
-                found = split
-        return found
+        drops = np.array([found[0] for found in per_feature], dtype=np.float64)
+        chosen, _ = leftmost_of_best(drops, np.arange(drops.size, dtype=np.float64), drops.size)
+        return per_feature[chosen] if chosen >= 0 else (-np.inf, -1, 0.0, 0.5)
 
     def _pruned_search(self, state, node, rules, features):
         """(drop, feature, threshold, missing share) of the pruned search over the numeric
@@ -250,7 +256,7 @@ class UDTSplitter(Splitter, UDTParams):
             state["points"],
             np.ascontiguousarray(lower, dtype=np.float64),
             np.ascontiguousarray(upper, dtype=np.float64),
-            max(rules.min_weight_leaf, float(self.min_leaf_weight), float(rules.min_samples_leaf)),
+            self._least_branch_weight(rules),
             float(node.weight),
         )
         state["evaluations"].append(evaluations)
