@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from common import run_in_fresh_process  # noqa: E402
+from common import machine_line, run_in_fresh_process  # noqa: E402
 
 FIT_WORKER = textwrap.dedent("""
     import json, resource, sys, time
@@ -281,21 +280,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sections = args.only or ["fit", "criterion", "busy", "cold"]
 
-    import numba
-    import numpy as np
-    import sklearn
-
-    sys.path.insert(0, ROOT)
-    import treekit_core
-    from treekit_core.kernels.usable_cpus import usable_cpus
-
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs ({usable_cpus()} usable); "
-        f"python {platform.python_version()}, numpy {np.__version__}, numba "
-        f"{numba.__version__}, scikit-learn {sklearn.__version__}, treekit "
-        f"{treekit_core.__version__}",
-        flush=True,
-    )
+    print(machine_line(ROOT, "sklearn"), flush=True)
     results = {}
     if "fit" in sections:
         results["fit"] = fit_section(args.sizes, args.repeats)

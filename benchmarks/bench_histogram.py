@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import textwrap
@@ -33,7 +32,7 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from common import run_in_fresh_process  # noqa: E402
+from common import machine_line, run_in_fresh_process  # noqa: E402
 
 LARGE_WORKER = textwrap.dedent("""
     import json, resource, sys, time
@@ -212,22 +211,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sections = args.only or ["large", "udt"]
 
-    import numba
-    import numpy as np
-    import sklearn
-
-    sys.path.insert(0, ROOT)
-    import treekit_core
-    from treekit_core.kernels.usable_cpus import usable_cpus
-
-    lightgbm_version = __import__("lightgbm").__version__ if has_lightgbm() else "absent"
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs ({usable_cpus()} usable); "
-        f"python {platform.python_version()}, numpy {np.__version__}, numba "
-        f"{numba.__version__}, scikit-learn {sklearn.__version__}, lightgbm "
-        f"{lightgbm_version}, treekit {treekit_core.__version__}",
-        flush=True,
-    )
+    print(machine_line(ROOT, "sklearn", "lightgbm"), flush=True)
     results = {}
     if "large" in sections:
         cases = [(int(c.split(":")[0]), c.split(":")[1]) for c in args.cases]

@@ -82,3 +82,29 @@ def run_in_fresh_process(
     if done.returncode:
         raise RuntimeError(f"the worker failed on {checkout}:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def machine_line(checkout: str, *libraries: str) -> str:
+    """One line naming this machine, its usable CPUs and the versions a benchmark ran
+    with: python, numpy, numba, ``libraries`` (import names; 'absent' when missing) and
+    treekit from ``checkout``."""
+    import importlib
+    import os
+    import platform
+    import sys
+
+    sys.path.insert(0, os.path.abspath(checkout))
+    import treekit_core
+    from treekit_core.kernels.usable_cpus import usable_cpus
+
+    versions = []
+    for name in ("numpy", "numba", *libraries):
+        try:
+            versions.append(f"{name} {importlib.import_module(name).__version__}")
+        except ImportError:
+            versions.append(f"{name} absent")
+    return (
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs ({usable_cpus()} usable); "
+        f"python {platform.python_version()}, {', '.join(versions)}, "
+        f"treekit {treekit_core.__version__}"
+    )
