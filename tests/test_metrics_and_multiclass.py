@@ -41,7 +41,8 @@ def test_pairwise_dag_uses_k_minus_one_trees_per_sample():
     dag = PairwiseDAG(TreeClassifier(max_depth=8)).fit(data.X[::2], data.y[::2])
     assert len(dag.estimators_) == 15  # 6 classes
     predicted = dag.predict(data.X[1::2])
-    assert (dag.evaluations_ == 5).all()
+    index, evaluations = dag.knock_out(data.X[1::2])
+    assert (evaluations == 5).all() and (dag.classes_[index] == predicted).all()
     assert set(predicted) <= set(dag.classes_)
     single = (
         TreeClassifier(max_depth=8).fit(data.X[::2], data.y[::2]).score(data.X[1::2], data.y[1::2])

@@ -123,11 +123,13 @@ def test_unseen_category_is_treated_as_missing():
 
 def test_nominal_errors():
     X = np.array([["a", 1.0], ["b", 2.0]], dtype=object)
-    with pytest.raises(
-        ValueError,
-        match="column 0 has values that are not numbers; declare it in categorical_features",
-    ):
-        TreeClassifier(categorical_features=[1]).fit(X, [0, 1])
+    # a text column is nominal without being declared; a declaration adds columns
+    model = TreeClassifier(categorical_features=[1]).fit(X, [0, 1])
+    assert model.categories_ == {0: ["a", "b"], 1: [1.0, 2.0]}
+    with pytest.raises(ValueError, match="column 0 has values that are not numbers"):
+        TreeClassifier(categorical_features=[1]).fit(
+            np.array([[{"a": 1}, 1.0], [{"b": 2}, 2.0]], dtype=object), [0, 1]
+        )
     with pytest.raises(ValueError, match="categorical_features names 'x'"):
         TreeClassifier(categorical_features=["x"]).fit(X, [0, 1])
     many = np.array([[f"v{i}"] for i in range(60)], dtype=object)

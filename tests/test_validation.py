@@ -25,9 +25,9 @@ Y_OK = np.array([0, 0, 1, 1])
         (np.array([0.0, 1.0, 2.0]), [0, 1, 1], r"X must be 2-D.*reshape\(-1, 1\)"),
         ([[0.0, 1.0], [1.0]], [0, 1], "ragged"),
         (np.empty((0, 2)), [], "X is empty"),
-        (np.empty((3, 0)), [0, 1, 0], "0 features"),
+        (np.empty((3, 0)), [0, 1, 0], "0 feature"),
         (X_OK, [0, 1, 1], "y has 3 labels but X has 4 samples"),
-        (X_OK, [1, 1, 1, 1], r"y has a single class \(1\)"),
+        (X_OK, [1, 1, 1, 1], r"y has one class \(1\)"),
         (X_OK, [[0, 1], [1, 0], [0, 1], [1, 0]], "y must be 1-D"),
         (X_OK, [0.0, np.nan, 1.0, 1.0], "y contains NaN at row 1"),
         (
@@ -68,9 +68,9 @@ def test_nan_is_refused_naming_the_column_and_the_components_that_cannot_handle_
 
 
 def test_dataframe_errors_name_the_column():
-    text = pd.DataFrame({"age": [1.0, 2.0, 3.0], "colour": ["red", "blue", "red"]})
+    odd = pd.DataFrame({"age": [1.0, 2.0, 3.0], "colour": [{"r": 1}, {"b": 2}, {"r": 1}]})
     with pytest.raises(ValueError, match=r"column 1 \('colour'\).*not numbers"):
-        TreeClassifier().fit(text, [0, 1, 0])
+        TreeClassifier().fit(odd, [0, 1, 0])
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,9 @@ def test_parameters_out_of_range(params, message):
 
 def test_prediction_input_checked():
     model = TreeClassifier().fit(X_OK, Y_OK)
-    with pytest.raises(ValueError, match="X has 3 features, but the model was fitted with 2"):
+    with pytest.raises(
+        ValueError, match="X has 3 features, but TreeClassifier is expecting 2 features"
+    ):
         model.predict(np.zeros((2, 3)))
     assert model.predict(np.array([[np.nan, 0.0]])).shape == (1,)  # C4.5's missing-value rule
 
@@ -122,9 +124,11 @@ def test_variance_with_three_classes_is_refused():
         TreeClassifier(criterion="variance").fit(np.arange(6.0).reshape(-1, 1), [0, 1, 2, 0, 1, 2])
 
 
-def test_zero_weight_rows_are_kept_not_dropped():
+def test_zero_weight_rows_are_removed_rows():
     model = TreeClassifier().fit(X_OK, Y_OK, sample_weight=[1.0, 0.0, 1.0, 1.0])
-    assert model.tree_.n_samples[0] == 4 and model.tree_.weight[0] == 3.0
+    assert model.tree_.n_samples[0] == 3 and model.tree_.weight[0] == 3.0
+    removed = TreeClassifier().fit(np.delete(X_OK, 1, axis=0), np.delete(Y_OK, 1))
+    np.testing.assert_array_equal(model.tree_.threshold, removed.tree_.threshold)
 
 
 def test_weights_and_thresholds_that_would_silently_break_results_are_refused():

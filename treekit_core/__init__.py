@@ -40,14 +40,10 @@ from treekit_core.engine.grow import Node
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes
+from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
-from treekit_core.estimators.tree_classifier import (
-    AbstentionError,
-    Decision,
-    NotFittedError,
-    TreeClassifier,
-)
+from treekit_core.estimators.tree_classifier import Decision, TreeClassifier
 from treekit_core.hookspecs import hookimpl
 from treekit_core.registry import (
     PLUGIN_API_VERSION,
@@ -67,6 +63,7 @@ PUBLIC_MODULES = (
     "treekit_core.kernels",
     "treekit_core.builtins",
     "treekit_core.datasets",
+    "treekit_core.export",
     "treekit_core.testing",
     "treekit_core.testing.pytest_plugin",
     "treekit_core.tools",

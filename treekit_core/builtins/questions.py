@@ -89,6 +89,10 @@ class Subset(Question):
         inside = "{" + ", ".join(names) + "}"
         return [f"{name} in {inside}", f"{name} not in {inside}"]
 
+    def category_branches(self, feature, threshold, params, n_branches):
+        mask = int(params[0])
+        return np.array([0 if (mask >> c) & 1 else 1 for c in range(MAX_CATEGORIES)])
+
     def check_node(self, feature, threshold, params, n_branches, n_features):
         problem = super().check_node(feature, threshold, params, n_branches, n_features)
         if problem is None and n_branches != 2:
@@ -111,3 +115,6 @@ class Multiway(Question):
     def branch_texts(self, feature, threshold, params, n_branches, context):
         name = context.feature_names[feature]
         return [f"{name} = {category_name(context, feature, c)}" for c in range(n_branches)]
+
+    def category_branches(self, feature, threshold, params, n_branches):
+        return np.arange(n_branches)

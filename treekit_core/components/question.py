@@ -81,6 +81,21 @@ class Question(Component):
         names, category names, decimals). Called by the exports, once per internal node."""
         raise NotImplementedError
 
+    def tested_features(self, feature: int, params, n_features: int):
+        """(feature indices, shares summing to 1): how a node's impurity decrease is
+        credited in ``feature_importances_``. Called by ``feature_importances_`` once per
+        internal node. Default: all of it to ``feature``."""
+        import numpy as np
+
+        return np.array([feature], dtype=np.int64), np.ones(1)
+
+    def category_branches(self, feature: int, threshold: float, params, n_branches: int):
+        """For a question on one nominal feature: the branch of every category code
+        (index = code), so exporters can write it as equality tests; None when the
+        question is not a lookup of category codes (the default). Called by
+        ``treekit_core.export.to_onnx`` once per node asking this kind."""
+        return None
+
     def check_node(self, feature: int, threshold: float, params, n_branches: int, n_features):
         """Return None when the stored node is well formed, else a sentence saying what is
         wrong (for example "category mask is negative"). Called when a model file is

@@ -1,7 +1,10 @@
 """Nominal features: which columns are nominal, their categories, and their codes.
 
 A nominal column is declared with ``categorical_features=`` (indices, names or a boolean
-mask, as scikit-learn's HistGradientBoosting) or is a pandas ``category`` column. Its
+mask, as scikit-learn's HistGradientBoosting), is a pandas ``category`` column, or holds
+text: a pandas ``str`` / ``string`` / ``object`` column, or a column of a numpy object
+array, holding a string that is not a number is nominal without being declared, as the CLI
+reads a CSV. ``categorical_features`` adds columns (numeric codes, say) to those. Its
 categories are the sorted distinct training values (strings accepted) and it is coded
 0..m-1 (m <= 53, so a node's category set fits a bit mask). Missing values stay NaN; a
 category never seen in training is treated as missing at prediction (C4.5's shares).
@@ -39,14 +42,47 @@ def n_columns(X) -> int:
     return shape[1]
 
 
+def _is_object_array(X) -> bool:
+    return isinstance(X, np.ndarray) and X.dtype.kind == "O"
+
+
+def _is_word(value) -> bool:
+    """A string that does not read as a number (as the CLI reads a CSV cell)."""
+    if not isinstance(value, (str, np.str_)):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def _holds_text(values) -> bool:
+    return any(_is_word(v) for v in values)
+
+
+def implicit_nominal(X) -> set[int]:
+    """Columns nominal without a declaration: pandas ``category`` columns, and columns of
+    text (pandas string dtypes, or object columns holding a string)."""
+    if hasattr(X, "dtypes"):
+        found = set()
+        for j, dtype in enumerate(X.dtypes):
+            kind = getattr(dtype, "kind", "O")
+            numeric = kind in "biufcmM"
+            if str(dtype) == "category" or (not numeric and _holds_text(X.iloc[:, j])):
+                found.add(j)
+        return found
+    if _is_object_array(X) and np.ndim(X) == 2:
+        return {j for j in range(np.shape(X)[1]) if _holds_text(X[:, j])}
+    return set()
+
+
 def resolve_categorical(spec, X, names) -> list[int]:
-    """Indices of the nominal columns."""
-    if spec is None and not hasattr(X, "dtypes"):
+    """Indices of the nominal columns: the declared ones and the implicit ones."""
+    if spec is None and not hasattr(X, "dtypes") and not _is_object_array(X):
         return []
     d = n_columns(X)
-    indices = set()
-    if hasattr(X, "dtypes"):
-        indices |= {j for j, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
+    indices = implicit_nominal(X)
     if spec is None:
         return sorted(indices)
     values = list(np.atleast_1d(np.asarray(spec, dtype=object)))

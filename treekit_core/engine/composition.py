@@ -101,6 +101,11 @@ class Composition:
 
     def fit(self, data, rng: np.random.Generator) -> Tree:
         """Grow, label, prune, and let the evaluator and confidence learn their state."""
+        return self.fit_keeping_grown(data, rng)[1]
+
+    def fit_keeping_grown(self, data, rng: np.random.Generator) -> tuple[Tree, Tree]:
+        """(the grown tree before pruning, the final tree) of :meth:`fit`; the same object
+        twice when the pruner changed nothing."""
         hook = self.registry.plugin_manager.hook if self.registry is not None else None
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_started"):
             hook.treekit_fit_started(
@@ -109,13 +114,13 @@ class Composition:
                 n_features=data.n_features,
                 n_classes=data.n_classes,
             )
-        tree = self.grow(data, rng)
-        tree = self.pruner.prune(tree, PruningContext(self, data, rng))
+        grown = self.grow(data, rng)
+        tree = self.pruner.prune(grown, PruningContext(self, data, rng))
         tree.component_state["evaluator"] = self.evaluator.fit(tree, data, self.labeler)
         tree.component_state["confidence"] = self.confidence.fit(tree, data, self.labeler)
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_finished"):
             hook.treekit_fit_finished(composition=self, tree=tree)
-        return tree
+        return grown, tree
 
     # -- using ----------------------------------------------------------------------
     def decide(self, tree: Tree, X: np.ndarray, with_confidence: bool = True):

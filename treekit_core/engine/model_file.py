@@ -109,9 +109,16 @@ def read_threshold(value) -> float | None:
     return float(value)
 
 
-def read_tree(payload: dict, composition, n_classes: int, where: str = "model file: tree"):
+def read_tree(
+    payload: dict,
+    composition,
+    n_classes: int,
+    where: str = "model file: tree",
+    stateful=("pruner", "evaluator", "confidence"),
+):
     """The tree, checked, relabelled by the composition's labeler, its component state
-    checked by the components."""
+    checked by the components named in ``stateful`` (a grown tree, before pruning, has
+    none)."""
     from treekit_core.engine.tree import Tree
 
     tree_payload = field(payload, "tree", dict)
@@ -128,7 +135,7 @@ def read_tree(payload: dict, composition, n_classes: int, where: str = "model fi
     if not isinstance(state, dict):
         raise ModelFileError(f"{where}: 'component_state' must be an object")
     tree.relabel(composition.labeler)  # distributions and decisions are never read
-    for kind in ("pruner", "evaluator", "confidence"):
+    for kind in stateful:
         try:
             getattr(composition, kind).check_state(state.get(kind, {}), tree)
         except ValueError as exc:

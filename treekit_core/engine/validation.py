@@ -10,6 +10,18 @@ import warnings
 
 import numpy as np
 
+from treekit_core.engine.sklearn_compat import as_sklearn
+
+
+class DataConversionWarning(UserWarning):
+    """Input was converted to the shape treekit expects (a column-vector y raveled)."""
+
+
+class NotNumericError(ValueError, TypeError):
+    """A numeric feature holds a value that is not a number (a TypeError too, as numpy's
+    own conversion error is)."""
+
+
 #: Arrays the running call has just found finite (see :func:`known_finite`).
 _KNOWN_FINITE: contextvars.ContextVar = contextvars.ContextVar("treekit_known_finite", default=())
 
@@ -80,8 +92,8 @@ def _refuse_complex(array, name, where=""):
     dtype = np.asarray(array).dtype
     if dtype.kind == "c":
         raise ValueError(
-            f"{name}{where} holds complex numbers (dtype {dtype}); real numbers are expected "
-            "(take .real or abs() first if that is what you mean)"
+            f"{name}{where} holds complex numbers (dtype {dtype}). Complex data not supported: "
+            "real numbers are expected (take .real or abs() first if that is what you mean)"
         )
 
 
@@ -111,6 +123,7 @@ def check_X(
     n_features: int | None = None,
     feature_names=None,
     report: dict | None = None,
+    estimator: str = "the model",
 ) -> np.ndarray:
     """Validate a feature matrix and return it as a 2-D float64 array; ``report["finite"]``
     says whether every value is finite (when a dict is given)."""
@@ -157,20 +170,23 @@ def check_X(
         try:
             array = np.asarray(array, dtype=np.float64)  # no copy when already float64
         except (TypeError, ValueError):
-            raise ValueError(_not_numbers(array, name, names)) from None
+            raise NotNumericError(_not_numbers(array, name, names)) from None
     if array.ndim != 2:
         hint = " Use X.reshape(-1, 1) for a single feature." if array.ndim == 1 else ""
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features); got an array with shape "
-            f"{array.shape}.{hint}"
+            f"{array.shape}. Reshape your data.{hint}"
         )
     if array.shape[0] == 0:
         raise ValueError(f"{name} is empty (0 samples); at least one sample is required")
     if array.shape[1] == 0:
-        raise ValueError(f"{name} has 0 features; at least one feature is required")
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={array.shape}) while a minimum of 1 is required."
+        )
     if n_features is not None and array.shape[1] != n_features:
         raise ValueError(
-            f"{name} has {array.shape[1]} features, but the model was fitted with {n_features}"
+            f"{name} has {array.shape[1]} features, but {estimator} is expecting {n_features} "
+            "features as input (the number it was fitted with)"
         )
     finite = all_finite(array)
     if report is not None:
@@ -201,14 +217,17 @@ def check_X(
 def check_y(y, n_samples: int, *, name: str = "y"):
     """Validate class labels; return (classes, encoded int64 indices)."""
     if y is None:
-        raise ValueError(f"{name} is None; class labels are required")
+        raise ValueError(
+            f"this classifier requires y to be passed, but the target {name} is None; class "
+            "labels are required"
+        )
     _refuse_mixed_label_types(y, name)
     array = np.asarray(y)
     if array.ndim == 2 and array.shape[1] == 1:
         warnings.warn(
             f"A column-vector {name} was passed when a 1d array was expected; it is read as "
             f"{name}.ravel()",
-            UserWarning,
+            as_sklearn(DataConversionWarning, "DataConversionWarning"),
             stacklevel=3,
         )
         array = array.ravel()
@@ -247,7 +266,7 @@ def check_y(y, n_samples: int, *, name: str = "y"):
         ) from None
     if classes.shape[0] < 2:
         raise ValueError(
-            f"{name} has a single class ({classes.tolist()[0]!r}); a classifier needs at least "
+            f"{name} has one class ({classes.tolist()[0]!r}); a classifier needs at least "
             "two classes"
         )
     return classes, encoded.astype(np.int64).ravel()
@@ -319,9 +338,9 @@ def _not_numbers(array, name, names) -> str:
                 value = value.item() if isinstance(value, np.generic) else value
                 column = feature_label(j, names) if array.ndim == 2 else f"entry {j}"
                 return (
-                    f"{name} {column} holds {_short(value)} (row {i}), which is not a number; "
-                    "numeric features are expected (declare nominal columns in "
-                    "categorical_features)"
+                    f"{name} {column} holds {_short(value)} (row {i}), which is not a number: "
+                    "the argument must be a string (in a nominal column) or a number (declare "
+                    "nominal columns in categorical_features)"
                 )
     return f"{name} has values that are not numbers; numeric features are expected"
 

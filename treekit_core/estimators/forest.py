@@ -215,6 +215,34 @@ class ForestClassifier(ComposedEstimatorMixin):
         return self.estimators_
 
     @property
+    def feature_importances_(self) -> np.ndarray:
+        """The mean of the trees' normalised impurity-decrease importances, normalised
+        (scikit-learn's forests; :mod:`treekit_core.engine.importances`)."""
+        from treekit_core.engine.importances import forest_importances
+
+        self._check_fitted()
+        return forest_importances(self.estimators_, self.n_features_in_)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf id of every sample in every tree, n_samples x n_estimators."""
+        from treekit_core.builtins.evaluators import apply_tree
+
+        with self._checked_for_predict(X) as checked:
+            return np.column_stack([apply_tree(tree, checked) for tree in self.estimators_])
+
+    def decision_path(self, X):
+        """(indicator, n_nodes_ptr) as scikit-learn's forests: the trees' node indicators
+        side by side, tree i's columns ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``."""
+        from scipy.sparse import hstack
+
+        from treekit_core.estimators.tree_classifier import node_indicator
+
+        leaves = self.apply(X)
+        blocks = [node_indicator(t, leaves[:, i]) for i, t in enumerate(self.estimators_)]
+        ptr = np.concatenate([[0], np.cumsum([t.n_nodes for t in self.estimators_])])
+        return hstack(blocks).tocsr(), ptr
+
+    @property
     def feature_subset_size_(self) -> int:
         self._check_fitted()
         return self.composition_.feature_sampler.subset_size(self.n_features_in_)

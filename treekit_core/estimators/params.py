@@ -54,6 +54,11 @@ class ParamsMixin:
                 changed.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(changed)})"
 
+    def _input_tags(self) -> dict:
+        """What X may hold, as scikit-learn's InputTags fields (overridden where more is
+        accepted)."""
+        return {"allow_nan": False}
+
     def __sklearn_tags__(self):
         # Only scikit-learn calls this, so scikit-learn is importable here.
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
@@ -62,5 +67,8 @@ class ParamsMixin:
             estimator_type="classifier",
             target_tags=TargetTags(required=True),
             classifier_tags=ClassifierTags(),
-            input_tags=InputTags(allow_nan=False),
+            input_tags=InputTags(**self._input_tags()),
+            # every random choice is drawn from random_state, and a tree does not depend on
+            # the thread count
+            non_deterministic=False,
         )

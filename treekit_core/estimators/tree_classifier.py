@@ -13,6 +13,7 @@ from treekit_core.components import ABSTAIN, KINDS
 from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
 from treekit_core.engine.composition import Composition, CompositionError
 from treekit_core.engine.rejection import RejectRule, RiskCoverage, risk_coverage
+from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import encode_floats
@@ -31,6 +32,7 @@ from treekit_core.engine.validation import (
     known_finite,
     warn_narrow_features,
 )
+from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
 from treekit_core.tools.export import export_text
@@ -65,14 +67,6 @@ STOPPING_PARAMS = (
 )
 
 
-class NotFittedError(ValueError, AttributeError):
-    """The estimator is used before fit."""
-
-
-class AbstentionError(ValueError):
-    """predict() was asked for labels from a composition that can abstain."""
-
-
 @attrs.frozen
 class Decision:
     """Everything ``decide`` knows about each sample.
@@ -104,6 +98,45 @@ def _preview(values, limit=8) -> str:
     values = list(values)
     text = ", ".join(repr(v) for v in values[:limit])
     return f"[{text}{', ...' if len(values) > limit else ''}]"
+
+
+class Bunch(dict):
+    """A dict whose keys are attributes too (scikit-learn's ``Bunch``)."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def node_indicator(tree, leaves: np.ndarray):
+    """CSR matrix n_samples x n_nodes with the nodes from the root to each sample's leaf."""
+    from scipy.sparse import csr_matrix
+
+    parent = tree.parents()
+    paths = []
+    for leaf in range(tree.n_nodes):
+        path, node = [], leaf
+        while node >= 0:
+            path.append(node)
+            node = parent[node]
+        paths.append(path[::-1])
+    rows = [paths[int(leaf)] for leaf in leaves]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
+    data = np.ones(indices.shape[0], dtype=np.int64)
+    return csr_matrix((data, indices, indptr), shape=(len(rows), tree.n_nodes))
+
+
+def _without_zero_weight(X, evidence, weight):
+    """The rows of positive weight. A zero-weight row is a removed row: it must not place
+    a threshold, count towards ``min_samples_*`` or be drawn, so that weighting a row by 0
+    and deleting it grow the same tree (as integer weights and repeated rows do)."""
+    if (weight > 0).all():
+        return X, evidence, weight
+    kept = np.flatnonzero(weight > 0)
+    return X[kept], np.ascontiguousarray(evidence[kept]), weight[kept]
 
 
 def _rng(random_state) -> np.random.Generator:
@@ -141,6 +174,16 @@ class ComposedEstimatorMixin(ParamsMixin):
             registry=registry,
             n_threads=check_n_threads(getattr(self, "n_threads", None)),
         )
+
+    def _input_tags(self) -> dict:
+        """Sparse X is densified, nominal columns are accepted, and NaN is when every
+        component of the composition that reads X handles missing values."""
+        try:
+            components = self._make_composition().components.values()
+        except Exception:  # invalid parameters: fit will say which; claim nothing here
+            return {"allow_nan": False, "sparse": True, "categorical": True}
+        allow_nan = all(c.handles_missing for c in components if c.sees_features)
+        return {"allow_nan": allow_nan, "sparse": True, "categorical": True}
 
     @staticmethod
     def _evidence_reader(composition):
@@ -193,8 +236,9 @@ class ComposedEstimatorMixin(ParamsMixin):
                     f"{reader.evidence} rows"
                 )
             self._check_abstain_value(classes)
+            X_kept, evidence, weight = _without_zero_weight(X_checked, evidence, weight)
             data = TrainingData(
-                kernel_layout(X_checked),
+                kernel_layout(X_kept),
                 np.ascontiguousarray(evidence),
                 weight,
                 names,
@@ -209,8 +253,9 @@ class ComposedEstimatorMixin(ParamsMixin):
         classes, encoded = check_y(y, n)
         self._check_abstain_value(classes)
         evidence = reader.encode_labels(encoded, classes.shape[0])
+        X_kept, evidence, weight = _without_zero_weight(X_checked, evidence, weight)
         data = TrainingData(
-            kernel_layout(X_checked),
+            kernel_layout(X_kept),
             evidence,
             weight,
             names,
@@ -270,7 +315,7 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _check_fitted(self):
         if not hasattr(self, "composition_"):
-            raise NotFittedError(
+            raise as_sklearn(NotFittedError, "NotFittedError")(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
             )
 
@@ -302,6 +347,7 @@ class ComposedEstimatorMixin(ParamsMixin):
         X = check_X(
             encode(X, getattr(self, "categories_", {})),
             n_features=self.n_features_in_,
+            estimator=type(self).__name__,
             allow_nan=True,
             feature_names=names,
             report=report,
@@ -418,6 +464,11 @@ class ComposedEstimatorMixin(ParamsMixin):
         with self._checked_for_predict(X) as checked:
             proba, _, _ = self._decide_arrays(checked, with_confidence=False)
         return proba
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """log of :meth:`predict_proba` (-inf where a class has probability 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of ``predict``; an abstention counts as an error."""
@@ -584,7 +635,9 @@ class TreeClassifier(ComposedEstimatorMixin):
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
         with numba_threads_capped(composition.fit_threads()):
-            self.tree_ = composition.fit(data, _rng(self.random_state))
+            grown, self.tree_ = composition.fit_keeping_grown(data, _rng(self.random_state))
+            # kept so prune(alpha) can go below the fitted alpha without regrowing
+            self._grown_tree = None if grown is self.tree_ else grown
             self.composition_ = composition
             self._set_fitted(data, classes)
             self.reject_threshold_ = None
@@ -602,24 +655,134 @@ class TreeClassifier(ComposedEstimatorMixin):
         return proba, decision, confidence
 
     def apply(self, X) -> np.ndarray:
-        """Leaf id of every sample (hard routing)."""
+        """Leaf id of every sample (hard routing; a sample with a missing tested value
+        reaches several leaves and is refused: use predict_proba)."""
         from treekit_core.builtins.evaluators import apply_tree
 
         with self._checked_for_predict(X) as checked:
             return apply_tree(self.tree_, checked)
 
+    def decision_path(self, X):
+        """A scipy.sparse CSR indicator, n_samples x n_nodes: entry (i, j) is 1 when sample
+        i passes node j on its way to the leaf :meth:`apply` gives (scikit-learn's
+        ``decision_path``)."""
+        return node_indicator(self.tree_, self.apply(X))
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Mean decrease in impurity per feature, normalised to sum 1 (scikit-learn's
+        definition; :mod:`treekit_core.engine.importances`)."""
+        from treekit_core.engine.importances import tree_importances
+
+        self._check_fitted()
+        return tree_importances(self.tree_)
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """scikit-learn's minimal cost-complexity path of the tree this estimator grows on
+        (X, y) before any pruning: a Bunch with ``ccp_alphas`` (one per weakest-link step,
+        0 first) and ``impurities`` (total weighted leaf impurity of each subtree, as a
+        fraction of the root's weight). Needs no fit; the estimator stays unfitted."""
+        from treekit_core.builtins.pruners.cost_complexity import CostComplexity
+
+        params = {**self.get_params(), "pruner": "none", "pruner_params": None, "reject": None}
+        grown = type(self)(**params).fit(X, y, sample_weight=sample_weight)
+        sequence = CostComplexity(risk="impurity").sequence(grown.tree_, grown.composition_.labeler)
+        return Bunch(ccp_alphas=sequence.alphas, impurities=sequence.risk)
+
     @property
     def pruning_path_(self) -> dict:
-        """The pruner's record, like rpart's cp table: for cost-complexity pruning the
-        alphas of the nested subtrees, their leaves, training risk, CV error and its
-        standard error, and the selected index."""
+        """The pruner's record as equal-length columns (``pandas.DataFrame(model.
+        pruning_path_)`` is rpart's cp table for cost-complexity pruning: alphas, cp,
+        n_leaves, n_splits, risk, rel_error, CV error and its standard error, xerror, xstd,
+        and the subtree in use)."""
         self._check_fitted()
         state = self.tree_.component_state.get("pruner")
         if not state:
             raise AttributeError(
                 f"pruner {self.composition_.pruner.name!r} records no pruning path"
             )
-        return dict(state)
+        return self.composition_.pruner.path_table(state)
+
+    def cp_table(self) -> str:
+        """rpart's ``printcp`` output for a cost-complexity-pruned tree (``treekit path
+        MODEL`` prints it)."""
+        from treekit_core.tools.cp_table import cp_table_text
+
+        table = self.pruning_path_
+        for needed in ("cp", "rel_error", "selected"):
+            if needed not in table:
+                raise AttributeError(
+                    f"pruner {self.composition_.pruner.name!r} records no cp table (fit with "
+                    "pruner='cost_complexity')"
+                )
+        root_weight = float(self.tree_.weight[0])
+        root_error = float(table["risk"][-1]) * root_weight
+        return cp_table_text(table, root_error, root_weight, int(self.tree_.n_samples[0]))
+
+    def printcp(self) -> None:
+        """Print :meth:`cp_table`, as rpart's ``printcp``."""
+        print(self.cp_table(), end="")
+
+    def prune(self, alpha=None, *, cp=None, risk=None) -> "TreeClassifier":
+        """A new fitted estimator: this tree pruned by minimal cost-complexity at ``alpha``
+        (scikit-learn's units) or ``cp`` (rpart's: alpha relative to the root's risk),
+        without regrowing. The grown tree is kept from fit (and in the model file), so any
+        alpha works, smaller ones than the fitted pruner chose included. ``risk``:
+        "misclassification" or "impurity"; default the fitted pruner's, else
+        "misclassification" (rpart). The new estimator has ``pruner="cost_complexity"``
+        with that alpha, so refitting it gives the same tree."""
+        from treekit_core.builtins.pruners.cost_complexity import CostComplexity, node_risk
+        from treekit_core.engine.composition import PruningContext
+
+        self._check_fitted()
+        if (alpha is None) == (cp is None):
+            raise ValueError("prune needs exactly one of alpha= or cp=")
+        if risk is None:
+            risk = self.composition_.pruner.get_params().get("risk", "misclassification")
+        source = getattr(self, "_grown_tree", None) or self.tree_
+        if cp is not None:
+            if not (isinstance(cp, numbers.Real) and cp >= 0 and np.isfinite(cp)):
+                raise ValueError(f"cp must be a finite number >= 0, got {cp!r}")
+            root = float(node_risk(source, risk, self.composition_.labeler)[0])
+            alpha = float(cp) * root
+        CostComplexity(risk=risk, alpha=alpha)  # validates both, naming them
+        for kind in ("evaluator", "confidence"):
+            if self.tree_.component_state.get(kind):
+                raise ValueError(
+                    f"the {kind} {getattr(self.composition_, kind).name!r} learned state from "
+                    f"the training data, which prune() does not have: refit with "
+                    f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
+                )
+        if getattr(self, "reject_threshold_", None) is not None:
+            raise ValueError(
+                "the reject threshold was chosen for the fitted tree: refit with "
+                f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
+            )
+        params = {
+            **self.get_params(),
+            "pruner": "cost_complexity",
+            "pruner_params": {"risk": risk, "alpha": float(alpha)},
+        }
+        pruned = type(self)(**params)
+        composition = pruned._make_composition()
+        context = PruningContext(composition, None, np.random.default_rng(0))
+        tree = composition.pruner.prune(source, context)
+        tree.component_state["evaluator"] = {}
+        tree.component_state["confidence"] = {}
+        pruned.tree_, pruned.composition_ = tree, composition
+        pruned._grown_tree = getattr(self, "_grown_tree", None)
+        for name in (
+            "classes_",
+            "n_classes_",
+            "n_features_in_",
+            "feature_names_in_",
+            "categories_",
+            "_column_keys",
+            "reject_threshold_",
+        ):
+            if hasattr(self, name):
+                setattr(pruned, name, getattr(self, name))
+        return pruned
 
     def get_depth(self) -> int:
         self._check_fitted()
@@ -647,10 +810,27 @@ class TreeClassifier(ComposedEstimatorMixin):
         )
 
     def _trees_payload(self) -> dict:
-        return {"tree": self.tree_.to_dict()}
+        grown = getattr(self, "_grown_tree", None)
+        return {
+            "tree": self.tree_.to_dict(),
+            **({"grown_tree": grown.to_dict()} if grown is not None else {}),
+        }
 
     def _read_trees(self, payload, composition, n_classes) -> list:
         from treekit_core.engine import model_file
 
         self.tree_ = model_file.read_tree(payload, composition, n_classes)
+        self._grown_tree = None
+        if "grown_tree" in payload:
+            self._grown_tree = model_file.read_tree(
+                {"tree": payload["grown_tree"]},
+                composition,
+                n_classes,
+                "model file: grown_tree",
+                stateful=(),
+            )
+            if self._grown_tree.n_features != self.tree_.n_features:
+                raise model_file.ModelFileError(
+                    "model file: grown_tree and tree disagree on n_features"
+                )
         return [self.tree_]

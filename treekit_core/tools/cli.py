@@ -288,6 +288,14 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_path(args) -> int:
+    model = load_model(args.model)
+    if not hasattr(model, "cp_table"):
+        raise ValueError(f"{args.model} holds a forest; a cp table belongs to one tree")
+    print(model.cp_table(), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="treekit", description="Compose, fit and use decision trees."
@@ -344,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--plots", default=None, metavar="DIR", help="also write pictures (needs matplotlib)"
     )
     evaluate.set_defaults(run=cmd_evaluate)
+    path = sub.add_parser(
+        "path", help="print the pruning path of a saved tree as rpart's printcp table"
+    )
+    path.add_argument("model")
+    path.set_defaults(run=cmd_path)
     return parser
 
 

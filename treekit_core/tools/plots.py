@@ -109,7 +109,7 @@ def plot_pruning_path(model, ax=None):
     ax.set_xlabel("cp (top) and leaves (bottom)")
     ax.set_ylabel("X-val relative error")
     if "selected" in path:
-        ax.axvline(path["selected"], color="C3", lw=1, label="selected")
+        ax.axvline(int(np.flatnonzero(path["selected"])[0]), color="C3", lw=1, label="selected")
     ax.legend()
     return ax
 

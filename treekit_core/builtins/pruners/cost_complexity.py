@@ -105,6 +105,15 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
     )
 
 
+def internal_nodes_left(tree, sequence: WeakestLinkSequence, alpha: float) -> int:
+    """Internal nodes (rpart's nsplit) of the subtree pruned at ``alpha``."""
+    mask = sequence.prune_mask(alpha, tree.n_nodes)
+    removed = np.zeros(tree.n_nodes, dtype=bool)
+    for node in np.flatnonzero(mask):
+        removed[tree.descendants(node)[1:]] = True
+    return int((~tree.is_leaf & ~removed & ~mask).sum())
+
+
 def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
     """Distinct alphas at which the optimal subtree changes (0 first): the nested
     subtrees T_0 > T_1 > ... > root of the cp table."""
@@ -160,6 +169,10 @@ class CostComplexity(Pruner):
     rule : "min_error" (smallest tree with the least CV error; Tóth & Pataki) or "one_se"
         (smallest tree within one standard error of it; rpart's recommendation).
     seed : seed of the fold assignment (None: the estimator's random_state).
+
+    With ``alpha`` given, integer weights and repeated rows give the same tree (the risks
+    are weighted sums). Chosen by CV they need not: folds are dealt by row, so three
+    repeated rows may fall in three folds where one row of weight 3 falls in one.
     """
 
     name: ClassVar[str] = "cost_complexity"
@@ -183,6 +196,8 @@ class CostComplexity(Pruner):
         levels = np.asarray(state.get("alphas", []), dtype=object).shape[:1]
         for key in ("alphas", "n_leaves", "risk", "cp"):
             state_array(state, key, levels, "pruner", minimum=0.0)
+        if "n_splits" in state:
+            state_array(state, "n_splits", levels, "pruner", minimum=0, integer=True)
         steps = np.asarray(state.get("step_alphas", []), dtype=object).shape[:1]
         for key in ("step_alphas", "step_risk"):
             state_array(state, key, steps, "pruner", allow_inf=True)
@@ -195,6 +210,33 @@ class CostComplexity(Pruner):
             if selected >= levels[0]:
                 raise ValueError("model file: pruner.selected is not a subtree level")
 
+    def path_table(self, state: dict) -> dict:
+        """rpart's cp table, one row per nested subtree (largest first): ``alphas``, ``cp``,
+        ``n_leaves``, ``n_splits``, ``risk`` and ``rel_error`` (risk relative to the root
+        as a leaf), with CV ``cv_error``/``cv_std_error`` and rpart's ``xerror``/``xstd``
+        (relative) when the subtree was chosen by CV, and ``selected`` (the subtree in
+        use)."""
+        levels = np.asarray(state["alphas"], dtype=np.float64)
+        risk = np.asarray(state["risk"], dtype=np.float64)
+        root = risk[-1] if risk[-1] > 0 else 1.0
+        table = {
+            "alphas": levels,
+            "cp": np.asarray(state["cp"], dtype=np.float64),
+            "n_leaves": np.asarray(state["n_leaves"], dtype=np.int64),
+        }
+        if "n_splits" in state:
+            table["n_splits"] = np.asarray(state["n_splits"], dtype=np.int64)
+        table["risk"] = risk
+        table["rel_error"] = risk / root
+        if "cv_error" in state:
+            table["cv_error"] = np.asarray(state["cv_error"], dtype=np.float64)
+            table["cv_std_error"] = np.asarray(state["cv_std_error"], dtype=np.float64)
+            table["xerror"] = table["cv_error"] / root
+            table["xstd"] = table["cv_std_error"] / root
+        in_use = np.flatnonzero(levels <= _with_slack(float(state["chosen_alpha"])))
+        table["selected"] = np.arange(levels.size) == (in_use[-1] if in_use.size else 0)
+        return table
+
     def sequence(self, tree, labeler) -> WeakestLinkSequence:
         return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler))
 
@@ -203,9 +245,11 @@ class CostComplexity(Pruner):
         levels = subtree_levels(sequence)
         leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
         risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
+        splits = np.array([internal_nodes_left(tree, sequence, a) for a in levels])
         state = {
             "alphas": levels,
             "n_leaves": leaves,
+            "n_splits": splits,
             "risk": risk,
             # rpart's cp: alpha relative to the risk of the root as a leaf (the last subtree)
             "cp": levels / risk[-1] if risk[-1] > 0 else levels,

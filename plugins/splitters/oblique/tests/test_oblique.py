@@ -96,3 +96,38 @@ def test_the_oblique_question_meets_the_question_contract():
     from treekit_oblique import ObliqueQuestion
 
     check_question(ObliqueQuestion)
+
+
+def test_importances_credit_an_oblique_node_by_its_coefficients():
+    X, y = diagonal()
+    model = TreeClassifier(splitter="oblique", splitter_params={"also_axis_aligned": False}).fit(
+        X, y
+    )
+    tree = model.tree_
+    expected = np.zeros(2)
+    for node in np.flatnonzero(~tree.is_leaf):
+        kids = tree.children(node)
+        drop = (
+            tree.weight[node] * tree.impurity[node]
+            - (tree.weight[kids] * tree.impurity[kids]).sum()
+        )
+        coef = np.abs(tree.question_params(node))
+        expected += drop * coef / coef.sum()
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum())
+    assert 0.3 < model.feature_importances_[0] < 0.7  # the diagonal tests both features
+
+
+def test_exports_refuse_oblique_questions():
+    pytest.importorskip("sklearn")
+    from treekit_core.export import NotExportableError, to_shap, to_sklearn
+
+    X, y = diagonal()
+    model = TreeClassifier(splitter="oblique", max_depth=2).fit(X, y)
+    for export in (to_sklearn, to_shap):
+        with pytest.raises(NotExportableError, match="asks a 'oblique' question"):
+            export(model, missing="larger_share")
+    pytest.importorskip("onnx")
+    from treekit_core.export import to_onnx
+
+    with pytest.raises(NotExportableError, match="asks a 'oblique' question"):
+        to_onnx(model, missing="larger_share")

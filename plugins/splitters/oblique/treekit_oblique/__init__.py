@@ -44,6 +44,15 @@ class ObliqueQuestion(Question):
         value = f"{threshold:.{decimals}f}"
         return [f"{terms} <= {value}", f"{terms} >  {value}"]
 
+    def tested_features(self, feature, params, n_features):
+        """Every feature with a nonzero coefficient, credited by |coefficient| (in the
+        units of X, so rescaling a feature changes its share)."""
+        weight = np.abs(np.asarray(params, dtype=np.float64))
+        features = np.flatnonzero(weight)
+        if features.size == 0:
+            return np.array([feature], dtype=np.int64), np.ones(1)
+        return features, weight[features] / weight[features].sum()
+
     def check_node(self, feature, threshold, params, n_branches, n_features):
         if n_branches != 2:
             return f"{n_branches} branches; an oblique question has 2"

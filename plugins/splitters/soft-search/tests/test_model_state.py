@@ -58,3 +58,14 @@ def test_a_stack_size_never_comes_from_the_file():
         TreeClassifier.from_json(json.dumps(payload))
     proba = TreeClassifier.from_json(model.to_json()).predict_proba(data.X)
     np.testing.assert_allclose(proba, model.predict_proba(data.X))
+
+
+def test_exports_refuse_soft_evaluation():
+    pytest.importorskip("sklearn")
+    from treekit_core.export import NotExportableError, to_shap, to_sklearn
+
+    data = load_dataset("haberman")
+    model = TreeClassifier(evaluator="soft", max_depth=3).fit(data.X, data.y)
+    for export in (to_sklearn, to_shap):
+        with pytest.raises(NotExportableError, match="evaluator 'soft' mixes several"):
+            export(model, missing="larger_share")

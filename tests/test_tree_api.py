@@ -1,0 +1,174 @@
+"""The tree API scikit-learn and rpart users reach for: importances, apply and
+decision_path, log probabilities, the cost-complexity path, the cp table and pruning a
+fitted tree without regrowing."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
+from sklearn_parity import assert_same_tree, float32_exact
+
+from treekit_core import ForestClassifier, TreeClassifier
+from treekit_core.datasets import load_dataset
+from treekit_core.tools.cli import main
+
+
+@pytest.fixture(scope="module")
+def wisconsin():
+    return load_dataset("wisconsin", dropna=True)
+
+
+@pytest.fixture(scope="module")
+def same_trees(wisconsin):
+    """A treekit tree and a scikit-learn tree that are node for node the same."""
+    X = float32_exact(wisconsin.X)
+    ours = TreeClassifier(min_samples_leaf=5).fit(X, wisconsin.y)
+    theirs = DecisionTreeClassifier(min_samples_leaf=5, random_state=0).fit(X, wisconsin.y)
+    assert_same_tree(ours.tree_, theirs.tree_)
+    return X, ours, theirs
+
+
+def test_feature_importances_equal_sklearns_on_the_same_tree(same_trees):
+    X, ours, theirs = same_trees
+    np.testing.assert_allclose(ours.feature_importances_, theirs.feature_importances_, atol=1e-12)
+    assert ours.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_decision_path_and_apply_equal_sklearns_on_the_same_tree(same_trees):
+    X, ours, theirs = same_trees
+    np.testing.assert_array_equal(ours.apply(X), theirs.apply(X))
+    np.testing.assert_array_equal(
+        ours.decision_path(X).toarray(), theirs.decision_path(X).toarray()
+    )
+
+
+def test_predict_log_proba_is_the_log_of_predict_proba(same_trees):
+    X, ours, _ = same_trees
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(ours.predict_log_proba(X), np.log(ours.predict_proba(X)))
+
+
+def test_forest_importances_are_the_mean_of_normalised_tree_importances(wisconsin):
+    forest = ForestClassifier(n_estimators=7, random_state=0).fit(wisconsin.X, wisconsin.y)
+    per_tree = []
+    for tree in forest.estimators_:  # by hand, node by node
+        total = np.zeros(tree.n_features)
+        for node in np.flatnonzero(~tree.is_leaf):
+            left, right = tree.children(node)
+            total[tree.feature[node]] += (
+                tree.weight[node] * tree.impurity[node]
+                - tree.weight[left] * tree.impurity[left]
+                - tree.weight[right] * tree.impurity[right]
+            )
+        per_tree.append(total / total.sum())
+    expected = np.mean(per_tree, axis=0)
+    np.testing.assert_allclose(forest.feature_importances_, expected / expected.sum())
+    leaves = forest.apply(wisconsin.X[:5])
+    indicator, ptr = forest.decision_path(wisconsin.X[:5])
+    assert leaves.shape == (5, 7) and ptr[-1] == indicator.shape[1]
+    for i in range(len(forest.estimators_)):
+        block = indicator[:, ptr[i] : ptr[i + 1]].toarray()
+        assert (block[np.arange(5), leaves[:, i]] == 1).all() and (block[:, 0] == 1).all()
+    # scikit-learn's forest returns the same kind of objects
+    theirs = RandomForestClassifier(n_estimators=3, random_state=0).fit(wisconsin.X, wisconsin.y)
+    assert type(theirs.decision_path(wisconsin.X[:5])[1]) is type(ptr)
+
+
+def test_cost_complexity_pruning_path_equals_sklearns(wisconsin):
+    X = float32_exact(wisconsin.X)
+    ours = TreeClassifier(min_samples_leaf=5).cost_complexity_pruning_path(X, wisconsin.y)
+    theirs = DecisionTreeClassifier(
+        min_samples_leaf=5, random_state=0
+    ).cost_complexity_pruning_path(X, wisconsin.y)
+    np.testing.assert_allclose(ours.ccp_alphas, theirs.ccp_alphas, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(ours.impurities, theirs["impurities"], rtol=1e-9, atol=1e-15)
+
+
+@pytest.fixture(scope="module")
+def cv_model(wisconsin):
+    return TreeClassifier(pruner="cost_complexity", random_state=0).fit(wisconsin.X, wisconsin.y)
+
+
+def test_pruning_path_is_one_dataframe(cv_model):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(cv_model.pruning_path_)
+    assert list(frame.columns[:4]) == ["alphas", "cp", "n_leaves", "n_splits"]
+    assert frame["selected"].sum() == 1
+    assert frame.loc[frame["selected"], "n_leaves"].item() == cv_model.get_n_leaves()
+    # binary trees: one split fewer than leaves; rel_error is the risk over the root's
+    np.testing.assert_array_equal(frame["n_splits"], frame["n_leaves"] - 1)
+    np.testing.assert_allclose(frame["rel_error"], frame["risk"] / frame["risk"].iloc[-1])
+    np.testing.assert_allclose(frame["xerror"], frame["cv_error"] / frame["risk"].iloc[-1])
+
+
+def test_cp_table_prints_like_printcp(cv_model, wisconsin, tmp_path, capsys):
+    text = cv_model.cp_table()
+    lines = text.splitlines()
+    minority = int(min(np.unique(wisconsin.y, return_counts=True)[1]))
+    n = wisconsin.X.shape[0]
+    assert lines[0] == f"Root node error: {minority}/{n} = {minority / n:.5f}"
+    assert lines[2] == f"n= {n}"
+    assert lines[4].split() == ["CP", "nsplit", "rel", "error", "xerror", "xstd"]
+    rows = [line.split() for line in lines[5:]]
+    path = cv_model.pruning_path_
+    assert len(rows) == len(path["cp"])
+    assert rows[0][2] == "0" and rows[0][3] == "1.00000"  # the root first, as rpart
+    marked = [r for r in rows if r[-1] == "*"]
+    assert len(marked) == 1 and int(marked[0][2]) == cv_model.get_n_leaves() - 1
+    model_file = tmp_path / "model.json"
+    cv_model.to_json(model_file)
+    assert main(["path", str(model_file)]) == 0
+    assert capsys.readouterr().out == text
+
+
+@pytest.mark.parametrize("which", ["below", "above"])
+def test_prune_equals_refitting_with_that_alpha(cv_model, wisconsin, which):
+    path = cv_model.pruning_path_
+    chosen = int(np.flatnonzero(path["selected"])[0])
+    level = chosen - 2 if which == "below" else chosen + 2
+    alpha = float(np.sqrt(path["alphas"][level] * path["alphas"][level + 1]))
+    pruned = cv_model.prune(alpha=alpha)
+    refit = TreeClassifier(
+        pruner="cost_complexity", pruner_params={"alpha": alpha}, random_state=0
+    ).fit(wisconsin.X, wisconsin.y)
+    assert pruned.get_n_leaves() == refit.get_n_leaves() == path["n_leaves"][level]
+    np.testing.assert_array_equal(pruned.tree_.threshold, refit.tree_.threshold)
+    np.testing.assert_array_equal(
+        pruned.predict_proba(wisconsin.X), refit.predict_proba(wisconsin.X)
+    )
+    assert pruned.get_params() == refit.get_params() | {
+        "pruner_params": {"risk": "misclassification", "alpha": alpha}
+    }
+    # rpart's cp is alpha over the root's risk; after a JSON round trip the grown tree is kept
+    loaded = TreeClassifier.from_json(cv_model.to_json())
+    by_cp = loaded.prune(cp=alpha / path["risk"][-1])
+    np.testing.assert_array_equal(by_cp.tree_.threshold, pruned.tree_.threshold)
+    assert cv_model.get_n_leaves() == path["n_leaves"][chosen]  # the original is unchanged
+
+
+def test_prune_refuses_what_it_cannot_do(cv_model):
+    with pytest.raises(ValueError, match="exactly one of alpha= or cp="):
+        cv_model.prune()
+    with pytest.raises(ValueError, match="cp must be"):
+        cv_model.prune(cp=-1.0)
+    with pytest.raises(ValueError, match="alpha must be"):
+        cv_model.prune(alpha=float("nan"))
+
+
+def test_pandas_text_columns_are_nominal_by_default():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "green", "blue"], size=200)
+    size = rng.normal(size=200)
+    y = (colour == "green").astype(int)
+    frame = pd.DataFrame({"colour": pd.Series(colour, dtype="str"), "size": size})
+    as_object = frame.astype({"colour": object})
+    declared = TreeClassifier(categorical_features=["colour"]).fit(frame, y)
+    for X in (frame, as_object):
+        model = TreeClassifier().fit(X, y)
+        assert model.categories_ == {0: ["blue", "green", "red"]}
+        assert model.score(X, y) == 1.0
+        np.testing.assert_array_equal(model.tree_.threshold, declared.tree_.threshold)
+    # a numpy object array with text in a column: that column too
+    model = TreeClassifier().fit(as_object.to_numpy(), y)
+    assert model.categories_ == {0: ["blue", "green", "red"]}

@@ -1,0 +1,110 @@
+"""What every exporter needs: the fitted trees, and the checks that a composition is one
+other tools can express (hard routing, no abstention, labels = the most probable class,
+a side for missing values)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class NotExportableError(ValueError):
+    """The composition cannot be written in the target format; the message says why."""
+
+
+#: How an exporter treats a node that sends a sample with a missing value down several
+#: branches by their training shares (C4.5's rule), which none of the targets can express.
+MISSING_RULES = ("error", "larger_share")
+
+
+def fitted_trees(model) -> list:
+    model._check_fitted()
+    return list(getattr(model, "estimators_", None) or [model.tree_])
+
+
+def check_hard(model, target: str) -> None:
+    """Samples reach one leaf (the evaluator routes hard) and the model never abstains."""
+    composition = model.composition_
+    if "hard_routing" not in composition.evaluator.provides:
+        raise NotExportableError(
+            f"{target} routes every sample to one leaf; evaluator "
+            f"{composition.evaluator.name!r} mixes several (soft routing)"
+        )
+    if model.can_abstain_:
+        raise NotExportableError(
+            f"{target} always names a class; this composition can abstain (labeler "
+            f"{composition.labeler.name!r} or a reject rule)"
+        )
+
+
+def check_argmax_labels(model, target: str) -> None:
+    """The labeler decides the most probable class (first on ties): checked on every leaf
+    distribution and on 1000 random ones, since a forest averages leaves."""
+    rng = np.random.default_rng(0)
+    probes = [tree.value for tree in fitted_trees(model)]
+    probes.append(rng.dirichlet(np.ones(model.n_classes_), size=1000))
+    probes = np.vstack(probes)
+    decided = np.asarray(model.composition_.labeler.decide(probes))
+    if (decided != probes.argmax(axis=1)).any():
+        raise NotExportableError(
+            f"{target} labels a sample with its most probable class; labeler "
+            f"{model.composition_.labeler.name!r} decides otherwise"
+        )
+
+
+def check_missing_rule(missing: str) -> None:
+    if missing not in MISSING_RULES:
+        raise ValueError(f"missing must be one of {MISSING_RULES}, got {missing!r}")
+
+
+def missing_branch(tree, node: int, missing: str, target: str) -> int:
+    """The branch (0-based) a sample with a missing tested value takes at ``node``."""
+    shares = tree.shares(node)
+    branch = int(np.argmax(shares))
+    if shares[branch] < 1.0 and missing == "error":
+        raise NotExportableError(
+            f"node {node} sends a sample with a missing value down every branch by the "
+            f"training shares {np.round(shares, 4).tolist()}, which {target} cannot express; "
+            "pass missing='larger_share' to send it down the branch with the larger share "
+            "(predictions then differ from treekit's only on rows missing a tested value), "
+            "or use a splitter that sends missing values to one side (histogram)"
+        )
+    return branch
+
+
+def binary_threshold_arrays(tree, missing: str, target: str) -> dict:
+    """scikit-learn style arrays of a tree whose every question is ``x <= t`` with two
+    branches: children_left/right (-1 at leaves), children_default (the child a missing
+    value goes to; -1 at leaves), feature and threshold (-2 at leaves)."""
+    n = tree.n_nodes
+    left = np.full(n, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    default = np.full(n, -1, dtype=np.int64)
+    feature = np.full(n, -2, dtype=np.int64)
+    threshold = np.full(n, -2.0)
+    for node in np.flatnonzero(~tree.is_leaf):
+        question = tree.question_of(node)
+        if not question.compares_threshold:
+            raise NotExportableError(
+                f"{target} holds binary trees of x <= t tests; node {node} asks a "
+                f"{question.name!r} question"
+            )
+        kids = tree.children(node)
+        left[node], right[node] = kids
+        default[node] = kids[missing_branch(tree, node, missing, target)]
+        feature[node], threshold[node] = tree.feature[node], tree.threshold[node]
+    return {
+        "children_left": left,
+        "children_right": right,
+        "children_default": default,
+        "feature": feature,
+        "threshold": threshold,
+    }
+
+
+def float32_floor(value: float) -> float:
+    """The largest float32 <= value: for a float32 input v, ``v <= value`` exactly when
+    ``v <= float32_floor(value)`` (skl2onnx rounds scikit-learn's thresholds this way)."""
+    rounded = np.float32(value)
+    if float(rounded) > value:
+        rounded = np.nextafter(rounded, np.float32(-np.inf), dtype=np.float32)
+    return float(rounded)

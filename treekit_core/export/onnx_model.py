@@ -1,0 +1,186 @@
+"""A treekit tree or forest as an ONNX ``TreeEnsembleClassifier`` (ai.onnx.ml opset 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.export.hard_trees import (
+    NotExportableError,
+    check_argmax_labels,
+    check_hard,
+    check_missing_rule,
+    fitted_trees,
+    float32_floor,
+    missing_branch,
+)
+
+TARGET = "ONNX's TreeEnsembleClassifier"
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
+class _TreeNodes:
+    """The node tuples of one ONNX tree, ids handed out as nodes are written."""
+
+    def __init__(self, tree_id: int):
+        self.tree_id = tree_id
+        self.rows = []  # (id, mode, feature, value, true id, false id, missing goes true)
+        self.leaf_votes = []  # (id, class, weight)
+
+    def new_id(self) -> int:
+        self.rows.append(None)
+        return len(self.rows) - 1
+
+    def branch(self, node_id, mode, feature, value, true_id, false_id, missing_true):
+        self.rows[node_id] = (node_id, mode, int(feature), value, true_id, false_id, missing_true)
+
+    def leaf(self, node_id, votes):
+        self.rows[node_id] = (node_id, "LEAF", 0, 0.0, 0, 0, 0)
+        self.leaf_votes.extend((node_id, k, float(w)) for k, w in enumerate(votes))
+
+
+def _write(tree, node, nodes: _TreeNodes, scale, categories, missing) -> int:
+    """Write ``node`` and its subtree; return its ONNX id."""
+    own = nodes.new_id()
+    if tree.is_leaf[node]:
+        nodes.leaf(own, tree.value[node] * scale)
+        return own
+    question = tree.question_of(node)
+    kids = tree.children(node)
+    gone = missing_branch(tree, node, missing, TARGET)
+    feature, threshold = int(tree.feature[node]), float(tree.threshold[node])
+    params = tree.question_params(node)
+    if question.compares_threshold:
+        true_id = _write(tree, kids[0], nodes, scale, categories, missing)
+        false_id = _write(tree, kids[1], nodes, scale, categories, missing)
+        nodes.branch(
+            own, "BRANCH_LEQ", feature, float32_floor(threshold), true_id, false_id, gone == 0
+        )
+        return own
+    branches = question.category_branches(feature, threshold, params, kids.size)
+    if branches is None:
+        raise NotExportableError(
+            f"{TARGET} tests one feature against a number; node {node} asks a "
+            f"{question.name!r} question"
+        )
+    n_codes = len(categories.get(feature, ())) or kids.size
+    branches = np.asarray(branches)[:n_codes]
+    # a chain of x == code tests for the codes that do not go where a missing value goes;
+    # a missing or unseen code fails every test and so takes the missing branch. Links are
+    # numbered before the subtrees below them (onnxruntime expects a parent before its
+    # children).
+    tested = [code for code in range(n_codes) if branches[code] != gone]
+    # onnxruntime (1.32) merges a run of x == c tests on one feature into one set test
+    # with the first test's target, so tests with different targets are kept apart by a
+    # test every sample passes (x <= FLT_MAX, missing to the same place)
+    apart = [i > 0 and branches[tested[i - 1]] != branches[code] for i, code in enumerate(tested)]
+    links = [own] + [nodes.new_id() for _ in tested[1:]]
+    separators = [nodes.new_id() if needed else None for needed in apart]
+    child_ids = [_write(tree, kid, nodes, scale, categories, missing) for kid in kids]
+    if not tested:  # every known code goes one way
+        nodes.branch(own, "BRANCH_LEQ", feature, 0.0, child_ids[gone], child_ids[gone], True)
+        return own
+    for i, code in enumerate(tested):
+        next_id = links[i + 1] if i + 1 < len(tested) else child_ids[gone]
+        if i + 1 < len(tested) and separators[i + 1] is not None:
+            nodes.branch(separators[i + 1], "BRANCH_LEQ", feature, FLT_MAX, next_id, next_id, True)
+            next_id = separators[i + 1]
+        nodes.branch(
+            links[i], "BRANCH_EQ", feature, float(code), child_ids[branches[code]], next_id, False
+        )
+    return own
+
+
+def to_onnx(model, missing: str = "error", name: str = "treekit"):
+    """An ``onnx.ModelProto``: one float32 input ``X`` [N, n_features], outputs ``label``
+    [N] and ``probabilities`` [N, n_classes], in that order, from an ai.onnx.ml opset 3
+    ``TreeEnsembleClassifier`` (a forest's leaves weighted 1 / n_trees, summed).
+
+    Thresholds are rounded down to float32 (as skl2onnx rounds scikit-learn's), so on
+    float32 input the tests answer exactly as treekit's. Subset and multi-way questions
+    become chains of ``BRANCH_EQ`` on the category codes (nominal columns enter as codes:
+    ``model.categories_``). Soft routing, oblique questions, abstention and labelers that
+    do not pick the most probable class raise :class:`NotExportableError`, as does a node
+    that sends a missing value down several branches by training shares unless
+    ``missing="larger_share"`` (then such a sample follows the larger branch, and only rows
+    missing a tested value can differ from treekit)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    check_missing_rule(missing)
+    check_hard(model, TARGET)
+    check_argmax_labels(model, TARGET)
+    trees = fitted_trees(model)
+    categories = getattr(model, "categories_", {}) or {}
+    written = []
+    for tree_id, tree in enumerate(trees):
+        nodes = _TreeNodes(tree_id)
+        _write(tree, 0, nodes, 1.0 / len(trees), categories, missing)
+        written.append(nodes)
+    rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
+    votes = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]
+    classes = np.asarray(model.classes_)
+    if classes.dtype.kind in "biu" or (
+        classes.dtype.kind == "f" and np.all(classes == np.round(classes))
+    ):
+        labels = {"classlabels_int64s": [int(c) for c in classes]}
+        label_type = TensorProto.INT64
+    else:
+        labels = {"classlabels_strings": [str(c) for c in classes]}
+        label_type = TensorProto.STRING
+    ensemble = helper.make_node(
+        "TreeEnsembleClassifier",
+        ["X"],
+        ["ensemble_label", "probabilities"],
+        domain="ai.onnx.ml",
+        nodes_treeids=[r[0] for r in rows],
+        nodes_nodeids=[r[1] for r in rows],
+        nodes_modes=[r[2] for r in rows],
+        nodes_featureids=[r[3] for r in rows],
+        nodes_values=[r[4] for r in rows],
+        nodes_truenodeids=[r[5] for r in rows],
+        nodes_falsenodeids=[r[6] for r in rows],
+        nodes_missing_value_tracks_true=[int(r[7]) for r in rows],
+        class_treeids=[v[0] for v in votes],
+        class_nodeids=[v[1] for v in votes],
+        class_ids=[v[2] for v in votes],
+        class_weights=[v[3] for v in votes],
+        post_transform="NONE",
+        **labels,
+    )
+    # The label is the first most probable class, as treekit decides; the operator's own
+    # label output is not used: onnxruntime reads two-class scores its own way.
+    if label_type == TensorProto.INT64:
+        label_values = helper.make_tensor(
+            "classes", TensorProto.INT64, [len(classes)], labels["classlabels_int64s"]
+        )
+    else:
+        label_values = helper.make_tensor(
+            "classes",
+            TensorProto.STRING,
+            [len(classes)],
+            [c.encode() for c in labels["classlabels_strings"]],
+        )
+    nodes = [
+        ensemble,
+        helper.make_node("Constant", [], ["classes"], value=label_values),
+        helper.make_node("ArgMax", ["probabilities"], ["best"], axis=1, keepdims=0),
+        helper.make_node("Gather", ["classes", "best"], ["label"], axis=0),
+    ]
+    n_features = trees[0].n_features
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, n_features])],
+        [
+            helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, len(classes)]),
+        ],
+    )
+    onnx_model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+        producer_name="treekit",
+    )
+    onnx_model.ir_version = 8
+    onnx.checker.check_model(onnx_model)
+    return onnx_model

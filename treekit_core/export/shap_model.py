@@ -1,0 +1,43 @@
+"""A treekit tree or forest as the dict model ``shap.TreeExplainer`` accepts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.export.hard_trees import (
+    binary_threshold_arrays,
+    check_hard,
+    check_missing_rule,
+    fitted_trees,
+)
+
+
+def to_shap(model, missing: str = "error") -> dict:
+    """``{"trees": [...]}`` for ``shap.TreeExplainer``: per tree ``children_left``,
+    ``children_right``, ``children_default``, ``features``, ``thresholds``, ``values``
+    (n_nodes x n_classes class probabilities; divided by the number of trees for a forest,
+    so the trees' outputs sum to ``predict_proba``) and ``node_sample_weight`` (the
+    training weight reaching each node: the cover of path-dependent TreeSHAP). Needs
+    binary ``x <= t`` questions and hard routing; abstention does not matter (SHAP
+    explains the probabilities). ``missing``: see :func:`treekit_core.export.to_onnx`."""
+    target = "shap's tree model"
+    check_missing_rule(missing)
+    composition = model.composition_
+    if "hard_routing" not in composition.evaluator.provides:
+        check_hard(model, target)  # raises, naming the evaluator
+    trees = fitted_trees(model)
+    exported = []
+    for tree in trees:
+        arrays = binary_threshold_arrays(tree, missing, target)
+        exported.append(
+            {
+                "children_left": arrays["children_left"].astype(np.int32),
+                "children_right": arrays["children_right"].astype(np.int32),
+                "children_default": arrays["children_default"].astype(np.int32),
+                "features": arrays["feature"].astype(np.int32),
+                "thresholds": arrays["threshold"].astype(np.float64),
+                "values": tree.value / len(trees),
+                "node_sample_weight": tree.weight.astype(np.float64),
+            }
+        )
+    return {"trees": exported}

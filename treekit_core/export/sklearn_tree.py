@@ -1,0 +1,67 @@
+"""A treekit tree as a fitted scikit-learn ``DecisionTreeClassifier``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.export.hard_trees import (
+    binary_threshold_arrays,
+    check_argmax_labels,
+    check_hard,
+    check_missing_rule,
+)
+
+
+def to_sklearn(model, missing: str = "error"):
+    """A fitted ``sklearn.tree.DecisionTreeClassifier`` with the same nodes, thresholds,
+    class probabilities and labels, so ``plot_tree``, ``export_graphviz`` and the rest of
+    scikit-learn's tree tools work. Needs binary ``x <= t`` questions, hard routing, no
+    abstention and a labeler that picks the most probable class; otherwise
+    :class:`NotExportableError` says what stands in the way. scikit-learn compares X in
+    float32, so predictions are identical on X exactly representable in float32 (as
+    between two scikit-learn trees). ``missing``: see :func:`treekit_core.export.to_onnx`.
+    Nominal columns enter as their category codes (``model.categories_``)."""
+    from sklearn.tree import DecisionTreeClassifier
+    from sklearn.tree._tree import NODE_DTYPE
+    from sklearn.tree._tree import Tree as SklearnTree
+
+    target = "a scikit-learn tree"
+    check_missing_rule(missing)
+    if hasattr(model, "estimators_"):
+        raise TypeError("to_sklearn converts a TreeClassifier; a forest has several trees")
+    check_hard(model, target)
+    check_argmax_labels(model, target)
+    tree = model.tree_
+    arrays = binary_threshold_arrays(tree, missing, target)
+    nodes = np.zeros(tree.n_nodes, dtype=NODE_DTYPE)
+    nodes["left_child"] = arrays["children_left"]
+    nodes["right_child"] = arrays["children_right"]
+    nodes["feature"] = arrays["feature"]
+    nodes["threshold"] = arrays["threshold"]
+    nodes["impurity"] = tree.impurity
+    nodes["n_node_samples"] = tree.n_samples
+    nodes["weighted_n_node_samples"] = tree.weight
+    nodes["missing_go_to_left"] = (arrays["children_default"] == arrays["children_left"]) & (
+        arrays["children_left"] >= 0
+    )
+    n_classes = np.array([model.n_classes_], dtype=np.intp)
+    sk_tree = SklearnTree(tree.n_features, n_classes, 1)
+    sk_tree.__setstate__(
+        {
+            "max_depth": int(tree.max_depth),
+            "node_count": int(tree.n_nodes),
+            "nodes": nodes,
+            "values": np.ascontiguousarray(tree.value[:, None, :], dtype=np.float64),
+        }
+    )
+    # the criterion's name labels the impurities in plot_tree / export_graphviz
+    clf = DecisionTreeClassifier(criterion=model.composition_.criterion.name)
+    clf.tree_ = sk_tree
+    clf.classes_ = np.asarray(model.classes_)
+    clf.n_classes_ = int(model.n_classes_)
+    clf.n_outputs_ = 1
+    clf.n_features_in_ = int(tree.n_features)
+    clf.max_features_ = int(tree.n_features)
+    if hasattr(model, "feature_names_in_"):
+        clf.feature_names_in_ = np.asarray(model.feature_names_in_, dtype=object)
+    return clf
