@@ -172,3 +172,49 @@ def test_pandas_text_columns_are_nominal_by_default():
     # a numpy object array with text in a column: that column too
     model = TreeClassifier().fit(as_object.to_numpy(), y)
     assert model.categories_ == {0: ["blue", "green", "red"]}
+
+
+def test_importances_of_multiway_nodes_sum_every_branch():
+    lenses = load_dataset("lenses")
+    model = TreeClassifier(splitter="c45", categorical_features=lenses.categorical).fit(
+        lenses.X, lenses.y
+    )
+    tree = model.tree_
+    assert tree.n_children.max() > 2
+    expected = np.zeros(tree.n_features)
+    for node in np.flatnonzero(~tree.is_leaf):
+        kids = tree.children(node)
+        expected[tree.feature[node]] += tree.weight[node] * tree.impurity[node] - sum(
+            tree.weight[k] * tree.impurity[k] for k in kids
+        )
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum())
+
+
+def test_a_corrupt_grown_tree_is_refused_naming_it(cv_model):
+    import json
+
+    from treekit_core.engine.model_file import ModelFileError
+
+    payload = json.loads(cv_model.to_json())
+    assert "grown_tree" in payload
+    payload["grown_tree"]["feature"][0] = 99
+    with pytest.raises(ModelFileError, match="model file: grown_tree"):
+        TreeClassifier.from_json(json.dumps(payload))
+    payload = json.loads(cv_model.to_json())
+    payload["grown_tree"]["class_sums"] = payload["grown_tree"]["class_sums"][:3]
+    with pytest.raises(ModelFileError, match="model file: grown_tree"):
+        TreeClassifier.from_json(json.dumps(payload))
+
+
+def test_sparse_x_is_densified_or_refused_naming_its_size():
+    from scipy import sparse
+
+    data = load_dataset("haberman")
+    dense = TreeClassifier().fit(data.X, data.y)
+    for kind in (sparse.csr_matrix, sparse.csc_array):
+        model = TreeClassifier().fit(kind(data.X), data.y)
+        np.testing.assert_array_equal(model.tree_.threshold, dense.tree_.threshold)
+        np.testing.assert_array_equal(model.predict(kind(data.X)), dense.predict(data.X))
+    huge = sparse.csr_matrix((10**6, 10**6))  # 7451 GiB dense
+    with pytest.raises(ValueError, match=r"shape \(1000000, 1000000\).*7450\.6 GiB"):
+        TreeClassifier().fit(huge, np.arange(10**6) % 2)

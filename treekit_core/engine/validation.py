@@ -70,19 +70,34 @@ def _is_sparse(obj) -> bool:
 MAX_DENSIFIED_BYTES = 8 * 2**30
 
 
+def densify_limit() -> int:
+    """Bytes a dense copy of sparse X may take: MAX_DENSIFIED_BYTES, and at most half of
+    the memory this machine has available now (where the OS says)."""
+    import os
+
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return MAX_DENSIFIED_BYTES
+    return min(MAX_DENSIFIED_BYTES, available // 2) if available > 0 else MAX_DENSIFIED_BYTES
+
+
 def densified(X, name: str = "X"):
     """A scipy.sparse matrix as a dense array (the splitters scan dense columns; a stored
-    NaN stays missing, an implicit entry is 0), refused when the dense copy would be huge."""
+    NaN stays missing, an implicit entry is 0), refused when the dense copy would not fit
+    (:func:`densify_limit`)."""
     if not _is_sparse(X):
         return X
     shape = getattr(X, "shape", ())
     if len(shape) != 2:
         raise ValueError(f"{name} is a sparse {type(X).__name__} of shape {shape}; 2-D expected")
     needed = shape[0] * shape[1] * 8
-    if needed > MAX_DENSIFIED_BYTES:
+    limit = densify_limit()
+    if needed > limit:
         raise ValueError(
             f"{name} is a sparse {type(X).__name__} of shape {shape}; treekit works on dense "
             f"columns and its dense copy would take {needed / 2**30:.1f} GiB (at most "
+            f"{limit / 2**30:.1f} GiB: half the free memory, capped at "
             f"{MAX_DENSIFIED_BYTES / 2**30:.0f} GiB): select features first"
         )
     return X.toarray()
