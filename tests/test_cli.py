@@ -188,3 +188,147 @@ def test_plots_without_matplotlib_is_a_one_line_error(tmp_path, capsys, monkeypa
     code = main(["evaluate", model, data, "--target", "class", "--plots", str(tmp_path)])
     assert code == 2
     assert "--plots needs matplotlib" in _one_line_error(capsys)
+
+
+def _fit(data_file, model_file, *extra):
+    return main(["fit", str(data_file), "--target", "class", "--out", str(model_file), *extra])
+
+
+def test_fit_prunes_by_default_as_rpart_and_says_so(tmp_path, capsys):
+    from treekit_core import TreeClassifier
+    from treekit_core.datasets import dataset_path, load_dataset
+
+    data = load_dataset("bupa")
+    model_file = tmp_path / "model.json"
+    assert _fit(dataset_path("bupa"), model_file) == 0
+    out = capsys.readouterr().out
+    assert "pruner cost_complexity(risk='misclassification', cv=10, rule='one_se'" in out
+    expected = TreeClassifier(
+        pruner="cost_complexity", pruner_params={"cv": 10, "rule": "one_se"}, random_state=0
+    ).fit(data.X, data.y)
+    assert f"fitted {expected.get_n_leaves()} leaves" in out
+    assert _fit(dataset_path("bupa"), model_file, "--pruner", "none") == 0
+    full = TreeClassifier().fit(data.X, data.y)
+    assert f"fitted {full.get_n_leaves()} leaves" in capsys.readouterr().out
+    assert full.get_n_leaves() > 3 * expected.get_n_leaves()
+
+
+def test_integer_labels_stay_integers(tmp_path, capsys):
+    from treekit_core.datasets import dataset_path
+
+    model_file, out_file = tmp_path / "model.json", tmp_path / "p.csv"
+    assert _fit(dataset_path("bupa"), model_file) == 0  # classes 1 / 2
+    assert (
+        main(["predict", str(model_file), str(dataset_path("bupa")), "--out", str(out_file)]) == 0
+    )
+    header, first = out_file.read_text().splitlines()[:2]
+    assert header.split(",")[3:] == ["p_1", "p_2"] and first.split(",")[0] in ("1", "2")
+    assert main(["path", str(model_file)]) == 0  # the cp table of the default pruner
+    assert "Root node error" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    import pytest
+
+    from treekit_core.tools.cli import _version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"treekit {_version()}"
+    assert _version()[0].isdigit()
+
+
+def test_evaluate_on_the_training_file_warns_of_resubstitution(tmp_path, capsys):
+    from treekit_core.datasets import dataset_path
+
+    data_file = dataset_path("haberman")
+    model_file = tmp_path / "model.json"
+    assert _fit(data_file, model_file) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model_file), str(data_file), "--target", "class"]) == 0
+    captured = capsys.readouterr()
+    assert "resubstitution figures" in captured.err and "resubstitution" in captured.out
+    other = tmp_path / "other.csv"
+    lines = data_file.read_text().splitlines()
+    other.write_text("\n".join(lines[:-5]) + "\n")  # not the training rows
+    assert main(["evaluate", str(model_file), str(other), "--target", "class"]) == 0
+    assert "resubstitution" not in capsys.readouterr().err
+
+
+def test_evaluate_cross_validates_the_stored_composition(tmp_path, capsys):
+    from treekit_core import TreeClassifier
+    from treekit_core.builtins.pruners.cost_complexity import stratified_folds
+    from treekit_core.datasets import dataset_path, load_dataset
+    from treekit_core.tools.metrics import diagnostic_report
+
+    data_file = dataset_path("haberman")
+    model_file = tmp_path / "model.json"
+    assert _fit(data_file, model_file, "--set", "max_depth=3", "--pruner", "none") == 0
+    capsys.readouterr()
+    argv = ["evaluate", str(model_file), str(data_file), "--target", "class", "--cv", "5"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("out-of-sample figures: 5-fold stratified cross-validation (seed 0)")
+    data = load_dataset("haberman")
+    _, encoded = np.unique(data.y, return_inverse=True)
+    fold = stratified_folds(encoded, 5, np.random.default_rng(0))
+    predicted, truth = [], []
+    for k in range(5):
+        train, test = fold != k, fold == k
+        model = TreeClassifier(max_depth=3, random_state=0).fit(data.X[train], data.y[train])
+        predicted.append(model.predict(data.X[test]))
+        truth.append(data.y[test])
+    expected = diagnostic_report(np.concatenate(truth), np.concatenate(predicted))
+    assert expected.to_text() in out
+    # another composition, given on the command line, and a held-out split
+    argv = ["evaluate", str(model_file), str(data_file), "--target", "class", "--test-size", "0.3"]
+    assert main([*argv, "--criterion", "entropy"]) == 0
+    out = capsys.readouterr().out
+    assert "stratified 70%/30% split" in out and "criterion entropy" in out
+    assert main([*argv, "--cv", "3"]) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_demo_prints_real_feature_names_and_a_readable_composition(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "composition: criterion gini; splitter exhaustive" in out and "{" not in out
+    assert "_worst <=" in out or "_mean <=" in out  # wdbc's own names, not f22
+
+
+def test_first_compile_says_so_on_one_line_and_later_runs_say_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from treekit_core.datasets import dataset_path
+
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+        "TREEKIT_KERNEL_DIR": str(tmp_path / "kernels"),
+    }
+    env.pop("NUMBA_DISABLE_JIT", None)
+    argv = [sys.executable, "-m", "treekit_core.tools.cli", "fit", str(dataset_path("haberman"))]
+    argv += ["--target", "class", "--pruner", "none", "--out", str(tmp_path / "m.json")]
+    first = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    second = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == second.returncode == 0, first.stderr
+    lines = first.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("treekit: compiling"), first.stderr
+    assert "once (about" in lines[0]
+    assert second.stderr == ""
+
+
+def test_a_bad_component_parameter_is_one_readable_line(tmp_path, capsys):
+    from treekit_core.datasets import dataset_path
+
+    model_file = tmp_path / "model.json"
+    assert _fit(dataset_path("haberman"), model_file, "--set", "pruner.rule=two_se") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Attribute(" not in err
+    assert "'rule' must be in ('min_error', 'one_se') (got 'two_se')" in err
+    # a pruner parameter without --pruner goes to the default pruner
+    assert _fit(dataset_path("haberman"), model_file, "--set", "pruner.rule=min_error") == 0
+    assert "rule='min_error'" in capsys.readouterr().out

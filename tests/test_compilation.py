@@ -67,7 +67,7 @@ ROUTING_PROBE = textwrap.dedent("""
     kinds = tuple(type(q) for q in model.tree_.questions)
     module = routing_kernels(kinds)
     kernels = [module.mixture, module.branches]
-    print(json.dumps({"notices": sum("compiling the routing kernels" in str(w.message)
+    print(json.dumps({"notices": sum("treekit: compiling" in str(w.message)
                                      for w in caught),
                       "kernels": {k.__name__: [sum(k.stats.cache_hits.values()),
                                                sum(k.stats.cache_misses.values())]
@@ -84,6 +84,7 @@ def test_generated_routing_kernels_compile_once_per_machine_and_say_so(tmp_path)
     env.pop("NUMBA_DISABLE_JIT", None)
     first = json.loads(_run(ROUTING_PROBE, env).strip().splitlines()[-1])
     second = json.loads(_run(ROUTING_PROBE, env).strip().splitlines()[-1])
-    assert first["notices"] >= 1 and second["notices"] == 0
+    # one notice in the process that compiles (whatever kernels it compiles), none later
+    assert first["notices"] == 1 and second["notices"] == 0
     assert all(misses >= 1 for hits, misses in first["kernels"].values()), first
     assert all(hits >= 1 and misses == 0 for hits, misses in second["kernels"].values()), second

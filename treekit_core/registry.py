@@ -251,7 +251,11 @@ def instantiate(cls: type, params: dict, where: str) -> Component:
     try:
         return cls(**params)
     except (TypeError, ValueError) as exc:
-        raise PluginError(f"{where}: invalid parameter for {cls.kind} {cls.name!r}: {exc}") from exc
+        # attrs' validators raise with (message, attribute, ...) as args: say the message
+        message = exc.args[0] if len(exc.args) > 1 and isinstance(exc.args[0], str) else exc
+        raise PluginError(
+            f"{where}: invalid parameter for {cls.kind} {cls.name!r}: {message}"
+        ) from exc
 
 
 _registry: Registry | None = None

@@ -582,6 +582,11 @@ class TreeClassifier(ComposedEstimatorMixin):
     Each component argument takes a registered name (see ``treekit plugins``) or a ready
     component instance; ``<kind>_params`` holds the parameters of a named component.
 
+    The defaults are scikit-learn's: ``TreeClassifier()`` grows the full, unpruned tree
+    (as ``DecisionTreeClassifier()`` does). rpart and J48 prune by default; for that,
+    ``pruner="cost_complexity"`` (``pruner_params={"rule": "one_se"}`` is rpart's advice)
+    or ``splitter="c45", pruner="pessimistic"``. The command line prunes by default.
+
     Stopping rules have scikit-learn's meaning; ``min_gain`` is the handout's threshold
     beta (a node becomes a leaf when the unweighted impurity drop of its best split is
     <= beta; None disables it).

@@ -30,6 +30,8 @@ import os
 import numba
 from numba import types
 
+from treekit_core.kernels import first_compile
+
 #: Options every treekit kernel is compiled with. cache=True writes machine code next to
 #: the source (or to NUMBA_CACHE_DIR) so a new process does not compile again.
 JIT_OPTIONS = {"cache": True, "nogil": True}
@@ -59,6 +61,9 @@ def generic_jit(function):
 def python_function(kernel):
     """The plain Python function behind a kernel (the kernel itself without the JIT)."""
     return getattr(kernel, "py_func", kernel)
+
+
+first_compile.install_listener()  # this module is imported when kernels are first needed
 
 
 def jit(signature=None, **options):

@@ -23,13 +23,11 @@ import os
 import sys
 import tempfile
 import threading
-import warnings
 
 from treekit_core.kernels.compiling import JIT_DISABLED, jit
+from treekit_core.kernels.first_compile import CompilationNotice, announce_compiling
 
-
-class CompilationNotice(UserWarning):
-    """Tells the user that kernels are being compiled for the first time on this machine."""
+__all__ = ["CompilationNotice", "generated_module", "kernel_directory", "function_source"]
 
 
 def kernel_directory() -> str:
@@ -89,15 +87,6 @@ def generated_module(prefix: str, source: str, functions: dict, what: str):
     return module
 
 
-def _caller_level() -> int:
-    """The stack level of the first caller outside treekit (for the notice to name the
-    user's line, e.g. the fit call, not a kernel module)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("treekit_core"):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def _load(name, source, functions, what):
     path = os.path.join(kernel_directory(), name + ".py")
     try:
@@ -106,12 +95,7 @@ def _load(name, source, functions, what):
     except OSError:
         current = None
     if current != source:
-        warnings.warn(
-            f"treekit: compiling {what} (once per machine; later processes load them from "
-            "the cache)",
-            CompilationNotice,
-            stacklevel=_caller_level(),
-        )
+        announce_compiling(what)
         temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
             handle.write(source)

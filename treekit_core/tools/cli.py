@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -28,15 +29,18 @@ def cmd_demo(args) -> int:
 
     dataset = load_dataset(args.data, dropna=True)
     train, test = stratified_split(dataset.target, 0.3, args.seed)
+    pruned = args.pruner == CLI_PRUNER
     model = TreeClassifier(
         criterion=args.criterion,
         pruner=args.pruner,
+        pruner_params=dict(CLI_PRUNER_PARAMS) if pruned else None,
         random_state=args.seed,
         min_samples_leaf=args.min_samples_leaf,
+        categorical_features=dataset.categorical if dataset.categorical.any() else None,
     )
     model.fit(dataset.data[train], dataset.target[train])
     print(f"treekit demo: {dataset.name} ({dataset.description})")
-    print(f"composition: {model.composition_.describe()}")
+    print(f"composition: {composition_line(model)}")
     print(
         f"trained on {train.size} rows, tested on {test.size} (stratified 70/30, seed {args.seed})"
     )
@@ -74,6 +78,22 @@ def cmd_plugins(args) -> int:
                 + (f"\n  {'':<24} parameters: {params}" if params else "")
             )
     return 0
+
+
+#: What ``treekit fit`` and ``treekit demo`` grow unless told otherwise: what rpart users
+#: expect, a tree pruned by minimal cost-complexity, chosen by 10-fold CV with the 1-SE rule.
+CLI_PRUNER = "cost_complexity"
+CLI_PRUNER_PARAMS = {"cv": 10, "rule": "one_se"}
+
+
+def composition_line(model) -> str:
+    """The composition in one readable line: ``criterion gini; splitter exhaustive; ...;
+    pruner cost_complexity(cv=10, rule='one_se')``."""
+    parts = []
+    for kind, entry in model.composition_.describe().items():
+        params = ", ".join(f"{k}={v!r}" for k, v in entry["params"].items() if v is not None)
+        parts.append(f"{kind} {entry['name']}" + (f"({params})" if params else ""))
+    return "; ".join(parts)
 
 
 def parse_settings(items):
@@ -120,9 +140,16 @@ def parse_settings(items):
 def cmd_fit(args) -> int:
     from treekit_core import TreeClassifier
     from treekit_core.components import KINDS
-    from treekit_core.tools.csvdata import feature_matrix, read_table
+    from treekit_core.tools.csvdata import (
+        feature_matrix,
+        label_column,
+        read_text_table,
+        rows_digest,
+        typed_columns,
+    )
 
-    header, columns = read_table(args.data)
+    header, raw = read_text_table(args.data)
+    columns = typed_columns(raw)
     if args.target not in columns:
         raise ValueError(
             f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}"
@@ -133,9 +160,13 @@ def cmd_fit(args) -> int:
             f"{args.data} holds only the target column {args.target!r}; features are needed"
         )
     X, nominal = feature_matrix(columns, names)
-    y = columns[args.target]
+    y = label_column(columns[args.target])
     estimator, components = parse_settings(args.set)
     chosen = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind) is not None}
+    if args.forest is None and "pruner" not in chosen:
+        chosen["pruner"] = CLI_PRUNER
+        components["pruner_params"] = {**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})}
+        estimator.setdefault("random_state", 0)
     if args.forest is not None:
         from treekit_core import ForestClassifier
 
@@ -156,12 +187,17 @@ def cmd_fit(args) -> int:
     with observing_progress():
         model.fit(X, y)
     model.feature_names_in_ = np.asarray(names, dtype=object)
-    model.to_json(args.out)
+    payload = json.loads(model.to_json())
+    # evaluate recognises these rows and says its figures are resubstitution figures
+    payload["training_rows"] = {"sha256": rows_digest(raw, names), "n_rows": int(X.shape[0])}
+    with open(args.out, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle)
     size = (
         f"{len(model.estimators_)} trees"
         if args.forest is not None
         else f"{model.get_n_leaves()} leaves"
     )
+    print(f"composition: {composition_line(model)}")
     print(f"fitted {size} on {X.shape[0]} rows; wrote {args.out}")
     return 0
 
@@ -231,13 +267,13 @@ def _load_rows(model_path, data_path, target=None):
                 f"{row + 2}) but the model was fitted with numbers in it"
             )
     X, _ = feature_matrix(columns, names)
-    return model, X, columns
+    return model, X, columns, raw, names
 
 
 def cmd_predict(args) -> int:
     import csv
 
-    model, X, _ = _load_rows(args.model, args.data)
+    model, X, *_ = _load_rows(args.model, args.data)
     decision = model.decide(X)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     try:
@@ -257,24 +293,107 @@ def cmd_predict(args) -> int:
     return 0
 
 
-def cmd_evaluate(args) -> int:
+def _composition_for(model, args) -> dict:
+    """The model's parameters, overridden by the component options and ``--set`` values
+    given to ``evaluate``."""
+    from treekit_core.components import KINDS
+
+    params = model.get_params()
+    estimator, components = parse_settings(args.set)
+    for kind in KINDS:
+        if getattr(args, kind, None) is not None:
+            params[kind] = getattr(args, kind)
+            params[f"{kind}_params"] = None
+    params.update(components)
+    params.update(estimator)
+    return params
+
+
+def _out_of_sample(model, X, y, args):
+    """(decisions on held-out rows, their true labels, what was done) for ``--cv K`` or
+    ``--test-size F``: the composition refitted on the training part of each split."""
+    from treekit_core.builtins.pruners.cost_complexity import stratified_folds
+
+    params = _composition_for(model, args)
+    make = type(model)
+    if args.cv is not None:
+        if not (isinstance(args.cv, int) and args.cv >= 2):
+            raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
+        _, encoded = np.unique(y, return_inverse=True)
+        fold = stratified_folds(encoded, args.cv, np.random.default_rng(args.seed))
+        splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(args.cv)]
+        what = f"{args.cv}-fold stratified cross-validation (seed {args.seed})"
+    else:
+        if not 0.0 < args.test_size < 1.0:
+            raise ValueError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
+        splits = [stratified_split(y, args.test_size, args.seed)]
+        what = (
+            f"a stratified {1 - args.test_size:.0%}/{args.test_size:.0%} split (seed {args.seed})"
+        )
+    parts, truth, fitted = [], [], None
+    for train, test in splits:
+        if test.size == 0:
+            continue
+        fitted = make(**params).fit(X[train], y[train])
+        parts.append(fitted.decide(X[test]))
+        truth.append(y[test])
+    return parts, np.concatenate(truth), what, fitted
+
+
+def _figures(model, labels, abstained, confidence, y_true, what) -> dict:
+    from treekit_core.engine.rejection import risk_coverage
     from treekit_core.tools.metrics import diagnostic_report
 
-    if args.plots:
+    report = diagnostic_report(y_true, labels, abstained, list(model.classes_))
+    correct = ~abstained & (np.asarray(labels, dtype=object) == np.asarray(y_true, dtype=object))
+    return {"what": what, "report": report, "curve": risk_coverage(confidence, correct)}
+
+
+def _pooled(model, parts, truth, what) -> dict:
+    labels = np.concatenate([d.labels.astype(object) for d in parts])
+    abstained = np.concatenate([d.abstained for d in parts])
+    confidence = np.concatenate([d.confidence for d in parts])
+    return _figures(model, labels, abstained, confidence, truth, what)
+
+
+def cmd_evaluate(args) -> int:
+    from treekit_core.tools.csvdata import rows_digest
+
+    if args.plots or args.report:
         from importlib.util import find_spec
 
-        if find_spec("matplotlib") is None:
+        if args.plots and find_spec("matplotlib") is None:
             raise ValueError("--plots needs matplotlib: pip install matplotlib")
-    model, X, columns = _load_rows(args.model, args.data, args.target)
+    if args.cv is not None and args.test_size is not None:
+        raise ValueError("give --cv K or --test-size F, not both")
+    model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
     y = columns[args.target]
     if model.classes_.dtype.kind in "iuf":
         y = y.astype(model.classes_.dtype)
-    decision = model.decide(X)
-    report = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
-    print(report.to_text())
-    curve = model.risk_coverage(X, y)
+    composition = composition_line(model)
+    if args.cv is not None or args.test_size is not None:
+        parts, y_true, what, last = _out_of_sample(model, X, y, args)
+        composition = composition_line(last)
+        figures = _pooled(model, parts, y_true, f"out-of-sample figures: {what}")
+        print(f"{figures['what']}; composition: {composition}")
+    else:
+        decision = model.decide(X)
+        what = f"the model as saved, on {args.data}"
+        training = _training_rows(args.model)
+        if training is not None and training == rows_digest(raw, names):
+            warning = (
+                f"warning: {args.data} holds the rows {args.model} was fitted on: these are "
+                "resubstitution figures, optimistic by construction; use --cv K or "
+                "--test-size F (or a file the model has not seen) for honest ones"
+            )
+            print(warning, file=sys.stderr)
+            print(warning)
+            what += " (the training rows: resubstitution figures)"
+        figures = _figures(model, decision.labels, decision.abstained, decision.confidence, y, what)
+    print(figures["report"].to_text())
+    curve = figures["curve"]
     print("\nrisk-coverage (confidence threshold, coverage, error on accepted):")
     step = max(1, len(curve.coverage) // 10)
     for t, c, r in list(zip(curve.thresholds, curve.coverage, curve.risk, strict=True))[::step]:
@@ -285,7 +404,39 @@ def cmd_evaluate(args) -> int:
 
         written = plots.write_evaluation_plots(model, X, y, args.plots)
         print("wrote " + ", ".join(str(p) for p in written))
+    if args.report:
+        from treekit_core.tools.report import html_report
+
+        cross_validated = None
+        if args.cv is None:  # the report always carries cross-validated figures
+            args.cv, args.test_size = REPORT_FOLDS, None
+            parts, y_true, what, _ = _out_of_sample(model, X, y, args)
+            cross_validated = _pooled(model, parts, y_true, f"out-of-sample figures: {what}")
+        page = html_report(
+            model,
+            title=f"treekit: {args.model} on {args.data}",
+            composition=composition,
+            evaluation=figures,
+            cross_validated=cross_validated,
+        )
+        with open(args.report, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        print(f"wrote {args.report}")
     return 0
+
+
+#: Folds of the cross-validation a report adds when ``--cv`` was not asked for.
+REPORT_FOLDS = 5
+
+
+def _training_rows(model_path):
+    """The digest of the rows the CLI fitted the model on (None for other model files)."""
+    from treekit_core.engine.model_file import read_json
+
+    record = read_json(model_path).get("training_rows")
+    if isinstance(record, dict) and isinstance(record.get("sha256"), str):
+        return record["sha256"]
+    return None
 
 
 def cmd_path(args) -> int:
@@ -300,13 +451,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="treekit", description="Compose, fit and use decision trees."
     )
+    parser.add_argument("--version", action="version", version=f"treekit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser(
         "demo", help="fit a tree on a bundled data set and print it with test metrics"
     )
     demo.add_argument("--data", default="wdbc", help="bundled data set (default: wdbc)")
     demo.add_argument("--criterion", default="gini")
-    demo.add_argument("--pruner", default="cost_complexity")
+    demo.add_argument(
+        "--pruner",
+        default=CLI_PRUNER,
+        help="default: cost_complexity with 10-fold CV and the 1-SE rule, as rpart",
+    )
     demo.add_argument("--min-samples-leaf", type=int, default=7)
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(run=cmd_demo)
@@ -319,7 +475,16 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data")
     fit.add_argument("--target", required=True, help="the class column")
     for kind in KINDS:
-        fit.add_argument(f"--{kind}", default=None, help=f"{kind} component name")
+        fit.add_argument(
+            f"--{kind}",
+            default=None,
+            help=(
+                "pruner name (default for a tree: cost_complexity with 10-fold CV and the 1-SE "
+                "rule, as rpart; 'none' grows the full tree)"
+                if kind == "pruner"
+                else f"{kind} component name"
+            ),
+        )
     fit.add_argument(
         "--set",
         action="append",
@@ -349,7 +514,36 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("data")
     evaluate.add_argument("--target", required=True)
     evaluate.add_argument(
+        "--cv",
+        type=int,
+        default=None,
+        metavar="K",
+        help="stratified K-fold cross-validation of the model's composition on DATA",
+    )
+    evaluate.add_argument(
+        "--test-size",
+        type=float,
+        default=None,
+        metavar="F",
+        help="refit on a stratified 1-F of DATA and evaluate on the rest",
+    )
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the folds / split")
+    for kind in KINDS:
+        evaluate.add_argument(
+            f"--{kind}", default=None, help=f"with --cv / --test-size: another {kind}"
+        )
+    evaluate.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="with --cv / --test-size: as fit"
+    )
+    evaluate.add_argument(
         "--plots", default=None, metavar="DIR", help="also write pictures (needs matplotlib)"
+    )
+    evaluate.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE.html",
+        help="also write one self-contained HTML page: composition, tree, figures (with "
+        f"{REPORT_FOLDS}-fold CV ones unless --cv is given) and pictures",
     )
     evaluate.set_defaults(run=cmd_evaluate)
     path = sub.add_parser(
@@ -360,7 +554,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("treekit-core")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _notices_on_one_line() -> None:
+    """A first compile's notice is one stderr line, not a Python warning's two."""
+    import warnings
+
+    shown = warnings.showwarning
+    if getattr(shown, "treekit_one_line", False):
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if category.__name__ == "CompilationNotice":
+            print(str(message), file=sys.stderr, flush=True)
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    show.treekit_one_line = True
+    warnings.showwarning = show
+
+
 def main(argv=None) -> int:
+    _notices_on_one_line()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -86,3 +86,26 @@ def feature_matrix(columns, names):
     if not nominal:
         X = X.astype(np.float64)
     return X, nominal
+
+
+def label_column(values: np.ndarray) -> np.ndarray:
+    """Class labels as the file means them: numbers that are all whole stay integers
+    (``1``, not ``1.0``); other numbers stay floats; text stays text."""
+    if (
+        values.dtype.kind == "f"
+        and np.isfinite(values).all()
+        and (values == np.round(values)).all()
+    ):
+        return values.astype(np.int64)
+    return values
+
+
+def rows_digest(raw: dict, names) -> str:
+    """SHA-256 of the text of the columns ``names`` row by row: the same rows give the same
+    digest whatever other columns (the target, extra ones) a file holds."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for row in zip(*(raw[name] for name in names), strict=True):
+        digest.update(("\x1f".join(row) + "\n").encode())
+    return digest.hexdigest()

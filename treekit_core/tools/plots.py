@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -29,28 +30,71 @@ def _pyplot():
     return plt
 
 
-def plot_tree(model, ax=None):
-    """Boxes for nodes (question or leaf decision and distribution), lines for branches."""
+#: Most leaves a tree picture shows; deeper parts are summarised (as rpart.plot and
+#: dtreeviz do), so a picture stays readable at any tree size.
+MAX_SHOWN_LEAVES = 16
+
+
+def shown_depth(tree, max_leaves: int = MAX_SHOWN_LEAVES) -> int:
+    """The deepest level d such that drawing the tree down to d (internal nodes at d drawn
+    as summaries) shows at most ``max_leaves`` boxes at the bottom (at least the root)."""
+    depths = tree.depth
+    for d in range(tree.max_depth, -1, -1):
+        bottom = ((depths == d) | (tree.is_leaf & (depths < d))).sum()
+        if bottom <= max_leaves:
+            return d
+    return 0
+
+
+def _node_colour(tree, node, palette):
+    """The decided class's colour, blended with white by purity (1 = one class only)."""
+    from matplotlib.colors import to_rgb
+
+    k = tree.n_classes
+    decided = int(tree.decision[node])
+    if decided < 0:
+        return (0.85, 0.85, 0.85)
+    purity = (tree.value[node].max() - 1.0 / k) / (1.0 - 1.0 / k) if k > 1 else 1.0
+    strength = 0.15 + 0.7 * float(np.clip(purity, 0.0, 1.0))
+    base = np.array(to_rgb(palette[decided % len(palette)]))
+    return tuple(1.0 - strength * (1.0 - base))
+
+
+def _class_text(model, decided: int) -> str:
+    return "ABSTAIN" if decided < 0 else str(model.classes_[decided])
+
+
+def _edge_labels(tree, node, context) -> list[str]:
+    from treekit_core.tools.export import branch_texts
+
+    texts = branch_texts(tree, node, context)
+    if len(texts) == 2:
+        return ["yes", "no"]
+    return [text.split(" = ", 1)[-1] for text in texts]
+
+
+def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
+    """The tree: internal nodes ask their question, leaves show the decision and the
+    class distribution; boxes are coloured by the decided class (deeper colour = purer
+    node), abstaining leaves are grey and say so, edges carry yes/no (or the category).
+    Trees with more than ``max_leaves`` leaves are drawn down to the depth that fits and
+    the subtrees below are summarised (their leaves and weight)."""
     plt = _pyplot()
-    from treekit_core.tools.export import node_labels
+    from treekit_core.components.question import QuestionTextContext
+    from treekit_core.tools.export import _names, node_labels
 
     tree = model.tree_
-    texts = node_labels(
-        tree,
-        list(getattr(model, "feature_names_in_", [])) or None,
-        model.classes_,
-        getattr(model, "categories_", {}),
-        decimals=3,
-    )
-    depth = tree.max_depth
-    leaves = tree.n_leaves
-    if ax is None:
-        _, ax = plt.subplots(figsize=(max(6, 2.2 * leaves), max(3, 1.6 * (depth + 1))))
-    positions = {}
-    counter = [0]
+    names = list(getattr(model, "feature_names_in_", [])) or None
+    categories = getattr(model, "categories_", {})
+    texts = node_labels(tree, names, model.classes_, categories, decimals=4)
+    context = QuestionTextContext(_names(tree, names), categories or {}, 3)
+    limit = shown_depth(tree, max_leaves)
+    leaves_under = tree.leaves_under()
+    palette = plt.get_cmap("tab10").colors
+    positions, counter = {}, [0]
 
     def place(node, level):
-        kids = [int(c) for c in tree.children(node)]
+        kids = [int(c) for c in tree.children(node)] if level < limit else []
         if not kids:
             positions[node] = (counter[0], -level)
             counter[0] += 1
@@ -60,20 +104,70 @@ def plot_tree(model, ax=None):
         positions[node] = ((positions[kids[0]][0] + positions[kids[-1]][0]) / 2, -level)
 
     place(0, 0)
+    shown_leaves, depth = counter[0], limit
+    if ax is None:
+        _, ax = plt.subplots(
+            figsize=(min(40, max(6, 1.9 * shown_leaves)), min(30, max(3, 1.7 * (depth + 1))))
+        )
     for node, (x, y) in positions.items():
-        for child in tree.children(node):
-            cx, cy = positions[int(child)]
-            ax.plot([x, cx], [y, cy], color="0.5", lw=1, zorder=1)
-        leaf = bool(tree.is_leaf[node])
+        truncated = not tree.is_leaf[node] and -y >= limit
+        if not tree.is_leaf[node] and not truncated:
+            for child, label in zip(
+                tree.children(node), _edge_labels(tree, node, context), strict=True
+            ):
+                cx, cy = positions[int(child)]
+                ax.plot([x, cx], [y, cy], color="0.45", lw=1, zorder=1)
+                ax.text(
+                    (x + cx) / 2,
+                    (y + cy) / 2,
+                    label,
+                    fontsize=6.5,
+                    color="0.25",
+                    ha="center",
+                    va="center",
+                    zorder=3,
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"},
+                )
+        decided = int(tree.decision[node])
+        share = f"{tree.value[node].max():.0%} of weight {tree.weight[node]:.4g}"
+        if truncated:
+            below = int(leaves_under[node])
+            text = f"{below} leaves below\nmostly {_class_text(model, decided)}\n{share}"
+        elif tree.is_leaf[node]:
+            text = f"{_class_text(model, decided)}\n{share}"
+        else:
+            text = "\n".join(textwrap.wrap(texts[node], 28))
         ax.text(
             x,
             y,
-            texts[node].replace("  [", "\n[").replace("; weight", "\nweight"),
+            text,
             ha="center",
             va="center",
             fontsize=7,
             zorder=2,
-            bbox={"boxstyle": "round", "fc": "#e8f4e8" if leaf else "#e8eef8", "ec": "0.4"},
+            bbox={
+                "boxstyle": "round",
+                "fc": _node_colour(tree, node, palette),
+                "ec": "0.3",
+                "ls": "--" if truncated or tree.decision[node] < 0 else "-",
+            },
+        )
+    handles = [
+        plt.Rectangle((0, 0), 1, 1, fc=palette[k % len(palette)], ec="0.3")
+        for k in range(len(model.classes_))
+    ]
+    ax.legend(
+        handles,
+        [str(c) for c in model.classes_],
+        title="decided class",
+        fontsize=7,
+        title_fontsize=7,
+        loc="upper right",
+        frameon=False,
+    )
+    if limit < tree.max_depth:
+        ax.set_title(
+            f"depth {limit} of {tree.max_depth} shown ({tree.n_leaves} leaves in all)", fontsize=8
         )
     ax.set_xlim(-0.8, max(counter[0] - 0.2, 0.8))
     ax.set_ylim(-depth - 0.6, 0.6)
@@ -118,33 +212,55 @@ def plot_risk_coverage(curves: dict, ax=None):
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
+    notes = []
     for name, curve in curves.items():
-        ax.plot(curve.coverage, curve.risk, label=f"{name} (area {curve.area:.4f})")
-    ax.set_xlabel("coverage")
+        ax.step(
+            curve.coverage,
+            curve.risk,
+            where="post",
+            marker="o",
+            markersize=3,
+            label=f"{name} (area {curve.area:.4f})",
+        )
+        points = len(curve.coverage)
+        if points < 3:
+            notes.append(
+                f"{name}: {points} distinct confidence value{'s' if points > 1 else ''} "
+                "(one per distinct leaf score), so the curve has that many points"
+            )
+    if notes:
+        ax.text(
+            0.02, 0.98, "\n".join(notes), transform=ax.transAxes, fontsize=7, va="top", wrap=True
+        )
+    ax.set_xlim(0, 1.02)
+    ax.set_xlabel("coverage (share of samples accepted)")
     ax.set_ylabel("error on accepted samples")
-    ax.legend()
+    ax.legend(loc="lower right")
     return ax
 
 
 def plot_boundary_distance_map(model, X, y=None, threshold=None, resolution=200, ax=None):
-    """Decision regions of a 2-D tree, shaded by confidence; points below ``threshold``
-    (default: the model's reject threshold) form the safety lane."""
+    """Decision regions of a 2-D tree, shaded by confidence; the samples below ``threshold``
+    (default: the model's reject threshold) form the safety lane, drawn hatched. ``X`` may
+    be an array or a DataFrame (its column names label the axes)."""
     plt = _pyplot()
-    if X.shape[1] != 2:
-        raise ValueError(f"the boundary-distance map is for 2-D data; X has {X.shape[1]} features")
+    names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+    names = names or [str(n) for n in getattr(model, "feature_names_in_", [])] or ["x[0]", "x[1]"]
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"the boundary-distance map is for 2-D data; X has shape {X.shape}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 5))
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    pad = 0.05 * (hi - lo)
+        _, ax = plt.subplots(figsize=(6.5, 5))
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
     g0, g1 = np.meshgrid(
         np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution),
         np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution),
     )
     grid = np.column_stack([g0.ravel(), g1.ravel()])
     decision = model.decide(grid)
-    confidence = np.minimum(
-        decision.confidence, np.nanmax(decision.confidence[np.isfinite(decision.confidence)])
-    )
+    finite = decision.confidence[np.isfinite(decision.confidence)]
+    confidence = np.minimum(decision.confidence, finite.max() if finite.size else 0.0)
     ax.contourf(g0, g1, decision.class_index.reshape(g0.shape), alpha=0.25, cmap="coolwarm")
     shading = ax.contourf(
         g0, g1, confidence.reshape(g0.shape), levels=12, alpha=0.35, cmap="Greys_r"
@@ -152,15 +268,25 @@ def plot_boundary_distance_map(model, X, y=None, threshold=None, resolution=200,
     plt.colorbar(shading, ax=ax, label="confidence")
     threshold = threshold if threshold is not None else getattr(model, "reject_threshold_", None)
     if threshold is not None:
-        ax.contour(
-            g0, g1, confidence.reshape(g0.shape), levels=[threshold], colors="k", linewidths=1
-        )
+        lane = confidence.reshape(g0.shape) < threshold
+        if lane.any():
+            region = lane.astype(float)
+            ax.contourf(g0, g1, region, levels=[0.5, 1.5], colors=["gold"], alpha=0.5, zorder=3)
+            ax.contourf(g0, g1, region, levels=[0.5, 1.5], colors="none", hatches=["///"], zorder=4)
+            ax.contour(g0, g1, region, levels=[0.5], colors="darkorange", linewidths=1.5, zorder=4)
+        empty = "" if lane.any() else ": empty here"
+        label = f"safety lane (confidence < {threshold:.3g}{empty})"
+        ax.plot([], [], color="gold", lw=8, alpha=0.7, label=label)
     if y is not None:
+        y = np.asarray(y)
         for label in np.unique(y):
-            pts = X[np.asarray(y) == label]
-            ax.scatter(pts[:, 0], pts[:, 1], s=6, label=str(label))
-        ax.legend(fontsize=7)
-    ax.set_title("boundary distance (safety lane: below the threshold)")
+            pts = X[y == label]
+            ax.scatter(pts[:, 0], pts[:, 1], s=6, label=str(label), zorder=5)
+    if y is not None or threshold is not None:
+        ax.legend(fontsize=7, loc="upper right")
+    ax.set_xlabel(names[0])
+    ax.set_ylabel(names[1])
+    ax.set_title("decision regions shaded by confidence", fontsize=9)
     return ax
 
 
@@ -237,19 +363,18 @@ def write_evaluation_plots(model, X, y, directory) -> list:
         plt.close(fig)
         written.append(out / name)
 
-    leaves, depth = model.tree_.n_leaves, model.tree_.max_depth
-    save(
-        "tree.png",
-        lambda ax: plot_tree(model, ax),
-        figsize=(max(8, 3.2 * leaves), max(4, 1.5 * (depth + 1))),
-    )
+    if hasattr(model, "tree_"):
+        depth = shown_depth(model.tree_)
+        shown = (model.tree_.depth == depth) | (model.tree_.is_leaf & (model.tree_.depth < depth))
+        width = min(40, max(8, 1.9 * int(shown.sum())))
+        save("tree.png", lambda ax: plot_tree(model, ax), figsize=(width, 1.7 * (depth + 1) + 1))
     save(
         "risk_coverage.png",
         lambda ax: plot_risk_coverage(
             {model.composition_.confidence.name: model.risk_coverage(X, y)}, ax
         ),
     )
-    if "cv_error" in model.tree_.component_state.get("pruner", {}):
+    if hasattr(model, "tree_") and "cv_error" in model.tree_.component_state.get("pruner", {}):
         save("pruning_path.png", lambda ax: plot_pruning_path(model, ax))
     if X.shape[1] == 2:
         save(

@@ -1,0 +1,67 @@
+"""``treekit evaluate --report``: one self-contained HTML page, checked as text and loaded
+in a real browser (headless Chromium; skipped only when none is installed)."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from treekit_core.datasets import dataset_path
+from treekit_core.tools.cli import load_model, main
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    data, model_file, page = dataset_path("haberman"), folder / "m.json", folder / "r.html"
+    assert main(["fit", str(data), "--target", "class", "--out", str(model_file)]) == 0
+    argv = ["evaluate", str(model_file), str(data), "--target", "class", "--report", str(page)]
+    assert main(argv) == 0
+    return load_model(model_file), page, page.read_text(encoding="utf-8")
+
+
+def test_the_page_holds_everything_and_needs_no_network(report):
+    model, _, text = report
+    tree = model.tree_
+    assert text.startswith("<!DOCTYPE html>") and "</html>" in text
+    assert "pruner cost_complexity(risk=&#x27;misclassification&#x27;, cv=10" in text
+    assert text.count('class="node') == tree.n_nodes
+    assert text.count("<details") == int((~tree.is_leaf).sum())
+    titles = re.findall(r'title="([^"]*)"', text)
+    assert len(titles) == tree.n_nodes and all("weight" in t for t in titles)
+    for heading in ("Composition", "Tree", "Evaluation", "Cross-validated", "Pruning path"):
+        assert f"<h2>{heading}</h2>" in text
+    assert "resubstitution figures" in text  # evaluated on the training file
+    assert "5-fold stratified cross-validation" in text
+    for measure in ("sensitivity", "specificity", "PPV", "NPV", "coverage"):
+        assert measure in text
+    assert "Root node error" in text  # the cp table
+    assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing fetched
+    pytest.importorskip("matplotlib")
+    assert text.count('src="data:image/png;base64,') == 3  # two risk-coverage, one path
+
+
+def test_chromium_loads_the_page_without_console_errors(report, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium installed (Debian package chromium)")
+    model, page, _ = report
+    shot = tmp_path / "report.png"
+    common = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr"]
+    common += ["--v=0", "--window-size=1200,1600"]
+    done = subprocess.run(
+        [*common, f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert any(f'"treekit report ready: {model.tree_.n_nodes} nodes"' in c for c in console)
+    assert not [c for c in console if "Uncaught" in c or "rror" in c], console
+    assert shot.stat().st_size > 20000
+    dom = subprocess.run(
+        [*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180
+    )
+    assert 'data-ready="yes"' in dom.stdout  # the page's script ran to its end

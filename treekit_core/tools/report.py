@@ -1,0 +1,190 @@
+"""``treekit evaluate ... --report FILE.html``: one self-contained page to open and share.
+
+The page needs no network: styles and the little script are inline, pictures are PNG
+data URIs (drawn when matplotlib is installed; the page says so otherwise). It shows the
+composition, the tree (collapsible nodes coloured by the decided class, deeper for purer
+nodes; every node's class distribution on hover and in its box), the evaluation figures
+and their cross-validated counterparts, the diagnostic report (sensitivity, specificity,
+PPV, NPV, coverage) and the risk-coverage and pruning-path pictures.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+import numpy as np
+
+#: matplotlib's tab10, so the page and the pictures colour a class alike.
+PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+OPEN_DEPTH = 3  #: nodes shallower than this start expanded
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+.composition { font-family: monospace; background: #f4f4f4; padding: .5em; }
+table { border-collapse: collapse; } td, th { padding: .2em .7em; text-align: right; }
+th { border-bottom: 1px solid #999; } td:first-child, th:first-child { text-align: left; }
+.tree ul { list-style: none; margin: 0 0 0 1.4em; padding: 0; border-left: 1px dotted #aaa; }
+.tree li { margin: .15em 0; }
+.node { display: inline-block; padding: .1em .5em; border: 1px solid #555;
+        border-radius: .4em; font-size: .9em; }
+.abstain { border-style: dashed; }
+.edge { color: #555; font-size: .8em; margin-right: .4em; }
+summary { cursor: pointer; }
+.dist { color: #333; font-size: .8em; margin-left: .5em; }
+.note { color: #666; font-size: .9em; }
+"""
+
+SCRIPT = """
+function setAll(open) {
+  document.querySelectorAll('.tree details').forEach(function (d) { d.open = open; });
+}
+document.getElementById('expand').addEventListener('click', function () { setAll(true); });
+document.getElementById('collapse').addEventListener('click', function () { setAll(false); });
+document.body.dataset.ready = 'yes';
+console.log('treekit report ready: ' + document.querySelectorAll('.tree .node').length +
+            ' nodes');
+"""
+
+
+def _colour(tree, node) -> str:
+    """The decided class's colour blended with white by purity, as in the pictures."""
+    k = tree.n_classes
+    decided = int(tree.decision[node])
+    if decided < 0:
+        return "#d9d9d9"
+    purity = (tree.value[node].max() - 1.0 / k) / (1.0 - 1.0 / k) if k > 1 else 1.0
+    strength = 0.15 + 0.7 * float(np.clip(purity, 0.0, 1.0))
+    base = PALETTE[decided % len(PALETTE)]
+    rgb = [int(base[i : i + 2], 16) for i in (1, 3, 5)]
+    mixed = [round(255 - strength * (255 - c)) for c in rgb]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def _distribution(model, node) -> str:
+    tree = model.tree_
+    shares = ", ".join(f"{c}: {tree.value[node, k]:.1%}" for k, c in enumerate(model.classes_))
+    return f"{shares}; weight {tree.weight[node]:.4g}"
+
+
+def tree_html(model) -> str:
+    """The tree as nested lists; internal nodes are <details> that open and close."""
+    from treekit_core.components.question import QuestionTextContext
+    from treekit_core.tools.export import _names, branch_texts
+
+    tree = model.tree_
+    names = list(getattr(model, "feature_names_in_", [])) or None
+    context = QuestionTextContext(_names(tree, names), getattr(model, "categories_", {}), 4)
+
+    def box(node, text) -> str:
+        decided = int(tree.decision[node])
+        label = "abstain" if decided < 0 else str(model.classes_[decided])
+        css = "node abstain" if decided < 0 else "node"
+        return (
+            f'<span class="{css}" style="background:{_colour(tree, node)}" '
+            f'title="{html.escape(_distribution(model, node))}">{html.escape(text)}</span>'
+            f'<span class="dist">{html.escape(label)} · {tree.value[node].max():.0%} of '
+            f"{tree.weight[node]:.4g}</span>"
+        )
+
+    def walk(node, depth) -> str:
+        if tree.is_leaf[node]:
+            decided = int(tree.decision[node])
+            return box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided]))
+        texts = branch_texts(tree, node, context)
+        question = texts[0] if len(texts) == 2 else texts[0].split(" = ")[0]
+        edges = ["yes", "no"] if len(texts) == 2 else [t.split(" = ", 1)[-1] for t in texts]
+        items = "".join(
+            f'<li><span class="edge">{html.escape(edge)}</span>{walk(int(child), depth + 1)}</li>'
+            for edge, child in zip(edges, tree.children(node), strict=True)
+        )
+        opened = " open" if depth < OPEN_DEPTH else ""
+        return (
+            f"<details{opened}><summary>{box(node, question)}</summary><ul>{items}</ul></details>"
+        )
+
+    return walk(0, 0)
+
+
+def report_table(report) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(str(f.label))}</td><td>{f.sensitivity:.3f}</td>"
+        f"<td>{f.specificity:.3f}</td><td>{f.ppv:.3f}</td><td>{f.npv:.3f}</td>"
+        f"<td>{f.support:g}</td></tr>"
+        for f in report.per_class
+    )
+    decided = report.n_samples - report.n_abstained
+    return (
+        "<table><tr><th>class</th><th>sensitivity</th><th>specificity</th><th>PPV</th>"
+        f"<th>NPV</th><th>support</th></tr>{rows}</table>"
+        f"<p>accuracy on decided samples: <b>{report.accuracy:.3f}</b> ({decided} decided); "
+        f"abstained: {report.n_abstained} of {report.n_samples}; coverage: "
+        f"{report.coverage:.3f}</p>"
+    )
+
+
+def _picture(draw) -> str:
+    try:
+        from treekit_core.tools.plots import _pyplot
+
+        plt = _pyplot()
+    except ImportError:
+        return '<p class="note">(pictures need matplotlib: pip install matplotlib)</p>'
+    fig, ax = plt.subplots(figsize=(7, 4))
+    draw(ax)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=80)
+    plt.close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode()
+    return f'<img alt="picture" src="data:image/png;base64,{data}">'
+
+
+def html_report(model, *, title, composition, evaluation, cross_validated=None) -> str:
+    """The page. ``evaluation`` and ``cross_validated`` are dicts with ``what`` (a
+    sentence), ``report`` (a DiagnosticReport) and ``curve`` (a RiskCoverage)."""
+    from treekit_core.tools import plots
+
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        "<h2>Composition</h2>",
+        f'<p class="composition">{html.escape(composition)}</p>',
+    ]
+    if hasattr(model, "tree_"):
+        tree = model.tree_
+        parts += [
+            f"<h2>Tree</h2><p>{tree.n_leaves} leaves, depth {tree.max_depth}. Click a "
+            "question to open or close it; hover a box for its class distribution. "
+            '<button id="expand">expand all</button> '
+            '<button id="collapse">collapse all</button></p>',
+            f'<div class="tree">{tree_html(model)}</div>',
+        ]
+    else:
+        parts += [
+            f"<h2>Forest</h2><p>{len(model.estimators_)} trees.</p>"
+            '<p hidden><button id="expand"></button><button id="collapse"></button></p>'
+        ]
+    for heading, block in (("Evaluation", evaluation), ("Cross-validated", cross_validated)):
+        if block is None:
+            continue
+        parts += [
+            f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>",
+            report_table(block["report"]),
+            f"<p>area under the risk-coverage curve: {block['curve'].area:.4f}</p>",
+            _picture(lambda ax, c=block["curve"]: plots.plot_risk_coverage({"confidence": c}, ax)),
+        ]
+    if hasattr(model, "tree_") and "cv_error" in model.tree_.component_state.get("pruner", {}):
+        parts += [
+            "<h2>Pruning path</h2>",
+            _picture(lambda ax: plots.plot_pruning_path(model, ax)),
+            f"<pre>{html.escape(model.cp_table())}</pre>",
+        ]
+    parts += [f"<script>{SCRIPT}</script></body></html>"]
+    return "\n".join(parts)
