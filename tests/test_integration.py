@@ -79,6 +79,11 @@ def _base(choice):
         base["labeler"] = "complementary"
     if choice.get("labeler") == "complementary" and "criterion" not in choice:
         base["criterion"] = "counterexample_entropy"
+    # propagator and evaluator "surrogate" come as a pair
+    if choice.get("propagator") == "surrogate" and "evaluator" not in choice:
+        base["evaluator"] = "surrogate"
+    if choice.get("evaluator") == "surrogate" and "propagator" not in choice:
+        base["propagator"] = "surrogate"
     base.update(choice)
     return base
 

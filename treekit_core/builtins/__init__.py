@@ -18,6 +18,7 @@ from treekit_core.builtins.pruners.no_pruning import NoPruning
 from treekit_core.builtins.pruners.pessimistic import Pessimistic
 from treekit_core.builtins.questions import Multiway, Subset, Threshold
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice
+from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "Pessimistic",
     "Probability",
     "Subset",
+    "SurrogateEvaluator",
+    "SurrogatePropagator",
     "Threshold",
     "Variance",
     "best_nominal_split",
@@ -56,7 +59,7 @@ def treekit_splitters():
 
 @hookimpl
 def treekit_propagators():
-    return [HardPropagator]
+    return [HardPropagator, SurrogatePropagator]
 
 
 @hookimpl
@@ -71,7 +74,7 @@ def treekit_labelers():
 
 @hookimpl
 def treekit_evaluators():
-    return [HardEvaluator]
+    return [HardEvaluator, SurrogateEvaluator]
 
 
 @hookimpl

@@ -49,6 +49,8 @@ CAPABILITIES = {
     "(Splitter.build_tree)",
     "hard_partition": "a propagator that sends each training row wholly to the child its "
     "answer names (a missing value: to both, by the node's missing share)",
+    "surrogate_splits": "trees whose nodes carry rpart's surrogate splits (propagator and "
+    "evaluator 'surrogate' need each other)",
 }
 
 __all__ = [

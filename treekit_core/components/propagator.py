@@ -26,6 +26,11 @@ class Propagator(Component):
     ``fractional_weights``, and the stopping rules count rows by the fraction of their
     weight that reached the node."""
 
+    node_field_names: ClassVar[tuple] = ()
+    """Names of the per-node values this propagator adds to :attr:`Split.node_fields` in
+    :meth:`propagate` (e.g. surrogate splits). Read once per fit by the grow loop, which
+    stores one column per name in the tree, NaN at nodes that do not set it."""
+
     def requirements(self) -> dict:
         needs = {kind: frozenset(caps) for kind, caps in self.requires.items()}
         if self.produces_fractional_weights:
@@ -42,3 +47,9 @@ class Propagator(Component):
         """Return ``((left_rows, left_weights), (right_rows, right_weights))``. Called once
         per split node, after the splitter found ``split``."""
         raise NotImplementedError
+
+    def node_notes(self, tree, node, context) -> list[str]:
+        """Extra lines ``export_text`` prints under an internal node's question (e.g. its
+        surrogate splits); ``context`` is a QuestionTextContext. Called once per internal
+        node by ``TreeClassifier.export_text``. Default: none."""
+        return []

@@ -88,8 +88,10 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
 
     assembler = TreeAssembler(data.n_features, data.n_classes)
     widest = 2
-    field_names = ("improvement",) + tuple(
-        name for name in splitter.node_field_names if name != "missing_left"
+    field_names = (
+        ("improvement",)
+        + tuple(name for name in splitter.node_field_names if name != "missing_left")
+        + tuple(propagator.node_field_names)
     )
 
     all_rows = np.arange(data.n_samples, dtype=np.int64)

@@ -812,6 +812,9 @@ class TreeClassifier(ComposedEstimatorMixin):
             show_distribution,
             getattr(self, "categories_", {}),
             style,
+            notes=lambda node, context: self.composition_.propagator.node_notes(
+                self.tree_, node, context
+            ),
         )
 
     def _trees_payload(self) -> dict:

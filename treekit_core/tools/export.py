@@ -16,11 +16,14 @@ def export_text(
     show_distribution: bool = True,
     categories: dict | None = None,
     style: str = "sklearn",
+    notes=None,
 ) -> str:
     """Readable rules, one line per node, indented by depth. ``categories`` maps a nominal
-    feature's index to its category names. ``style="sklearn"`` words them like
-    scikit-learn's export_text; ``style="j48"`` like Weka's J48 (``attr = value: class
-    (weight/errors)``), line for line, so the two can be diffed."""
+    feature's index to its category names. ``notes(node, context)`` may give extra lines
+    printed above an internal node's branches (surrogate splits; sklearn style only).
+    ``style="sklearn"`` words them like scikit-learn's export_text; ``style="j48"`` like
+    Weka's J48 (``attr = value: class (weight/errors)``), line for line, so the two can be
+    diffed."""
     if style not in ("sklearn", "j48"):
         raise ValueError(f"style must be 'sklearn' or 'j48', got {style!r}")
     classes = _classes(tree, class_names)
@@ -38,6 +41,8 @@ def export_text(
         if kids.size == 0:
             lines.append(f"{indent}|--- {leaf_text(node)}")
             return
+        for note in notes(node, context) if notes is not None else ():
+            lines.append(f"{indent}|    ({note})")
         for text, child in zip(branch_texts(tree, node, context), kids, strict=True):
             lines.append(f"{indent}|--- {text}")
             walk(int(child), depth + 1)

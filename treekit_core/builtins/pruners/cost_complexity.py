@@ -288,7 +288,7 @@ class CostComplexity(Pruner):
         for k in range(self.cv):
             test_rows = np.flatnonzero(fold == k)
             train_rows = np.flatnonzero(fold != k)
-            if test_rows.size == 0:
+            if test_rows.size == 0 or train_rows.size == 0:  # too few rows for this fold
                 continue
             train, test = data.subset(train_rows), data.subset(test_rows)
             fold_tree = context.composition.grow(train, rng)
