@@ -80,7 +80,13 @@ class SurrogateSettings:
     max_surrogates: int = attrs.field(default=5, validator=_check_max)
     use_surrogate: int = attrs.field(default=2, validator=_check_use)
 
-    def _check_partner(self, composition, kind: str) -> None:
+    handles_missing: ClassVar[bool] = True
+    provides: ClassVar[frozenset] = frozenset({"surrogate_splits"})
+    partner: ClassVar[str] = ""  #: the kind of the other half ("evaluator" / "propagator")
+
+    def check_composition(self, composition) -> None:
+        """Refuse a partner with other surrogate parameters."""
+        kind = self.partner
         partner = getattr(composition, kind)
         mine = {"max_surrogates": self.max_surrogates, "use_surrogate": self.use_surrogate}
         theirs = {key: partner.get_params().get(key) for key in mine}
@@ -298,13 +304,9 @@ class SurrogatePropagator(SurrogateSettings, Propagator):
     description: ClassVar[str] = (
         "rpart's surrogate splits: rows missing the primary follow backup questions"
     )
-    handles_missing: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = frozenset({"surrogate_splits"})
     requires: ClassVar[dict] = {"evaluator": frozenset({"surrogate_splits"})}
+    partner: ClassVar[str] = "evaluator"
     node_field_names: ClassVar[tuple] = NODE_FIELDS
-
-    def check_composition(self, composition) -> None:
-        self._check_partner(composition, "evaluator")
 
     def propagate(self, state, data, node, split):
         if split.n_branches != 2:
@@ -375,12 +377,8 @@ class SurrogateEvaluator(SurrogateSettings, Evaluator):
     description: ClassVar[str] = (
         "route with rpart's surrogate splits; a sample that cannot go on stops at its node"
     )
-    handles_missing: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = frozenset({"surrogate_splits"})
     requires: ClassVar[dict] = {"propagator": frozenset({"surrogate_splits"})}
-
-    def check_composition(self, composition) -> None:
-        self._check_partner(composition, "propagator")
+    partner: ClassVar[str] = "propagator"
 
     def check_state(self, state, tree) -> None:
         check_surrogate_fields(tree, self.max_surrogates)
