@@ -99,3 +99,75 @@ def test_risk_coverage_of_an_estimator(pima):
     assert curve.coverage[-1] == 1.0
     assert curve.risk[-1] == pytest.approx(1 - model.score(pima.X, pima.y))
     assert 0 < curve.area < curve.risk[-1]  # confident samples are right more often
+
+
+@pytest.mark.parametrize("forest_confidence", ["averaged", "vote_margin"])
+@pytest.mark.parametrize(
+    "rule", [{"coverage": 0.8}, {"keep_correct": 0.9}, {"max_error": 0.05}, 0.5]
+)
+def test_forest_rejection_on_training_data(pima, rule, forest_confidence):
+    from treekit_core import ForestClassifier
+
+    forest = ForestClassifier(
+        n_estimators=11,
+        max_depth=6,
+        random_state=0,
+        reject=rule,
+        forest_confidence=forest_confidence,
+        abstain_value="?",
+    ).fit(pima.X, pima.y)
+    decision = forest.decide(pima.X)
+    np.testing.assert_array_equal(
+        decision.abstained, decision.confidence < forest.reject_threshold_
+    )
+    accepted = ~decision.abstained
+    if isinstance(rule, dict) and "coverage" in rule:
+        assert accepted.mean() >= 0.8
+    if isinstance(rule, dict) and "keep_correct" in rule:
+        correct = decision.labels == pima.y
+        kept = (correct & accepted).sum() / correct.sum()
+        assert kept >= 0.9
+    if isinstance(rule, dict) and "max_error" in rule:
+        assert (decision.labels[accepted] != pima.y[accepted]).mean() <= 0.05 + 1e-12
+    if forest_confidence == "vote_margin":
+        # the margin by hand: share of trees for the top class minus the runner-up's
+        votes = np.zeros((pima.X.shape[0], 2))
+        for tree in forest.estimators_:
+            chosen = np.argmax(forest.composition_.evaluator.predict_distribution(tree, pima.X), 1)
+            votes[np.arange(pima.X.shape[0]), chosen] += 1
+        np.testing.assert_allclose(decision.confidence, np.abs(votes[:, 0] - votes[:, 1]) / 11)
+    with pytest.raises(AbstentionError, match="reject rule"):
+        forest.set_params(abstain_value=None).predict(pima.X)
+    loaded = type(forest).from_json(forest.set_params(abstain_value="?").to_json())
+    np.testing.assert_array_equal(loaded.decide(pima.X).abstained, decision.abstained)
+
+
+def test_forest_rejection_by_cross_validation(pima):
+    from treekit_core import ForestClassifier
+
+    def fit(cv):
+        rule = {"keep_correct": 0.9, **({"cv": cv} if cv else {})}
+        return ForestClassifier(n_estimators=7, max_depth=5, random_state=0, reject=rule).fit(
+            pima.X, pima.y
+        )
+
+    honest, again = fit(4), fit(4)
+    assert honest.reject_threshold_ == again.reject_threshold_
+    # by hand: the same folds, a forest per fold, the rule on the out-of-fold scores
+    from treekit_core.builtins.pruners.cost_complexity import stratified_folds
+
+    _, labels = np.unique(pima.y, return_inverse=True)
+    fold = stratified_folds(labels, 4, np.random.default_rng(0))
+    scores, correct = np.empty(labels.size), np.empty(labels.size, dtype=bool)
+    for k in range(4):
+        train, test = fold != k, fold == k
+        model = ForestClassifier(n_estimators=7, max_depth=5, random_state=0).fit(
+            pima.X[train], pima.y[train]
+        )
+        decision = model.decide(pima.X[test])
+        scores[test] = decision.confidence
+        correct[test] = decision.labels == pima.y[test]
+    assert honest.reject_threshold_ == keep_fraction_threshold(scores[correct], 0.9)
+    assert honest.reject_threshold_ != fit(None).reject_threshold_
+    with pytest.raises(ValueError, match="forest_confidence must be one of"):
+        ForestClassifier(forest_confidence="margin").fit(pima.X, pima.y)

@@ -1,5 +1,8 @@
 """ForestClassifier: bagging of composed trees with a fresh random feature subset per node.
 
+Rejection works as for a tree (``reject=``: a threshold, or keep-correct / coverage /
+max-error chosen on training data or by CV), on the confidence ``forest_confidence`` says.
+
 Breiman's random forest over *any* composition: every tree is grown by the same components
 on a bootstrap sample, and at every node only ``max_features`` randomly drawn features are
 candidates. The forest averages the trees' class distributions and then lets its labeler
@@ -22,9 +25,16 @@ import numbers
 
 import numpy as np
 
+from treekit_core.components import ABSTAIN
 from treekit_core.engine.composition import ShippedComposition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
+from treekit_core.engine.rejection import RejectRule
 from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
+
+#: How a forest scores its decisions for rejection: the composition's confidence on the
+#: averaged distribution (by default its largest probability), or the vote margin (share of
+#: trees voting for the decided class minus the runner-up's).
+FOREST_CONFIDENCES = ("averaged", "vote_margin")
 
 
 def resolve_max_features(max_features, n_features: int) -> int:
@@ -121,19 +131,36 @@ class ForestClassifier(ComposedEstimatorMixin):
         min_impurity_decrease=0.0,
         min_gain=None,
         categorical_features=None,
+        reject=None,
+        calibration=None,
+        forest_confidence="averaged",
         abstain_value=None,
         n_jobs=None,
         random_state=None,
     ):
         self._store_params(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        from joblib import Parallel, delayed
-
+    def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
+        """Fit on class labels ``y`` (or on ``counterexamples``, as a tree does)."""
         if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        if self.forest_confidence not in FOREST_CONFIDENCES:
+            raise ValueError(
+                f"forest_confidence must be one of {FOREST_CONFIDENCES}, got "
+                f"{self.forest_confidence!r}"
+            )
+        rule = RejectRule.from_param(self.reject)
         composition = self._make_composition()
-        data, classes = self._validate_training(X, y, sample_weight, composition)
+        data, classes = self._validate_training(
+            X, y, sample_weight, composition, counterexamples, classes
+        )
+        return self._fit_validated(data, classes, composition, rule)
+
+    def _fit_validated(self, data, classes, composition=None, rule=None):
+        """Grow the trees on checked training data (also what CV rejection refits)."""
+        from joblib import Parallel, delayed
+
+        composition = composition if composition is not None else self._make_composition()
         composition.check(data)
         if composition.confidence.needs_single_tree:
             raise ValueError(
@@ -173,20 +200,39 @@ class ForestClassifier(ComposedEstimatorMixin):
         self.estimators_ = trees
         self.composition_ = composition
         self._set_fitted(data, classes)
+        self.reject_threshold_ = None
+        if rule is not None:
+            self.reject_threshold_ = self._choose_reject_threshold(rule, data)
+        self._fit_calibration(data)
         return self
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):
         composition = self.composition_
+        threshold = getattr(self, "reject_threshold_", None) if reject else None
         proba = np.zeros((X.shape[0], self.n_classes_))
+        votes = np.zeros((X.shape[0], self.n_classes_))
+        margin = self.forest_confidence == "vote_margin"
         for tree in self.estimators_:
-            proba += composition.evaluator.predict_distribution(tree, X)
+            distribution = composition.evaluator.predict_distribution(tree, X)
+            proba += distribution
+            if margin:
+                voted = np.asarray(composition.labeler.decide(distribution), dtype=np.int64)
+                decided = voted >= 0
+                votes[np.flatnonzero(decided), voted[decided]] += 1.0
         proba /= len(self.estimators_)
         decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
-        if not with_confidence:
+        if not with_confidence and threshold is None:
             return proba, decision, None
-        confidence = np.asarray(
-            composition.confidence.score(None, X, proba, decision), dtype=np.float64
-        )
+        if margin:
+            # the share of trees voting for the top class minus the runner-up's share
+            ranked = np.sort(votes, axis=1)
+            confidence = (ranked[:, -1] - ranked[:, -2]) / len(self.estimators_)
+        else:
+            confidence = np.asarray(
+                composition.confidence.score(None, X, proba, decision), dtype=np.float64
+            )
+        if threshold is not None:
+            decision = np.where(confidence >= threshold, decision, ABSTAIN)
         return proba, decision, confidence
 
     # -- JSON: the mixin's to_json / from_json, with the trees as a list ----------------

@@ -73,7 +73,8 @@ class Decision:
 
     ``labels`` holds the decided class, or ``abstain_value`` (None when unset) where the
     estimator abstains; ``abstained`` says which, so an abstention is never mistaken for a
-    class; ``class_index`` is the class index or -1.
+    class; ``class_index`` is the class index or -1; ``p_correct`` the calibrated
+    probability that the decision (the class the model would give) is correct.
     """
 
     labels: np.ndarray
@@ -81,6 +82,8 @@ class Decision:
     proba: np.ndarray
     confidence: np.ndarray
     class_index: np.ndarray
+    #: P(the decision is correct) from the fitted calibration; None without ``calibration=``
+    p_correct: np.ndarray | None = None
 
 
 def _plain(value):
@@ -384,30 +387,50 @@ class ComposedEstimatorMixin(ParamsMixin):
 
     def _choose_reject_threshold(self, rule, data) -> float:
         """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
-        labels = self.composition_.labeler.row_labels(data.evidence)
         if rule.threshold is not None:
             return float(rule.threshold)
         if rule.cv is None:
-            _, decision, scores = self._decide_arrays(data.X, reject=False)
-            correct = decision == labels
-            return rule.choose(scores, correct, data.weight)
+            scores, correct = self._scores_and_correctness(data.X, data.evidence)
+        else:
+            scores, correct = self._out_of_fold(data, rule.cv, rule.seed)
+        return rule.choose(scores, correct, data.weight)
+
+    def _scores_and_correctness(self, X, evidence):
+        """Confidence of every decision (rejection off) and whether it is correct: the
+        labeler counts no error for it (for counterexample rows: it is not a class the
+        sample is known not to be)."""
+        _, decision, scores = self._decide_arrays(X, reject=False)
+        return scores, self.composition_.labeler.sample_errors(evidence, decision) < 0.5
+
+    def _out_of_fold(self, data, n_folds: int, seed: int):
+        """(scores, correct) of every training row from a copy of this estimator fitted on
+        the other folds (stratified K-fold; no rejection or calibration in the copies)."""
         from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 
-        fold = stratified_folds(labels, rule.cv, np.random.default_rng(rule.seed))
-        scores = np.empty(data.n_samples)
-        correct = np.empty(data.n_samples, dtype=bool)
-        params = {**self.get_params(), "reject": None}
-        for k in range(rule.cv):
+        labels = self.composition_.labeler.row_labels(data.evidence)
+        fold = stratified_folds(labels, n_folds, np.random.default_rng(seed))
+        scores = np.full(data.n_samples, -np.inf)
+        correct = np.zeros(data.n_samples, dtype=bool)
+        params = {**self.get_params(), "reject": None, "calibration": None}
+        for k in range(n_folds):
             test = np.flatnonzero(fold == k)
             train = np.flatnonzero(fold != k)
-            model = type(self)(**params).fit(
-                data.X[train], self.classes_[labels[train]], sample_weight=data.weight[train]
+            if test.size == 0 or train.size == 0:
+                continue
+            model = type(self)(**params)._fit_validated(data.subset(train), self.classes_)
+            scores[test], correct[test] = model._scores_and_correctness(
+                data.X[test], data.evidence[test]
             )
-            _, decision, fold_scores = model._decide_arrays(data.X[test], reject=False)
-            scores[test] = fold_scores
-            correct[test] = model.classes_[np.maximum(decision, 0)] == self.classes_[labels[test]]
-            correct[test] &= decision >= 0
-        return rule.choose(scores, correct, data.weight)
+        return scores, correct
+
+    def _fit_calibration(self, data) -> None:
+        from treekit_core.engine.calibration import Calibration, CalibrationRule
+
+        rule = CalibrationRule.from_param(self.calibration)
+        self.calibration_ = None
+        if rule is not None:
+            scores, correct = self._out_of_fold(data, rule.cv, rule.seed)
+            self.calibration_ = Calibration.fit(rule.method, scores, correct, data.weight)
 
     def risk_coverage(self, X, y) -> "RiskCoverage":
         """Risk (error on accepted) against coverage as the reject threshold sweeps the
@@ -440,8 +463,14 @@ class ComposedEstimatorMixin(ParamsMixin):
         """Labels, abstention mask, class probabilities and confidence, together."""
         with self._checked_for_predict(X) as checked:
             proba, class_index, confidence = self._decide_arrays(checked)
+        calibration = getattr(self, "calibration_", None)
         return Decision(
-            self._labels_from(class_index), class_index == ABSTAIN, proba, confidence, class_index
+            self._labels_from(class_index),
+            class_index == ABSTAIN,
+            proba,
+            confidence,
+            class_index,
+            None if calibration is None else calibration.p_correct(confidence),
         )
 
     def predict(self, X) -> np.ndarray:
@@ -502,6 +531,11 @@ class ComposedEstimatorMixin(ParamsMixin):
                 if hasattr(self, "reject_threshold_")
                 else {}
             ),
+            **(
+                {"calibration": self.calibration_.to_dict()}
+                if getattr(self, "calibration_", None) is not None
+                else {}
+            ),
             "categories": [
                 [int(j), levels] for j, levels in getattr(self, "categories_", {}).items()
             ],
@@ -530,6 +564,10 @@ class ComposedEstimatorMixin(ParamsMixin):
             )
         if isinstance(params.get("reject"), RejectRule):
             params["reject"] = attrs.asdict(params["reject"])
+        if params.get("calibration") is not None and not isinstance(
+            params["calibration"], (str, dict)
+        ):
+            params["calibration"] = attrs.asdict(params["calibration"])
         return _plain(params)
 
     @classmethod
@@ -550,6 +588,14 @@ class ComposedEstimatorMixin(ParamsMixin):
         model.categories_ = model_file.read_categories(payload, model.n_features_in_)
         if "reject_threshold" in payload:
             model.reject_threshold_ = model_file.read_threshold(payload["reject_threshold"])
+        model.calibration_ = None
+        if "calibration" in payload:
+            from treekit_core.engine.calibration import Calibration
+
+            try:
+                model.calibration_ = Calibration.from_dict(payload["calibration"])
+            except ValueError as exc:
+                raise model_file.ModelFileError(str(exc)) from None
         names = payload.get("feature_names")
         if names is not None:
             if (
@@ -622,6 +668,7 @@ class TreeClassifier(ComposedEstimatorMixin):
         min_gain=None,
         categorical_features=None,
         reject=None,
+        calibration=None,
         abstain_value=None,
         random_state=None,
         n_threads=None,
@@ -636,6 +683,11 @@ class TreeClassifier(ComposedEstimatorMixin):
         data, classes = self._validate_training(
             X, y, sample_weight, composition, counterexamples, classes
         )
+        return self._fit_validated(data, classes, composition, rule)
+
+    def _fit_validated(self, data, classes, composition=None, rule=None):
+        """Fit on checked training data (also what cross-validated rejection refits)."""
+        composition = composition if composition is not None else self._make_composition()
         composition.check(data)
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
@@ -648,6 +700,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             self.reject_threshold_ = None
             if rule is not None:
                 self.reject_threshold_ = self._choose_reject_threshold(rule, data)
+            self._fit_calibration(data)
         return self
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):

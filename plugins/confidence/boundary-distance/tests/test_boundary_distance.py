@@ -336,3 +336,14 @@ def test_corrupted_confidence_state_is_refused_naming_the_field(jit):
                 continue  # boxes may hold any number or +-inf
             cases.append((f"{key} {corrupt}", f"confidence.{key}", copy))
     check_corrupted_model_files(cases, data.X, jit=jit)
+
+
+def test_a_forest_with_boundary_distance_is_refused_with_a_reason():
+    from treekit_core import ForestClassifier
+
+    data = load_dataset("haberman")
+    for reject in (None, {"keep_correct": 0.9}):
+        with pytest.raises(ValueError, match="'boundary_distance' cannot score a forest"):
+            ForestClassifier(
+                n_estimators=3, confidence="boundary_distance", reject=reject
+            ).fit(data.X, data.y)

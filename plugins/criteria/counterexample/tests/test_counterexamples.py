@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treekit_core import CompositionError, TreeClassifier
+from treekit_core import CompositionError, ForestClassifier, TreeClassifier
 from treekit_core.datasets import load_dataset
 from treekit_counterexample import (
     CounterexampleEntropy,
@@ -161,3 +161,38 @@ def test_refusals():
         TreeClassifier(**COMPOSITION).fit(X, [0, 1], counterexamples=Y)
     with pytest.raises(ValueError, match="classes must name the 2 columns"):
         TreeClassifier(**COMPOSITION).fit(X, counterexamples=Y, classes=["a", "b", "c"])
+
+
+@pytest.mark.parametrize("rule", [{"coverage": 0.8}, {"keep_correct": 0.9, "cv": 4}])
+def test_rejection_of_a_counterexample_trained_tree(rule):
+    """A decision counts as correct unless the sample is known not to be that class."""
+    data = load_dataset("balance_scale")
+    classes, codes = np.unique(data.y, return_inverse=True)
+    rng = np.random.default_rng(0)
+    wrong = (codes + rng.integers(1, 3, codes.size)) % 3  # one counterexample per row
+    counterexamples = np.zeros((codes.size, 3))
+    counterexamples[np.arange(codes.size), wrong] = 1
+    model = TreeClassifier(
+        criterion="counterexample_entropy",
+        labeler="complementary",
+        min_samples_leaf=5,
+        reject=rule,
+        abstain_value="?",
+    ).fit(data.X, counterexamples=counterexamples, classes=classes)
+    decision = model.decide(data.X)
+    np.testing.assert_array_equal(decision.abstained, decision.confidence < model.reject_threshold_)
+    if "coverage" in rule:
+        assert (~decision.abstained).mean() >= 0.8
+    else:
+        # with cv the threshold comes from out-of-fold scores, refitted on counterexamples
+        known_right = ~decision.abstained & (decision.class_index != wrong)
+        assert known_right.sum() > 0
+    forest = ForestClassifier(
+        n_estimators=5,
+        criterion="counterexample_entropy",
+        labeler="complementary",
+        reject=rule,
+        random_state=0,
+        abstain_value="?",
+    ).fit(data.X, counterexamples=counterexamples, classes=classes)
+    assert np.isfinite(forest.reject_threshold_)

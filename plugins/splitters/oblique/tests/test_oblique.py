@@ -131,3 +131,24 @@ def test_exports_refuse_oblique_questions():
 
     with pytest.raises(NotExportableError, match="asks a 'oblique' question"):
         to_onnx(model, missing="larger_share")
+
+
+@pytest.mark.parametrize("direction", ["logistic", "perceptron", "linear_svm"])
+def test_each_of_the_handouts_linear_classifiers_finds_the_diagonal(direction):
+    pytest.importorskip("sklearn")
+    X, y = diagonal()
+    model = TreeClassifier(
+        splitter="oblique",
+        splitter_params={"direction": direction, "also_axis_aligned": False},
+    ).fit(X, y)
+    assert model.get_n_leaves() == 2 and model.score(X, y) == 1.0  # one question separates
+    coef = model.tree_.node_fields["coef"][0]
+    assert coef[0] / coef[1] == pytest.approx(1.0, rel=0.15)  # along x0 + x1
+    X_new, y_new = diagonal(seed=1)
+    assert model.score(X_new, y_new) > 0.98
+
+
+def test_an_unknown_direction_is_refused():
+    X, y = diagonal()
+    with pytest.raises(ValueError, match="direction"):
+        TreeClassifier(splitter="oblique", splitter_params={"direction": "svm"}).fit(X, y)

@@ -102,6 +102,33 @@ def logistic_direction(X, target, weights, l2):
     return result.x[1:] / scale
 
 
+def linear_model_direction(X, target, weights, kind):
+    """Weights of scikit-learn's Perceptron or LinearSVC separating ``target`` (0/1) on
+    standardised X, mapped back to X's units (the intercept is dropped: the threshold search
+    replaces it)."""
+    try:
+        from sklearn.linear_model import Perceptron
+        from sklearn.svm import LinearSVC
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"direction={kind!r} uses scikit-learn's implementation: pip install scikit-learn"
+        ) from exc
+    mean = np.average(X, axis=0, weights=weights)
+    scale = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=weights))
+    scale = np.where(scale > 0, scale, 1.0)
+    Z = (X - mean) / scale
+    if kind == "perceptron":
+        model = Perceptron(max_iter=1000, tol=1e-4, random_state=0)
+    else:
+        model = LinearSVC(C=1.0, max_iter=20000, random_state=0)
+    model.fit(Z, target.astype(int), sample_weight=weights)
+    return model.coef_[0] / scale
+
+
+#: How a node's direction w is found: the handout's three linear classifiers.
+DIRECTIONS = ("logistic", "perceptron", "linear_svm")
+
+
 def _positive(instance, attribute, value):
     if not (isinstance(value, (int, float)) and value > 0):
         raise ValueError(f"{attribute.name} must be a number > 0, got {value!r}")
@@ -109,9 +136,11 @@ def _positive(instance, attribute, value):
 
 @attrs.define(slots=False)
 class Oblique(Splitter):
-    """Parameters: ``l2`` (ridge penalty of the logistic regression on standardised
-    features) and ``also_axis_aligned`` (also try the best single-feature threshold and keep
-    whichever drops impurity more; the oblique question alone when False)."""
+    """Parameters: ``direction`` (the linear classifier that proposes w: "logistic",
+    "perceptron" or "linear_svm"), ``l2`` (ridge penalty of the logistic regression on
+    standardised features) and ``also_axis_aligned`` (also try the best single-feature
+    threshold and keep whichever drops impurity more; the oblique question alone when
+    False)."""
 
     name: ClassVar[str] = "oblique"
     description: ClassVar[str] = (
@@ -119,6 +148,7 @@ class Oblique(Splitter):
     )
     provides: ClassVar[frozenset] = frozenset({"fractional_weights"})  # not axis-aligned
     l2: float = attrs.field(default=1e-5, validator=_positive)
+    direction: str = attrs.field(default="logistic", validator=attrs.validators.in_(DIRECTIONS))
     also_axis_aligned: bool = attrs.field(
         default=True, validator=attrs.validators.instance_of(bool)
     )
@@ -145,7 +175,10 @@ class Oblique(Splitter):
         target = (np.argmax(evidence, axis=1) == majority).astype(np.float64)
         best = None
         if 0 < (target * node.row_weights).sum() < node.weight:
-            coef = logistic_direction(X, target, node.row_weights, self.l2)
+            if self.direction == "logistic":
+                coef = logistic_direction(X, target, node.row_weights, self.l2)
+            else:
+                coef = linear_model_direction(X, target, node.row_weights, self.direction)
             if np.any(coef != 0):
                 z = X @ coef
                 order = np.argsort(z, kind="mergesort")
