@@ -344,6 +344,6 @@ def test_a_forest_with_boundary_distance_is_refused_with_a_reason():
     data = load_dataset("haberman")
     for reject in (None, {"keep_correct": 0.9}):
         with pytest.raises(ValueError, match="'boundary_distance' cannot score a forest"):
-            ForestClassifier(
-                n_estimators=3, confidence="boundary_distance", reject=reject
-            ).fit(data.X, data.y)
+            ForestClassifier(n_estimators=3, confidence="boundary_distance", reject=reject).fit(
+                data.X, data.y
+            )
