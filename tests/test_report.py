@@ -65,3 +65,16 @@ def test_chromium_loads_the_page_without_console_errors(report, tmp_path):
         [*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180
     )
     assert 'data-ready="yes"' in dom.stdout  # the page's script ran to its end
+
+
+def test_a_forest_report(tmp_path):
+    data, model_file, page = dataset_path("haberman"), tmp_path / "f.json", tmp_path / "f.html"
+    assert (
+        main(["fit", str(data), "--target", "class", "--forest", "5", "--out", str(model_file)])
+        == 0
+    )
+    argv = ["evaluate", str(model_file), str(data), "--target", "class", "--cv", "3"]
+    assert main([*argv, "--report", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "<h2>Forest</h2><p>5 trees.</p>" in text
+    assert "3-fold stratified cross-validation" in text and "<h2>Cross-validated</h2>" not in text
