@@ -26,11 +26,11 @@ _announced = threading.Event()
 
 
 def _caller_level() -> int:
-    """The stack level of the first caller outside treekit and numba (the notice names the
-    user's line, e.g. the fit call)."""
+    """The stack level of the first caller outside treekit, numba and the standard library's
+    plumbing (the notice names the user's line, e.g. the fit call)."""
     frame, level = sys._getframe(1), 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        ("treekit_core", "treekit_", "numba", "importlib", "<frozen")
+        ("treekit_core", "treekit_", "numba", "importlib", "<frozen", "contextlib", "functools")
     ):
         frame, level = frame.f_back, level + 1
     return level
