@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from treekit_core import TreeClassifier, hookimpl, registered
 from treekit_core.builtins.splitters import Exhaustive
+from treekit_core.testing import assert_same_tree
 
 
 @attrs.define(slots=False)
@@ -25,22 +26,6 @@ class Plugin:
     @hookimpl
     def treekit_splitters(self):
         return [NodeByNode]
-
-
-def assert_same_tree(a, b):
-    for field in ("children_left", "children_right", "feature", "threshold", "n_samples", "depth"):
-        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-    for field in ("class_sums", "weight", "impurity"):
-        np.testing.assert_allclose(
-            getattr(a, field), getattr(b, field), rtol=1e-12, atol=1e-12, err_msg=field
-        )
-    internal = a.children_left >= 0
-    np.testing.assert_allclose(
-        a.node_fields["improvement"][internal],
-        b.node_fields["improvement"][internal],
-        rtol=1e-12,
-        atol=1e-14,
-    )
 
 
 @settings(max_examples=40, deadline=None)

@@ -274,6 +274,27 @@ def reference_reaching(tree, x) -> list[int]:
     return sorted(reached)
 
 
+def assert_same_tree(a, b, rtol: float = 1e-12, atol: float = 1e-12) -> None:
+    """Two trees are the same: equal structure, questions, features, thresholds and row
+    counts; class sums, weights, impurities, branch shares and the internal nodes'
+    improvements equal within ``rtol`` / ``atol`` (two searches that agree on the split may
+    add in another order). Raises AssertionError naming the first field that differs."""
+    for field in ("child_start", "child_ids", "question", "feature", "threshold", "n_samples"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+    for field in ("class_sums", "weight", "impurity", "child_shares"):
+        np.testing.assert_allclose(
+            getattr(a, field), getattr(b, field), rtol=rtol, atol=atol, err_msg=field
+        )
+    internal = ~a.is_leaf
+    np.testing.assert_allclose(
+        a.node_fields["improvement"][internal],
+        b.node_fields["improvement"][internal],
+        rtol=rtol,
+        atol=atol,
+        err_msg="improvement",
+    )
+
+
 def check_json_round_trip(model, X):
     from treekit_core import TreeClassifier
 
@@ -432,6 +453,7 @@ def check_component(component, params=None):
 
 
 __all__ = [
+    "assert_same_tree",
     "ConformanceError",
     "check_component",
     "check_confidence",
