@@ -38,7 +38,12 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Evaluator, Propagator
-from treekit_core.engine.questions import MAX_CATEGORIES, question_named, split_branches
+from treekit_core.engine.questions import (
+    MAX_CATEGORIES,
+    answers_at,
+    question_named,
+    split_branches,
+)
 
 LEFT, RIGHT = -1, 1  # rpart's codes (node.h)
 #: Node fields of a surrogate tree: per node, ``max_surrogates`` slots (NaN when unused)
@@ -267,28 +272,17 @@ def surrogate_branches(X_rows, fields, node, use_surrogate) -> np.ndarray:
 
 
 def primary_branches(tree, node, X_rows) -> np.ndarray:
-    """Per row, the branch the node's primary question names, -1 where it cannot answer
-    (a missing value; for a nominal question, a category the node never saw)."""
-    question = tree.question_of(node)
-    feature, threshold = int(tree.feature[node]), float(tree.threshold[node])
-    x = X_rows[:, feature]
-    if question.compares_threshold:
-        return np.where(np.isnan(x), -1, np.where(x <= threshold, 0, 1))
-    table = question.category_branches(
-        feature, threshold, tree.question_params(node), int(tree.n_children[node])
-    )
-    if table is None:
-        raise ValueError(
-            f"surrogate routing asks threshold or nominal questions; node {node} asks a "
-            f"{question.name!r} question"
-        )
-    table = np.asarray(table)
+    """Per row, the branch the node's primary question names (the core's routing), -1
+    where it cannot answer: a missing value, or for a nominal question a category the node
+    never saw (rpart sends those to the surrogates too)."""
+    branch = answers_at(tree, X_rows, [node])[:, 0].astype(np.int64)
     seen = tree.node_fields["primary_seen"][node]
-    known = ~np.isnan(x) & (x >= 0) & (x < table.size)
-    codes = np.where(known, x, 0).astype(np.int64)
     if np.isfinite(seen):
-        known &= np.bitwise_and(np.left_shift(1, codes), int(seen)) != 0
-    return np.where(known, table[codes], -1)
+        x = X_rows[:, int(tree.feature[node])]
+        codes = np.where(branch >= 0, x, 0).astype(np.int64)
+        unseen = np.bitwise_and(np.left_shift(1, codes), int(seen)) == 0
+        branch = np.where(unseen, -1, branch)
+    return branch
 
 
 # -- the components ------------------------------------------------------------------------
