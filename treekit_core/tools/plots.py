@@ -35,42 +35,30 @@ def _pyplot():
 MAX_SHOWN_LEAVES = 16
 
 
+def bottom_boxes(tree, depth: int) -> int:
+    """Boxes at the bottom of a picture drawn down to ``depth``: the nodes at that depth
+    and the leaves above it."""
+    return int(((tree.depth == depth) | (tree.is_leaf & (tree.depth < depth))).sum())
+
+
 def shown_depth(tree, max_leaves: int = MAX_SHOWN_LEAVES) -> int:
     """The deepest level d such that drawing the tree down to d (internal nodes at d drawn
     as summaries) shows at most ``max_leaves`` boxes at the bottom (at least the root)."""
-    depths = tree.depth
     for d in range(tree.max_depth, -1, -1):
-        bottom = ((depths == d) | (tree.is_leaf & (depths < d))).sum()
-        if bottom <= max_leaves:
+        if bottom_boxes(tree, d) <= max_leaves:
             return d
     return 0
 
 
-def _node_colour(tree, node, palette):
-    """The decided class's colour, blended with white by purity (1 = one class only)."""
-    from matplotlib.colors import to_rgb
-
-    k = tree.n_classes
-    decided = int(tree.decision[node])
-    if decided < 0:
-        return (0.85, 0.85, 0.85)
-    purity = (tree.value[node].max() - 1.0 / k) / (1.0 - 1.0 / k) if k > 1 else 1.0
-    strength = 0.15 + 0.7 * float(np.clip(purity, 0.0, 1.0))
-    base = np.array(to_rgb(palette[decided % len(palette)]))
-    return tuple(1.0 - strength * (1.0 - base))
+def tree_figure_size(tree, max_leaves: int = MAX_SHOWN_LEAVES) -> tuple[float, float]:
+    """(width, height) in inches of a tree picture: 1.9 per bottom box, 1.7 per level
+    shown, within 40 x 30."""
+    depth = shown_depth(tree, max_leaves)
+    return min(40, max(6, 1.9 * bottom_boxes(tree, depth))), min(30, max(3, 1.7 * (depth + 1)))
 
 
 def _class_text(model, decided: int) -> str:
     return "ABSTAIN" if decided < 0 else str(model.classes_[decided])
-
-
-def _edge_labels(tree, node, context) -> list[str]:
-    from treekit_core.tools.export import branch_texts
-
-    texts = branch_texts(tree, node, context)
-    if len(texts) == 2:
-        return ["yes", "no"]
-    return [text.split(" = ", 1)[-1] for text in texts]
 
 
 def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
@@ -82,6 +70,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     plt = _pyplot()
     from treekit_core.components.question import QuestionTextContext
     from treekit_core.tools.export import _names, node_labels
+    from treekit_core.tools.node_style import class_rgb, edge_labels, node_rgb
 
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
@@ -90,7 +79,6 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     context = QuestionTextContext(_names(tree, names), categories or {}, 3)
     limit = shown_depth(tree, max_leaves)
     leaves_under = tree.leaves_under()
-    palette = plt.get_cmap("tab10").colors
     positions, counter = {}, [0]
 
     def place(node, level):
@@ -104,16 +92,14 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
         positions[node] = ((positions[kids[0]][0] + positions[kids[-1]][0]) / 2, -level)
 
     place(0, 0)
-    shown_leaves, depth = counter[0], limit
+    depth = limit
     if ax is None:
-        _, ax = plt.subplots(
-            figsize=(min(40, max(6, 1.9 * shown_leaves)), min(30, max(3, 1.7 * (depth + 1))))
-        )
+        _, ax = plt.subplots(figsize=tree_figure_size(tree, max_leaves))
     for node, (x, y) in positions.items():
         truncated = not tree.is_leaf[node] and -y >= limit
         if not tree.is_leaf[node] and not truncated:
             for child, label in zip(
-                tree.children(node), _edge_labels(tree, node, context), strict=True
+                tree.children(node), edge_labels(tree, node, context), strict=True
             ):
                 cx, cy = positions[int(child)]
                 ax.plot([x, cx], [y, cy], color="0.45", lw=1, zorder=1)
@@ -147,14 +133,13 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             zorder=2,
             bbox={
                 "boxstyle": "round",
-                "fc": _node_colour(tree, node, palette),
+                "fc": node_rgb(tree, node),
                 "ec": "0.3",
                 "ls": "--" if truncated or tree.decision[node] < 0 else "-",
             },
         )
     handles = [
-        plt.Rectangle((0, 0), 1, 1, fc=palette[k % len(palette)], ec="0.3")
-        for k in range(len(model.classes_))
+        plt.Rectangle((0, 0), 1, 1, fc=class_rgb(k), ec="0.3") for k in range(len(model.classes_))
     ]
     ax.legend(
         handles,
@@ -364,10 +349,7 @@ def write_evaluation_plots(model, X, y, directory) -> list:
         written.append(out / name)
 
     if hasattr(model, "tree_"):
-        depth = shown_depth(model.tree_)
-        shown = (model.tree_.depth == depth) | (model.tree_.is_leaf & (model.tree_.depth < depth))
-        width = min(40, max(8, 1.9 * int(shown.sum())))
-        save("tree.png", lambda ax: plot_tree(model, ax), figsize=(width, 1.7 * (depth + 1) + 1))
+        save("tree.png", lambda ax: plot_tree(model, ax), figsize=tree_figure_size(model.tree_))
     save(
         "risk_coverage.png",
         lambda ax: plot_risk_coverage(

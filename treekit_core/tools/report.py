@@ -14,13 +14,6 @@ import base64
 import html
 import io
 
-import numpy as np
-
-#: matplotlib's tab10, so the page and the pictures colour a class alike.
-PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-)  # fmt: skip
 OPEN_DEPTH = 3  #: nodes shallower than this start expanded
 
 STYLE = """
@@ -52,20 +45,6 @@ console.log('treekit report ready: ' + document.querySelectorAll('.tree .node').
 """
 
 
-def _colour(tree, node) -> str:
-    """The decided class's colour blended with white by purity, as in the pictures."""
-    k = tree.n_classes
-    decided = int(tree.decision[node])
-    if decided < 0:
-        return "#d9d9d9"
-    purity = (tree.value[node].max() - 1.0 / k) / (1.0 - 1.0 / k) if k > 1 else 1.0
-    strength = 0.15 + 0.7 * float(np.clip(purity, 0.0, 1.0))
-    base = PALETTE[decided % len(PALETTE)]
-    rgb = [int(base[i : i + 2], 16) for i in (1, 3, 5)]
-    mixed = [round(255 - strength * (255 - c)) for c in rgb]
-    return "#" + "".join(f"{c:02x}" for c in mixed)
-
-
 def _distribution(model, node) -> str:
     tree = model.tree_
     shares = ", ".join(f"{c}: {tree.value[node, k]:.1%}" for k, c in enumerate(model.classes_))
@@ -76,6 +55,7 @@ def tree_html(model) -> str:
     """The tree as nested lists; internal nodes are <details> that open and close."""
     from treekit_core.components.question import QuestionTextContext
     from treekit_core.tools.export import _names, branch_texts
+    from treekit_core.tools.node_style import edge_labels, node_hex
 
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
@@ -86,7 +66,7 @@ def tree_html(model) -> str:
         label = "abstain" if decided < 0 else str(model.classes_[decided])
         css = "node abstain" if decided < 0 else "node"
         return (
-            f'<span class="{css}" style="background:{_colour(tree, node)}" '
+            f'<span class="{css}" style="background:{node_hex(tree, node)}" '
             f'title="{html.escape(_distribution(model, node))}">{html.escape(text)}</span>'
             f'<span class="dist">{html.escape(label)} · {tree.value[node].max():.0%} of '
             f"{tree.weight[node]:.4g}</span>"
@@ -98,7 +78,7 @@ def tree_html(model) -> str:
             return box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided]))
         texts = branch_texts(tree, node, context)
         question = texts[0] if len(texts) == 2 else texts[0].split(" = ")[0]
-        edges = ["yes", "no"] if len(texts) == 2 else [t.split(" = ", 1)[-1] for t in texts]
+        edges = edge_labels(tree, node, context)
         items = "".join(
             f'<li><span class="edge">{html.escape(edge)}</span>{walk(int(child), depth + 1)}</li>'
             for edge, child in zip(edges, tree.children(node), strict=True)
