@@ -21,18 +21,23 @@ def fitted_trees(model) -> list:
     return list(getattr(model, "estimators_", None) or [model.tree_])
 
 
-def check_hard(model, target: str) -> None:
-    """Samples reach one leaf (the evaluator routes hard) and the model never abstains."""
-    composition = model.composition_
-    if "hard_routing" not in composition.evaluator.provides:
+def check_hard_routing(model, target: str) -> None:
+    """Samples reach one leaf: the evaluator routes hard."""
+    evaluator = model.composition_.evaluator
+    if "hard_routing" not in evaluator.provides:
         raise NotExportableError(
-            f"{target} routes every sample to one leaf; evaluator "
-            f"{composition.evaluator.name!r} mixes several (soft routing)"
+            f"{target} routes every sample to one leaf; evaluator {evaluator.name!r} mixes "
+            "several (soft routing)"
         )
+
+
+def check_hard(model, target: str) -> None:
+    """Samples reach one leaf and the model never abstains."""
+    check_hard_routing(model, target)
     if model.can_abstain_:
         raise NotExportableError(
             f"{target} always names a class; this composition can abstain (labeler "
-            f"{composition.labeler.name!r} or a reject rule)"
+            f"{model.composition_.labeler.name!r} or a reject rule)"
         )
 
 

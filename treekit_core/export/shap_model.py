@@ -6,7 +6,7 @@ import numpy as np
 
 from treekit_core.export.hard_trees import (
     binary_threshold_arrays,
-    check_hard,
+    check_hard_routing,
     check_missing_rule,
     fitted_trees,
 )
@@ -22,9 +22,7 @@ def to_shap(model, missing: str = "error") -> dict:
     explains the probabilities). ``missing``: see :func:`treekit_core.export.to_onnx`."""
     target = "shap's tree model"
     check_missing_rule(missing)
-    composition = model.composition_
-    if "hard_routing" not in composition.evaluator.provides:
-        check_hard(model, target)  # raises, naming the evaluator
+    check_hard_routing(model, target)
     trees = fitted_trees(model)
     exported = []
     for tree in trees:
