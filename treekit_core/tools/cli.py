@@ -309,27 +309,26 @@ def _composition_for(model, args) -> dict:
     return params
 
 
-def _out_of_sample(model, X, y, args):
-    """(decisions on held-out rows, their true labels, what was done) for ``--cv K`` or
-    ``--test-size F``: the composition refitted on the training part of each split."""
+def _out_of_sample(model, X, y, args, cv, test_size):
+    """(decisions on held-out rows, their true labels, what was done) for ``cv`` folds or
+    a held-out fraction ``test_size``: the composition refitted on the training part of
+    each split."""
     from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 
     params = _composition_for(model, args)
     make = type(model)
-    if args.cv is not None:
-        if not (isinstance(args.cv, int) and args.cv >= 2):
-            raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
+    if cv is not None:
+        if not (isinstance(cv, int) and cv >= 2):
+            raise ValueError(f"--cv must be a number of folds >= 2, got {cv}")
         _, encoded = np.unique(y, return_inverse=True)
-        fold = stratified_folds(encoded, args.cv, np.random.default_rng(args.seed))
-        splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(args.cv)]
-        what = f"{args.cv}-fold stratified cross-validation (seed {args.seed})"
+        fold = stratified_folds(encoded, cv, np.random.default_rng(args.seed))
+        splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(cv)]
+        what = f"{cv}-fold stratified cross-validation (seed {args.seed})"
     else:
-        if not 0.0 < args.test_size < 1.0:
-            raise ValueError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
-        splits = [stratified_split(y, args.test_size, args.seed)]
-        what = (
-            f"a stratified {1 - args.test_size:.0%}/{args.test_size:.0%} split (seed {args.seed})"
-        )
+        if not 0.0 < test_size < 1.0:
+            raise ValueError(f"--test-size must be a fraction in (0, 1), got {test_size}")
+        splits = [stratified_split(y, test_size, args.seed)]
+        what = f"a stratified {1 - test_size:.0%}/{test_size:.0%} split (seed {args.seed})"
     parts, truth, fitted = [], [], None
     for train, test in splits:
         if test.size == 0:
@@ -359,10 +358,10 @@ def _pooled(model, parts, truth, what) -> dict:
 def cmd_evaluate(args) -> int:
     from treekit_core.tools.csvdata import rows_digest
 
-    if args.plots or args.report:
+    if args.plots:
         from importlib.util import find_spec
 
-        if args.plots and find_spec("matplotlib") is None:
+        if find_spec("matplotlib") is None:
             raise ValueError("--plots needs matplotlib: pip install matplotlib")
     if args.cv is not None and args.test_size is not None:
         raise ValueError("give --cv K or --test-size F, not both")
@@ -374,7 +373,7 @@ def cmd_evaluate(args) -> int:
         y = y.astype(model.classes_.dtype)
     composition = composition_line(model)
     if args.cv is not None or args.test_size is not None:
-        parts, y_true, what, last = _out_of_sample(model, X, y, args)
+        parts, y_true, what, last = _out_of_sample(model, X, y, args, args.cv, args.test_size)
         composition = composition_line(last)
         figures = _pooled(model, parts, y_true, f"out-of-sample figures: {what}")
         print(f"{figures['what']}; composition: {composition}")
@@ -409,8 +408,7 @@ def cmd_evaluate(args) -> int:
 
         cross_validated = None
         if args.cv is None:  # the report always carries cross-validated figures
-            args.cv, args.test_size = REPORT_FOLDS, None
-            parts, y_true, what, _ = _out_of_sample(model, X, y, args)
+            parts, y_true, what, _ = _out_of_sample(model, X, y, args, REPORT_FOLDS, None)
             cross_validated = _pooled(model, parts, y_true, f"out-of-sample figures: {what}")
         page = html_report(
             model,
