@@ -200,10 +200,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         self.estimators_ = trees
         self.composition_ = composition
         self._set_fitted(data, classes)
-        self.reject_threshold_ = None
-        if rule is not None:
-            self.reject_threshold_ = self._choose_reject_threshold(rule, data)
-        self._fit_calibration(data)
+        self._fit_rejection_and_calibration(data, rule)
         return self
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):

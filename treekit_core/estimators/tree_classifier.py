@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import numbers
 
@@ -385,14 +386,23 @@ class ComposedEstimatorMixin(ParamsMixin):
             or getattr(self, "reject_threshold_", None) is not None
         )
 
-    def _choose_reject_threshold(self, rule, data) -> float:
+    def _fit_rejection_and_calibration(self, data, rule) -> None:
+        """``reject_threshold_`` and ``calibration_`` after the model itself is fitted; the
+        out-of-fold refits are made once for both when they use the same folds."""
+        out_of_fold = functools.cache(lambda n_folds, seed: self._out_of_fold(data, n_folds, seed))
+        self.reject_threshold_ = None
+        if rule is not None:
+            self.reject_threshold_ = self._choose_reject_threshold(rule, data, out_of_fold)
+        self._fit_calibration(data, out_of_fold)
+
+    def _choose_reject_threshold(self, rule, data, out_of_fold) -> float:
         """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
         if rule.threshold is not None:
             return float(rule.threshold)
         if rule.cv is None:
             scores, correct = self._scores_and_correctness(data.X, data.evidence)
         else:
-            scores, correct = self._out_of_fold(data, rule.cv, rule.seed)
+            scores, correct = out_of_fold(rule.cv, rule.seed)
         return rule.choose(scores, correct, data.weight)
 
     def _scores_and_correctness(self, X, evidence):
@@ -423,13 +433,13 @@ class ComposedEstimatorMixin(ParamsMixin):
             )
         return scores, correct
 
-    def _fit_calibration(self, data) -> None:
+    def _fit_calibration(self, data, out_of_fold) -> None:
         from treekit_core.engine.calibration import Calibration, CalibrationRule
 
         rule = CalibrationRule.from_param(self.calibration)
         self.calibration_ = None
         if rule is not None:
-            scores, correct = self._out_of_fold(data, rule.cv, rule.seed)
+            scores, correct = out_of_fold(rule.cv, rule.seed)
             self.calibration_ = Calibration.fit(rule.method, scores, correct, data.weight)
 
     def risk_coverage(self, X, y) -> "RiskCoverage":
@@ -697,10 +707,7 @@ class TreeClassifier(ComposedEstimatorMixin):
             self._grown_tree = None if grown is self.tree_ else grown
             self.composition_ = composition
             self._set_fitted(data, classes)
-            self.reject_threshold_ = None
-            if rule is not None:
-                self.reject_threshold_ = self._choose_reject_threshold(rule, data)
-            self._fit_calibration(data)
+            self._fit_rejection_and_calibration(data, rule)
         return self
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):
