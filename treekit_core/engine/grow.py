@@ -51,11 +51,10 @@ class Node:
         count under hard propagation, fewer under soft propagation, where fractional copies
         of rows spread over many nodes (C4.5 counts weight the same way)."""
         original = original_weight[self.rows]
-        return float(
-            np.where(
-                original > 0, self.row_weights / np.where(original > 0, original, 1.0), 1.0
-            ).sum()
+        shares = np.divide(
+            self.row_weights, original, out=np.ones(original.shape[0]), where=original > 0
         )
+        return float(shares.sum())
 
 
 def node_statistics(evidence, rows, row_weights):

@@ -59,6 +59,10 @@ class _Node:
     bounds: tuple = None
     class_sums: np.ndarray = None
     weight: float = 0.0
+    #: training and estimated errors of the node as a leaf, kept until its data changes
+    #: (collapsing and pruning ask for them at every level above)
+    leaf_errors: float | None = None
+    leaf_estimate: float | None = None
 
     @property
     def is_leaf(self) -> bool:
@@ -109,6 +113,41 @@ class _Pruning:
         sums = row_weights @ self.data.evidence[rows]
         return sums, float(row_weights.sum())
 
+    def set_data(self, node: _Node, rows, row_weights, bounds) -> None:
+        node.rows, node.row_weights, node.bounds = rows, row_weights, bounds
+        node.class_sums, node.weight = self.statistics(rows, row_weights)
+        node.leaf_errors = node.leaf_estimate = None
+
+    def node_errors(self, node: _Node) -> float:
+        if node.leaf_errors is None:
+            node.leaf_errors = self.errors(node.class_sums, node.weight)
+        return node.leaf_errors
+
+    def node_estimate(self, node: _Node) -> float:
+        if node.leaf_estimate is None:
+            node.leaf_estimate = self.estimated(node.class_sums, node.weight)
+        return node.leaf_estimate
+
+    def fill_errors(self, root: _Node) -> None:
+        """The training errors as a leaf of every node under ``root`` that has none yet,
+        from one call of the labeler (a call per node would cost more than the pruning)."""
+        waiting, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            if node.leaf_errors is None:
+                waiting.append(node)
+            stack.extend(node.children or ())
+        weighed = [node for node in waiting if node.weight > 0]
+        for node in waiting:
+            node.leaf_errors = 0.0
+        if weighed:
+            errors = self.labeler.node_error(
+                np.stack([node.class_sums for node in weighed]),
+                np.array([node.weight for node in weighed]),
+            )
+            for node, error in zip(weighed, errors, strict=True):
+                node.leaf_errors = float(error)
+
     def errors(self, sums, weight) -> float:
         if weight <= 0:
             return 0.0
@@ -133,7 +172,7 @@ class _Pruning:
             row_weights,
             bounds,
         )
-        node.class_sums, node.weight = self.statistics(rows, row_weights)
+        self.set_data(node, rows, row_weights, bounds)
         kids = tree.children(node_id)
         if kids.size:
             branches = self.split_rows(node, rows, row_weights, keep_shares=True)
@@ -145,8 +184,7 @@ class _Pruning:
         return node
 
     def redistribute(self, node: _Node, rows, row_weights, bounds) -> None:
-        node.rows, node.row_weights, node.bounds = rows, row_weights, bounds
-        node.class_sums, node.weight = self.statistics(rows, row_weights)
+        self.set_data(node, rows, row_weights, bounds)
         if not node.is_leaf:
             branches = self.split_rows(node, rows, row_weights, keep_shares=True)
             for child, (r, w), box in zip(
@@ -155,23 +193,29 @@ class _Pruning:
                 self.redistribute(child, r, w, box)
 
     # -- J48's procedures -----------------------------------------------------------
-    def training_errors(self, node: _Node) -> float:
+    def training_errors(self, node: _Node, known: dict) -> float:
+        """The subtree's training errors (``known``: those of subtrees already summed)."""
         if node.is_leaf:
-            return self.errors(node.class_sums, node.weight)
-        return sum(self.training_errors(child) for child in node.children)
+            return self.node_errors(node)
+        if id(node) not in known:
+            known[id(node)] = sum(self.training_errors(child, known) for child in node.children)
+        return known[id(node)]
 
-    def collapse(self, node: _Node) -> None:
+    def collapse(self, node: _Node, known: dict | None = None) -> None:
+        # top-down, a node's subtree is still the grown one when it is asked: the subtree
+        # sums stay valid through the whole pass
+        known = {} if known is None else known
         if node.is_leaf:
             return
-        if self.training_errors(node) >= self.errors(node.class_sums, node.weight) - 1e-3:
+        if self.training_errors(node, known) >= self.node_errors(node) - 1e-3:
             node.children = None
         else:
             for child in node.children:
-                self.collapse(child)
+                self.collapse(child, known)
 
     def estimated_errors(self, node: _Node) -> float:
         if node.is_leaf:
-            return self.estimated(node.class_sums, node.weight)
+            return self.node_estimate(node)
         return sum(self.estimated_errors(child) for child in node.children)
 
     def estimated_errors_for_branch(self, node: _Node, rows, row_weights) -> float:
@@ -195,7 +239,7 @@ class _Pruning:
             )
         else:
             errors_largest = math.inf
-        errors_leaf = self.estimated(node.class_sums, node.weight)
+        errors_leaf = self.node_estimate(node)
         errors_tree = self.estimated_errors(node)
         if errors_leaf <= errors_tree + 0.1 + SMALL and errors_leaf <= errors_largest + 0.1 + SMALL:
             node.children = None
@@ -209,6 +253,7 @@ class _Pruning:
             )
             node.fields, node.shares, node.children = branch.fields, branch.shares, branch.children
             self.redistribute(node, node.rows, node.row_weights, node.bounds)
+            self.fill_errors(node)
             self.prune(node)
 
     # -- back to arrays -------------------------------------------------------------
@@ -270,6 +315,7 @@ class Pessimistic(Pruner):
             context.data.weight.copy(),
             (np.full(d, -np.inf), np.full(d, np.inf)),
         )
+        work.fill_errors(root)
         if self.collapse:
             work.collapse(root)
         if not self.unpruned:

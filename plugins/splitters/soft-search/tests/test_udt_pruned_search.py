@@ -92,3 +92,57 @@ def test_pruned_search_needs_a_concave_criterion():
     data = load_dataset("haberman")
     with pytest.raises(ValueError, match="pruned_search=True needs a criterion declaring"):
         udt_model(True, criterion="variance").fit(data.X, data.y)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 40),
+    samples=st.integers(2, 30),
+    sigma=st.sampled_from([0.0, 0.05, 0.4, 3.0]),
+    boxed=st.booleans(),
+)
+def test_fractional_split_matches_placing_every_pdf_point(seed, n, samples, sigma, boxed):
+    """The propagation kernel (binary searches) against every point placed and counted."""
+    from treekit_soft_search.kernels import udt_split_rows
+
+    rng = np.random.default_rng(seed)
+    X = np.asfortranarray(rng.integers(0, 6, size=(n, 2)) + rng.normal(size=(n, 2)).round(1))
+    X[rng.random(n) < 0.2, 1] = np.nan
+    rows = np.sort(rng.choice(n, size=max(1, n // 2), replace=False)).astype(np.int64)
+    weights = rng.uniform(0.1, 2.0, size=rows.size)
+    points = udt.standard_points(samples)
+    lower, upper = (1.0, 4.5) if boxed else (-np.inf, np.inf)
+    threshold, missing = 2.5, 0.3
+    left, left_w, right, right_w = udt_split_rows(
+        X, 1, rows, weights, sigma, points, lower, upper, threshold, missing
+    )
+    x = X[rows, 1]
+    positions = x[:, None] + sigma * points[None, :]
+    inside = (positions > lower) & (positions <= upper)
+    counts = inside.sum(axis=1)
+    share = np.where(
+        counts > 0,
+        (inside & (positions <= threshold)).sum(axis=1) / np.maximum(counts, 1),
+        (x <= threshold).astype(float),
+    )
+    share = np.where(np.isnan(x), missing, share)
+    expected_left, expected_right = weights * share, weights * (1 - share)
+    np.testing.assert_array_equal(left, rows[expected_left > 0])
+    np.testing.assert_array_equal(left_w, expected_left[expected_left > 0])
+    np.testing.assert_array_equal(right, rows[expected_right > 0])
+    np.testing.assert_array_equal(right_w, expected_right[expected_right > 0])
+
+
+def test_tuples_with_one_value_merge_into_one():
+    from treekit_soft_search.kernels import tuples_by_value
+
+    x = np.array([2.0, np.nan, 1.0, 2.0, 1.0, 3.0])
+    weights = np.array([1.0, 5.0, 2.0, 3.0, 1.0, 0.5])
+    evidence = np.eye(2)[[0, 1, 1, 1, 0, 0]]
+    values, group_weights, group_evidence = np.empty(6), np.empty(6), np.empty((6, 2))
+    count = tuples_by_value(x, weights, evidence, values, group_weights, group_evidence)
+    assert count == 3
+    np.testing.assert_array_equal(values[:3], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(group_weights[:3], [3.0, 4.0, 0.5])
+    np.testing.assert_allclose(group_evidence[:3], [[1 / 3, 2 / 3], [1 / 4, 3 / 4], [1, 0]])

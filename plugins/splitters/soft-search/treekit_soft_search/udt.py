@@ -67,6 +67,20 @@ def udt_spreads(data, width):
     return spreads
 
 
+def udt_kernels(criterion):
+    """UDT's searches (:mod:`.udt_kernels`) specialised to ``criterion``."""
+    from treekit_core.kernels import impurity_kernels
+    from treekit_soft_search import kernels, udt_kernels
+
+    return impurity_kernels(
+        udt_kernels,
+        udt_kernels.ENTRY_SIGNATURES,
+        criterion,
+        depends_on=(kernels,),
+        purpose="UDT search kernels",
+    )
+
+
 def _samples(instance, attribute, value):
     if not (isinstance(value, int) and value >= 2):
         raise ValueError(f"samples must be an int >= 2, got {value!r}")
@@ -132,8 +146,6 @@ class UDTSplitter(Splitter, UDTParams):
                 )
 
     def prepare(self, data, criterion, rules):
-        from treekit_soft_search.kernels import udt_scan
-
         if self.pruned_search:
             one_hot = np.all(data.evidence >= 0) and np.allclose(data.evidence.sum(axis=1), 1)
             if not (criterion.concave and one_hot):
@@ -148,12 +160,14 @@ class UDTSplitter(Splitter, UDTParams):
                     )
                     + "; use pruned_search=False"
                 )
+        kernels = udt_kernels(criterion)
         return {
-            "scan": udt_scan,
-            "impurity": criterion.compiled_impurity(),
+            "kernels": kernels,
+            "impurity": kernels.impurity,
             "params": criterion.impurity_params(data.n_classes),
             "data": data,
-            "sigma": udt_spreads(data, self.width),
+            "evidence": np.ascontiguousarray(data.evidence, dtype=np.float64),
+            "sigma": np.ascontiguousarray(udt_spreads(data, self.width), dtype=np.float64),
             "points": standard_points(self.samples),
             "evaluations": [],
         }
@@ -217,8 +231,7 @@ class UDTSplitter(Splitter, UDTParams):
             weights = np.ascontiguousarray(mass[point_rows])
             weighted = np.ascontiguousarray(weights[:, None] * data.evidence[node.rows[point_rows]])
             base = state["impurity"](known_sums, known_weight, state["params"])
-            drop, threshold, evaluations = state["scan"](
-                state["impurity"],
+            drop, threshold, evaluations = state["kernels"].udt_scan(
                 state["params"],
                 flat,
                 weighted,
@@ -240,18 +253,16 @@ class UDTSplitter(Splitter, UDTParams):
     def _pruned_search(self, state, node, rules, features):
         """(drop, feature, threshold, missing share) of the pruned search over the numeric
         ``features`` (feature -1: no admissible threshold)."""
-        from treekit_soft_search.kernels import udt_pruned_node
-
         data = state["data"]
         features = np.ascontiguousarray(features[state["sigma"][features] > 0], dtype=np.int64)
         lower, upper = node.bounds
-        drop, feature, threshold, share, evaluations = udt_pruned_node(
-            state["impurity"],
+        drop, feature, threshold, share, evaluations = state["kernels"].udt_pruned_node(
             state["params"],
-            np.ascontiguousarray(data.X[node.rows]),
-            np.ascontiguousarray(node.row_weights),
-            np.ascontiguousarray(data.evidence[node.rows]),
-            np.ascontiguousarray(state["sigma"], dtype=np.float64),
+            data.X,
+            np.ascontiguousarray(node.rows, dtype=np.int64),
+            np.ascontiguousarray(node.row_weights, dtype=np.float64),
+            state["evidence"],
+            state["sigma"],
             features,
             state["points"],
             np.ascontiguousarray(lower, dtype=np.float64),
@@ -282,29 +293,24 @@ class UDTPropagation(Propagator, UDTParams):
     def propagate(self, state, data, node, split):
         if not get_registry().question(split.question).compares_threshold:
             return HardPropagator().propagate(None, data, node, split)  # only thresholds soften
+        from treekit_soft_search.kernels import udt_split_rows
+
         sigma_all, points = state
-        f, threshold = split.feature, split.threshold
+        f = split.feature
         lower, upper = node.bounds if node.bounds is not None else (None, None)
-        low = -np.inf if lower is None else lower[f]
-        high = np.inf if upper is None else upper[f]
-        sigma = sigma_all[f]
-        x = data.X[node.rows, f]
-        if sigma <= 0:
-            share = (x <= threshold).astype(np.float64)
-        else:
-            positions, inside = surviving_points(x, sigma, points, low, high)
-            counts = inside.sum(axis=1)
-            left = (inside & (positions <= threshold)).sum(axis=1)
-            share = np.where(
-                counts > 0, left / np.maximum(counts, 1), (x <= threshold).astype(np.float64)
-            )
-        share = np.where(np.isnan(x), missing_left(split), share)
-        left_w, right_w = node.row_weights * share, node.row_weights * (1.0 - share)
-        keep_left, keep_right = left_w > 0, right_w > 0
-        return (
-            (node.rows[keep_left], left_w[keep_left]),
-            (node.rows[keep_right], right_w[keep_right]),
+        left_rows, left_weights, right_rows, right_weights = udt_split_rows(
+            data.X,
+            f,
+            np.ascontiguousarray(node.rows, dtype=np.int64),
+            np.ascontiguousarray(node.row_weights, dtype=np.float64),
+            float(sigma_all[f]),
+            points,
+            -np.inf if lower is None else float(lower[f]),
+            np.inf if upper is None else float(upper[f]),
+            float(split.threshold),
+            missing_left(split),
         )
+        return (left_rows, left_weights), (right_rows, right_weights)
 
 
 @attrs.define(slots=False)
