@@ -54,8 +54,12 @@ def generic_jit(function):
     """Compile a kernel body that entry points specialise: no signature (numba compiles it
     for the types of each caller, including a criterion passed as a dispatcher, which it
     then inlines) and no cache of its own (the calling entry point's cache holds its
-    machine code)."""
-    return numba.njit(nogil=True)(function)
+    machine code). Inlined into its callers before type inference (``inline="always"``):
+    numba then runs one compile pipeline per entry point instead of one per callee, each
+    with its own wrappers and LLVM module, which takes a fifth off a cold first fit
+    (benchmarks/README.md) and leaves the machine code as fast (LLVM inlined these small
+    kernels anyway). Called from Python, such a kernel compiles as any other."""
+    return numba.njit(nogil=True, inline="always")(function)
 
 
 def python_function(kernel):
