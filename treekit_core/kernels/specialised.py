@@ -143,10 +143,24 @@ def impurity_kernels(
     return _bound_module(function, kernel_module, tuple(entry_signatures))
 
 
+class _Entries(types.SimpleNamespace):
+    """Entry points, ``specialised``, and ``impurity``: the compiled impurity, compiled when
+    first asked for (a fit by one specialised call never evaluates it from Python, and a
+    cold first fit then skips its compile)."""
+
+    def __init__(self, function, **entries):
+        super().__init__(**entries)
+        self.impurity_function = function
+
+    @property
+    def impurity(self):
+        from treekit_core.kernels.compiling import compile_impurity
+
+        return compile_impurity(self.impurity_function)
+
+
 @functools.lru_cache(maxsize=None)
 def _specialised_module(function, kernel_module, entry_signatures, depends_on, purpose):
-    from treekit_core.kernels.compiling import compile_impurity
-
     name = f"{function.__module__}.{function.__qualname__}"
     signatures = dict(entry_signatures)
     module = generated_module(
@@ -159,7 +173,7 @@ def _specialised_module(function, kernel_module, entry_signatures, depends_on, p
         entry: _OneSignature(getattr(module, entry), signature)
         for entry, signature in signatures.items()
     }
-    return types.SimpleNamespace(impurity=compile_impurity(function), specialised=True, **entries)
+    return _Entries(function, specialised=True, **entries)
 
 
 @functools.lru_cache(maxsize=None)
@@ -182,8 +196,8 @@ class CriterionKernels:
     """The split-search entry points for one criterion; none takes the impurity, which
     is built in (specialised) or bound (function value)."""
 
-    #: The compiled impurity itself, to evaluate a node from Python.
-    impurity: object
+    #: The criterion's impurity function (plain Python; :attr:`impurity` compiles it).
+    impurity_function: object
     #: ``grow_subtree(params, X, weighted, weights, order, start, end, depth, rules,
     #: max_features, seed, goes_left)``: :func:`.growth.grow_subtree`.
     grow_subtree: object
@@ -195,6 +209,14 @@ class CriterionKernels:
     best_split_of_node: object
     #: True when the kernels are compiled for this criterion alone.
     specialised: bool
+
+    @property
+    def impurity(self):
+        """The compiled impurity, to evaluate a node from Python (compiled, or loaded from
+        the cache, when first asked for)."""
+        from treekit_core.kernels.compiling import compile_impurity
+
+        return compile_impurity(self.impurity_function)
 
 
 def criterion_kernels(criterion, specialised: bool | None = None) -> CriterionKernels:
@@ -216,7 +238,7 @@ def _by_value(function) -> CriterionKernels:
 
     impurity = compile_impurity(function)
     return CriterionKernels(
-        impurity,
+        function,
         functools.partial(grow_subtree_by_value, impurity),
         functools.partial(scan_features_by_value, impurity),
         functools.partial(best_split_of_node, impurity),
@@ -236,7 +258,7 @@ def _specialised(function) -> CriterionKernels:
         "split-search kernels",
     )
     return CriterionKernels(
-        module.impurity, *(getattr(module, entry) for entry in ENTRY_POINTS), True
+        function, *(getattr(module, entry) for entry in ENTRY_POINTS), True
     )
 
 
