@@ -257,9 +257,7 @@ def _specialised(function) -> CriterionKernels:
         (),
         "split-search kernels",
     )
-    return CriterionKernels(
-        function, *(getattr(module, entry) for entry in ENTRY_POINTS), True
-    )
+    return CriterionKernels(function, *(getattr(module, entry) for entry in ENTRY_POINTS), True)
 
 
 class _OneSignature:
