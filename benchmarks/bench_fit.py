@@ -72,7 +72,10 @@ FIT_WORKER = textwrap.dedent("""
             from treekit_core import ForestClassifier
             make = lambda: ForestClassifier(n_estimators=50, random_state=0)
         leaves = lambda model: 0
-    make().fit(X[:500], y[:500]).predict(X[:10])  # warm-up: kernels from the cache
+    # warm-up: kernels from the cache, for X's memory order (a slice of a Fortran-ordered
+    # X is neither C- nor Fortran-contiguous, and would warm another kernel)
+    order = "F" if X.flags.f_contiguous and not X.flags.c_contiguous else "C"
+    make().fit(X[:500], y[:500]).predict(np.array(X[:10], order=order))
     wall, cpu = time.perf_counter(), time.process_time()
     model = make().fit(X, y)
     fit_wall, fit_cpu = time.perf_counter() - wall, time.process_time() - cpu

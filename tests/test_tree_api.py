@@ -218,3 +218,23 @@ def test_sparse_x_is_densified_or_refused_naming_its_size():
     huge = sparse.csr_matrix((10**6, 10**6))  # 7451 GiB dense
     with pytest.raises(ValueError, match=r"shape \(1000000, 1000000\).*7450\.6 GiB"):
         TreeClassifier().fit(huge, np.arange(10**6) % 2)
+
+
+def test_every_memory_order_of_X_reaches_the_same_leaves():
+    """The threshold walk reads C- and Fortran-ordered X as they are, and copies any other
+    layout: the leaves, probabilities and labels agree for all of them."""
+    data = load_dataset("satimage")
+    model = TreeClassifier(max_depth=8).fit(data.X, data.y)
+    X = np.ascontiguousarray(data.X)
+    layouts = {
+        "fortran": np.asfortranarray(X),
+        "every other row": np.asfortranarray(np.repeat(X, 2, axis=0))[::2],
+        "reversed columns": np.ascontiguousarray(X[:, ::-1])[:, ::-1],
+        "read-only": np.frombuffer(X.tobytes(), dtype=np.float64).reshape(X.shape),
+    }
+    expected_leaves = model.apply(X)
+    assert np.unique(expected_leaves).size > 20
+    for name, other in layouts.items():
+        np.testing.assert_array_equal(model.apply(other), expected_leaves, err_msg=name)
+        np.testing.assert_array_equal(model.predict_proba(other), model.predict_proba(X))
+        np.testing.assert_array_equal(model.predict(other), model.predict(X))

@@ -409,7 +409,7 @@ class SurrogateEvaluator(SurrogateSettings, Evaluator):
         return stop
 
     def predict_distribution(self, tree, X):
-        return tree.value[self.stopping_nodes(tree, X)]
+        return tree.value.take(self.stopping_nodes(tree, X), axis=0)
 
 
 def check_surrogate_fields(tree, slots: int) -> None:

@@ -50,9 +50,11 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
                 tree.children_left, tree.children_right, tree.feature, tree.threshold
             ),
         )
-        # Rows are walked one at a time: in C order a row's values share cache lines (a
-        # Fortran-ordered X walks 2-3x slower), and one layout means one compiled kernel.
-        return apply_thresholds(np.ascontiguousarray(X), *nodes)
+        # A C- or Fortran-ordered X is walked as it is (one compiled kernel per order): a
+        # Fortran-ordered X walks as fast as its C-ordered copy would (benchmarks/README.md),
+        # and the copy's allocation costs more than the walk at small sizes.
+        contiguous = X.flags.c_contiguous or X.flags.f_contiguous
+        return apply_thresholds(X if contiguous else np.ascontiguousarray(X), *nodes)
     nodes, child_ids, _, params, _ = _pack(tree)
     return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
 

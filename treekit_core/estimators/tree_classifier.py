@@ -453,7 +453,7 @@ class ComposedEstimatorMixin(ParamsMixin):
     def _labels_from(self, class_index: np.ndarray) -> np.ndarray:
         abstained = class_index == ABSTAIN
         if not abstained.any():
-            return self.classes_[class_index]
+            return self.classes_.take(class_index)
         fill = self.abstain_value
         numeric = (
             isinstance(fill, (int, float, np.number))
