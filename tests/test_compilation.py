@@ -15,7 +15,7 @@ PROBE = textwrap.dedent("""
     TreeClassifier(criterion=Entropy()).fit(X, y).predict(X)
     from treekit_core.kernels import routing
     from treekit_core.kernels.specialised import criterion_kernels
-    kernels = [criterion_kernels(Entropy()).grow_subtree, routing.apply_thresholds,
+    kernels = [criterion_kernels(Entropy()).grow_subtree, routing.walk_thresholds,
                Entropy().compiled_impurity()]
     print(json.dumps({k.__name__: [sum(k.stats.cache_hits.values()),
                                    sum(k.stats.cache_misses.values())] for k in kernels}))

@@ -58,3 +58,35 @@ def test_numba_threads_follow_the_affinity_mask_unless_numba_num_threads_is_set(
             check=True,
         )
         assert explicit.stdout.split() == ["2", "2"]  # the user's explicit cap wins
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+def test_the_threshold_walk_in_row_chunks_reaches_the_serial_leaves(monkeypatch, threads):
+    """Chunks of rows walked on a pool (every size of chunk, rows not divisible by the
+    chunk count) give every row the leaf the serial walk gives it."""
+    import numpy as np
+
+    from treekit_core import TreeClassifier
+    from treekit_core.kernels import row_chunks
+    from treekit_core.kernels.usable_cpus import fit_threads, numba_threads_capped, row_threads
+
+    rng = np.random.default_rng(threads)
+    X = rng.normal(size=(1003, 5))
+    y = (X[:, 0] + X[:, 1] ** 2 > 0.5).astype(int)
+    model = TreeClassifier(n_threads=threads).fit(X, y)
+    serial = model.apply(X)
+    assert np.unique(serial).size > 10
+    monkeypatch.setattr(row_chunks, "PARALLEL_ROWS", 7)
+    seen = []
+    walk = row_chunks.for_row_chunks
+
+    def counting(kernel, n_rows, count, *arguments):
+        seen.append(count)
+        return walk(kernel, n_rows, count, *arguments)
+
+    monkeypatch.setattr(row_chunks, "for_row_chunks", counting)
+    np.testing.assert_array_equal(model.apply(X), serial)
+    np.testing.assert_array_equal(model.predict_proba(X[::-1]), model.predict_proba(X)[::-1])
+    assert seen and all(count == min(threads, fit_threads()) for count in seen)
+    with numba_threads_capped(1):
+        assert row_threads() == 1

@@ -53,8 +53,12 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
         # A C- or Fortran-ordered X is walked as it is (one compiled kernel per order): a
         # Fortran-ordered X walks as fast as its C-ordered copy would (benchmarks/README.md),
         # and the copy's allocation costs more than the walk at small sizes.
+        from treekit_core.kernels.usable_cpus import row_threads
+
         contiguous = X.flags.c_contiguous or X.flags.f_contiguous
-        return apply_thresholds(X if contiguous else np.ascontiguousarray(X), *nodes)
+        return apply_thresholds(
+            X if contiguous else np.ascontiguousarray(X), *nodes, threads=row_threads()
+        )
     nodes, child_ids, _, params, _ = _pack(tree)
     return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
 

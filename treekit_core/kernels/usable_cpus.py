@@ -10,6 +10,7 @@ without importing numba, so the cap can be set before numba reads its configurat
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import math
 import os
 
@@ -118,21 +119,38 @@ def fit_threads(requested=None) -> int:
     return max(1, count)
 
 
+#: The thread count of the innermost :func:`numba_threads_capped` block of this thread
+#: (None outside any): what :func:`~treekit_core.kernels.row_chunks.for_row_chunks` uses.
+_ROW_THREADS = contextvars.ContextVar("treekit_row_threads", default=None)
+
+
+def row_threads() -> int:
+    """How many threads a pass over rows (prediction) may use here: the cap of the
+    enclosing :func:`numba_threads_capped` block, else :func:`fit_threads`."""
+    count = _ROW_THREADS.get()
+    return fit_threads() if count is None else count
+
+
 @contextlib.contextmanager
 def numba_threads_capped(count: int):
-    """Within the block, numba's parallel kernels (predict's routing, a pruner's) run on
-    at most ``count`` threads. numba's setting belongs to the calling thread, so a fit in
-    a joblib worker thread caps itself without touching its neighbours."""
+    """Within the block, numba's parallel kernels (a pruner's, other question kinds'
+    routing) and treekit's row chunks (the threshold walk) run on at most ``count``
+    threads. Both settings belong to the calling thread, so a fit in a joblib worker thread
+    caps itself without touching its neighbours."""
     import numba
 
     from treekit_core.kernels.compiling import JIT_DISABLED
 
-    previous = 0 if JIT_DISABLED else numba.get_num_threads()
-    if count >= previous:
-        yield
-        return
-    numba.set_num_threads(max(1, count))
+    token = _ROW_THREADS.set(max(1, count))
     try:
-        yield
+        previous = 0 if JIT_DISABLED else numba.get_num_threads()
+        if count >= previous:
+            yield
+            return
+        numba.set_num_threads(max(1, count))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
     finally:
-        numba.set_num_threads(previous)
+        _ROW_THREADS.reset(token)
