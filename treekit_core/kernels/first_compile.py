@@ -13,9 +13,9 @@ import sys
 import threading
 import warnings
 
-#: What a first run on a machine typically costs (the cold ``treekit demo``: 8-12 s on the
+#: What a first run on a machine typically costs (the cold ``treekit demo``: 6 s on the
 #: 2-CPU benchmark machine, benchmarks/README.md).
-EXPECTED = "about 10 s"
+EXPECTED = "about 6 s"
 
 
 class CompilationNotice(UserWarning):
