@@ -107,8 +107,9 @@ def cannot_beat(
     have a drop within PRUNE_SLACK of ``beat`` (nor above it).
 
     The bound: the smallest children's weighted impurity W_L i(L) + W_R i(R) over the
-    corners of the box (W = the sum of the class sums: one-hot evidence). For a concave
-    weighted impurity no point of the box is lower, so no threshold inside can do better
+    corners of the box (W = the sum of the class sums: evidence rows sum to 1, one-hot
+    labels or the class shares of merged tuples). For a concave weighted impurity no
+    point of the box is lower, so no threshold inside can do better
     (Tsang et al.'s pruning, for any concave criterion). A box in which more than
     MAX_BOUND_CLASSES classes move is never pruned. ``scratch`` holds 3K floats,
     ``moving_classes`` K integers."""
@@ -208,8 +209,8 @@ def udt_pruned_scan(
     Every SAMPLE_EVERY-th end point is evaluated first (end-point sampling); then a block of
     end points, an interval between two of them, and a run of SUB_RUN candidates inside an
     interval are each skipped when their corner bound (:func:`cannot_beat`, valid for a
-    concave criterion and one-hot evidence) cannot beat the best so far, or when every
-    candidate in them leaves one side lighter than ``min_weight_leaf``; what is left is
+    concave criterion and evidence rows summing to 1) cannot beat the best so far, or when
+    every candidate in them leaves one side lighter than ``min_weight_leaf``; what is left is
     evaluated. ``to_beat`` is the best drop of the features searched before this one,
     scaled by their known fraction (Tsang et al.'s global pruning): a region that cannot
     beat it cannot make this feature the node's choice, so it is skipped too (the drop
