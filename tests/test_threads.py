@@ -90,3 +90,41 @@ def test_the_threshold_walk_in_row_chunks_reaches_the_serial_leaves(monkeypatch,
     assert seen and all(count == min(threads, fit_threads()) for count in seen)
     with numba_threads_capped(1):
         assert row_threads() == 1
+
+
+def test_routing_of_other_questions_in_row_chunks_matches_one_pass(monkeypatch):
+    """Trees with nominal questions and rows with missing values route through the
+    question-kind kernels (leaves, C4.5's mixture, answers at listed nodes, leaves from
+    given nodes): in row chunks on three threads as in one pass."""
+    import numpy as np
+
+    from treekit_core import TreeClassifier
+    from treekit_core.engine.questions import answers_at, tree_leaves_from
+    from treekit_core.kernels import row_chunks
+    from treekit_core.kernels.usable_cpus import numba_threads_capped
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 5, 997), rng.normal(size=997), rng.normal(size=997)])
+    y = ((X[:, 0] % 2 == 0) ^ (X[:, 1] > 0.3)).astype(int)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    model = TreeClassifier(categorical_features=[0]).fit(X, y)
+    tree = model.tree_
+    internal = np.flatnonzero(~tree.is_leaf)
+    rows = rng.permutation(997)[:500]
+    starts = rng.choice(internal, size=500)
+
+    def everything():
+        return (
+            model.predict_proba(X),
+            model.apply(np.nan_to_num(X)),
+            answers_at(tree, X, internal),
+            tree_leaves_from(tree, X, rows, starts),
+        )
+
+    one_pass = everything()
+    assert len({q.name for q in tree.questions}) >= 2  # a nominal kind beside thresholds
+    monkeypatch.setattr(row_chunks, "PARALLEL_ROWS", 7)
+    with numba_threads_capped(3):
+        chunked = everything()
+    for a, b in zip(one_pass, chunked, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -60,16 +60,29 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
             X if contiguous else np.ascontiguousarray(X), *nodes, threads=row_threads()
         )
     nodes, child_ids, _, params, _ = _pack(tree)
-    return _kernels(type(q) for q in tree.questions).leaves(X, nodes, child_ids, params)
+    out = np.empty(X.shape[0], dtype=np.int64)
+    _by_rows(_kernels(type(q) for q in tree.questions).leaves, X, nodes, child_ids, params, out)
+    return out
+
+
+def _by_rows(kernel, *arguments) -> None:
+    """``kernel(*arguments, start, stop)`` over every row of the first argument, in row
+    chunks on the threads the caller allows (:mod:`treekit_core.kernels.row_chunks`)."""
+    from treekit_core.kernels.row_chunks import for_row_chunks
+    from treekit_core.kernels.usable_cpus import row_threads
+
+    for_row_chunks(kernel, arguments[0].shape[0], row_threads(), *arguments)
 
 
 def tree_distribution(tree, X: np.ndarray) -> np.ndarray:
     """Class distribution of every row: its leaf's value, or a mixture over the branches
     of every question it cannot answer, by the branches' training shares (C4.5)."""
     nodes, child_ids, shares, params, stack_size = _pack(tree)
-    return _kernels(type(q) for q in tree.questions).mixture(
-        X, nodes, child_ids, shares, params, np.ascontiguousarray(tree.value), stack_size
-    )
+    value = np.ascontiguousarray(tree.value)
+    out = np.zeros((X.shape[0], value.shape[1]))
+    kernel = _kernels(type(q) for q in tree.questions).mixture
+    _by_rows(kernel, X, nodes, child_ids, shares, params, value, stack_size, out)
+    return out
 
 
 def answers_at(tree, X: np.ndarray, node_list) -> np.ndarray:
@@ -77,13 +90,18 @@ def answers_at(tree, X: np.ndarray, node_list) -> np.ndarray:
     cannot answer). Soft components use it for the questions they do not soften."""
     nodes, _, _, params, _ = _pack(tree)
     node_list = np.ascontiguousarray(node_list, dtype=np.int64)
-    return _kernels(type(q) for q in tree.questions).answers_at(X, node_list, nodes, params)
+    out = np.empty((X.shape[0], node_list.shape[0]), dtype=np.int32)
+    _by_rows(_kernels(type(q) for q in tree.questions).answers_at, X, node_list, nodes, params, out)
+    return out
 
 
 def tree_leaves_from(tree, X: np.ndarray, rows, start) -> np.ndarray:
     """Leaf reached by row ``rows[j]`` of X starting at node ``start[j]`` (a question a row
     cannot answer sends it down the heaviest branch): what a subtree would say about rows
     that did not reach it, in one compiled call."""
+    from treekit_core.kernels.row_chunks import for_row_chunks
+    from treekit_core.kernels.usable_cpus import row_threads
+
     nodes, child_ids, _, params, _ = _pack(tree)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     start = np.ascontiguousarray(np.broadcast_to(start, rows.shape), dtype=np.int64)
@@ -93,9 +111,20 @@ def tree_leaves_from(tree, X: np.ndarray, rows, start) -> np.ndarray:
         )
     if rows.size and (rows.min() < 0 or rows.max() >= X.shape[0]):
         raise ValueError(f"rows must lie in [0, {X.shape[0]}), got {rows.min()}..{rows.max()}")
-    return _kernels(type(q) for q in tree.questions).leaves_from(
-        X, rows, start, nodes, child_ids, params
+    out = np.empty(rows.shape[0], dtype=np.int64)
+    for_row_chunks(
+        _kernels(type(q) for q in tree.questions).leaves_from,
+        rows.shape[0],
+        row_threads(),
+        X,
+        rows,
+        start,
+        nodes,
+        child_ids,
+        params,
+        out,
     )
+    return out
 
 
 def rows_reaching(tree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -61,18 +61,17 @@ def branches(X, rows, kind, feature, threshold, params, n_branches):
     return out
 
 
-@jit(parallel=True)
-def answers_at(X, node_list, nodes, params):
-    """n x len(node_list) branches of every row at the listed nodes (-1: cannot answer)."""
-    out = np.empty((X.shape[0], node_list.shape[0]), dtype=np.int32)
-    for i in prange(X.shape[0]):
+@jit()
+def answers_at(X, node_list, nodes, params, out, start, stop):
+    """Into ``out`` (n x len(node_list)): the branches of rows start..stop-1 at the listed
+    nodes (-1: cannot answer)."""
+    for i in range(start, stop):
         for j in range(node_list.shape[0]):
             node = node_list[j]
             out[i, j] = branch(
                 nodes[node].question, X[i], nodes[node].feature, nodes[node].threshold,
                 params[node], nodes[node].count,
             )
-    return out
 
 
 @jit()
@@ -90,22 +89,19 @@ def descend(x, node, nodes, child_ids, params):
     return node
 
 
-@jit(parallel=True)
-def leaves(X, nodes, child_ids, params):
-    """Leaf reached by every row from the root."""
-    out = np.empty(X.shape[0], dtype=np.int64)
-    for i in prange(X.shape[0]):
+@jit()
+def leaves(X, nodes, child_ids, params, out, start, stop):
+    """Into ``out``: the leaf reached from the root by rows start..stop-1."""
+    for i in range(start, stop):
         out[i] = descend(X[i], 0, nodes, child_ids, params)
-    return out
 
 
-@jit(parallel=True)
-def leaves_from(X, rows, start, nodes, child_ids, params):
-    """Leaf reached by row ``rows[j]`` of X when it starts at node ``start[j]``."""
-    out = np.empty(rows.shape[0], dtype=np.int64)
-    for j in prange(rows.shape[0]):
-        out[j] = descend(X[rows[j]], start[j], nodes, child_ids, params)
-    return out
+@jit()
+def leaves_from(X, rows, begin, nodes, child_ids, params, out, start, stop):
+    """Into ``out``: for j in start..stop-1, the leaf row ``rows[j]`` of X reaches when it
+    starts at node ``begin[j]``."""
+    for j in range(start, stop):
+        out[j] = descend(X[rows[j]], begin[j], nodes, child_ids, params)
 
 
 @jit()
@@ -159,16 +155,15 @@ def fan_out(X, nodes, child_ids, params, stack_size):
     return node_of, row_of
 
 
-@jit(parallel=True)
-def mixture(X, nodes, child_ids, shares, params, value, stack_size):
-    """Class distribution of every row: its leaf's, or where it cannot answer a question,
-    the mixture over all branches weighted by the training shares (C4.5)."""
-    n = X.shape[0]
+@jit()
+def mixture(X, nodes, child_ids, shares, params, value, stack_size, out, start, stop):
+    """Into ``out`` (zeros, n x K): the class distribution of rows start..stop-1, their
+    leaf's, or where a row cannot answer a question, the mixture over all branches
+    weighted by the training shares (C4.5)."""
     n_classes = value.shape[1]
-    out = np.zeros((n, n_classes))
-    for i in prange(n):
-        stack_node = np.empty(stack_size, dtype=np.int64)
-        stack_p = np.empty(stack_size)
+    stack_node = np.empty(stack_size, dtype=np.int64)
+    stack_p = np.empty(stack_size)
+    for i in range(start, stop):
         stack_node[0] = 0
         stack_p[0] = 1.0
         top = 1
@@ -197,7 +192,6 @@ def mixture(X, nodes, child_ids, shares, params, value, stack_size):
                     stack_node[top] = child_ids[first + j]
                     stack_p[top] = q
                     top += 1
-    return out
 '''
 
 
