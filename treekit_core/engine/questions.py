@@ -65,13 +65,18 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
     return out
 
 
-def _by_rows(kernel, *arguments) -> None:
+def _by_rows(kernel, *arguments, cost: float = 1.0) -> None:
     """``kernel(*arguments, start, stop)`` over every row of the first argument, in row
     chunks on the threads the caller allows (:mod:`treekit_core.kernels.row_chunks`)."""
     from treekit_core.kernels.row_chunks import for_row_chunks
     from treekit_core.kernels.usable_cpus import row_threads
 
-    for_row_chunks(kernel, arguments[0].shape[0], row_threads(), *arguments)
+    for_row_chunks(kernel, arguments[0].shape[0], row_threads(), *arguments, cost=cost)
+
+
+#: C4.5's mixture costs about four threshold-walk rows per row (53 against 13 ms for
+#: 100 000 rows, 5% missing): it takes threads from a quarter of the walk's row count.
+MIXTURE_COST = 4.0
 
 
 def tree_distribution(tree, X: np.ndarray) -> np.ndarray:
@@ -81,7 +86,7 @@ def tree_distribution(tree, X: np.ndarray) -> np.ndarray:
     value = np.ascontiguousarray(tree.value)
     out = np.zeros((X.shape[0], value.shape[1]))
     kernel = _kernels(type(q) for q in tree.questions).mixture
-    _by_rows(kernel, X, nodes, child_ids, shares, params, value, stack_size, out)
+    _by_rows(kernel, X, nodes, child_ids, shares, params, value, stack_size, out, cost=MIXTURE_COST)
     return out
 
 

@@ -20,11 +20,12 @@ PARALLEL_ROWS = 250_000
 CHUNKS_PER_THREAD = 8
 
 
-def for_row_chunks(kernel, n_rows: int, threads: int, *arguments) -> None:
+def for_row_chunks(kernel, n_rows: int, threads: int, *arguments, cost: float = 1.0) -> None:
     """Call ``kernel(*arguments, start, stop)`` over consecutive row ranges covering
-    ``0..n_rows``, on up to ``threads`` threads when there are at least PARALLEL_ROWS rows
-    (``kernel`` must release the GIL and write only its own rows)."""
-    if threads <= 1 or n_rows < PARALLEL_ROWS:
+    ``0..n_rows``, on up to ``threads`` threads when the pass is worth at least
+    PARALLEL_ROWS rows of the threshold walk (``cost``: the kernel's time per row in walk
+    rows) (``kernel`` must release the GIL and write only its own rows)."""
+    if threads <= 1 or n_rows * cost < PARALLEL_ROWS:
         kernel(*arguments, 0, n_rows)
         return
     size = -(-n_rows // (threads * CHUNKS_PER_THREAD))
