@@ -25,6 +25,11 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``NODE_COLUMNS``         the columns of a grower's node table
 ``tree_from_table``      an unlabelled Tree from a node table
 
+For a plugin's pass over rows (prediction, a confidence score):
+
+``for_row_chunks``       run a row-range kernel in dynamic chunks on the threads allowed
+``row_threads``          how many threads a pass over rows may use here
+
 The other modules (``builder``, ``c45``, ``routing``, ``question_routing``, ``generated``) are
 private.
 
@@ -57,6 +62,8 @@ _PUBLIC = {
     "grow_array": "growth",
     "NODE_COLUMNS": "growth",
     "tree_from_table": "builder",
+    "for_row_chunks": "row_chunks",
+    "row_threads": "usable_cpus",
 }
 
 

@@ -347,3 +347,19 @@ def test_a_forest_with_boundary_distance_is_refused_with_a_reason():
             ForestClassifier(n_estimators=3, confidence="boundary_distance", reject=reject).fit(
                 data.X, data.y
             )
+
+
+def test_distances_on_several_threads_equal_one_thread():
+    """Scoring compares a sample with every leaf box, so a few thousand samples already
+    run in row chunks on the threads the model may use: the same distances as one."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6000, 4))
+    y = (X[:, 0] * X[:, 1] + X[:, 2] > 0).astype(int)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    scores = []
+    for threads in (1, 2):
+        model = TreeClassifier(confidence="boundary_distance", n_threads=threads).fit(X, y)
+        assert model.tree_.n_leaves > 60  # 6000 rows x leaves: a pass worth threads
+        scores.append(model.decide(X).confidence)
+    np.testing.assert_array_equal(scores[0], scores[1])
+    assert np.isfinite(scores[0]).mean() > 0.9

@@ -104,18 +104,29 @@ class BoundaryDistance(Confidence):
 
     def score(self, tree, X, proba, decision):
         from treekit_boundary_distance.kernels import nearest_other_box
+        from treekit_core.kernels import for_row_chunks, row_threads
 
         state = tree.component_state["confidence"]
-        return nearest_other_box(
-            np.ascontiguousarray(X, dtype=np.float64),
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        lower = np.ascontiguousarray(state["lower"])
+        out = np.empty(X.shape[0])
+        # a sample is compared with every leaf box: it costs about a walk row per box
+        for_row_chunks(
+            nearest_other_box,
+            X.shape[0],
+            row_threads(),
+            X,
             np.asarray(decision, dtype=np.int64),
-            np.ascontiguousarray(state["lower"]),
+            lower,
             np.ascontiguousarray(state["upper"]),
             np.asarray(state["decision"], dtype=np.int64),
             np.asarray(state["scale"], dtype=np.float64),
             METRICS[self.metric],
             self.abstain_is_different,
+            out,
+            cost=float(max(1, lower.shape[0])),
         )
+        return out
 
 
 @hookimpl

@@ -1,24 +1,24 @@
 """Exact distance from samples to the nearest leaf box with another decision."""
 
 import numpy as np
-from numba import prange
 
 from treekit_core.kernels import jit
 
 EUCLIDEAN, CHEBYSHEV, MANHATTAN = 0, 1, 2
 
 
-@jit(parallel=True)
-def nearest_other_box(X, own, lower, upper, box_decision, scale, metric, abstain_is_different):
-    """For every sample i: the distance to the nearest box whose decision differs from
-    own[i]. The nearest point of a box is the sample clipped into it, so the distance is
-    exact. A box is abandoned as soon as its partial distance exceeds the best so far.
-    Missing coordinates (NaN) add nothing: the sample may lie anywhere along them.
-    Returns +inf when no box has another decision."""
-    n, d = X.shape
+@jit()
+def nearest_other_box(
+    X, own, lower, upper, box_decision, scale, metric, abstain_is_different, out, start, stop
+):
+    """Into ``out``, for samples i in start..stop-1: the distance to the nearest box whose
+    decision differs from own[i]. The nearest point of a box is the sample clipped into it,
+    so the distance is exact. A box is abandoned as soon as its partial distance exceeds
+    the best so far. Missing coordinates (NaN) add nothing: the sample may lie anywhere
+    along them. +inf when no box has another decision."""
+    d = X.shape[1]
     m = lower.shape[0]
-    out = np.empty(n)
-    for i in prange(n):
+    for i in range(start, stop):
         best = np.inf
         for b in range(m):
             decided = box_decision[b]
@@ -51,4 +51,3 @@ def nearest_other_box(X, own, lower, upper, box_decision, scale, metric, abstain
             if distance < best:
                 best = distance
         out[i] = best
-    return out

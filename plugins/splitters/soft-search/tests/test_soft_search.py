@@ -326,3 +326,20 @@ def test_c45_rules_with_uncertain_and_exact_features_together():
     # thresholds of the exact features are training values (C4.5 snaps), soft ones are grid points
     for node in np.flatnonzero((model.tree_.feature >= 0) & ~soft_nodes & ~model.tree_.is_leaf):
         assert model.tree_.threshold[node] in data.X[:, model.tree_.feature[node]]
+
+
+def test_soft_evaluation_on_several_threads_equals_one_thread():
+    """A soft traversal costs hundreds of walk rows per row: a few thousand rows run in row
+    chunks on the threads the model may use, with the one-thread probabilities."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(1.0, 5.0, size=(3000, 3))
+    y = (X[:, 0] + rng.normal(scale=0.5, size=3000) > 3).astype(int)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    probabilities = [
+        TreeClassifier(evaluator="soft", max_depth=6, n_threads=threads)
+        .fit(X, y)
+        .predict_proba(X)
+        for threads in (1, 2)
+    ]
+    np.testing.assert_array_equal(probabilities[0], probabilities[1])
+    assert 0.0 < probabilities[0][:, 1].mean() < 1.0

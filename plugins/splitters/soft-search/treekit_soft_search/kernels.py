@@ -3,7 +3,7 @@
 import math
 
 import numpy as np
-from numba import prange, types
+from numba import types
 
 from treekit_core.kernels import IMPURITY_TYPE, jit
 
@@ -398,7 +398,7 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
 
 I2 = types.int32[:, ::1]
 
-MIXTURE_SIGNATURE = F2C(
+MIXTURE_SIGNATURE = types.void(
     types.Array(f8, 2, "A"),
     I1,
     I1,
@@ -416,10 +416,13 @@ MIXTURE_SIGNATURE = F2C(
     F1,
     F1,
     i8,
+    F2C,
+    i8,
+    i8,
 )
 
 
-@jit(MIXTURE_SIGNATURE, parallel=True)
+@jit(MIXTURE_SIGNATURE)
 def gated_mixture(
     X,
     child_start,
@@ -438,19 +441,21 @@ def gated_mixture(
     z_plus,
     standard_points,
     stack_size,
+    out,
+    start,
+    stop,
 ):
-    """P(c | x) = sum over leaves of value[leaf, c] times the product of the gates on the
-    path. A threshold node (``hard_column[node] < 0``) gates: first child g, second 1 - g,
-    and a missing value's gate is the node's training share (C4.5). Any other question is
+    """Into ``out`` (zeros), for rows start..stop-1: P(c | x) = sum over leaves of
+    value[leaf, c] times the product of the gates on the path. A threshold node
+    (``hard_column[node] < 0``) gates: first child g, second 1 - g, and a missing value's
+    gate is the node's training share (C4.5). Any other question is
     answered hard: ``hard_branch[i, hard_column[node]]`` is the branch row i takes (-1: it
     cannot answer, and goes down every branch by the training shares). Branches whose path
     probability is 0 are skipped."""
-    n = X.shape[0]
     n_classes = value.shape[1]
-    out = np.zeros((n, n_classes))
-    for i in prange(n):
-        stack_node = np.empty(stack_size, dtype=np.int64)
-        stack_p = np.empty(stack_size)
+    stack_node = np.empty(stack_size, dtype=np.int64)
+    stack_p = np.empty(stack_size)
+    for i in range(start, stop):
         stack_node[0] = 0
         stack_p[0] = 1.0
         top = 1
@@ -502,7 +507,6 @@ def gated_mixture(
                 stack_node[top] = child_ids[first]
                 stack_p[top] = p * g
                 top += 1
-    return out
 
 
 @jit(i8(F1, F1, F1, F1, F1))
