@@ -8,7 +8,9 @@ Each measurement is a fresh process (kernels loaded from the cache by a warm-up 
 that fits a tree on 100 000 rows of make_classification (20 features, 10 informative,
 seeded, grown out) and times, as the median of 7 calls, ``predict`` on n rows (the
 threshold walk) and ``predict_proba`` on the same rows with 5% of the values missing
-(C4.5's mixture over the branches of every question a row cannot answer). Contestants
+(C4.5's mixture over the branches of every question a row cannot answer); at 10 000 rows
+also soft evaluation (``predict_proba``) and boundary-distance confidence (``decide``), trees
+of depth 10 on the same rows. Contestants
 alternate: one thread (``NUMBA_NUM_THREADS=1``), all threads. "busy": the same with a
 Python busy loop on one of the CPUs, started and stopped by this script. Prediction uses
 threads only for passes worth 250 000 rows of the walk (the mixture costs about four
@@ -48,8 +50,17 @@ WORKER = textwrap.dedent("""
         for _ in range(7):
             start = time.perf_counter(); call(); times.append(time.perf_counter() - start)
         return sorted(times)[3]
-    print(json.dumps({"walk": median(lambda: model.predict(X)),
-                      "mixture": median(lambda: model.predict_proba(missing))}))
+    found = {"walk": median(lambda: model.predict(X)),
+             "mixture": median(lambda: model.predict_proba(missing))}
+    if n <= 10_000:  # the plugins' passes: hundreds of walk rows per row
+        positive = X - X.min(axis=0) + 1.0
+        soft = TreeClassifier(evaluator="soft", max_depth=10).fit(positive, y[:n])
+        soft.predict_proba(positive[:100])
+        found["soft"] = median(lambda: soft.predict_proba(positive))
+        boxes = TreeClassifier(confidence="boundary_distance", max_depth=10).fit(X, y[:n])
+        boxes.decide(X[:100])
+        found["boundary"] = median(lambda: boxes.decide(X))
+    print(json.dumps(found))
 """)
 BUSY_LOOP = (
     "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
@@ -63,7 +74,7 @@ def section(sizes, repeats, label):
         runs = {name: [] for name in CONTESTANTS}
         for _ in range(repeats):
             for name, threads in CONTESTANTS.items():
-                runs[name].append(run_in_fresh_process(WORKER, [n], ROOT, threads, False))
+                runs[name].append(run_in_fresh_process(WORKER, [n], ROOT, threads, True))
         row = {
             name: {key: statistics.median(r[key] for r in found) for key in found[0]}
             for name, found in runs.items()
@@ -73,7 +84,12 @@ def section(sizes, repeats, label):
             print(
                 f"{label:>4} n={n:>8} {name:>11}: predict {r['walk'] * 1e3:7.1f} ms "
                 f"(x{r['walk'] / one['walk']:.2f} 1 thread) | predict_proba with 5% missing "
-                f"{r['mixture'] * 1e3:7.1f} ms (x{r['mixture'] / one['mixture']:.2f} 1 thread)",
+                f"{r['mixture'] * 1e3:7.1f} ms (x{r['mixture'] / one['mixture']:.2f} 1 thread)"
+                + "".join(
+                    f" | {key} {r[key] * 1e3:7.1f} ms (x{r[key] / one[key]:.2f} 1 thread)"
+                    for key in ("soft", "boundary")
+                    if key in r
+                ),
                 flush=True,
             )
         rows.append({"n": n, "condition": label, **row})
