@@ -336,9 +336,7 @@ def test_soft_evaluation_on_several_threads_equals_one_thread():
     y = (X[:, 0] + rng.normal(scale=0.5, size=3000) > 3).astype(int)
     X[rng.random(X.shape) < 0.05] = np.nan
     probabilities = [
-        TreeClassifier(evaluator="soft", max_depth=6, n_threads=threads)
-        .fit(X, y)
-        .predict_proba(X)
+        TreeClassifier(evaluator="soft", max_depth=6, n_threads=threads).fit(X, y).predict_proba(X)
         for threads in (1, 2)
     ]
     np.testing.assert_array_equal(probabilities[0], probabilities[1])
