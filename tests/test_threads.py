@@ -80,9 +80,9 @@ def test_the_threshold_walk_in_row_chunks_reaches_the_serial_leaves(monkeypatch,
     seen = []
     walk = row_chunks.for_row_chunks
 
-    def counting(kernel, n_rows, count, *arguments):
-        seen.append(count)
-        return walk(kernel, n_rows, count, *arguments)
+    def counting(kernel, n_rows, *arguments, **options):
+        seen.append(row_threads())  # the count for_row_chunks takes when not given one
+        return walk(kernel, n_rows, *arguments, **options)
 
     monkeypatch.setattr(row_chunks, "for_row_chunks", counting)
     np.testing.assert_array_equal(model.apply(X), serial)

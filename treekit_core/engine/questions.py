@@ -41,8 +41,10 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
     """Leaf reached by every row of X (a row that cannot answer a question follows the
     branch that took the most training weight). ``complete``: the caller knows X has no
     missing value, which lets threshold-only trees take the kernel without dispatch."""
+    from treekit_core.kernels.row_chunks import for_row_chunks
+
     if complete and only_thresholds(tree):
-        from treekit_core.kernels.routing import apply_thresholds, pack_nodes
+        from treekit_core.kernels.routing import pack_nodes, walk_thresholds
 
         nodes = tree.derived(
             "packed thresholds",
@@ -53,25 +55,16 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
         # A C- or Fortran-ordered X is walked as it is (one compiled kernel per order): a
         # Fortran-ordered X walks as fast as its C-ordered copy would (benchmarks/README.md),
         # and the copy's allocation costs more than the walk at small sizes.
-        from treekit_core.kernels.usable_cpus import row_threads
-
-        contiguous = X.flags.c_contiguous or X.flags.f_contiguous
-        return apply_thresholds(
-            X if contiguous else np.ascontiguousarray(X), *nodes, threads=row_threads()
-        )
-    nodes, child_ids, _, params, _ = _pack(tree)
+        if not (X.flags.c_contiguous or X.flags.f_contiguous):
+            X = np.ascontiguousarray(X)
+        kernel, arguments = walk_thresholds, nodes
+    else:
+        nodes, child_ids, _, params, _ = _pack(tree)
+        kernel = _kernels(type(q) for q in tree.questions).leaves
+        arguments = (nodes, child_ids, params)
     out = np.empty(X.shape[0], dtype=np.int64)
-    _by_rows(_kernels(type(q) for q in tree.questions).leaves, X, nodes, child_ids, params, out)
+    for_row_chunks(kernel, X.shape[0], X, *arguments, out)
     return out
-
-
-def _by_rows(kernel, *arguments, cost: float = 1.0) -> None:
-    """``kernel(*arguments, start, stop)`` over every row of the first argument, in row
-    chunks on the threads the caller allows (:mod:`treekit_core.kernels.row_chunks`)."""
-    from treekit_core.kernels.row_chunks import for_row_chunks
-    from treekit_core.kernels.usable_cpus import row_threads
-
-    for_row_chunks(kernel, arguments[0].shape[0], row_threads(), *arguments, cost=cost)
 
 
 #: C4.5's mixture costs about four threshold-walk rows per row (53 against 13 ms for
@@ -82,21 +75,27 @@ MIXTURE_COST = 4.0
 def tree_distribution(tree, X: np.ndarray) -> np.ndarray:
     """Class distribution of every row: its leaf's value, or a mixture over the branches
     of every question it cannot answer, by the branches' training shares (C4.5)."""
+    from treekit_core.kernels.row_chunks import for_row_chunks
+
     nodes, child_ids, shares, params, stack_size = _pack(tree)
     value = np.ascontiguousarray(tree.value)
     out = np.zeros((X.shape[0], value.shape[1]))
     kernel = _kernels(type(q) for q in tree.questions).mixture
-    _by_rows(kernel, X, nodes, child_ids, shares, params, value, stack_size, out, cost=MIXTURE_COST)
+    arguments = (X, nodes, child_ids, shares, params, value, stack_size, out)
+    for_row_chunks(kernel, X.shape[0], *arguments, cost=MIXTURE_COST)
     return out
 
 
 def answers_at(tree, X: np.ndarray, node_list) -> np.ndarray:
     """n x len(node_list) int32: the branch every row takes at each listed node (-1: it
     cannot answer). Soft components use it for the questions they do not soften."""
+    from treekit_core.kernels.row_chunks import for_row_chunks
+
     nodes, _, _, params, _ = _pack(tree)
     node_list = np.ascontiguousarray(node_list, dtype=np.int64)
     out = np.empty((X.shape[0], node_list.shape[0]), dtype=np.int32)
-    _by_rows(_kernels(type(q) for q in tree.questions).answers_at, X, node_list, nodes, params, out)
+    kernel = _kernels(type(q) for q in tree.questions).answers_at
+    for_row_chunks(kernel, X.shape[0], X, node_list, nodes, params, out)
     return out
 
 
@@ -105,7 +104,6 @@ def tree_leaves_from(tree, X: np.ndarray, rows, start) -> np.ndarray:
     cannot answer sends it down the heaviest branch): what a subtree would say about rows
     that did not reach it, in one compiled call."""
     from treekit_core.kernels.row_chunks import for_row_chunks
-    from treekit_core.kernels.usable_cpus import row_threads
 
     nodes, child_ids, _, params, _ = _pack(tree)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
@@ -117,18 +115,8 @@ def tree_leaves_from(tree, X: np.ndarray, rows, start) -> np.ndarray:
     if rows.size and (rows.min() < 0 or rows.max() >= X.shape[0]):
         raise ValueError(f"rows must lie in [0, {X.shape[0]}), got {rows.min()}..{rows.max()}")
     out = np.empty(rows.shape[0], dtype=np.int64)
-    for_row_chunks(
-        _kernels(type(q) for q in tree.questions).leaves_from,
-        rows.shape[0],
-        row_threads(),
-        X,
-        rows,
-        start,
-        nodes,
-        child_ids,
-        params,
-        out,
-    )
+    kernel = _kernels(type(q) for q in tree.questions).leaves_from
+    for_row_chunks(kernel, rows.shape[0], X, rows, start, nodes, child_ids, params, out)
     return out
 
 

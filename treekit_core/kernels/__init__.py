@@ -28,7 +28,6 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 For a plugin's pass over rows (prediction, a confidence score):
 
 ``for_row_chunks``       run a row-range kernel in dynamic chunks on the threads allowed
-``row_threads``          how many threads a pass over rows may use here
 
 The other modules (``builder``, ``c45``, ``routing``, ``question_routing``, ``generated``) are
 private.
@@ -63,7 +62,6 @@ _PUBLIC = {
     "NODE_COLUMNS": "growth",
     "tree_from_table": "builder",
     "for_row_chunks": "row_chunks",
-    "row_threads": "usable_cpus",
 }
 
 

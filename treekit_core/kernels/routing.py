@@ -8,7 +8,7 @@ from treekit_core.kernels.compiling import jit
 
 
 def pack_nodes(children_left, children_right, feature, threshold):
-    """The arrays :func:`apply_thresholds` reads: children and features as int32 (20 bytes
+    """The arrays :func:`walk_thresholds` reads: children and features as int32 (20 bytes
     a node with the threshold), leaves with feature 0."""
     return (
         children_left.astype(np.int32),
@@ -18,7 +18,7 @@ def pack_nodes(children_left, children_right, feature, threshold):
     )
 
 
-@jit(nogil=True)
+@jit()
 def walk_thresholds(X, left, right, feature, threshold, leaves, start, stop):
     """Leaf id reached by rows start..stop-1 of X, into ``leaves`` (rows must have no
     missing tested values; the node arrays are checked before any kernel reads them).
@@ -33,13 +33,3 @@ def walk_thresholds(X, left, right, feature, threshold, leaves, start, stop):
             else:
                 node = np.uint64(right[node])
         leaves[i] = node
-
-
-def apply_thresholds(X, left, right, feature, threshold, threads: int = 1):
-    """Leaf id reached by every row of X, on up to ``threads`` threads (large X only:
-    :mod:`.row_chunks`)."""
-    from treekit_core.kernels.row_chunks import for_row_chunks
-
-    leaves = np.empty(X.shape[0], dtype=np.int64)
-    for_row_chunks(walk_thresholds, X.shape[0], threads, X, left, right, feature, threshold, leaves)
-    return leaves

@@ -12,19 +12,25 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-#: Below this many rows a pass runs on the calling thread (the threshold walk takes about
-#: 15 ms for 100 000 rows: less than a scheduler time slice on a busy machine).
+from treekit_core.kernels.usable_cpus import row_threads
+
+#: A pass worth fewer rows of the threshold walk runs on the calling thread (the walk takes
+#: about 15 ms for 100 000 rows: little more than a scheduler time slice on a busy machine).
 PARALLEL_ROWS = 250_000
 #: Chunks per thread: enough that a thread slowed by another process leaves its share to
 #: the others.
 CHUNKS_PER_THREAD = 8
 
 
-def for_row_chunks(kernel, n_rows: int, threads: int, *arguments, cost: float = 1.0) -> None:
+def for_row_chunks(
+    kernel, n_rows: int, *arguments, cost: float = 1.0, threads: int | None = None
+) -> None:
     """Call ``kernel(*arguments, start, stop)`` over consecutive row ranges covering
-    ``0..n_rows``, on up to ``threads`` threads when the pass is worth at least
+    ``0..n_rows``, on up to ``threads`` threads (default: what the caller allows here,
+    :func:`~treekit_core.kernels.usable_cpus.row_threads`) when the pass is worth at least
     PARALLEL_ROWS rows of the threshold walk (``cost``: the kernel's time per row in walk
-    rows) (``kernel`` must release the GIL and write only its own rows)."""
+    rows). ``kernel`` must release the GIL and write only its own rows."""
+    threads = row_threads() if threads is None else threads
     if threads <= 1 or n_rows * cost < PARALLEL_ROWS:
         kernel(*arguments, 0, n_rows)
         return

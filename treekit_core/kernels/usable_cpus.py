@@ -133,10 +133,10 @@ def row_threads() -> int:
 
 @contextlib.contextmanager
 def numba_threads_capped(count: int):
-    """Within the block, numba's parallel kernels (a pruner's, other question kinds'
-    routing) and treekit's row chunks (the threshold walk) run on at most ``count``
-    threads. Both settings belong to the calling thread, so a fit in a joblib worker thread
-    caps itself without touching its neighbours."""
+    """Within the block, numba's parallel kernels (the node fan-out of
+    ``rows_reaching``) and treekit's row chunks (prediction, confidence scores) run on at
+    most ``count`` threads. Both settings belong to the calling thread, so a fit in a
+    joblib worker thread caps itself without touching its neighbours."""
     import numba
 
     from treekit_core.kernels.compiling import JIT_DISABLED

@@ -104,7 +104,7 @@ class BoundaryDistance(Confidence):
 
     def score(self, tree, X, proba, decision):
         from treekit_boundary_distance.kernels import nearest_other_box
-        from treekit_core.kernels import for_row_chunks, row_threads
+        from treekit_core.kernels import for_row_chunks
 
         state = tree.component_state["confidence"]
         X = np.ascontiguousarray(X, dtype=np.float64)
@@ -114,7 +114,6 @@ class BoundaryDistance(Confidence):
         for_row_chunks(
             nearest_other_box,
             X.shape[0],
-            row_threads(),
             X,
             np.asarray(decision, dtype=np.int64),
             lower,

@@ -34,7 +34,7 @@ def mixture(
     the gates on their paths (one compiled traversal for every gate kind); questions that
     are not thresholds route hard, through the core's routing."""
     from treekit_core import answers_at
-    from treekit_core.kernels import for_row_chunks, row_threads
+    from treekit_core.kernels import for_row_chunks
     from treekit_soft_search.kernels import gated_mixture
 
     X = np.asarray(X, dtype=np.float64)
@@ -66,7 +66,6 @@ def mixture(
         stack_size,
     )
     out = np.zeros((X.shape[0], tree.n_classes))
-    threads = row_threads()
     for start in range(0, X.shape[0], CHUNK_ROWS):
         rows = X[start : start + CHUNK_ROWS]
         if hard_nodes.size:
@@ -75,7 +74,7 @@ def mixture(
             hard = np.zeros((rows.shape[0], 1), dtype=np.int32)
         part = out[start : start + CHUNK_ROWS]
         for_row_chunks(
-            gated_mixture, rows.shape[0], threads, rows, *fixed, hard, *gates, part, cost=GATE_COST
+            gated_mixture, rows.shape[0], rows, *fixed, hard, *gates, part, cost=GATE_COST
         )
     return out
 
