@@ -125,7 +125,8 @@ class _Pruning:
 
     def node_estimate(self, node: _Node) -> float:
         if node.leaf_estimate is None:
-            node.leaf_estimate = self.estimated(node.class_sums, node.weight)
+            errors = self.node_errors(node)
+            node.leaf_estimate = self.estimated(node.class_sums, node.weight, errors)
         return node.leaf_estimate
 
     def fill_errors(self, root: _Node) -> None:
@@ -153,10 +154,11 @@ class _Pruning:
             return 0.0
         return float(self.labeler.node_error(sums[None, :], np.array([weight]))[0])
 
-    def estimated(self, sums, weight) -> float:
+    def estimated(self, sums, weight, errors: float | None = None) -> float:
+        """U = E + addErrs(N, E); ``errors`` E when already known."""
         if weight <= 0:
             return 0.0
-        e = self.errors(sums, weight)
+        e = self.errors(sums, weight) if errors is None else errors
         return e + add_errors(weight, e, self.pruner.confidence_factor)
 
     def build(self, tree: Tree, node_id: int, rows, row_weights, bounds) -> _Node:
