@@ -143,20 +143,24 @@ def impurity_kernels(
     return _bound_module(function, kernel_module, tuple(entry_signatures))
 
 
-class _Entries(types.SimpleNamespace):
-    """Entry points, ``specialised``, and ``impurity``: the compiled impurity, compiled when
-    first asked for (a fit by one specialised call never evaluates it from Python, and a
-    cold first fit then skips its compile)."""
-
-    def __init__(self, function, **entries):
-        super().__init__(**entries)
-        self.impurity_function = function
+class _ImpurityOnUse:
+    """``impurity``: the compiled ``impurity_function``, compiled (or loaded from the cache)
+    when first asked for, to evaluate a node from Python. A fit by one specialised call
+    never asks, and a cold first fit then skips its compile."""
 
     @property
     def impurity(self):
         from treekit_core.kernels.compiling import compile_impurity
 
         return compile_impurity(self.impurity_function)
+
+
+class _Entries(_ImpurityOnUse, types.SimpleNamespace):
+    """Entry points, ``specialised`` and the compiled ``impurity``."""
+
+    def __init__(self, function, **entries):
+        super().__init__(**entries)
+        self.impurity_function = function
 
 
 @functools.lru_cache(maxsize=None)
@@ -192,7 +196,7 @@ def _specialising() -> bool:
 
 
 @attrs.frozen
-class CriterionKernels:
+class CriterionKernels(_ImpurityOnUse):
     """The split-search entry points for one criterion; none takes the impurity, which
     is built in (specialised) or bound (function value)."""
 
@@ -209,14 +213,6 @@ class CriterionKernels:
     best_split_of_node: object
     #: True when the kernels are compiled for this criterion alone.
     specialised: bool
-
-    @property
-    def impurity(self):
-        """The compiled impurity, to evaluate a node from Python (compiled, or loaded from
-        the cache, when first asked for)."""
-        from treekit_core.kernels.compiling import compile_impurity
-
-        return compile_impurity(self.impurity_function)
 
 
 def criterion_kernels(criterion, specialised: bool | None = None) -> CriterionKernels:
