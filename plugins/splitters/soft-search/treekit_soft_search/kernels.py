@@ -250,28 +250,27 @@ SAMPLE_EVERY = 16
 SUB_RUN = 16
 
 
+@jit(i8(f8, f8, F1, i8, i8, f8))
+def first_point_above(x, sigma, points, low, high, bound):
+    """The first k in [low, high) whose pdf point x + sigma * points[k] lies above
+    ``bound`` (high when none). Positions are computed exactly as the plain search
+    computes them, and are non-decreasing in k: a binary search."""
+    while low < high:
+        middle = (low + high) >> 1
+        if x + sigma * points[middle] > bound:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 @jit(types.Tuple((i8, i8))(f8, f8, F1, f8, f8))
 def surviving_range(x, sigma, points, lower, upper):
     """The first and last index k of the pdf points x + sigma * points[k] inside the node's
-    box (lower, upper] (last < first: none). Positions are computed exactly as the plain
-    search computes them, and are non-decreasing in k, so both ends are binary searches."""
+    box (lower, upper] (last < first: none)."""
     s = points.shape[0]
-    low, high = 0, s
-    while low < high:  # first k with position > lower
-        middle = (low + high) >> 1
-        if x + sigma * points[middle] > lower:
-            high = middle
-        else:
-            low = middle + 1
-    first = low
-    low, high = first, s
-    while low < high:  # first k with position > upper
-        middle = (low + high) >> 1
-        if x + sigma * points[middle] > upper:
-            high = middle
-        else:
-            low = middle + 1
-    return first, low - 1
+    first = first_point_above(x, sigma, points, 0, s, lower)
+    return first, first_point_above(x, sigma, points, first, s, upper) - 1
 
 
 F2A = types.Array(types.float64, 2, "A")
@@ -300,14 +299,8 @@ def udt_split_rows(X, feature, rows, row_weights, sigma, points, lower, upper, t
             if last < first:
                 share = 1.0 if value <= threshold else 0.0
             else:
-                low, high = first, last + 1
-                while low < high:  # the first point past the threshold
-                    middle = (low + high) >> 1
-                    if value + sigma * points[middle] > threshold:
-                        high = middle
-                    else:
-                        low = middle + 1
-                share = (low - first) / (last - first + 1)
+                past = first_point_above(value, sigma, points, first, last + 1, threshold)
+                share = (past - first) / (last - first + 1)
         shares[r] = share
         n_left += row_weights[r] * share > 0.0
         n_right += row_weights[r] * (1.0 - share) > 0.0

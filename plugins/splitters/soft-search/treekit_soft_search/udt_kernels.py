@@ -51,6 +51,7 @@ def udt_scan(
     the leftmost of the candidates within TIE of the best drop."""
     m = points.shape[0]
     n_classes = parent_sums.shape[0]
+    least_weight = branch_weight_floor(min_weight_leaf)
     left_sums = np.zeros(n_classes)
     right_sums = np.empty(n_classes)
     left_weight = 0.0
@@ -79,7 +80,6 @@ def udt_scan(
             right_sums,
         )
         evaluations += 1
-        least_weight = branch_weight_floor(min_weight_leaf)
         if left_weight < least_weight or right_weight < least_weight:
             continue
         admissible_drops[n_admissible] = drop
