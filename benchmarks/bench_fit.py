@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from common import machine_line, run_in_fresh_process  # noqa: E402
+from common import (  # noqa: E402
+    machine_line,
+    median_rows,
+    one_core_busy,
+    run_in_fresh_process,
+)
 
 FIT_WORKER = textwrap.dedent("""
     import json, resource, sys, time
@@ -150,10 +154,6 @@ def run_worker(library, data, n, workload="fit", threads=None, env_extra=None):
     )
 
 
-def median_rows(rows):
-    return {key: statistics.median(row[key] for row in rows) for key in rows[0]}
-
-
 CONTESTANTS = {
     "treekit 1 thread": ("treekit", 1),
     "treekit all threads": ("treekit", None),
@@ -206,11 +206,6 @@ def criterion_section(repeats, n=100_000):
     return row
 
 
-BUSY_LOOP = (
-    "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
-)
-
-
 def forest_fits(repeats, label):
     runs = {name: [] for name in CONTESTANTS}
     for _ in range(repeats):
@@ -224,14 +219,9 @@ def forest_fits(repeats, label):
 
 def busy_section(sizes, repeats):
     """The fits again with one CPU-bound process beside them (bounded: it stops by itself)."""
-    hog = subprocess.Popen([sys.executable, "-c", BUSY_LOOP, "3000"])
-    try:
-        time.sleep(1.0)
+    with one_core_busy(3000):
         rows = fit_section(sizes, repeats, label="busy ")
         forest = forest_fits(repeats, "busy")
-    finally:
-        hog.kill()
-        hog.wait()
     idle_forest = forest_fits(repeats, "idle")
     return {"fits": rows, "forest_busy": forest, "forest_idle": idle_forest}
 

@@ -21,16 +21,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
 import textwrap
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from common import machine_line, run_in_fresh_process  # noqa: E402
+from common import machine_line, median_rows, one_core_busy, run_in_fresh_process  # noqa: E402
 
 WORKER = textwrap.dedent("""
     import json, sys, time
@@ -62,9 +59,6 @@ WORKER = textwrap.dedent("""
         found["boundary"] = median(lambda: boxes.decide(X))
     print(json.dumps(found))
 """)
-BUSY_LOOP = (
-    "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
-)
 CONTESTANTS = {"1 thread": 1, "all threads": None}
 
 
@@ -75,10 +69,7 @@ def section(sizes, repeats, label):
         for _ in range(repeats):
             for name, threads in CONTESTANTS.items():
                 runs[name].append(run_in_fresh_process(WORKER, [n], ROOT, threads, True))
-        row = {
-            name: {key: statistics.median(r[key] for r in found) for key in found[0]}
-            for name, found in runs.items()
-        }
+        row = {name: median_rows(found) for name, found in runs.items()}
         one = row["1 thread"]
         for name, r in row.items():
             print(
@@ -103,13 +94,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     print(machine_line(ROOT), flush=True)
     section(args.sizes, args.repeats, "idle")
-    hog = subprocess.Popen([sys.executable, "-c", BUSY_LOOP, "1200"])
-    try:
-        time.sleep(1.0)
+    with one_core_busy(1200):
         section(args.sizes, args.repeats, "busy")
-    finally:
-        hog.kill()
-        hog.wait()
 
 
 if __name__ == "__main__":

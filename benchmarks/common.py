@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -108,3 +109,31 @@ def machine_line(checkout: str, *libraries: str) -> str:
         f"python {platform.python_version()}, {', '.join(versions)}, "
         f"treekit {treekit_core.__version__}"
     )
+
+
+def median_rows(rows):
+    """Per key, the median over the rows (dicts with the same keys)."""
+    import statistics
+
+    return {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+
+
+BUSY_LOOP = (
+    "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
+)
+
+
+@contextlib.contextmanager
+def one_core_busy(seconds: float):
+    """Within the block, a Python busy loop takes one CPU (a process this starts and
+    kills; it stops by itself after ``seconds`` should the block never end)."""
+    import subprocess
+    import sys
+
+    hog = subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(seconds)])
+    try:
+        time.sleep(1.0)
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
