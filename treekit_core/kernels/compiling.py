@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 import numba
 from numba import types
@@ -70,6 +71,36 @@ def python_function(kernel):
 first_compile.install_listener()  # this module is imported when kernels are first needed
 
 
+#: One lock for everything that builds or compiles kernels in this process. Re-entrant,
+#: since a cached builder may call another (a specialised module asks for its impurity).
+#: numba holds its own compiler lock while it compiles; this one keeps two threads from
+#: both building a wrapper around the same dispatcher (issue 33: one wrapper compiled and
+#: disabled compilation, the other then failed for good).
+KERNEL_LOCK = threading.RLock()
+
+
+def once_per_process(builder):
+    """``functools.cache`` for functions that build or compile kernels, safe under threads:
+    the first call with given arguments runs under :data:`KERNEL_LOCK`, so concurrent first
+    fits get one result (one wrapper per kernel) instead of one each. A later call returns
+    the stored result without waiting for a compile of something else."""
+    results: dict = {}
+
+    @functools.wraps(builder)
+    def wrapper(*args):
+        try:
+            return results[args]
+        except KeyError:
+            pass
+        with KERNEL_LOCK:
+            if args not in results:
+                results[args] = builder(*args)
+            return results[args]
+
+    wrapper.cache_clear = results.clear
+    return wrapper
+
+
 def jit(signature=None, **options):
     """Decorator compiling a kernel with treekit's options (and an optional signature)."""
     merged = {**JIT_OPTIONS, **options}
@@ -78,7 +109,7 @@ def jit(signature=None, **options):
     return numba.njit(signature, **merged)
 
 
-@functools.lru_cache(maxsize=None)
+@once_per_process
 def compile_impurity(function):
     """Compile a plain Python impurity function against the criterion ABI.
 

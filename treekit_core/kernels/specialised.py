@@ -26,13 +26,18 @@ import functools
 import hashlib
 import inspect
 import os
-import threading
 import types
 
 import attrs
 
 from treekit_core.kernels import growth
-from treekit_core.kernels.compiling import JIT_DISABLED, python_function, source_file
+from treekit_core.kernels.compiling import (
+    JIT_DISABLED,
+    KERNEL_LOCK,
+    once_per_process,
+    python_function,
+    source_file,
+)
 from treekit_core.kernels.generated import generated_module
 
 #: The kernels of :mod:`.growth` that the generated module compiles as cached entry points
@@ -163,7 +168,7 @@ class _Entries(_ImpurityOnUse, types.SimpleNamespace):
         self.impurity_function = function
 
 
-@functools.lru_cache(maxsize=None)
+@once_per_process
 def _specialised_module(function, kernel_module, entry_signatures, depends_on, purpose):
     name = f"{function.__module__}.{function.__qualname__}"
     signatures = dict(entry_signatures)
@@ -180,7 +185,7 @@ def _specialised_module(function, kernel_module, entry_signatures, depends_on, p
     return _Entries(function, specialised=True, **entries)
 
 
-@functools.lru_cache(maxsize=None)
+@once_per_process
 def _bound_module(function, kernel_module, entry_names):
     from treekit_core.kernels.compiling import compile_impurity
 
@@ -226,7 +231,7 @@ def criterion_kernels(criterion, specialised: bool | None = None) -> CriterionKe
     return _by_value(function)
 
 
-@functools.lru_cache(maxsize=None)
+@once_per_process
 def _by_value(function) -> CriterionKernels:
     from treekit_core.kernels.by_value import grow_subtree_by_value, scan_features_by_value
     from treekit_core.kernels.compiling import compile_impurity
@@ -242,7 +247,7 @@ def _by_value(function) -> CriterionKernels:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@once_per_process
 def _specialised(function) -> CriterionKernels:
     from treekit_core.kernels.growth import ENTRY_SIGNATURES
 
@@ -263,15 +268,17 @@ class _OneSignature:
 
     def __init__(self, dispatcher, signature):
         self.dispatcher, self.signature, self.ready = dispatcher, signature, JIT_DISABLED
-        self.lock = threading.Lock()
 
     def __call__(self, *args):
         if not self.ready:
-            with self.lock:
-                if not self.ready:
+            with KERNEL_LOCK:
+                # A dispatcher whose compilation is already disabled was compiled for its
+                # signature by whoever disabled it (another wrapper of the same generated
+                # module, with a differently named purpose): use it, do not compile again.
+                if not self.ready and self.dispatcher._can_compile:
                     self.dispatcher.compile(self.signature)
                     self.dispatcher.disable_compile()
-                    self.ready = True
+                self.ready = True
         return self.dispatcher(*args)
 
     def __getattr__(self, name):  # stats, signatures, ...: the dispatcher's
