@@ -20,33 +20,87 @@ import hashlib
 import importlib.util
 import inspect
 import os
+import stat
 import sys
 import tempfile
 import threading
+import warnings
 
 from treekit_core.kernels.compiling import JIT_DISABLED, jit
 from treekit_core.kernels.first_compile import CompilationNotice, announce_compiling
 
-__all__ = ["CompilationNotice", "generated_module", "kernel_directory", "function_source"]
+__all__ = [
+    "CompilationNotice",
+    "UnsafeKernelFolderWarning",
+    "function_source",
+    "generated_module",
+    "kernel_directory",
+    "unsafe_folder",
+]
 
 
 def kernel_directory() -> str:
     """Where generated kernel modules live: ``TREEKIT_KERNEL_DIR``, else a per-user folder
-    in the user's cache directory, else in the temporary directory."""
+    in the user's cache directory, else one in the temporary directory.
+
+    treekit executes the modules in this folder and numba loads the pickled cache index in
+    its ``__pycache__``, so a file planted there runs code in the user's process. A folder
+    is used only when it is private: created with mode 0700, owned by the user and not
+    writable by group or others (:func:`unsafe_folder`). An unsafe candidate is passed over
+    with a :class:`UnsafeKernelFolderWarning` naming it and why; with none left, OSError."""
     configured = os.environ.get("TREEKIT_KERNEL_DIR")
     candidates = [configured] if configured else []
     home_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     candidates.append(os.path.join(home_cache, "treekit", "kernels"))
     uid = os.getuid() if hasattr(os, "getuid") else "user"
     candidates.append(os.path.join(tempfile.gettempdir(), f"treekit-kernels-{uid}"))
+    passed_over = []
     for folder in candidates:
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
-        except OSError:
+        except OSError as error:
+            passed_over.append(f"{folder}: {error.strerror or error}")
             continue
-    raise OSError(f"no writable folder for treekit's generated kernels among {candidates}")
+        problem = unsafe_folder(folder) or unsafe_folder(os.path.join(folder, "__pycache__"))
+        if problem is not None:
+            warnings.warn(
+                f"treekit: not using the kernel folder {problem}; another user could make "
+                "treekit run their code. Remove it, or set TREEKIT_KERNEL_DIR to a private "
+                "folder",
+                UnsafeKernelFolderWarning,
+                stacklevel=2,
+            )
+            passed_over.append(problem)
+        elif os.access(folder, os.W_OK):
+            return folder
+        else:
+            passed_over.append(f"{folder}: not writable")
+    raise OSError(
+        "no private, writable folder for treekit's generated kernels; set TREEKIT_KERNEL_DIR "
+        "to one. Passed over: " + "; ".join(passed_over)
+    )
+
+
+class UnsafeKernelFolderWarning(UserWarning):
+    """A kernel folder that another user could write to was passed over."""
+
+
+def unsafe_folder(folder: str) -> str | None:
+    """Why ``folder`` may not hold code treekit runs (a symbolic link, not a folder, owned
+    by another user, writable by group or others), or None when it is private or absent."""
+    try:
+        status = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        return f"{folder}: a symbolic link"
+    if not stat.S_ISDIR(status.st_mode):
+        return f"{folder}: not a folder"
+    if hasattr(os, "getuid") and status.st_uid != os.getuid():
+        return f"{folder}: owned by user id {status.st_uid}, not by you ({os.getuid()})"
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{folder}: writable by group or others (mode {stat.S_IMODE(status.st_mode):o})"
+    return None
 
 
 def function_source(function) -> str:
