@@ -38,31 +38,49 @@ class _TreeNodes:
         self.leaf_votes.extend((node_id, k, float(w)) for k, w in enumerate(votes))
 
 
-def _write(tree, node, nodes: _TreeNodes, scale, categories, missing) -> int:
-    """Write ``node`` and its subtree; return its ONNX id."""
-    own = nodes.new_id()
-    if tree.is_leaf[node]:
-        nodes.leaf(own, tree.value[node] * scale)
-        return own
+def _write(tree, nodes: _TreeNodes, scale, categories, missing) -> None:
+    """Write the tree's nodes, ids handed out depth first (a parent before its children,
+    as onnxruntime expects), without recursion: a tree may be thousands of levels deep.
+    Ids are given on the way down; a node's tests, which name its children's ids, are
+    written once every id is known."""
+    own, tests, stack = {}, [], [0]
+    while stack:
+        node = stack.pop()
+        own[node] = nodes.new_id()
+        if tree.is_leaf[node]:
+            nodes.leaf(own[node], tree.value[node] * scale)
+            continue
+        tests.append(_node_tests(tree, node, own[node], nodes, categories, missing))
+        stack.extend(int(kid) for kid in tree.children(node)[::-1])
+    for write in tests:
+        write(own)
+
+
+def _node_tests(tree, node, own_id, nodes: _TreeNodes, categories, missing):
+    """Hands out the ids of ``node``'s extra tests (before its children's) and returns
+    what writes its tests once every node's id is known."""
     question = tree.question_of(node)
-    kids = tree.children(node)
+    kids = [int(kid) for kid in tree.children(node)]
     gone = missing_branch(tree, node, missing, TARGET)
     feature, threshold = int(tree.feature[node]), float(tree.threshold[node])
     params = tree.question_params(node)
     if question.compares_threshold:
-        true_id = _write(tree, kids[0], nodes, scale, categories, missing)
-        false_id = _write(tree, kids[1], nodes, scale, categories, missing)
-        nodes.branch(
-            own, "BRANCH_LEQ", feature, float32_floor(threshold), true_id, false_id, gone == 0
+        return lambda own: nodes.branch(
+            own_id,
+            "BRANCH_LEQ",
+            feature,
+            float32_floor(threshold),
+            own[kids[0]],
+            own[kids[1]],
+            gone == 0,
         )
-        return own
-    branches = question.category_branches(feature, threshold, params, kids.size)
+    branches = question.category_branches(feature, threshold, params, len(kids))
     if branches is None:
         raise NotExportableError(
             f"{TARGET} tests one feature against a number; node {node} asks a "
             f"{question.name!r} question"
         )
-    n_codes = len(categories.get(feature, ())) or kids.size
+    n_codes = len(categories.get(feature, ())) or len(kids)
     branches = np.asarray(branches)[:n_codes]
     # a chain of x == code tests for the codes that do not go where a missing value goes;
     # a missing or unseen code fails every test and so takes the missing branch. Links are
@@ -73,21 +91,25 @@ def _write(tree, node, nodes: _TreeNodes, scale, categories, missing) -> int:
     # with the first test's target, so tests with different targets are kept apart by a
     # test every sample passes (x <= FLT_MAX, missing to the same place)
     apart = [i > 0 and branches[tested[i - 1]] != branches[code] for i, code in enumerate(tested)]
-    links = [own] + [nodes.new_id() for _ in tested[1:]]
+    links = [own_id] + [nodes.new_id() for _ in tested[1:]]
     separators = [nodes.new_id() if needed else None for needed in apart]
-    child_ids = [_write(tree, kid, nodes, scale, categories, missing) for kid in kids]
-    if not tested:  # every known code goes one way
-        nodes.branch(own, "BRANCH_LEQ", feature, 0.0, child_ids[gone], child_ids[gone], True)
-        return own
-    for i, code in enumerate(tested):
-        next_id = links[i + 1] if i + 1 < len(tested) else child_ids[gone]
-        if i + 1 < len(tested) and separators[i + 1] is not None:
-            nodes.branch(separators[i + 1], "BRANCH_LEQ", feature, FLT_MAX, next_id, next_id, True)
-            next_id = separators[i + 1]
-        nodes.branch(
-            links[i], "BRANCH_EQ", feature, float(code), child_ids[branches[code]], next_id, False
-        )
-    return own
+
+    def write(own):
+        child_ids = [own[kid] for kid in kids]
+        if not tested:  # every known code goes one way
+            nodes.branch(own_id, "BRANCH_LEQ", feature, 0.0, child_ids[gone], child_ids[gone], True)
+            return
+        for i, code in enumerate(tested):
+            next_id = links[i + 1] if i + 1 < len(tested) else child_ids[gone]
+            if i + 1 < len(tested) and separators[i + 1] is not None:
+                nodes.branch(
+                    separators[i + 1], "BRANCH_LEQ", feature, FLT_MAX, next_id, next_id, True
+                )
+                next_id = separators[i + 1]
+            target = child_ids[branches[code]]
+            nodes.branch(links[i], "BRANCH_EQ", feature, float(code), target, next_id, False)
+
+    return write
 
 
 def to_onnx(model, missing: str = "error", name: str = "treekit"):
@@ -114,7 +136,7 @@ def to_onnx(model, missing: str = "error", name: str = "treekit"):
     written = []
     for tree_id, tree in enumerate(trees):
         nodes = _TreeNodes(tree_id)
-        _write(tree, 0, nodes, 1.0 / len(trees), categories, missing)
+        _write(tree, nodes, 1.0 / len(trees), categories, missing)
         written.append(nodes)
     rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
     votes = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]

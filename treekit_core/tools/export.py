@@ -35,19 +35,20 @@ def export_text(
     def leaf_text(node):
         return leaf_label(tree, node, classes, decimals, show_distribution)
 
-    def walk(node, depth):
-        indent = "|   " * depth
+    # depth first without recursion (a tree may be thousands of levels deep): a node's
+    # line comes with the branch leading to it, as its parent wrote it
+    depths, leading = tree.node_depths(), {}
+    for node in tree.preorder()[0].tolist():
+        depth = int(depths[node])
+        if node != 0:
+            lines.append(f"{'|   ' * (depth - 1)}|--- {leading.pop(node)}")
         kids = tree.children(node)
         if kids.size == 0:
-            lines.append(f"{indent}|--- {leaf_text(node)}")
-            return
+            lines.append(f"{'|   ' * depth}|--- {leaf_text(node)}")
+            continue
         for note in notes(node, context) if notes is not None else ():
-            lines.append(f"{indent}|    ({note})")
-        for text, child in zip(branch_texts(tree, node, context), kids, strict=True):
-            lines.append(f"{indent}|--- {text}")
-            walk(int(child), depth + 1)
-
-    walk(0, 0)
+            lines.append(f"{'|   ' * depth}|    ({note})")
+        leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
     return "\n".join(lines) + "\n"
 
 
@@ -68,19 +69,16 @@ def _java_round(value: float) -> str:
 def j48_text(tree: Tree, classes, context: QuestionTextContext) -> str:
     if tree.is_leaf[0]:
         return f": {j48_leaf_label(tree, 0, classes)}\n"
-    lines = []
-
-    def walk(node, depth):
+    lines, depths, leading = [], tree.node_depths(), {}
+    for node in tree.preorder()[0].tolist():  # without recursion, as export_text
+        if node != 0:
+            line = "|   " * (int(depths[node]) - 1) + leading.pop(node)
+            if tree.is_leaf[node]:
+                lines.append(f"{line}: {j48_leaf_label(tree, node, classes)}")
+                continue
+            lines.append(line)
         kids = tree.children(node)
-        for text, child in zip(branch_texts(tree, node, context), kids, strict=True):
-            line = "|   " * depth + text
-            if tree.is_leaf[child]:
-                lines.append(f"{line}: {j48_leaf_label(tree, int(child), classes)}")
-            else:
-                lines.append(line)
-                walk(int(child), depth + 1)
-
-    walk(0, 0)
+        leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
     return "\n".join(lines) + "\n"
 
 

@@ -81,17 +81,21 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     leaves_under = tree.leaves_under()
     positions, counter = {}, [0]
 
-    def place(node, level):
+    # leaves left to right in depth-first order, a parent centred over its first and last
+    # child; without recursion (a tree may be thousands of levels deep)
+    drawn, stack = [], [(0, 0)]
+    while stack:
+        node, level = stack.pop()
+        drawn.append((node, level))
         kids = [int(c) for c in tree.children(node)] if level < limit else []
         if not kids:
             positions[node] = (counter[0], -level)
             counter[0] += 1
-            return
-        for child in kids:
-            place(child, level + 1)
-        positions[node] = ((positions[kids[0]][0] + positions[kids[-1]][0]) / 2, -level)
-
-    place(0, 0)
+        stack.extend((child, level + 1) for child in reversed(kids))
+    for node, level in reversed(drawn):  # children before parents
+        kids = [int(c) for c in tree.children(node)] if level < limit else []
+        if kids:
+            positions[node] = ((positions[kids[0]][0] + positions[kids[-1]][0]) / 2, -level)
     depth = limit
     if ax is None:
         _, ax = plt.subplots(figsize=tree_figure_size(tree, max_leaves))

@@ -72,23 +72,32 @@ def tree_html(model) -> str:
             f"{tree.weight[node]:.4g}</span>"
         )
 
-    def walk(node, depth) -> str:
+    # depth first without recursion (a tree may be thousands of levels deep): the stack
+    # holds nodes still to open and the closing tags of the ones opened
+    pieces, stack = [], [(0, 0, None)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+            continue
+        node, depth, edge = item
+        if edge is not None:
+            pieces.append(f'<li><span class="edge">{html.escape(edge)}</span>')
+            stack.append("</li>")
         if tree.is_leaf[node]:
             decided = int(tree.decision[node])
-            return box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided]))
+            pieces.append(box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided])))
+            continue
         texts = branch_texts(tree, node, context)
         question = texts[0] if len(texts) == 2 else texts[0].split(" = ")[0]
-        edges = edge_labels(tree, node, context)
-        items = "".join(
-            f'<li><span class="edge">{html.escape(edge)}</span>{walk(int(child), depth + 1)}</li>'
-            for edge, child in zip(edges, tree.children(node), strict=True)
-        )
         opened = " open" if depth < OPEN_DEPTH else ""
-        return (
-            f"<details{opened}><summary>{box(node, question)}</summary><ul>{items}</ul></details>"
-        )
-
-    return walk(0, 0)
+        pieces.append(f"<details{opened}><summary>{box(node, question)}</summary><ul>")
+        stack.append("</ul></details>")
+        kids = tree.children(node).tolist()
+        edges = edge_labels(tree, node, context)
+        branches = list(zip(kids, edges, strict=True))
+        stack.extend((child, depth + 1, edge) for child, edge in reversed(branches))
+    return "".join(pieces)
 
 
 def report_table(report) -> str:

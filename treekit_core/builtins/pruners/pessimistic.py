@@ -161,79 +161,148 @@ class _Pruning:
         e = self.errors(sums, weight) if errors is None else errors
         return e + add_errors(weight, e, self.pruner.confidence_factor)
 
-    def build(self, tree: Tree, node_id: int, rows, row_weights, bounds) -> _Node:
-        fields = {k: v[node_id] for k, v in tree.node_fields.items()}
-        node = _Node(
-            tree.question_of(node_id),
-            int(tree.feature[node_id]),
-            float(tree.threshold[node_id]),
-            fields,
-            tuple(tree.shares(node_id)),
-            None,
-            rows,
-            row_weights,
-            bounds,
-        )
-        self.set_data(node, rows, row_weights, bounds)
-        kids = tree.children(node_id)
-        if kids.size:
-            branches = self.split_rows(node, rows, row_weights, keep_shares=True)
-            boxes = self.child_bounds(node)
-            node.children = [
-                self.build(tree, int(child), r, w, box)
-                for child, (r, w), box in zip(kids, branches, boxes, strict=True)
-            ]
-        return node
+    # Every walk below is a loop over an explicit stack, not a recursion: a grown tree may
+    # be thousands of levels deep (Python's recursion limit is 1000).
+
+    def build(self, tree: Tree, rows, row_weights, bounds) -> _Node:
+        """The pruning nodes of ``tree`` with the data reaching each."""
+        root = None
+        stack = [(0, rows, row_weights, bounds, None, 0)]
+        while stack:
+            node_id, rows, row_weights, bounds, parent, branch = stack.pop()
+            fields = {k: v[node_id] for k, v in tree.node_fields.items()}
+            node = _Node(
+                tree.question_of(node_id),
+                int(tree.feature[node_id]),
+                float(tree.threshold[node_id]),
+                fields,
+                tuple(tree.shares(node_id)),
+                None,
+                rows,
+                row_weights,
+                bounds,
+            )
+            self.set_data(node, rows, row_weights, bounds)
+            if parent is None:
+                root = node
+            else:
+                parent.children[branch] = node
+            kids = tree.children(node_id)
+            if kids.size:
+                branches = self.split_rows(node, rows, row_weights, keep_shares=True)
+                boxes = self.child_bounds(node)
+                node.children = [None] * kids.size
+                stack.extend(
+                    (int(child), r, w, box, node, b)
+                    for b, (child, (r, w), box) in reversed(
+                        list(enumerate(zip(kids, branches, boxes, strict=True)))
+                    )
+                )
+        return root
 
     def redistribute(self, node: _Node, rows, row_weights, bounds) -> None:
-        self.set_data(node, rows, row_weights, bounds)
-        if not node.is_leaf:
-            branches = self.split_rows(node, rows, row_weights, keep_shares=True)
-            for child, (r, w), box in zip(
-                node.children, branches, self.child_bounds(node), strict=True
-            ):
-                self.redistribute(child, r, w, box)
+        stack = [(node, rows, row_weights, bounds)]
+        while stack:
+            node, rows, row_weights, bounds = stack.pop()
+            self.set_data(node, rows, row_weights, bounds)
+            if not node.is_leaf:
+                branches = self.split_rows(node, rows, row_weights, keep_shares=True)
+                stack.extend(
+                    (child, r, w, box)
+                    for child, (r, w), box in zip(
+                        node.children, branches, self.child_bounds(node), strict=True
+                    )
+                )
+
+    @staticmethod
+    def _branch_sum(root, expand, leaf_value) -> float:
+        """The sum over the leaves below ``root`` of ``leaf_value(item)``, where
+        ``expand(item)`` gives an item's children (None at a leaf), added up as the
+        recursive ``sum(children's sums)`` adds them (the same float), without recursion.
+        Items are expanded breadth first and dropped once expanded, so only the frontier's
+        data is held."""
+        items, children, values = [root], [None], [0.0]
+        i = 0
+        while i < len(items):
+            kids = expand(items[i])
+            if kids is None:
+                values[i] = leaf_value(items[i])
+            else:
+                start = len(items)
+                items.extend(kids)
+                children[i] = range(start, len(items))
+                children.extend([None] * len(kids))
+                values.extend([0.0] * len(kids))
+            items[i] = None
+            i += 1
+        for i in range(len(values) - 1, -1, -1):  # children have larger indices
+            if children[i] is not None:
+                values[i] = sum(values[j] for j in children[i])
+        return values[0]
 
     # -- J48's procedures -----------------------------------------------------------
-    def training_errors(self, node: _Node, known: dict) -> float:
-        """The subtree's training errors (``known``: those of subtrees already summed)."""
-        if node.is_leaf:
-            return self.node_errors(node)
-        if id(node) not in known:
-            known[id(node)] = sum(self.training_errors(child, known) for child in node.children)
-        return known[id(node)]
-
-    def collapse(self, node: _Node, known: dict | None = None) -> None:
+    def collapse(self, root: _Node) -> None:
         # top-down, a node's subtree is still the grown one when it is asked: the subtree
-        # sums stay valid through the whole pass
-        known = {} if known is None else known
-        if node.is_leaf:
-            return
-        if self.training_errors(node, known) >= self.node_errors(node) - 1e-3:
-            node.children = None
-        else:
-            for child in node.children:
-                self.collapse(child, known)
+        # sums, computed once bottom-up, stay valid through the whole pass
+        order, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.children or ())
+        subtree_errors = {}
+        for node in reversed(order):  # children before parents
+            subtree_errors[id(node)] = (
+                self.node_errors(node)
+                if node.is_leaf
+                else sum(subtree_errors[id(child)] for child in node.children)
+            )
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.is_leaf:
+                continue
+            if subtree_errors[id(node)] >= self.node_errors(node) - 1e-3:
+                node.children = None
+            else:
+                stack.extend(node.children)
 
     def estimated_errors(self, node: _Node) -> float:
-        if node.is_leaf:
-            return self.node_estimate(node)
-        return sum(self.estimated_errors(child) for child in node.children)
+        return self._branch_sum(node, lambda n: n.children, self.node_estimate)
 
     def estimated_errors_for_branch(self, node: _Node, rows, row_weights) -> float:
-        if node.is_leaf:
-            return self.estimated(*self.statistics(rows, row_weights))
-        branches = self.split_rows(node, rows, row_weights)
-        return sum(
-            self.estimated_errors_for_branch(child, r, w)
-            for child, (r, w) in zip(node.children, branches, strict=True)
+        def expand(item):
+            node, rows, row_weights = item
+            if node.is_leaf:
+                return None
+            branches = self.split_rows(node, rows, row_weights)
+            return [(child, r, w) for child, (r, w) in zip(node.children, branches, strict=True)]
+
+        return self._branch_sum(
+            (node, rows, row_weights),
+            expand,
+            lambda item: self.estimated(*self.statistics(item[1], item[2])),
         )
 
-    def prune(self, node: _Node) -> None:
-        if node.is_leaf:
-            return
-        for child in node.children:
-            self.prune(child)
+    def prune(self, root: _Node) -> None:
+        # bottom-up, children left to right, as J48's recursion; a node whose largest
+        # branch was raised into it is pruned again (its new children first). Each raise
+        # replaces a subtree by one of its branches, a strictly smaller subtree, so the
+        # loop ends.
+        stack = [(root, False)]
+        while stack:
+            node, children_done = stack.pop()
+            if node.is_leaf:
+                continue
+            if not children_done:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(node.children))
+                continue
+            if self.prune_node(node):
+                stack.append((node, False))
+
+    def prune_node(self, node: _Node) -> bool:
+        """J48's decision at ``node``, its children pruned: keep the subtree, make it a
+        leaf, or raise its largest branch into it (True: to be pruned again)."""
         largest = int(np.argmax([child.weight for child in node.children]))
         if self.pruner.subtree_raising:
             errors_largest = self.estimated_errors_for_branch(
@@ -245,7 +314,7 @@ class _Pruning:
         errors_tree = self.estimated_errors(node)
         if errors_leaf <= errors_tree + 0.1 + SMALL and errors_leaf <= errors_largest + 0.1 + SMALL:
             node.children = None
-            return
+            return False
         if errors_largest <= errors_tree + 0.1 + SMALL:
             branch = node.children[largest]
             node.question, node.feature, node.threshold = (
@@ -256,7 +325,8 @@ class _Pruning:
             node.fields, node.shares, node.children = branch.fields, branch.shares, branch.children
             self.redistribute(node, node.rows, node.row_weights, node.bounds)
             self.fill_errors(node)
-            self.prune(node)
+            return True
+        return False
 
     # -- back to arrays -------------------------------------------------------------
     def to_tree(self, root: _Node, template: Tree) -> Tree:
@@ -264,7 +334,9 @@ class _Pruning:
         params = self.context.criterion.impurity_params(self.data.n_classes)
         assembler = TreeAssembler(template.n_features, template.n_classes)
 
-        def walk(node: _Node, parent: int, branch: int, depth: int) -> None:
+        stack = [(root, -1, 0, 0)]  # depth first, first branch first, as the grown tree
+        while stack:
+            node, parent, branch, depth = stack.pop()
             sums = np.ascontiguousarray(node.class_sums)
             node_id = assembler.add_node(
                 parent,
@@ -276,14 +348,13 @@ class _Pruning:
                 depth,
             )
             if node.is_leaf:
-                return
+                continue
             assembler.set_question(
                 node_id, node.question, node.feature, node.threshold, node.shares, node.fields
             )
-            for b, child in enumerate(node.children):
-                walk(child, node_id, b, depth + 1)
+            children = list(enumerate(node.children))
+            stack.extend((child, node_id, b, depth + 1) for b, child in reversed(children))
 
-        walk(root, -1, 0, 0)
         tree = assembler.to_tree(tuple(template.node_fields), template.component_state)
         tree.relabel(self.labeler)
         return tree
@@ -312,7 +383,6 @@ class Pessimistic(Pruner):
         d = context.data.n_features
         root = work.build(
             tree,
-            0,
             np.arange(context.data.n_samples, dtype=np.int64),
             context.data.weight.copy(),
             (np.full(d, -np.inf), np.full(d, np.inf)),
