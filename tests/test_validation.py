@@ -267,3 +267,33 @@ def test_known_finite_trusts_only_that_array_and_only_within_the_block():
         assert all_finite(X)
         assert not all_finite(X.copy())
     assert not all_finite(X)
+
+
+def test_a_target_with_a_class_per_row_is_refused_before_anything_is_allocated():
+    """Issue 33: an ID column as the target built an n x n evidence matrix (10 000 rows:
+    2.4 GB). It is refused up front, naming the classes and the memory."""
+    import resource
+
+    from treekit_core import ForestClassifier, TreeClassifier
+
+    n = 10_000
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for estimator in (TreeClassifier(), ForestClassifier(n_estimators=2)):
+        with pytest.raises(ValueError, match=r"10000 classes among 10000 rows.*2\.2 GiB.*ID col"):
+            estimator.fit(X, np.arange(n))
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200 * 1024  # nothing near the n x n matrix (763 MiB) was allocated
+
+
+def test_the_class_statistics_limit_follows_rows_times_classes(monkeypatch):
+    from treekit_core import TreeClassifier
+    from treekit_core.engine import validation
+
+    X = np.zeros((40, 1))
+    y = np.arange(40) % 8
+    monkeypatch.setattr(validation, "MAX_CLASS_STATISTICS_BYTES", 3 * 40 * 8 * 8)
+    TreeClassifier().fit(X, y)  # exactly at the limit: fitted
+    with pytest.raises(ValueError, match="9 classes among 40 rows") as refused:
+        TreeClassifier().fit(X, np.arange(40) % 9)
+    assert "ID column" not in str(refused.value)  # 9 classes in 40 rows is no ID column

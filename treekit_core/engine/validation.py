@@ -82,6 +82,36 @@ def densify_limit() -> int:
     return min(MAX_DENSIFIED_BYTES, available // 2) if available > 0 else MAX_DENSIFIED_BYTES
 
 
+#: At most this many bytes of class statistics per fit (see :func:`check_class_statistics`).
+MAX_CLASS_STATISTICS_BYTES = 2 * 2**30
+
+
+def check_class_statistics(n_samples: int, n_classes: int, name: str = "y") -> None:
+    """Refuse, before anything is allocated, a target whose class statistics would not fit.
+
+    A fit holds a weight per row and class (the n x K evidence rows) and a sum per node and
+    class (up to 2n - 1 nodes): about 3 n K float64 numbers. With one class per row (an ID
+    column given as the target by mistake) that grows as n squared: 10 000 rows would take
+    2.4 GB. The limit is :data:`MAX_CLASS_STATISTICS_BYTES`, and at most half the memory
+    this machine has available now (where the OS says)."""
+    needed = 3 * n_samples * n_classes * 8
+    limit = min(MAX_CLASS_STATISTICS_BYTES, densify_limit())
+    if needed <= limit:
+        return
+    hint = (
+        "; nearly every row has a class of its own: is the target an ID column, or a "
+        "measurement rather than a class?"
+        if n_classes * 2 > n_samples
+        else ""
+    )
+    raise ValueError(
+        f"{name} has {n_classes} classes among {n_samples} rows: a tree's class statistics "
+        f"would take about {needed / 2**30:.1f} GiB (3 x rows x classes x 8 bytes; at most "
+        f"{limit / 2**30:.1f} GiB allowed: half the free memory, capped at "
+        f"{MAX_CLASS_STATISTICS_BYTES / 2**30:.0f} GiB){hint}"
+    )
+
+
 def densified(X, name: str = "X"):
     """A scipy.sparse matrix as a dense array (the splitters scan dense columns; a stored
     NaN stays missing, an implicit entry is 0), refused when the dense copy would not fit

@@ -19,6 +19,7 @@ from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import encode_floats
 from treekit_core.engine.validation import (
+    check_class_statistics,
     check_counterexamples,
     check_n_threads,
     check_sample_weight,
@@ -230,6 +231,7 @@ class ComposedEstimatorMixin(ParamsMixin):
                     "rows as counterexample rows with K-1 ones"
                 )
             classes, matrix = check_counterexamples(counterexamples, n, classes)
+            check_class_statistics(n, classes.shape[0], "counterexamples")
             evidence = reader.encode_counterexamples(matrix)
             if evidence is None:
                 raise CompositionError(
@@ -255,6 +257,7 @@ class ComposedEstimatorMixin(ParamsMixin):
                 "classes= only applies with counterexamples=; with y the classes come from y"
             )
         classes, encoded = check_y(y, n)
+        check_class_statistics(n, classes.shape[0])
         self._check_abstain_value(classes)
         evidence = reader.encode_labels(encoded, classes.shape[0])
         X_kept, evidence, weight = _without_zero_weight(X_checked, evidence, weight)
