@@ -70,6 +70,30 @@ def cases(payload):
             key,
             lambda p, k=key: p["tree"]["node_fields"][k].append(0.0),
         )
+    for key in payload["tree"]["node_fields"]:  # issue 33: loaded, then a TypeError in use
+        for how, value in (("null", None), ("text", "x"), ("a boolean", True)):
+            add(
+                f"node field {key} {how}",
+                key,
+                lambda p, k=key, v=value: _set(p["tree"]["node_fields"][k], (0,), v),
+            )
+        add(
+            f"node field {key} nested three deep",
+            key,
+            lambda p, k=key: _set(
+                p["tree"]["node_fields"], (k,), [[[v]] for v in p["tree"]["node_fields"][k]]
+            ),
+        )
+    add("node_fields a list", "node_fields", lambda p: _set(p["tree"], ("node_fields",), []))
+    add(
+        "pruner state a list",
+        "component_state",
+        lambda p: _set(p["tree"], ("component_state",), {"pruner": []}),
+    )
+    add("n_features 10**30", "n_features", lambda p: _set(p["tree"], ("n_features",), 10**30))
+    add("class 1e308 as int64", "classes_dtype", lambda p: _set(p, ("classes",), [1e308, 1]))
+    add("params from a newer version", "new_param", lambda p: _set(p["params"], ("new_param",), 1))
+    add("params calibration 3", "calibration", lambda p: _set(p["params"], ("calibration",), 3))
     add("feature as a float index", "feature", lambda p: _set(p["tree"]["feature"], (0,), 1.5))
     add(
         "two parents share a child",
@@ -110,6 +134,8 @@ def pruner_cases():
         payload = json.loads(
             TreeClassifier(pruner=pruner, pruner_params=params).fit(X, y).to_json()
         )
+        if pruner == "cost_complexity":
+            cost_complexity = payload
         for key, value in payload["tree"]["component_state"]["pruner"].items():
             for how in ("nan", "text", "truncate"):
                 if how == "truncate" and not isinstance(value, list):
@@ -126,6 +152,10 @@ def pruner_cases():
                 else:
                     state[key] = value[:-1]
                 out.append((f"{pruner} {key} {how}", "pruner.", copy))
+    # issue 33: a missing cv_std_error loaded, then a KeyError in pruning_path_
+    copy = json.loads(json.dumps(cost_complexity))
+    del copy["tree"]["component_state"]["pruner"]["cv_std_error"]
+    out.append(("cost_complexity cv_std_error missing", "pruner.cv_std_error", copy))
     return out, X
 
 
@@ -153,3 +183,34 @@ def test_brackets_inside_strings_with_escaped_quotes_do_not_count_as_nesting():
     from treekit_core.engine.model_file import _nesting
 
     assert _nesting('{"a": "x\\" [[[[", "b": [1]}') == 2
+
+
+def surrogate_cases():
+    """A surrogate tree's fields, broken (issue 33: null, text and 10**30 in
+    surrogate_feature or primary_seen loaded, then failed in predict_proba)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    payload = json.loads(
+        TreeClassifier(propagator="surrogate", evaluator="surrogate", max_depth=3)
+        .fit(X, y)
+        .to_json()
+    )
+    out = []
+    for key in ("surrogate_feature", "primary_seen", "majority_branch", "surrogate_below"):
+        for how, value in (("null", None), ("text", "x"), ("10**30", 10**30)):
+            copy = json.loads(json.dumps(payload))
+            values = copy["tree"]["node_fields"][key]
+            if isinstance(values[0], list):
+                values[0][0] = value
+            else:
+                values[0] = value
+            out.append((f"{key} {how}", key, copy))
+    return out, X
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_corrupted_surrogate_fields_are_refused(jit):
+    cases, X = surrogate_cases()
+    check_corrupted_model_files(cases, X, jit=jit, plugins="")

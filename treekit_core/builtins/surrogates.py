@@ -420,6 +420,15 @@ def check_surrogate_fields(tree, slots: int) -> None:
         if name not in fields:
             raise ValueError(f"model file: tree node field {name!r} is missing")
     internal = ~tree.is_leaf
+    for name in NODE_FIELDS[len(SLOT_FIELDS) :]:
+        if np.shape(fields[name]) != (tree.n_nodes,):
+            raise ValueError(
+                f"model file: tree node field {name!r} has shape {np.shape(fields[name])}, "
+                f"expected ({tree.n_nodes},)"
+            )
+    if not internal.any():
+        # a single leaf asks nothing: its slot fields hold one NaN each, whatever the width
+        return
     for name in SLOT_FIELDS:
         values = np.asarray(fields[name], dtype=np.float64)
         if values.shape != (tree.n_nodes, slots):

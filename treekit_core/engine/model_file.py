@@ -87,7 +87,12 @@ def read_classes(payload: dict) -> np.ndarray:
         raise ModelFileError(f"model file: 'classes_dtype' {dtype_text!r} is not a dtype") from None
     if dtype.kind not in "iufUSbO" or dtype.kind == "V":
         raise ModelFileError(f"model file: 'classes_dtype' {dtype_text!r} is not a label dtype")
-    values = np.asarray(classes, dtype=dtype)
+    try:
+        values = np.asarray(classes, dtype=dtype)
+    except (OverflowError, ValueError, TypeError):
+        raise ModelFileError(
+            f"model file: 'classes_dtype' {dtype_text!r} cannot hold the classes"
+        ) from None
     if values.tolist() != classes:
         raise ModelFileError(
             f"model file: 'classes_dtype' {dtype_text!r} does not hold the classes unchanged"

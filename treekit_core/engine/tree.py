@@ -424,20 +424,35 @@ class Tree:
                 raise ValueError(
                     f"tree field {name!r} must be {n} rows of class values (one per node)"
                 )
-        if not isinstance(payload.get("n_features"), int) or payload["n_features"] < 1:
+        n_features = payload.get("n_features")
+        if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
             raise ValueError("tree field 'n_features' must be a positive integer")
+        if n_features > MAX_FEATURES:
+            # what a kernel or a report sizes by (node boxes are n_nodes x n_features)
+            raise ValueError(
+                f"tree field 'n_features' is {n_features}; model files may hold at most "
+                f"{MAX_FEATURES} features"
+            )
+        node_fields = payload.get("node_fields", {})
+        if not isinstance(node_fields, dict):
+            raise ValueError("tree field 'node_fields' must be an object (name -> per-node values)")
+        state = payload.get("component_state", {})
+        if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
+            raise ValueError(
+                "tree field 'component_state' must be an object of objects (kind -> state)"
+            )
         names = payload.get("questions", ["threshold"])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError("tree field 'questions' must be a list of question kind names")
         resolve = resolve_question or _registry_question
         tree = cls(
             **arrays,
-            n_features=int(payload["n_features"]),
+            n_features=n_features,
             questions=tuple(resolve(name) for name in names),
             node_fields={
-                k: np.asarray(decode_floats(v)) for k, v in payload.get("node_fields", {}).items()
+                str(name): _read_node_field(name, values, n) for name, values in node_fields.items()
             },
-            component_state=_decode_state(payload.get("component_state", {})),
+            component_state=_decode_state(state),
         )
         tree.check_structure()
         return tree
@@ -520,6 +535,46 @@ class Tree:
 
 #: Size cap of a model file's tree (a crafted file must not exhaust memory).
 MAX_NODES = 10**8
+#: Features a model file's tree may name (numpy's own cap on array dimensions is far
+#: above; a tree fitted on more columns than this is no tree a file should hold).
+MAX_FEATURES = 10**7
+
+
+def _read_node_field(name, values, n: int) -> np.ndarray:
+    """A per-node field as a float64 array of n rows (a number per node, or a row of
+    numbers per node); anything else (null, strings, booleans, ragged or deeper nesting)
+    is refused here, naming the field, so no component meets it unconverted."""
+    decoded = decode_floats(values)
+    if not isinstance(decoded, list):
+        raise ValueError(f"tree node field {name!r} must be a list with one entry per node")
+    flat = decoded if not any(isinstance(v, list) for v in decoded) else None
+    rows = decoded if flat is None else []
+    for value in flat if flat is not None else (v for row in rows for v in _row(name, row)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(
+                f"tree node field {name!r} holds {type(value).__name__} "
+                f"{str(value)[:40]!r}; numbers are expected"
+            )
+    try:
+        array = np.asarray(decoded, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            f"tree node field {name!r} must hold a number per node or rows of equal length"
+        ) from None
+    if array.ndim not in (1, 2) or array.shape[0] != n:
+        raise ValueError(
+            f"tree node field {name!r} has shape {array.shape}; expected ({n},) or ({n}, width)"
+        )
+    return array
+
+
+def _row(name, row):
+    if not isinstance(row, list):
+        raise ValueError(
+            f"tree node field {name!r} mixes numbers and rows; a number per node or a row "
+            "per node is expected"
+        )
+    return row
 
 
 def _node_count(arrays) -> int:

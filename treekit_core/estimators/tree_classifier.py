@@ -36,7 +36,7 @@ from treekit_core.engine.validation import (
 )
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.params import ParamsMixin
-from treekit_core.registry import get_registry
+from treekit_core.registry import PluginError, get_registry
 from treekit_core.tools.export import export_text
 
 MODEL_FORMAT = "treekit-model"
@@ -584,6 +584,32 @@ class ComposedEstimatorMixin(ParamsMixin):
         return _plain(params)
 
     @classmethod
+    def _from_json_params(cls, params: dict):
+        """The estimator with a model file's parameters and its composition, every
+        parameter checked as fit checks it; a parameter this version does not know (a file
+        from a newer treekit) or a value fit would refuse is a ModelFileError naming it."""
+        from treekit_core.engine import model_file
+        from treekit_core.engine.calibration import CalibrationRule
+
+        unknown = sorted(set(params) - set(cls._param_names()))
+        if unknown:
+            raise model_file.ModelFileError(
+                f"model file: 'params' holds {', '.join(map(repr, unknown))}, which this "
+                f"version of {cls.__name__} does not know (was the file written by a newer "
+                "treekit?)"
+            )
+        try:
+            model = cls(**params)
+            model.composition_ = model._make_composition()
+            RejectRule.from_param(model.reject)
+            CalibrationRule.from_param(model.calibration)
+        except (PluginError, CompositionError):
+            raise  # a component not installed, or components that do not fit: said as such
+        except (TypeError, ValueError) as exc:
+            raise model_file.ModelFileError(f"model file: 'params': {exc}") from None
+        return model
+
+    @classmethod
     def from_json(cls, text_or_path):
         """Load a model written by :meth:`to_json`. Every field is checked before anything
         runs on it (``treekit_core.engine.model_file``); executes no code from the file:
@@ -592,8 +618,7 @@ class ComposedEstimatorMixin(ParamsMixin):
 
         payload = model_file.read_json(text_or_path)
         check_header(payload, cls.__name__)
-        model = cls(**model_file.field(payload, "params", dict))
-        model.composition_ = model._make_composition()
+        model = cls._from_json_params(model_file.field(payload, "params", dict))
         model.classes_ = model_file.read_classes(payload)
         model.n_classes_ = int(model.classes_.shape[0])
         trees = model._read_trees(payload, model.composition_, model.n_classes_)

@@ -201,6 +201,10 @@ class CostComplexity(Pruner):
         steps = np.asarray(state.get("step_alphas", []), dtype=object).shape[:1]
         for key in ("step_alphas", "step_risk"):
             state_array(state, key, steps, "pruner", allow_inf=True)
+        cv_keys = [key for key in ("cv_error", "cv_std_error") if key in state]
+        if len(cv_keys) == 1:  # the cp table prints both or neither
+            missing = {"cv_error", "cv_std_error"} - set(cv_keys)
+            raise ValueError(f"model file: pruner.{missing.pop()} is missing beside {cv_keys[0]}")
         for key in ("cv_error", "cv_std_error"):
             if key in state:
                 state_array(state, key, levels, "pruner", minimum=0.0)
