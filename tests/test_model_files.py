@@ -214,3 +214,27 @@ def surrogate_cases():
 def test_corrupted_surrogate_fields_are_refused(jit):
     cases, X = surrogate_cases()
     check_corrupted_model_files(cases, X, jit=jit, plugins="")
+
+
+def test_the_nesting_check_is_linear_in_time_and_bounded_in_memory():
+    """Issue 33: a 80 KB file of escaped quotes took 20 s (1 MB: about 50 minutes), and a
+    100 MB file of [] peaked at 2.5 GB. One pass now: 2 MB of each kind, checked in a
+    subprocess that must end well within a bound far below the old times, with the check's
+    own allocations (not the text's) measured by tracemalloc."""
+    import subprocess
+    import sys
+
+    script = (
+        "import tracemalloc\n"
+        "from treekit_core.engine.model_file import _nesting\n"
+        "texts = ['{' + '\\\\\"' * 1_000_000, '{' + '\"\\\\' * 1_000_000, '[]' * 1_000_000 + '{']\n"
+        "tracemalloc.start()\n"
+        "depths = [_nesting(text) for text in texts]\n"
+        "print(depths, tracemalloc.get_traced_memory()[1])\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    depths, peak = run.stdout.split("]")
+    assert depths == "[1, 1, 1"
+    assert int(peak) < 40 * 2**20  # a 1 MiB slice at a time, not a list of every bracket

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 
-#: Files larger than this are refused before parsing (a tree of 10^6 nodes takes ~300 MB).
+#: Files larger than this are refused before parsing: a tree of 10^6 nodes takes about
+#: 300 MB, so 2 GiB holds a forest of several million nodes. Parsing holds the text and the
+#: parsed objects, several times the file's size, at once.
 MAX_FILE_BYTES = 2 * 1024**3
 #: JSON nesting deeper than this is refused before parsing (a model file needs 4 levels).
 MAX_NESTING = 64
@@ -39,7 +42,10 @@ def read_json(text_or_path) -> dict:
         except (OSError, UnicodeDecodeError) as exc:
             raise ModelFileError(f"cannot read the model file {text_or_path!r}: {exc}") from None
     if len(text) > MAX_FILE_BYTES:
-        raise ModelFileError(f"model file is larger than {MAX_FILE_BYTES} bytes")
+        raise ModelFileError(
+            f"model file is larger than {MAX_FILE_BYTES} bytes (2 GiB, about 6 million tree "
+            "nodes); treekit refuses larger files before reading them"
+        )
     depth = _nesting(text)
     if depth > MAX_NESTING:
         raise ModelFileError(f"model file nests {depth} levels deep; at most {MAX_NESTING}")
@@ -52,16 +58,48 @@ def read_json(text_or_path) -> dict:
     return payload
 
 
-def _nesting(text: str) -> int:
-    """Deepest bracket nesting outside strings (one pass over the text, before parsing)."""
-    import re
+#: The rest of a JSON string after its opening quote: runs of plain characters and escape
+#: pairs, which never match the same character, so a match (or the failure of an
+#: unterminated string) takes one pass. Possessive (Python 3.11+), the engine keeps no
+#: backtracking state per escape (the plain form holds about 60 bytes per escape).
+try:
+    _STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+except re.error:  # Python 3.10
+    _STRING_REST = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)
+#: Characters of text between strings looked at at once (what the check's memory is).
+_SLICE = 1 << 20
 
-    stripped = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+
+def _nesting(text: str) -> int:
+    """Deepest bracket nesting outside strings, before parsing: one pass over the text, in
+    time linear in its length and memory bounded by :data:`_SLICE` (the brackets between
+    strings are counted a slice at a time with numpy, never listed). An unterminated string
+    ends the count: such a text is not JSON, which the parser then says."""
     depth = deepest = 0
-    for char in re.findall(r"[\[\]{}]", stripped):
-        depth += 1 if char in "[{" else -1
-        deepest = max(deepest, depth)
+    position, length = 0, len(text)
+    while position < length:
+        quote = text.find('"', position)
+        end = length if quote < 0 else quote
+        for start in range(position, end, _SLICE):
+            depth, deepest = _bracket_levels(text[start : min(end, start + _SLICE)], depth, deepest)
+        if quote < 0:
+            break
+        string = _STRING_REST.match(text, quote + 1)
+        if string is None:
+            break
+        position = string.end()
     return deepest
+
+
+def _bracket_levels(segment: str, depth: int, deepest: int) -> tuple[int, int]:
+    """(depth after ``segment``, deepest level so far), ``segment`` holding no string."""
+    codes = np.frombuffer(segment.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    steps = (codes == ord("[")).astype(np.int8) + (codes == ord("{"))
+    steps -= (codes == ord("]")).astype(np.int8) + (codes == ord("}"))
+    if not steps.any():
+        return depth, deepest
+    levels = np.cumsum(steps, dtype=np.int64)
+    return depth + int(levels[-1]), max(deepest, depth + int(levels.max()))
 
 
 def field(payload: dict, key: str, kind, where: str = "model file"):
