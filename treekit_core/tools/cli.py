@@ -19,7 +19,12 @@ def stratified_split(y, test_fraction: float, seed: int):
         n_test = int(round(test_fraction * rows.size))
         test.extend(rows[:n_test])
         train.extend(rows[n_test:])
-    return np.sort(np.array(train)), np.sort(np.array(test))
+    if not train or not test:
+        raise ValueError(
+            f"--test-size {test_fraction} leaves {'no training' if not train else 'no test'} "
+            f"rows among {len(y)}; give a fraction that keeps rows on both sides"
+        )
+    return np.sort(np.array(train, dtype=np.int64)), np.sort(np.array(test, dtype=np.int64))
 
 
 def cmd_demo(args) -> int:
@@ -96,9 +101,18 @@ def composition_line(model) -> str:
     return "; ".join(parts)
 
 
-def parse_settings(items):
+#: Estimator parameters the command line sets itself, and how to set them instead.
+CLI_OWNED = {
+    "categorical_features": "the command line reads a column of text as nominal; write the "
+    "column's values as text (a letter in each) to make it nominal",
+    "n_estimators": "give the number of trees with --forest N",
+}
+
+
+def parse_settings(items, forest: bool = False):
     """``--set kind.param=value`` (component parameters) and ``--set param=value``
-    (estimator parameters); values are JSON when they parse as JSON, strings otherwise."""
+    (parameters of the tree, or with ``forest`` of the forest); values are JSON when they
+    parse as JSON, strings otherwise."""
     import json
 
     from treekit_core.components import KINDS
@@ -124,9 +138,15 @@ def parse_settings(items):
         else:
             from treekit_core import ForestClassifier, TreeClassifier
 
-            known = sorted(
-                set(TreeClassifier._param_names()) | set(ForestClassifier._param_names())
-            )
+            forest_only = set(ForestClassifier._param_names()) - set(TreeClassifier._param_names())
+            known = sorted(set(TreeClassifier._param_names()) | forest_only)
+            if key in CLI_OWNED:
+                raise ValueError(f"--set {item!r}: {CLI_OWNED[key]}")
+            if key in forest_only and not forest:
+                raise ValueError(
+                    f"--set {item!r}: {key!r} is a parameter of forests, and this is one tree; "
+                    "add --forest N to fit a forest of N trees"
+                )
             if key not in known:
                 import difflib
 
@@ -159,9 +179,10 @@ def cmd_fit(args) -> int:
         raise ValueError(
             f"{args.data} holds only the target column {args.target!r}; features are needed"
         )
+    _refuse_numbers_made_nominal(raw, columns, names, args.data)
     X, nominal = feature_matrix(columns, names)
     y = label_column(columns[args.target])
-    estimator, components = parse_settings(args.set)
+    estimator, components = parse_settings(args.set, forest=args.forest is not None)
     chosen = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind) is not None}
     if args.forest is None and "pruner" not in chosen:
         chosen["pruner"] = CLI_PRUNER
@@ -200,6 +221,29 @@ def cmd_fit(args) -> int:
     print(f"composition: {composition_line(model)}")
     print(f"fitted {size} on {X.shape[0]} rows; wrote {args.out}")
     return 0
+
+
+def _refuse_numbers_made_nominal(raw, columns, names, path) -> None:
+    """A column of numbers with a few values that are not (``N/A``, ``1,234``) would be read
+    as nominal, every number a category of its own: refused, naming the column and the
+    values that made it text."""
+    from treekit_core.tools.csvdata import MISSING, _number
+
+    for name in names:
+        if columns[name].dtype != object:
+            continue
+        present = [(row, v) for row, v in enumerate(raw[name]) if v not in MISSING]
+        text = [(row, v) for row, v in present if _number(v) is None]
+        if not present or len(text) > 0.2 * len(present):
+            continue  # a column of text: nominal, as meant
+        shown = ", ".join(f"{v!r} (row {row + 2})" for row, v in text[:3])
+        more = f" and {len(text) - 3} more" if len(text) > 3 else ""
+        raise ValueError(
+            f"{path}: column {name!r} holds numbers, but {shown}{more} "
+            f"{'is not a number' if len(text) == 1 else 'are not numbers'}, so it "
+            "would be read as nominal (every number a category). Write a missing value as an "
+            "empty field, ?, NA or NaN, and numbers without thousands separators"
+        )
 
 
 def load_model(path):
@@ -299,7 +343,7 @@ def _composition_for(model, args) -> dict:
     from treekit_core.components import KINDS
 
     params = model.get_params()
-    estimator, components = parse_settings(args.set)
+    estimator, components = parse_settings(args.set, forest=hasattr(model, "estimators_"))
     for kind in KINDS:
         if getattr(args, kind, None) is not None:
             params[kind] = getattr(args, kind)
@@ -355,6 +399,46 @@ def _pooled(model, parts, truth, what) -> dict:
     return _figures(model, labels, abstained, confidence, truth, what)
 
 
+def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) -> np.ndarray:
+    """The target column as the model's class dtype. A row without a class, or a number
+    that the model's integer classes cannot be (1.5), is refused naming the row: cast as
+    it was, an empty cell became INT64_MIN (an error) and 1.5 became 1 (correct)."""
+    present = np.array([v is not None for v in values]) if values.dtype == object else None
+    if present is None:
+        present = ~np.isnan(values) if values.dtype.kind == "f" else np.ones(len(values), bool)
+    if not present.all():
+        rows = np.flatnonzero(~present)
+        raise ValueError(
+            f"{path}: the target column {target!r} is empty on row {rows[0] + 2}"
+            + (f" and {rows.size - 1} more" if rows.size > 1 else "")
+            + "; every evaluated row needs its true class"
+        )
+    if classes.dtype.kind not in "iuf":
+        return values
+    if values.dtype == object:
+        row = next(i for i, v in enumerate(values) if _as_number(v) is None)
+        raise ValueError(
+            f"{path}: the target column {target!r} holds {values[row]!r} on row {row + 2}; "
+            f"the model's classes are numbers ({', '.join(map(str, classes[:5].tolist()))})"
+        )
+    if classes.dtype.kind in "iu":
+        fractional = np.flatnonzero(values != np.round(values))
+        if fractional.size:
+            row = int(fractional[0])
+            raise ValueError(
+                f"{path}: the target column {target!r} holds {values[row]:g} on row {row + 2}; "
+                f"the model's classes are whole numbers ({', '.join(map(str, classes[:5]))})"
+            )
+    return values.astype(classes.dtype)
+
+
+def _as_number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
 def cmd_evaluate(args) -> int:
     from treekit_core.tools.csvdata import rows_digest
 
@@ -368,9 +452,7 @@ def cmd_evaluate(args) -> int:
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
-    y = columns[args.target]
-    if model.classes_.dtype.kind in "iuf":
-        y = y.astype(model.classes_.dtype)
+    y = _true_classes(columns[args.target], model.classes_, args.target, args.data)
     composition = composition_line(model)
     if args.cv is not None or args.test_size is not None:
         parts, y_true, what, last = _out_of_sample(model, X, y, args, args.cv, args.test_size)
@@ -441,7 +523,11 @@ def cmd_path(args) -> int:
     model = load_model(args.model)
     if not hasattr(model, "cp_table"):
         raise ValueError(f"{args.model} holds a forest; a cp table belongs to one tree")
-    print(model.cp_table(), end="")
+    try:
+        table = model.cp_table()
+    except AttributeError as exc:  # a pruner that records no path: say so, not "unexpected"
+        raise ValueError(f"{args.model}: {exc}") from None
+    print(table, end="")
     return 0
 
 

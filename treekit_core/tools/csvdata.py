@@ -6,10 +6,14 @@ a model knows as nominal is read as text whatever it looks like ("1" is the cate
 from __future__ import annotations
 
 import csv
+import io
 
 import numpy as np
 
 MISSING = {"", "?", "NA", "NaN", "nan"}
+#: What is trimmed around a field ("a, b" reads as "a" and "b"): spaces and tabs only, so
+#: a value's own control characters (a form feed, U+2028) stay in it.
+FIELD_PADDING = " \t\r\n"
 
 
 def _number(text):
@@ -27,10 +31,17 @@ def read_text_table(path):
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise ValueError(f"{path}: line {line} holds a NUL byte; a CSV of text is expected")
-    rows = [row for row in csv.reader(text.splitlines()) if row]
+    # rows end where the csv module says (newline="" keeps line ends for it), never at
+    # str.splitlines' other breaks (U+2028, \x85, \x0b, \x0c, \x1c-\x1e), which may stand
+    # inside a value
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        rows = [row for row in reader if row]
+    except csv.Error as exc:  # a field over csv's limit (131 072 characters), a stray quote
+        raise ValueError(f"{path}: line {reader.line_num}: {exc}") from None
     if not rows:
         raise ValueError(f"{path} is empty")
-    header, body = [h.strip() for h in rows[0]], rows[1:]
+    header, body = [h.strip(FIELD_PADDING) for h in rows[0]], rows[1:]
     repeated = sorted({h for h in header if header.count(h) > 1})
     if repeated:
         raise ValueError(
@@ -45,7 +56,9 @@ def read_text_table(path):
         raise ValueError(
             f"{path}: row {bad + 2} has {len(body[bad])} fields, the header has {len(header)}"
         )
-    return header, {name: [row[j].strip() for row in body] for j, name in enumerate(header)}
+    return header, {
+        name: [row[j].strip(FIELD_PADDING) for row in body] for j, name in enumerate(header)
+    }
 
 
 def typed_column(values, as_text: bool = False) -> np.ndarray:
