@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from treekit_core import TreeClassifier
 from treekit_core.datasets import load_dataset
@@ -213,3 +215,43 @@ def test_soft_evaluation_of_a_feature_whose_sum_overflows(u):
     proba = model.fit(X, y).predict_proba(X)
     assert np.isfinite(proba).all()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(20, 120))
+def test_ramps_bracket_their_threshold_with_soft_search_and_soft_propagation(seed, n):
+    """Issue 33: with soft search and soft propagation a node's known rows may all lie on
+    one side of its threshold; the ramp then sat wholly on that side, and a training row
+    the hard tree classifies right got probability 0 for its class. Every ramp brackets its
+    threshold, so along a row's hard path every gate gives it at least 1/2: the soft
+    probability of a class is at least 2^-depth times the hard tree's."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(loc=5.0, size=(n, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 5.0).astype(int)
+    composition = dict(splitter="soft_search", propagator="soft", max_depth=4)
+    model = TreeClassifier(evaluator="quinlan_ramp", **composition).fit(X, y)
+    hard = TreeClassifier(evaluator="hard", **composition).fit(X, y)
+    tree, state = model.tree_, model.tree_.component_state["evaluator"]
+    np.testing.assert_array_equal(tree.threshold, hard.tree_.threshold)
+    internal = ~tree.is_leaf
+    assert (state["z_minus"][internal] <= tree.threshold[internal]).all()
+    assert (state["z_plus"][internal] >= tree.threshold[internal]).all()
+    rows = np.arange(n)
+    soft_p = model.predict_proba(X)[rows, y]
+    hard_p = hard.predict_proba(X)[rows, y]
+    assert (soft_p >= hard_p * 0.5**tree.max_depth - 1e-12).all()
+
+
+def test_a_model_file_whose_ramp_misses_its_threshold_is_refused():
+    import json
+
+    from treekit_core.engine.model_file import ModelFileError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(loc=5.0, size=(200, 2))
+    y = (X[:, 0] > 5.0).astype(int)
+    payload = json.loads(TreeClassifier(evaluator="quinlan_ramp", max_depth=2).fit(X, y).to_json())
+    threshold = payload["tree"]["threshold"][0]
+    payload["tree"]["component_state"]["evaluator"]["z_minus"][0] = threshold + 1.0
+    with pytest.raises(ModelFileError, match="evaluator.z_minus of node 0 .* wrong side"):
+        TreeClassifier.from_json(json.dumps(payload))

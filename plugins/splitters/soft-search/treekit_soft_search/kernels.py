@@ -551,7 +551,11 @@ def ramp_bounds(values, errors, threshold, total_weight):
                 a, b = values[j], values[j + 1]
                 z_plus = a + (b - a) * (limit - errors[j]) / (errors[j + 1] - errors[j])
             break
-    return z_minus, z_plus, limit
+    # The ramp brackets its threshold: where every known row lies on one side of Z (soft
+    # search puts Z between values, soft propagation sends rows that the hard test would
+    # not), the defaults (smallest, largest value) would put both ends on that side, and a
+    # row on Z's other side would take the wrong branch for sure.
+    return min(z_minus, threshold), max(z_plus, threshold), limit
 
 
 @jit(types.void(F1, F1, F1, I1, I1, F1, F1, F1, F1))

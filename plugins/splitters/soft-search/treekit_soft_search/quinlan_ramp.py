@@ -100,8 +100,23 @@ class QuinlanRamp(Evaluator):
         return {"z_minus": z_minus, "z_plus": z_plus}
 
     def check_state(self, state, tree):
-        for key in ("z_minus", "z_plus"):
-            state_array(state, key, (tree.n_nodes,), "evaluator")
+        """Z- and Z+ per node, finite, bracketing the node's threshold (Z- <= Z <= Z+)."""
+        ends = {
+            key: state_array(state, key, (tree.n_nodes,), "evaluator")
+            for key in ("z_minus", "z_plus")
+        }
+        softened = softened_nodes(tree)
+        threshold = tree.threshold[softened]
+        for key, wrong in (
+            ("z_minus", ends["z_minus"][softened] > threshold),
+            ("z_plus", ends["z_plus"][softened] < threshold),
+        ):
+            if wrong.any():
+                node = int(np.flatnonzero(softened)[np.argmax(wrong)])
+                raise ValueError(
+                    f"model file: evaluator.{key} of node {node} is {ends[key][node]!r}, on the "
+                    f"wrong side of its threshold {tree.threshold[node]!r} (a ramp brackets it)"
+                )
 
     def predict_distribution(self, tree, X):
         from treekit_soft_search.kernels import RAMP
