@@ -202,3 +202,13 @@ def test_the_command_line_fits_saves_and_predicts_a_forest(tmp_path, capsys):
     out = tmp_path / "predictions.csv"
     assert main(["predict", model, data, "--out", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 436
+
+
+def test_class_weights_that_would_overflow_a_bootstrap_are_refused_at_fit():
+    """A model file refuses sums past the fit bound (issue 33), so fit must never write one:
+    class weights that could make a bootstrap weigh more are refused naming class_weight."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"class_weight \{0: 1e\+200\} makes a sample weigh"):
+        ForestClassifier(n_estimators=2, class_weight={0: 1e200}).fit(X, y)

@@ -24,6 +24,8 @@ import weakref
 import attrs
 import numpy as np
 
+from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
+
 LEAF = -1
 UNDEFINED_THRESHOLD = -2.0
 
@@ -476,6 +478,13 @@ class Tree:
             values = getattr(self, name)
             if not np.isfinite(values).all() or (name != "impurity" and (values < 0).any()):
                 raise ValueError(f"tree field {name!r} must hold finite numbers >= 0")
+            # the bound fit puts on the total weight: pruning adds and multiplies these
+            # sums, and a file with 1e308 gave rows that were no distribution
+            if name != "impurity" and values.size and values.max() > MAX_TOTAL_WEIGHT:
+                raise ValueError(
+                    f"tree field {name!r} holds {values.max():.3g}; at most "
+                    f"{MAX_TOTAL_WEIGHT:g} (sums of sample weights, as fit bounds them)"
+                )
         if (self.n_samples < 0).any():
             raise ValueError("tree field 'n_samples' must hold counts >= 0")
         if not np.isfinite(self.value).all() or (self.value < 0).any():

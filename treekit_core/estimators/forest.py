@@ -29,6 +29,7 @@ from treekit_core.components import ABSTAIN
 from treekit_core.engine.composition import ShippedComposition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
 from treekit_core.engine.rejection import RejectRule
+from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
 from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
@@ -177,6 +178,13 @@ class ForestClassifier(ComposedEstimatorMixin):
         weight = (
             data.weight * class_weights(self.class_weight, labels, data.n_classes, classes)[labels]
         )
+        if weight.max() * data.n_samples > MAX_TOTAL_WEIGHT:  # a bootstrap's largest total
+            raise ValueError(
+                f"class_weight {self.class_weight!r} makes a sample weigh {weight.max():g}; "
+                f"a bootstrap of {data.n_samples} rows could then weigh more than "
+                f"{MAX_TOTAL_WEIGHT:g}, past which the split arithmetic overflows: use smaller "
+                "class weights"
+            )
         rng = _rng(self.random_state)
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
         n_jobs = 1 if self.n_jobs is None else self.n_jobs

@@ -69,3 +69,50 @@ def test_exports_refuse_soft_evaluation():
     for export in (to_sklearn, to_shap):
         with pytest.raises(NotExportableError, match="evaluator 'soft' mixes several"):
             export(model, missing="larger_share")
+
+
+def _udt_payload():
+    rng = np.random.default_rng(0)
+    X = rng.normal(loc=4.0, size=(200, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 6.0).astype(int)
+    model = TreeClassifier(splitter="udt", propagator="udt", evaluator="udt", max_depth=4)
+    return json.loads(model.fit(X, y).to_json()), X
+
+
+def test_udt_thresholds_outside_their_boxes_still_give_distributions():
+    """Issue 33: every threshold set to 0 (with the evaluator's boxes made to match) gave
+    rows summing to 333. The gate is a probability whatever the file says."""
+    from treekit_core.engine.tree import Tree
+    from treekit_soft_search.udt import tested_feature_bounds
+
+    payload, X = _udt_payload()
+    tree = payload["tree"]
+    tree["threshold"] = [0.0 if t != -2.0 else t for t in tree["threshold"]]
+    lower, upper = tested_feature_bounds(Tree.from_dict(tree))
+    state = tree["component_state"]["evaluator"]
+    state["lower"] = [float(v) if np.isfinite(v) else ("-inf" if v < 0 else "inf") for v in lower]
+    state["upper"] = [float(v) if np.isfinite(v) else ("-inf" if v < 0 else "inf") for v in upper]
+    proba = TreeClassifier.from_json(json.dumps(payload)).predict_proba(X)
+    assert ((proba >= 0) & (proba <= 1)).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize(
+    "key,node,value", [("upper", 0, 0.0), ("lower", 1, 2.0**60), ("lower", 2, 1e308)]
+)
+def test_udt_boxes_that_disagree_with_the_tree_are_refused(key, node, value):
+    from treekit_core.engine.model_file import ModelFileError
+
+    payload, _ = _udt_payload()
+    payload["tree"]["component_state"]["evaluator"][key][node] = value
+    with pytest.raises(ModelFileError, match=f"evaluator.{key} of node {node} is"):
+        TreeClassifier.from_json(json.dumps(payload))
+
+
+def test_class_sums_past_the_fit_bound_are_refused():
+    from treekit_core.engine.model_file import ModelFileError
+
+    payload, _ = _udt_payload()
+    payload["tree"]["class_sums"] = [[1e308] * len(row) for row in payload["tree"]["class_sums"]]
+    with pytest.raises(ModelFileError, match="'class_sums' holds 1e\\+308; at most 1e\\+150"):
+        TreeClassifier.from_json(json.dumps(payload))

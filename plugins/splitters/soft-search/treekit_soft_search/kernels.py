@@ -386,7 +386,10 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
     inside = below_upper - below_lower
     if inside <= 0.0:
         return 0.5
-    return (points_below(standard_points, (threshold - x) / sigma) - below_lower) / inside
+    share = (points_below(standard_points, (threshold - x) / sigma) - below_lower) / inside
+    # a threshold outside its node's box (a crafted file) would give a share outside [0, 1]
+    # and rows that are no distribution: the gate stays a probability whatever it is given
+    return min(max(share, 0.0), 1.0)
 
 
 I2 = types.int32[:, ::1]

@@ -114,8 +114,9 @@ class QuinlanRamp(Evaluator):
             if wrong.any():
                 node = int(np.flatnonzero(softened)[np.argmax(wrong)])
                 raise ValueError(
-                    f"model file: evaluator.{key} of node {node} is {ends[key][node]!r}, on the "
-                    f"wrong side of its threshold {tree.threshold[node]!r} (a ramp brackets it)"
+                    f"model file: evaluator.{key} of node {node} is {float(ends[key][node])!r}, "
+                    f"on the wrong side of its threshold {float(tree.threshold[node])!r} (a "
+                    "ramp brackets it)"
                 )
 
     def predict_distribution(self, tree, X):

@@ -335,9 +335,21 @@ class UDTEvaluation(Evaluator, UDTParams):
         }
 
     def check_state(self, state, tree):
+        """sigma per feature (>= 0), the pdf points, and ``lower`` / ``upper``: the box
+        of every node on the feature it tests, which the tree itself defines, so they must
+        be what its thresholds give (a file whose boxes and thresholds disagree would weigh
+        a row's pdf over the wrong interval)."""
         state_array(state, "sigma", (tree.n_features,), "evaluator", minimum=0.0)
+        expected = dict(zip(("lower", "upper"), tested_feature_bounds(tree), strict=True))
         for key in ("lower", "upper"):
-            state_array(state, key, (tree.n_nodes,), "evaluator", allow_inf=True)
+            values = state_array(state, key, (tree.n_nodes,), "evaluator", allow_inf=True)
+            differs = values != expected[key]
+            if differs.any():
+                node = int(np.argmax(differs))
+                raise ValueError(
+                    f"model file: evaluator.{key} of node {node} is {float(values[node])!r}; "
+                    f"the tree's thresholds above it give {float(expected[key][node])!r}"
+                )
         state_array(state, "points", (self.samples,), "evaluator")
 
     def predict_distribution(self, tree, X):
