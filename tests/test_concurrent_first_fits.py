@@ -57,11 +57,22 @@ for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
-# a forest on joblib's default (thread) backend, then serial fits of every composition
+# a forest on joblib's default (thread) backend, GridSearchCV on threads, then serial
+# fits of every composition
 try:
     ForestClassifier(n_estimators=4, n_jobs=2, random_state=0).fit(X, y)
 except Exception as error:
     errors["forest"] = repr(error)
+try:
+    import joblib
+    from sklearn.model_selection import GridSearchCV
+
+    with joblib.parallel_backend("threading", n_jobs=2):
+        GridSearchCV(
+            TreeClassifier(criterion="misclassification"), {"max_depth": [2, 3]}, cv=3
+        ).fit(X, y)
+except Exception as error:
+    errors["grid search"] = repr(error)
 for name, params in usable.items():
     fit(name + " (serial, after)", params)
 print(json.dumps({"errors": errors, "fitted": sorted(usable)}))

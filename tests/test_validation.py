@@ -297,3 +297,17 @@ def test_the_class_statistics_limit_follows_rows_times_classes(monkeypatch):
     with pytest.raises(ValueError, match="9 classes among 40 rows") as refused:
         TreeClassifier().fit(X, np.arange(40) % 9)
     assert "ID column" not in str(refused.value)  # 9 classes in 40 rows is no ID column
+
+
+def test_counterexamples_with_too_many_classes_are_refused_by_the_same_rule(monkeypatch):
+    """The class-statistics limit applies to counterexample rows too (the plugin that reads
+    them, registered here, since core tests start from the built-ins only)."""
+    plugin = pytest.importorskip("treekit_counterexample")
+    from treekit_core.engine import validation
+
+    monkeypatch.setattr(validation, "MAX_CLASS_STATISTICS_BYTES", 3 * 40 * 8 * 8)
+    with registered(plugin, name="treekit-counterexample"):
+        model = TreeClassifier(criterion="counterexample_entropy", labeler="complementary")
+        with pytest.raises(ValueError, match="counterexamples has 9 classes among 40 rows"):
+            model.fit(np.zeros((40, 1)), counterexamples=np.eye(40, 9))
+        model.fit(np.zeros((40, 1)), counterexamples=np.eye(40, 8))

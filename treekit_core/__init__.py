@@ -37,6 +37,7 @@ from treekit_core.components import (
 )
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
+from treekit_core.engine.model_file import ModelFileError
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes
@@ -112,6 +113,7 @@ __all__ = [
     "KINDS",
     "Labeler",
     "MISSING_BRANCH",
+    "ModelFileError",
     "Node",
     "NotFittedError",
     "PLUGIN_API_VERSION",

@@ -196,14 +196,3 @@ def test_rejection_of_a_counterexample_trained_tree(rule):
         abstain_value="?",
     ).fit(data.X, counterexamples=counterexamples, classes=classes)
     assert np.isfinite(forest.reject_threshold_)
-
-
-def test_counterexamples_with_too_many_classes_are_refused_before_allocating(monkeypatch):
-    """The core's class-statistics limit (issue 33) applies to counterexample rows too."""
-    from treekit_core.engine import validation
-
-    monkeypatch.setattr(validation, "MAX_CLASS_STATISTICS_BYTES", 3 * 40 * 8 * 8)
-    model = TreeClassifier(**COMPOSITION)
-    with pytest.raises(ValueError, match="counterexamples has 9 classes among 40 rows"):
-        model.fit(np.zeros((40, 1)), counterexamples=np.eye(40, 9))
-    model.fit(np.zeros((40, 1)), counterexamples=np.eye(40, 8))

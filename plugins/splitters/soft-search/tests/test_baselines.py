@@ -245,7 +245,7 @@ def test_ramps_bracket_their_threshold_with_soft_search_and_soft_propagation(see
 def test_a_model_file_whose_ramp_misses_its_threshold_is_refused():
     import json
 
-    from treekit_core.engine.model_file import ModelFileError
+    from treekit_core import ModelFileError
 
     rng = np.random.default_rng(0)
     X = rng.normal(loc=5.0, size=(200, 2))

@@ -82,7 +82,7 @@ def _udt_payload():
 def test_udt_thresholds_outside_their_boxes_still_give_distributions():
     """Issue 33: every threshold set to 0 (with the evaluator's boxes made to match) gave
     rows summing to 333. The gate is a probability whatever the file says."""
-    from treekit_core.engine.tree import Tree
+    from treekit_core import Tree
     from treekit_soft_search.udt import tested_feature_bounds
 
     payload, X = _udt_payload()
@@ -101,7 +101,7 @@ def test_udt_thresholds_outside_their_boxes_still_give_distributions():
     "key,node,value", [("upper", 0, 0.0), ("lower", 1, 2.0**60), ("lower", 2, 1e308)]
 )
 def test_udt_boxes_that_disagree_with_the_tree_are_refused(key, node, value):
-    from treekit_core.engine.model_file import ModelFileError
+    from treekit_core import ModelFileError
 
     payload, _ = _udt_payload()
     payload["tree"]["component_state"]["evaluator"][key][node] = value
@@ -110,7 +110,7 @@ def test_udt_boxes_that_disagree_with_the_tree_are_refused(key, node, value):
 
 
 def test_class_sums_past_the_fit_bound_are_refused():
-    from treekit_core.engine.model_file import ModelFileError
+    from treekit_core import ModelFileError
 
     payload, _ = _udt_payload()
     payload["tree"]["class_sums"] = [[1e308] * len(row) for row in payload["tree"]["class_sums"]]
