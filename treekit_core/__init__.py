@@ -40,7 +40,8 @@ from treekit_core.engine.grow import Node
 from treekit_core.engine.model_file import ModelFileError
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
-from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes
+from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
+from treekit_core.engine.tree_text import export_dot, export_text
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
@@ -53,9 +54,7 @@ from treekit_core.registry import (
     registered,
     reset_registry,
 )
-from treekit_core.tools.export import export_dot, export_text
-
-__version__ = "0.3.0"
+from treekit_core.version import __version__ as __version__
 
 #: The public modules, exactly (``treekit_core.kernels`` is public, its kernel modules are
 #: not); the rest of the package is private. tests/test_architecture.py holds plugins to it.
@@ -147,5 +146,6 @@ __all__ = [
     "reset_registry",
     "rows_reaching",
     "state_array",
+    "tree_from_table",
     "tree_leaves_from",
 ]

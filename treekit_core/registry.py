@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib
 import importlib.metadata
 import os
 import threading
@@ -22,8 +23,9 @@ import warnings
 import attrs
 import pluggy
 
-from treekit_core import hookspecs
+import treekit_core.hookspecs as hookspecs
 from treekit_core.components import REGISTERED_KINDS, Component
+from treekit_core.components.base import link_registry
 
 #: The version of the component contract (hooks, base classes, capabilities, tree format)
 #: that this treekit_core implements. A plugin declares the version it was written for as
@@ -95,9 +97,7 @@ class Registry:
         if load_entry_points:
             self._load_entry_points()
         else:
-            from treekit_core import builtins
-
-            self.register(builtins, CORE_DISTRIBUTION)
+            self.register(_core_plugin(), CORE_DISTRIBUTION)
 
     def _load_entry_points(self) -> None:
         allowed = allowed_distributions()
@@ -121,9 +121,7 @@ class Registry:
                 continue
             self.register(plugin, dist)
         if not seen_core:  # running from a source tree that was never installed
-            from treekit_core import builtins
-
-            self.register(builtins, CORE_DISTRIBUTION)
+            self.register(_core_plugin(), CORE_DISTRIBUTION)
 
     # -- registration ---------------------------------------------------------------
     def register(self, plugin, name: str | None = None) -> None:
@@ -274,6 +272,20 @@ def is_registered(component) -> bool:
 def recreate_component(kind: str, name: str, params: dict) -> Component:
     """A component from its kind, name and parameters (how components are unpickled)."""
     return get_registry().create(kind, name, params)
+
+
+# Components pickle by kind, name and parameters and unpickle through the registry; the
+# contract layer below declares that link and the registry fills it in.
+link_registry(is_registered, recreate_component)
+
+
+#: The module of the core's own components, found by name as an entry point names a
+#: plugin's: the registry sits below the built-ins and never imports them.
+CORE_PLUGIN_MODULE = "treekit_core.builtins"
+
+
+def _core_plugin():
+    return importlib.import_module(CORE_PLUGIN_MODULE)
 
 
 def get_registry() -> Registry:

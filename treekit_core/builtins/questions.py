@@ -1,5 +1,5 @@
-"""Built-in question kinds: ``threshold`` (x <= t), ``subset`` (category in S) and
-``multiway`` (one branch per category).
+"""Built-in question kinds: ``threshold`` (x <= t; defined with the contract, as every
+split's default kind), ``subset`` (category in S) and ``multiway`` (one branch per category).
 
 Nominal features reach the tree as category codes 0..m-1 (NaN: missing or a category never
 seen in training, see :mod:`treekit_core.engine.categorical`); a code a node cannot place
@@ -14,14 +14,8 @@ import attrs
 import numpy as np
 
 from treekit_core.components.question import MISSING_BRANCH, Question
+from treekit_core.components.question import Threshold as Threshold  # registered here
 from treekit_core.engine.questions import MAX_CATEGORIES
-
-
-def threshold_answer(x, feature, threshold, params, n_branches):
-    value = x[feature]
-    if np.isnan(value):
-        return MISSING_BRANCH
-    return 0 if value <= threshold else 1
 
 
 def subset_answer(x, feature, threshold, params, n_branches):
@@ -37,29 +31,6 @@ def multiway_answer(x, feature, threshold, params, n_branches):
     if np.isnan(value) or value < 0 or value >= n_branches:
         return MISSING_BRANCH
     return np.int64(value)
-
-
-@attrs.define(slots=False)
-class Threshold(Question):
-    """x[feature] <= threshold (branch 0, "yes") or > threshold (branch 1)."""
-
-    name: ClassVar[str] = "threshold"
-    description: ClassVar[str] = "x[feature] <= threshold: two branches (CART, C4.5 on numbers)"
-    answer: ClassVar[object] = staticmethod(threshold_answer)
-    compares_threshold: ClassVar[bool] = True
-
-    def branch_texts(self, feature, threshold, params, n_branches, context):
-        name, value = context.feature_names[feature], context.number(threshold)
-        wider = " " if context.style == "sklearn" else ""  # scikit-learn aligns the values
-        return [f"{name} <= {value}", f"{name} >{wider} {value}"]
-
-    def check_node(self, feature, threshold, params, n_branches, n_features):
-        problem = super().check_node(feature, threshold, params, n_branches, n_features)
-        if problem is None and n_branches != 2:
-            return f"{n_branches} branches; a threshold question has 2"
-        if problem is None and not np.isfinite(threshold):
-            return f"threshold {threshold!r} is not a finite number"
-        return problem
 
 
 def category_name(context, feature: int, code: int) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
 from treekit_core.components import Split, Splitter
+from treekit_core.engine.tree import tree_from_table
 
 NOMINAL_SPLITS = ("subset", "multiway")
 #: Weka's comparison tolerance (Utils.SMALL).
@@ -58,12 +59,24 @@ class Exhaustive(Splitter):
         missing values, nominal features or gain ratio."""
         if not self._presorted_growth(data):
             return None
-        from treekit_core.kernels.builder import build_arrays
+        from treekit_core.kernels.builder import build_table
+        from treekit_core.kernels.growth import rule_vector
 
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
-        return build_arrays(
-            composition.criterion, data, rules, max_features, seed, composition.fit_threads()
+        criterion = composition.criterion
+        table = build_table(
+            criterion,
+            criterion.impurity_params(data.n_classes),
+            data.X,
+            data.evidence,
+            data.weight,
+            rule_vector(rules),
+            max_features,
+            seed,
+            composition.fit_threads(),
+            data.cache.get("presort"),
         )
+        return tree_from_table(table, data.n_features)
 
     def share_across_trees(self, data) -> None:
         """Presort X once for all trees of a forest (when they grow presorted)."""

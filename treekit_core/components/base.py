@@ -49,6 +49,24 @@ def state_array(
     return values
 
 
+#: The registry's answers to "is this component registered under its name?" and "make the
+#: component of this kind, name and parameters": pickling needs both, and the registry sits
+#: in the layer above, so it links them here when it is imported (:func:`link_registry`).
+#: ``import treekit_core`` imports the registry, so they are there before any unpickling.
+_REGISTRY_LINK: dict = {}
+
+
+def link_registry(is_registered, recreate) -> None:
+    """Called once by :mod:`treekit_core.registry` with its two functions."""
+    _REGISTRY_LINK.update(is_registered=is_registered, recreate=recreate)
+
+
+def recreate_component(kind: str, name: str, params: dict):
+    """A component from its kind, name and parameters, through the registry: what a
+    pickled component is unpickled with."""
+    return _REGISTRY_LINK["recreate"](kind, name, params)
+
+
 @attrs.define(slots=False)
 class Component:
     """Base of every component kind.
@@ -89,9 +107,8 @@ class Component:
         """Pickled by kind, name and parameters and re-created through the registry (so a
         missing plugin gives the registry's clear error, as loading a JSON model does); a
         component that is not registered under its name is pickled by its class."""
-        from treekit_core.registry import is_registered, recreate_component
-
-        if not is_registered(self):
+        is_registered = _REGISTRY_LINK.get("is_registered")
+        if is_registered is None or not is_registered(self):
             return object.__reduce_ex__(self, 2)
         return recreate_component, (self.kind, self.name, self.get_params())
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import attrs
+import numpy as np
 
 from treekit_core.components.base import Component
 
@@ -124,3 +125,38 @@ class QuestionTextContext:
             return f"{value:.{self.decimals}f}"
         text = f"{value:.6f}".rstrip("0").rstrip(".")
         return "0" if text in ("-0", "") else text
+
+
+# The threshold question belongs to the contract: it is every split's default kind
+# (:attr:`treekit_core.Split.question`), the kind the tree format's ``threshold`` field and
+# the compiled growers are built around. ``treekit_core.builtins`` registers it.
+
+
+def threshold_answer(x, feature, threshold, params, n_branches):
+    value = x[feature]
+    if np.isnan(value):
+        return MISSING_BRANCH
+    return 0 if value <= threshold else 1
+
+
+@attrs.define(slots=False)
+class Threshold(Question):
+    """x[feature] <= threshold (branch 0, "yes") or > threshold (branch 1)."""
+
+    name: ClassVar[str] = "threshold"
+    description: ClassVar[str] = "x[feature] <= threshold: two branches (CART, C4.5 on numbers)"
+    answer: ClassVar[object] = staticmethod(threshold_answer)
+    compares_threshold: ClassVar[bool] = True
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        name, value = context.feature_names[feature], context.number(threshold)
+        wider = " " if context.style == "sklearn" else ""  # scikit-learn aligns the values
+        return [f"{name} <= {value}", f"{name} >{wider} {value}"]
+
+    def check_node(self, feature, threshold, params, n_branches, n_features):
+        problem = super().check_node(feature, threshold, params, n_branches, n_features)
+        if problem is None and n_branches != 2:
+            return f"{n_branches} branches; a threshold question has 2"
+        if problem is None and not np.isfinite(threshold):
+            return f"threshold {threshold!r} is not a finite number"
+        return problem

@@ -7,11 +7,9 @@ from typing import Any, ClassVar
 import attrs
 
 from treekit_core.components.base import Component
+from treekit_core.numerics import FEATURE_THRESHOLD  # part of the splitter contract
 
-#: Feature values closer than this are the same value to a threshold search (scikit-learn's
-#: FEATURE_THRESHOLD, so the candidate thresholds are exactly scikit-learn's): no split
-#: separates them.
-FEATURE_THRESHOLD = 1e-7
+__all__ = ["FEATURE_THRESHOLD", "Split", "Splitter"]
 
 
 @attrs.define(slots=False)

@@ -12,12 +12,6 @@ import numpy as np
 from treekit_core.engine.questions import question_named, split_branches, training_shares
 from treekit_core.engine.tree import Tree, TreeAssembler
 
-#: scikit-learn's EPSILON, the slack in the min_impurity_decrease comparison.
-EPSILON = float(np.finfo(np.float64).eps)
-#: A node whose impurity is at most this is pure. Larger than machine epsilon because with
-#: fractional weights a pure node's impurity is rounding noise of a few 1e-16 (its class sums
-#: and its weight are summed in different orders); any real impurity is far larger.
-PURE_TOLERANCE = 1e-12
 #: A split whose heaviest child keeps more than 1 - this of the parent's weight is no split.
 SHRINK_TOLERANCE = 1e-9
 #: A tree may hold at most this many nodes per training sample and branch (plus the base):
@@ -78,6 +72,13 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             if announce_split:
                 _announce_splits(registry, tree)
             return tree
+    # the stopping rules as the compiled grower reads them, checked by the same functions
+    # (their plain Python versions): one definition for both growers
+    from treekit_core.kernels.compiling import python_function
+    from treekit_core.kernels.growth import accepts_split, may_split, rule_vector
+
+    may_split, accepts_split = python_function(may_split), python_function(accepts_split)
+    rule_values = rule_vector(rules)
     impurity = criterion.compiled_impurity()
     params = criterion.impurity_params(data.n_classes)
     split_state = splitter.prepare(data, criterion, rules)
@@ -113,21 +114,10 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             parent, branch, sums, weight, node.n_samples, node.impurity, depth
         )
         count = node.effective_samples(data.weight) if fractional else node.n_samples
-        if (
-            depth >= rules.max_depth
-            or count < rules.min_samples_split
-            or count < 2 * rules.min_samples_leaf
-            or weight < 2 * rules.min_weight_leaf
-            or node.impurity <= PURE_TOLERANCE
-        ):
+        if not may_split(count, weight, node.impurity, depth, rule_values):
             continue
         split = splitter.find_split(split_state, node, rules)
-        if split is None:
-            continue
-        weighted_drop = weight / rules.total_weight * split.improvement
-        if weighted_drop + EPSILON < rules.min_impurity_decrease:
-            continue
-        if rules.min_gain is not None and split.improvement <= rules.min_gain:
+        if split is None or not accepts_split(split.improvement, weight, rule_values):
             continue
         question = question_named(split.question)
         if split.branch_shares is None:

@@ -24,6 +24,7 @@ import weakref
 import attrs
 import numpy as np
 
+from treekit_core.components.question import Threshold
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
 
 LEAF = -1
@@ -90,9 +91,8 @@ _EDGE_FIELDS = ("child_start", "child_ids", "child_shares")
 
 
 def default_questions() -> tuple:
-    """The question kinds of a tree built from threshold tests only."""
-    from treekit_core.builtins.questions import Threshold
-
+    """The question kinds of a tree built from threshold tests only (the contract's
+    default kind)."""
     return (Threshold(),)
 
 
@@ -746,6 +746,38 @@ class TreeAssembler:
             },
             component_state=dict(component_state or {}),
         )
+
+
+def tree_from_table(table, n_features, n_classes=None, missing_left=None) -> Tree:
+    """An unlabelled Tree from a compiled grower's node table (the columns of
+    :data:`treekit_core.kernels.NODE_COLUMNS`, the class sums from column ``SUMS``;
+    ``n_classes`` of them, default: every column after). ``missing_left`` (per node; NaN:
+    the share of the training weight sent left) says where a sample with a missing tested
+    value goes. The kernels return tables; the engine makes trees of them."""
+    from treekit_core.kernels import growth  # the column layout; numba is loaded by now
+
+    n_classes = table.shape[1] - growth.SUMS if n_classes is None else n_classes
+
+    def column(index, dtype=np.float64):
+        return np.ascontiguousarray(table[:, index], dtype=dtype)
+
+    tree = Tree.from_binary(
+        column(growth.LEFT, np.int64),
+        column(growth.RIGHT, np.int64),
+        column(growth.FEATURE, np.int64),
+        column(growth.THRESHOLD),
+        np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_classes]),
+        column(growth.WEIGHT),
+        column(growth.N_SAMPLES, np.int64),
+        column(growth.IMPURITY),
+        column(growth.DEPTH, np.int64),
+        np.zeros((table.shape[0], n_classes)),
+        np.zeros(table.shape[0], dtype=np.int64),
+        n_features,
+        missing_left=missing_left,
+    )
+    tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
+    return tree
 
 
 def stack_field(values) -> np.ndarray:

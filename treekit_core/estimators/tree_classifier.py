@@ -18,6 +18,7 @@ from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import encode_floats
+from treekit_core.engine.tree_text import export_text
 from treekit_core.engine.validation import (
     check_class_statistics,
     check_counterexamples,
@@ -37,7 +38,6 @@ from treekit_core.engine.validation import (
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import PluginError, get_registry
-from treekit_core.tools.export import export_text
 
 MODEL_FORMAT = "treekit-model"
 MODEL_VERSION = 2
@@ -799,7 +799,7 @@ class TreeClassifier(ComposedEstimatorMixin):
     def cp_table(self) -> str:
         """rpart's ``printcp`` output for a cost-complexity-pruned tree (``treekit path
         MODEL`` prints it)."""
-        from treekit_core.tools.cp_table import cp_table_text
+        from treekit_core.estimators.cp_table import cp_table_text
 
         table = self.pruning_path_
         for needed in ("cp", "rel_error", "selected"):

@@ -11,12 +11,12 @@ Each needs its tool (``pip install treekit-core[export]``), imported only when c
 composition a format cannot express raises :class:`NotExportableError`, saying what.
 """
 
+from treekit_core.engine.tree_text import export_dot, export_text
 from treekit_core.export.dtreeviz_adapter import dtreeviz_model
 from treekit_core.export.hard_trees import NotExportableError
 from treekit_core.export.onnx_model import to_onnx
 from treekit_core.export.shap_model import to_shap
 from treekit_core.export.sklearn_tree import to_sklearn
-from treekit_core.tools.export import export_dot, export_text
 
 __all__ = [
     "NotExportableError",

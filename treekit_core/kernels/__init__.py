@@ -22,8 +22,8 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``choose_split``         the best candidate by drop, with min_impurity_decrease (kernel)
 ``fill_node``            a new leaf's row of a node table (kernel)
 ``grow_array``           a copy of a 2-D array with more rows (kernel)
-``NODE_COLUMNS``         the columns of a grower's node table
-``tree_from_table``      an unlabelled Tree from a node table
+``NODE_COLUMNS``         the columns of a grower's node table (``treekit_core.tree_from_table``
+                         makes an unlabelled Tree of one: kernels return arrays, never trees)
 
 For a plugin's pass over rows (prediction, a confidence score):
 
@@ -60,7 +60,6 @@ _PUBLIC = {
     "fill_node": "growth",
     "grow_array": "growth",
     "NODE_COLUMNS": "growth",
-    "tree_from_table": "builder",
     "for_row_chunks": "row_chunks",
 }
 

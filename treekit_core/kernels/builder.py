@@ -69,62 +69,24 @@ def presort(X, n_threads=1):
     return order
 
 
-def build_arrays(criterion, data, rules, max_features, seed, n_threads=1):
-    """Grow the tree on training data with ``n_threads`` threads; returns an unlabelled
-    Tree. The presorted order is taken from ``data.cache`` when a forest shares it."""
-    from treekit_core.engine.grow import PURE_TOLERANCE
+def build_table(
+    criterion, params, X, evidence, weight, rules, max_features, seed, n_threads=1, presorted=None
+):
+    """Grow the tree with ``n_threads`` threads; returns its node table
+    (:data:`.growth.NODE_COLUMNS`, nodes numbered depth first). ``criterion`` gives the
+    impurity (``type(criterion).impurity``) and ``params`` its parameters; ``evidence`` and
+    ``weight`` are the training rows' evidence and weights, ``rules`` the stopping rules as
+    :func:`.growth.rule_vector` gives them; ``presorted`` the rows sorted per feature when a
+    forest shares them (:func:`presort`)."""
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
-    X = data.X
     n, d = X.shape
-    shared = data.cache.get("presort")
-    order = shared.copy() if shared is not None else presort(X, n_threads)
-    grow = _Growth(
-        kernels,
-        criterion.impurity_params(data.n_classes),
-        X,
-        growth.row_table(data.evidence, data.weight),
-        order,
-        growth.rule_vector(rules, PURE_TOLERANCE),
-    )
+    order = presorted.copy() if presorted is not None else presort(X, n_threads)
+    grow = _Growth(kernels, params, X, growth.row_table(evidence, weight), order, rules)
     if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK:
-        table = grow.with_threads(n_threads)
-    else:
-        table = grow.subtree(0, n, 0, max_features, seed)
-
-    return tree_from_table(table, data.n_features)
-
-
-def tree_from_table(table, n_features, n_classes=None, missing_left=None):
-    """An unlabelled Tree from a grower's node table (:data:`.growth.NODE_COLUMNS`, the
-    class sums from column ``SUMS``; ``n_classes`` of them, default: every column after).
-    ``missing_left`` (per node; NaN: the share of the training weight sent left) says where
-    a sample with a missing tested value goes."""
-    from treekit_core.engine.tree import Tree
-
-    n_classes = table.shape[1] - growth.SUMS if n_classes is None else n_classes
-
-    def column(index, dtype=np.float64):
-        return np.ascontiguousarray(table[:, index], dtype=dtype)
-
-    tree = Tree.from_binary(
-        column(growth.LEFT, np.int64),
-        column(growth.RIGHT, np.int64),
-        column(growth.FEATURE, np.int64),
-        column(growth.THRESHOLD),
-        np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_classes]),
-        column(growth.WEIGHT),
-        column(growth.N_SAMPLES, np.int64),
-        column(growth.IMPURITY),
-        column(growth.DEPTH, np.int64),
-        np.zeros((table.shape[0], n_classes)),
-        np.zeros(table.shape[0], dtype=np.int64),
-        n_features,
-        missing_left=missing_left,
-    )
-    tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
-    return tree
+        return grow.with_threads(n_threads)
+    return grow.subtree(0, n, 0, max_features, seed)
 
 
 class _Growth:

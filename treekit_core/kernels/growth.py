@@ -24,8 +24,8 @@ What makes the grower fast:
 import numpy as np
 from numba import types
 
-from treekit_core.components.splitter import FEATURE_THRESHOLD
 from treekit_core.kernels.compiling import F1, F2A, F2C, I1, f8, generic_jit, i8
+from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 
 # The entry points' signatures after the impurity argument. X is typed in any layout, so
 # one compiled kernel serves C- and Fortran-ordered data (a fit on the user's array and
@@ -57,9 +57,6 @@ NODE_COLUMNS = (
     "class_sums",
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
-#: scikit-learn's slack in the min_impurity_decrease test (a constant: np.finfo in a kernel
-#: costs a compile of its own).
-EPSILON = float(np.finfo(np.float64).eps)
 
 
 # -- the exhaustive threshold search --------------------------------------------
@@ -294,7 +291,8 @@ def node_statistics(rows, order, start, end, sums):
 
 @generic_jit
 def may_split(count, weight, node_impurity, depth, rules):
-    """The stopping rules (``rules``: see :func:`rule_vector`) of a node before any search."""
+    """The stopping rules (``rules``: see :func:`rule_vector`) of a node before any search:
+    the one definition both growers use (the engine's grow loop calls the plain function)."""
     return not (
         depth >= rules[3]
         or count < rules[2]
@@ -372,14 +370,20 @@ def choose_split(drops, positions, n_candidates, weight, rules):
     for c in range(n_candidates):
         if positions[c] >= 0 and (chosen < 0 or drops[c] > drops[chosen]):
             chosen = c
-    if chosen < 0:
-        return -1
-    drop = drops[chosen]
-    if weight / rules[7] * drop + EPSILON < rules[4]:
-        return -1
-    if not np.isnan(rules[5]) and drop <= rules[5]:
+    if chosen < 0 or not accepts_split(drops[chosen], weight, rules):
         return -1
     return chosen
+
+
+@generic_jit
+def accepts_split(drop, weight, rules):
+    """The stopping rules (``rules``: see :func:`rule_vector`) of the best split found: its
+    drop passes min_impurity_decrease (``rules[4]``, scaled by the node's weight share with
+    scikit-learn's epsilon slack) and min_gain (``rules[5]``, NaN: no threshold). The one
+    definition both growers use (the engine's grow loop calls the plain function)."""
+    if weight / rules[7] * drop + EPSILON < rules[4]:
+        return False
+    return np.isnan(rules[5]) or drop > rules[5]
 
 
 @generic_jit
@@ -551,13 +555,11 @@ def row_table(evidence, weight) -> np.ndarray:
     return table
 
 
-def rule_vector(rules, pure_tolerance=None) -> np.ndarray:
+def rule_vector(rules, pure_tolerance=PURE_TOLERANCE) -> np.ndarray:
     """The stopping rules as the float64 array the kernels read: min_samples_leaf,
     min_weight_leaf, min_samples_split, max_depth, min_impurity_decrease, min_gain (NaN:
     none), pure tolerance, total weight. Counts are capped at 2^53 (exact in float64: the
     estimators accept any Python int and mean "unlimited" by a huge one)."""
-    if pure_tolerance is None:
-        from treekit_core.engine.grow import PURE_TOLERANCE as pure_tolerance
     cap = float(2**53)
     return np.array(
         [

@@ -292,13 +292,10 @@ def _stamp(depends_on=()) -> str:
     kernels call), the modules ``depends_on`` and the versions of treekit and numba."""
     import numba
 
-    import treekit_core
     from treekit_core.kernels import compiling
+    from treekit_core.version import __version__
 
     digest = hashlib.sha256()
     for module in (compiling, growth, *depends_on):
         digest.update(inspect.getsource(module).encode())
-    return (
-        f"sources {digest.hexdigest()[:16]}, treekit {treekit_core.__version__}, "
-        f"numba {numba.__version__}"
-    )
+    return f"sources {digest.hexdigest()[:16]}, treekit {__version__}, numba {numba.__version__}"

@@ -38,7 +38,7 @@ def node_hex(tree, node) -> str:
 
 def edge_labels(tree, node, context) -> list[str]:
     """yes / no for a two-branch question, else each branch's category."""
-    from treekit_core.tools.export import branch_texts
+    from treekit_core.engine.tree_text import branch_texts
 
     texts = branch_texts(tree, node, context)
     if len(texts) == 2:

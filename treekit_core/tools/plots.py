@@ -69,7 +69,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     the subtrees below are summarised (their leaves and weight)."""
     plt = _pyplot()
     from treekit_core.components.question import QuestionTextContext
-    from treekit_core.tools.export import _names, node_labels
+    from treekit_core.engine.tree_text import _names, node_labels
     from treekit_core.tools.node_style import class_rgb, edge_labels, node_rgb
 
     tree = model.tree_

@@ -54,7 +54,7 @@ def _distribution(model, node) -> str:
 def tree_html(model) -> str:
     """The tree as nested lists; internal nodes are <details> that open and close."""
     from treekit_core.components.question import QuestionTextContext
-    from treekit_core.tools.export import _names, branch_texts
+    from treekit_core.engine.tree_text import _names, branch_texts
     from treekit_core.tools.node_style import edge_labels, node_hex
 
     tree = model.tree_

@@ -69,7 +69,8 @@ class Histogram(Splitter):
         features, which the node-by-node loop searches as categories)."""
         if data.nominal_features.size:
             return None
-        from treekit_core.kernels import row_table, rule_vector, tree_from_table
+        from treekit_core import tree_from_table
+        from treekit_core.kernels import row_table, rule_vector
         from treekit_histogram.kernels import SUMS
 
         n_threads = composition.fit_threads()

@@ -1,0 +1,165 @@
+"""A fitted tree as text (like scikit-learn's export_text) and as graphviz dot."""
+
+from __future__ import annotations
+
+import math
+
+from treekit_core.components.question import QuestionTextContext
+from treekit_core.engine.tree import Tree
+
+
+def export_text(
+    tree: Tree,
+    feature_names=None,
+    class_names=None,
+    decimals: int = 4,
+    show_distribution: bool = True,
+    categories: dict | None = None,
+    style: str = "sklearn",
+    notes=None,
+) -> str:
+    """Readable rules, one line per node, indented by depth. ``categories`` maps a nominal
+    feature's index to its category names. ``notes(node, context)`` may give extra lines
+    printed above an internal node's branches (surrogate splits; sklearn style only).
+    ``style="sklearn"`` words them like scikit-learn's export_text; ``style="j48"`` like
+    Weka's J48 (``attr = value: class (weight/errors)``), line for line, so the two can be
+    diffed."""
+    if style not in ("sklearn", "j48"):
+        raise ValueError(f"style must be 'sklearn' or 'j48', got {style!r}")
+    classes = _classes(tree, class_names)
+    lines = []
+    context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals, style)
+    if style == "j48":
+        return j48_text(tree, classes, context)
+
+    def leaf_text(node):
+        return leaf_label(tree, node, classes, decimals, show_distribution)
+
+    # depth first without recursion (a tree may be thousands of levels deep): a node's
+    # line comes with the branch leading to it, as its parent wrote it
+    depths, leading = tree.node_depths(), {}
+    for node in tree.preorder()[0].tolist():
+        depth = int(depths[node])
+        if node != 0:
+            lines.append(f"{'|   ' * (depth - 1)}|--- {leading.pop(node)}")
+        kids = tree.children(node)
+        if kids.size == 0:
+            lines.append(f"{'|   ' * depth}|--- {leaf_text(node)}")
+            continue
+        for note in notes(node, context) if notes is not None else ():
+            lines.append(f"{'|   ' * depth}|    ({note})")
+        leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
+    return "\n".join(lines) + "\n"
+
+
+def j48_leaf_label(tree: Tree, node: int, classes) -> str:
+    """``class (weight/errors)`` as J48 prints a leaf: numbers rounded to 2 decimals as
+    Weka's Utils.roundDouble, the errors only when there are some."""
+    decided = tree.decision[node]
+    weight = tree.weight[node]
+    errors = weight - (tree.class_sums[node, decided] if decided >= 0 else 0.0)
+    text = f"{'abstain' if decided < 0 else classes[decided]} ({_java_round(weight)}"
+    return text + (f"/{_java_round(errors)})" if errors > 1e-6 else ")")
+
+
+def _java_round(value: float) -> str:
+    return repr(math.floor(value * 100 + 0.5) / 100)
+
+
+def j48_text(tree: Tree, classes, context: QuestionTextContext) -> str:
+    if tree.is_leaf[0]:
+        return f": {j48_leaf_label(tree, 0, classes)}\n"
+    lines, depths, leading = [], tree.node_depths(), {}
+    for node in tree.preorder()[0].tolist():  # without recursion, as export_text
+        if node != 0:
+            line = "|   " * (int(depths[node]) - 1) + leading.pop(node)
+            if tree.is_leaf[node]:
+                lines.append(f"{line}: {j48_leaf_label(tree, node, classes)}")
+                continue
+            lines.append(line)
+        kids = tree.children(node)
+        leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
+    return "\n".join(lines) + "\n"
+
+
+def branch_texts(tree: Tree, node: int, context: QuestionTextContext) -> list[str]:
+    """The condition of every branch of an internal node, worded by its question kind."""
+    return tree.question_of(node).branch_texts(
+        int(tree.feature[node]),
+        float(tree.threshold[node]),
+        tree.question_params(node),
+        int(tree.n_children[node]),
+        context,
+    )
+
+
+def _names(tree, feature_names):
+    if feature_names is not None:
+        return list(feature_names)
+    return [f"x[{j}]" for j in range(tree.n_features)]
+
+
+def _classes(tree, class_names):
+    if class_names is not None:
+        return [str(c) for c in class_names]
+    return [str(k) for k in range(tree.n_classes)]
+
+
+def leaf_label(tree: Tree, node: int, classes, decimals: int, show_distribution: bool) -> str:
+    decided = tree.decision[node]
+    text = f"class: {'abstain' if decided < 0 else classes[decided]}"
+    if show_distribution:
+        dist = ", ".join(
+            f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.n_classes)
+        )
+        text += f"  [{dist}; weight {tree.weight[node]:.{decimals}g}]"
+    return text
+
+
+def node_labels(
+    tree: Tree,
+    feature_names=None,
+    class_names=None,
+    categories: dict | None = None,
+    decimals: int = 4,
+) -> dict:
+    """One label per node: the question (internal nodes: its branches' conditions joined
+    by " | ") or the decision and distribution (leaves), worded as in :func:`export_text`."""
+    classes = _classes(tree, class_names)
+    context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals)
+    labels = {}
+    for node in range(tree.n_nodes):
+        if tree.is_leaf[node]:
+            labels[node] = leaf_label(tree, node, classes, decimals, True)
+        else:
+            texts = branch_texts(tree, node, context)
+            labels[node] = texts[0] if len(texts) == 2 else " | ".join(texts)
+    return labels
+
+
+def export_dot(
+    tree: Tree,
+    feature_names=None,
+    class_names=None,
+    categories: dict | None = None,
+    decimals: int = 4,
+) -> str:
+    """The tree in graphviz dot: one box per node (question, or decision and distribution);
+    each edge is labelled with its branch ("yes" / "no" for two-branch questions)."""
+    labels = node_labels(tree, feature_names, class_names, categories, decimals)
+    context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals)
+    lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
+    for node in range(tree.n_nodes):
+        label = labels[node].replace('"', "'")
+        colour = "#e8f4e8" if tree.is_leaf[node] else "#e8eef8"
+        lines.append(f'  n{node} [label="{label}", fillcolor="{colour}"];')
+    for node in range(tree.n_nodes):
+        kids = tree.children(node)
+        if kids.size == 0:
+            continue
+        texts = branch_texts(tree, node, context)
+        edge = ["yes", "no"] if kids.size == 2 else [t.replace('"', "'") for t in texts]
+        for child, label in zip(kids, edge, strict=True):
+            lines.append(f'  n{node} -> n{int(child)} [label="{label}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
