@@ -25,7 +25,9 @@ The rules this test checks on the source (imports inside functions included, tho
 * no import cycle, within a layer or across;
 * a module that ``treekit_core/__init__.py`` reaches never imports ``treekit_core`` itself
   (``from treekit_core import x`` runs that ``__init__``);
-* an import inside a function points downward, like every other.
+* an import inside a function is there only to delay a heavy library (numba, scipy,
+  matplotlib, scikit-learn, ...: :data:`HEAVY`; every kernel module loads numba) and
+  points downward, like every other.
 
 To see it fail, add ``from treekit_core.estimators import forest`` to the top of
 ``treekit_core/engine/tree.py``: ``test_no_module_imports_from_a_layer_above_it`` names the
@@ -142,13 +144,67 @@ def _absolute(module, package, node) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+#: Libraries worth delaying: an import inside a function is there only to put off one of
+#: these (importing ``treekit_core`` imports numpy, pluggy and attrs only).
+HEAVY = frozenset(
+    {"numba", "scipy", "matplotlib", "sklearn", "pandas", "onnx", "onnxruntime", "shap"}
+    | {"dtreeviz", "joblib", "dask", "distributed", "graphviz", "ray"}
+)
+
+
+def heavy_modules(sources: dict[str, str]) -> set[str]:
+    """Core modules whose import loads a :data:`HEAVY` library: every kernel module (the
+    kernels package starts numba), and every module that imports a heavy library, or such a
+    core module, at its top level."""
+    modules = set(sources)
+    direct, edges = set(), {}
+    for module, source in sources.items():
+        tree = ast.parse(source)
+        top = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                top |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                top.add(node.module.split(".")[0])
+        if (
+            top & HEAVY
+            or module == "treekit_core.kernels"
+            or module.startswith("treekit_core.kernels.")
+        ):
+            direct.add(module)
+        edges[module] = {t for t, _, inside in imports_of(module, source, modules) if not inside}
+    heavy, changed = set(direct), True
+    while changed:
+        changed = False
+        for module, targets in edges.items():
+            if module not in heavy and targets & heavy:
+                heavy.add(module)
+                changed = True
+    return heavy
+
+
 def violations(sources: dict[str, str]) -> list[str]:
     """Every upward import, import of the root package from below the API, and cycle."""
     modules = set(sources)
+    heavy = heavy_modules(sources)
     graph, problems = {}, []
     for module, source in sources.items():
         edges = imports_of(module, source, modules)
         graph[module] = {target for target, _, _ in edges}
+        delayed = {}  # line -> the core modules an import inside a function names
+        for target, line, inside in edges:
+            if inside:
+                delayed.setdefault(line, set()).add(target)
+        for line, targets in sorted(delayed.items()):
+            if not targets & heavy:
+                named = sorted(
+                    t for t in targets if not any(o.startswith(t + ".") for o in targets)
+                )
+                problems.append(
+                    f"{module}:{line} imports {', '.join(named)} inside a function, "
+                    "which loads no heavy library (numba, scipy, matplotlib, ...): import it "
+                    "at the top"
+                )
         for target, line, inside in edges:
             if layer_of(target) > layer_of(module):
                 where = "inside a function " if inside else ""
@@ -229,11 +285,21 @@ def test_the_checker_catches_an_upward_import_and_a_cycle():
         "treekit_core.engine.tree": "def f():\n    import treekit_core.estimators.forest\n",
     }
     found = violations(upward)
-    assert found[0] == (
+    assert (
         "treekit_core.engine.tree:2 imports treekit_core.estimators inside a function from the "
         "layer 'estimators', above its own 'engine'"
-    )
+    ) in found
     assert any(p.startswith("import cycle among ") for p in found)
+    light = {
+        **sources,
+        "treekit_core.estimators.forest": "def f():\n    import treekit_core.engine.grow\n",
+    }
+    assert violations(light) == [
+        "treekit_core.estimators.forest:2 imports treekit_core.engine.grow inside a function, "
+        "which loads no heavy library (numba, scipy, matplotlib, ...): import it at the top"
+    ]
+    heavy = {**light, "treekit_core.engine.grow": "import numba\n"}
+    assert violations(heavy) == []
     cycle = {**sources, "treekit_core.engine.tree": "from treekit_core.engine import grow\n"}
     assert violations(cycle) == [
         "import cycle among treekit_core.engine.grow, treekit_core.engine.tree"

@@ -26,6 +26,7 @@ from treekit_core.builtins.nominal_subsets import (
     partition_drop,
     split_information,
 )
+from treekit_core.components import Split
 
 #: Weka's comparison tolerance (Utils.SMALL).
 SMALL = 1e-6
@@ -79,7 +80,6 @@ def binary_scores(impurity, params, sums, weight, node_weight, min_objects):
 def c45_nominal_split(state, node, feature, min_objects, binary):
     """(gain, gain ratio, Split) of C4.5's split of ``node`` on the nominal ``feature``, or
     None when the feature has no valid split. ``state`` is (impurity, params, data)."""
-    from treekit_core.components import Split
 
     impurity, params, data = state
     m = int(data.n_categories[feature])

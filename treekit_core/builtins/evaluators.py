@@ -10,12 +10,12 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Evaluator
+from treekit_core.engine.questions import only_thresholds, tree_distribution, tree_leaves
 from treekit_core.engine.validation import has_missing
 
 
 def apply_tree(tree, X) -> np.ndarray:
     """Leaf id reached by every row of X (hard routing; no missing values)."""
-    from treekit_core.engine.questions import tree_leaves
 
     X = np.asarray(X, dtype=np.float64)
     if has_missing(X):
@@ -28,7 +28,6 @@ def apply_tree(tree, X) -> np.ndarray:
 
 def hard_distribution(tree, X) -> np.ndarray:
     """Class distribution per sample under hard routing with C4.5's missing-value rule."""
-    from treekit_core.engine.questions import only_thresholds, tree_distribution, tree_leaves
 
     X = np.asarray(X, dtype=np.float64)
     if only_thresholds(tree) and not has_missing(X):

@@ -14,6 +14,8 @@ import itertools
 
 import numpy as np
 
+from treekit_core.components import Split
+
 EXACT_LIMIT = 10
 
 
@@ -172,7 +174,6 @@ def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=F
     """The best split of ``node`` on the nominal ``features``: a subset question (CART) or
     a multi-way question (one branch per category), scored by impurity drop or gain ratio.
     ``state`` is (impurity, params, data). Returns (Split or None, score)."""
-    from treekit_core.components import Split
 
     impurity, params, data = state
     best, best_score = None, -np.inf

@@ -37,7 +37,9 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.questions import category_name
 from treekit_core.components import Evaluator, Propagator
+from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.questions import (
     MAX_CATEGORIES,
     answers_at,
@@ -96,8 +98,6 @@ class SurrogateSettings:
         mine = {"max_surrogates": self.max_surrogates, "use_surrogate": self.use_surrogate}
         theirs = {key: partner.get_params().get(key) for key in mine}
         if mine != theirs:
-            from treekit_core.engine.composition import CompositionError
-
             raise CompositionError(
                 f"{self.kind} {self.name!r} has {mine} but {kind} {partner.name!r} has "
                 f"{theirs}: give both the same max_surrogates and use_surrogate"
@@ -304,8 +304,6 @@ class SurrogatePropagator(SurrogateSettings, Propagator):
 
     def propagate(self, state, data, node, split):
         if split.n_branches != 2:
-            from treekit_core.engine.composition import CompositionError
-
             raise CompositionError(
                 f"surrogate splits back up two-branch questions; the splitter asked a "
                 f"{split.question!r} question with {split.n_branches} branches (use "
@@ -318,8 +316,6 @@ class SurrogatePropagator(SurrogateSettings, Propagator):
             )
             is None
         ):
-            from treekit_core.engine.composition import CompositionError
-
             raise CompositionError(
                 f"propagator {self.name!r} backs up threshold and nominal questions with "
                 f"surrogate splits; the splitter asked a {split.question!r} question"
@@ -460,7 +456,6 @@ def surrogate_notes(tree, node, context) -> list[str]:
     if "surrogate_feature" not in tree.node_fields or tree.is_leaf[node]:
         return []
     fields, lines = tree.node_fields, []
-    from treekit_core.builtins.questions import category_name
 
     for s, f in enumerate(np.atleast_1d(fields["surrogate_feature"][node])):
         if not np.isfinite(f):

@@ -15,6 +15,7 @@ from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.tree import Tree
+from treekit_core.registry import get_registry, is_registered, recreate_component
 
 
 class CompositionError(ValueError):
@@ -145,8 +146,6 @@ class ShippedComposition:
 
     def get(self) -> Composition:
         if self._composition is None:
-            from treekit_core.registry import recreate_component
-
             components = {
                 kind: recreate_component(kind, *value) if isinstance(value, tuple) else value
                 for kind, value in self._spec["components"].items()
@@ -155,7 +154,6 @@ class ShippedComposition:
         return self._composition
 
     def __reduce__(self):
-        from treekit_core.registry import is_registered
 
         composition = self.get()
         components = {
@@ -169,7 +167,6 @@ class ShippedComposition:
 
 
 def _recreate_composition(state: dict) -> Composition:
-    from treekit_core.registry import get_registry
 
     return Composition(**state, registry=get_registry())
 

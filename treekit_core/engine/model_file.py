@@ -18,6 +18,8 @@ import re
 
 import numpy as np
 
+from treekit_core.engine.tree import Tree, decode_floats
+
 #: Files larger than this are refused before parsing: a tree of 10^6 nodes takes about
 #: 300 MB, so 2 GiB holds a forest of several million nodes. Parsing holds the text and the
 #: parsed objects, several times the file's size, at once.
@@ -142,7 +144,6 @@ def read_classes(payload: dict) -> np.ndarray:
 
 def read_threshold(value) -> float | None:
     """The reject threshold: None or a finite number."""
-    from treekit_core.engine.tree import decode_floats
 
     if value is None:
         return None
@@ -162,7 +163,6 @@ def read_tree(
     """The tree, checked, relabelled by the composition's labeler, its component state
     checked by the components named in ``stateful`` (a grown tree, before pruning, has
     none)."""
-    from treekit_core.engine.tree import Tree
 
     tree_payload = field(payload, "tree", dict)
     try:

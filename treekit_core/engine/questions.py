@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from treekit_core.registry import get_registry
+
 #: Category codes must fit the bits of a float64 mantissa (a subset is a bit mask).
 MAX_CATEGORIES = 53
 
@@ -134,7 +136,6 @@ def rows_reaching(tree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def question_named(name: str):
     """The registered question kind ``name`` (an instance, shared)."""
-    from treekit_core.registry import get_registry
 
     return get_registry().question(name)
 

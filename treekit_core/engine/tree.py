@@ -26,6 +26,7 @@ import numpy as np
 
 from treekit_core.components.question import Threshold
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
+from treekit_core.registry import get_registry
 
 LEAF = -1
 UNDEFINED_THRESHOLD = -2.0
@@ -627,7 +628,6 @@ _DERIVED_LOCK = threading.Lock()
 
 
 def _registry_question(name: str):
-    from treekit_core.registry import get_registry
 
     return get_registry().create("question", name)
 

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from treekit_core.components.splitter import FEATURE_THRESHOLD
 from treekit_core.engine.sklearn_compat import as_sklearn
 
 
@@ -399,7 +400,6 @@ def warn_narrow_features(X, feature_names, nominal=()) -> None:
     """Warn about numeric columns whose whole range is below FEATURE_THRESHOLD: their
     values count as one value to every threshold search (as in scikit-learn), so no split
     can use them, which would otherwise pass silently."""
-    from treekit_core.components.splitter import FEATURE_THRESHOLD
 
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-missing columns

@@ -25,12 +25,15 @@ import numbers
 
 import numpy as np
 
+from treekit_core.builtins.evaluators import apply_tree
 from treekit_core.components import ABSTAIN
+from treekit_core.engine import model_file
 from treekit_core.engine.composition import ShippedComposition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
+from treekit_core.engine.importances import forest_importances
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
-from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng
+from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng, node_indicator
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
 #: averaged distribution (by default its largest probability), or the vote margin (share of
@@ -245,7 +248,6 @@ class ForestClassifier(ComposedEstimatorMixin):
         return {"trees": [tree.to_dict() for tree in self.estimators_]}
 
     def _read_trees(self, payload, composition, n_classes) -> list:
-        from treekit_core.engine import model_file
 
         trees = model_file.field(payload, "trees", list)
         if not 1 <= len(trees) <= model_file.MAX_TREES:
@@ -269,14 +271,12 @@ class ForestClassifier(ComposedEstimatorMixin):
     def feature_importances_(self) -> np.ndarray:
         """The mean of the trees' normalised impurity-decrease importances, normalised
         (scikit-learn's forests; :mod:`treekit_core.engine.importances`)."""
-        from treekit_core.engine.importances import forest_importances
 
         self._check_fitted()
         return forest_importances(self.estimators_, self.n_features_in_)
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample in every tree, n_samples x n_estimators."""
-        from treekit_core.builtins.evaluators import apply_tree
 
         with self._checked_for_predict(X) as checked:
             return np.column_stack([apply_tree(tree, checked) for tree in self.estimators_])
@@ -285,8 +285,6 @@ class ForestClassifier(ComposedEstimatorMixin):
         """(indicator, n_nodes_ptr) as scikit-learn's forests: the trees' node indicators
         side by side, tree i's columns ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``."""
         from scipy.sparse import hstack
-
-        from treekit_core.estimators.tree_classifier import node_indicator
 
         leaves = self.apply(X)
         blocks = [node_indicator(t, leaves[:, i]) for i, t in enumerate(self.estimators_)]

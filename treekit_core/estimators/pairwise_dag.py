@@ -16,6 +16,7 @@ from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.validation import check_sample_weight, check_X, check_y, densified
 from treekit_core.estimators.errors import NotFittedError
 from treekit_core.estimators.params import ParamsMixin
+from treekit_core.estimators.tree_classifier import TreeClassifier
 
 
 class PairwiseDAG(ParamsMixin):
@@ -26,7 +27,6 @@ class PairwiseDAG(ParamsMixin):
         self.estimator = estimator
 
     def _template(self):
-        from treekit_core.estimators.tree_classifier import TreeClassifier
 
         return self.estimator if self.estimator is not None else TreeClassifier()
 

@@ -10,9 +10,18 @@ import numbers
 import attrs
 import numpy as np
 
+from treekit_core.builtins.evaluators import apply_tree
+from treekit_core.builtins.pruners.cost_complexity import (
+    CostComplexity,
+    node_risk,
+    stratified_folds,
+)
 from treekit_core.components import ABSTAIN, KINDS
+from treekit_core.engine import model_file
+from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
-from treekit_core.engine.composition import Composition, CompositionError
+from treekit_core.engine.composition import Composition, CompositionError, PruningContext
+from treekit_core.engine.importances import tree_importances
 from treekit_core.engine.rejection import RejectRule, RiskCoverage, risk_coverage
 from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.stopping import StoppingRules
@@ -35,6 +44,7 @@ from treekit_core.engine.validation import (
     known_finite,
     warn_narrow_features,
 )
+from treekit_core.estimators.cp_table import cp_table_text
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import PluginError, get_registry
@@ -418,7 +428,6 @@ class ComposedEstimatorMixin(ParamsMixin):
     def _out_of_fold(self, data, n_folds: int, seed: int):
         """(scores, correct) of every training row from a copy of this estimator fitted on
         the other folds (stratified K-fold; no rejection or calibration in the copies)."""
-        from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 
         labels = self.composition_.labeler.row_labels(data.evidence)
         fold = stratified_folds(labels, n_folds, np.random.default_rng(seed))
@@ -437,7 +446,6 @@ class ComposedEstimatorMixin(ParamsMixin):
         return scores, correct
 
     def _fit_calibration(self, data, out_of_fold) -> None:
-        from treekit_core.engine.calibration import Calibration, CalibrationRule
 
         rule = CalibrationRule.from_param(self.calibration)
         self.calibration_ = None
@@ -588,8 +596,6 @@ class ComposedEstimatorMixin(ParamsMixin):
         """The estimator with a model file's parameters and its composition, every
         parameter checked as fit checks it; a parameter this version does not know (a file
         from a newer treekit) or a value fit would refuse is a ModelFileError naming it."""
-        from treekit_core.engine import model_file
-        from treekit_core.engine.calibration import CalibrationRule
 
         unknown = sorted(set(params) - set(cls._param_names()))
         if unknown:
@@ -614,7 +620,6 @@ class ComposedEstimatorMixin(ParamsMixin):
         """Load a model written by :meth:`to_json`. Every field is checked before anything
         runs on it (``treekit_core.engine.model_file``); executes no code from the file:
         components are looked up by name in the registry."""
-        from treekit_core.engine import model_file
 
         payload = model_file.read_json(text_or_path)
         check_header(payload, cls.__name__)
@@ -628,8 +633,6 @@ class ComposedEstimatorMixin(ParamsMixin):
             model.reject_threshold_ = model_file.read_threshold(payload["reject_threshold"])
         model.calibration_ = None
         if "calibration" in payload:
-            from treekit_core.engine.calibration import Calibration
-
             try:
                 model.calibration_ = Calibration.from_dict(payload["calibration"])
             except ValueError as exc:
@@ -750,7 +753,6 @@ class TreeClassifier(ComposedEstimatorMixin):
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample (hard routing; a sample with a missing tested value
         reaches several leaves and is refused: use predict_proba)."""
-        from treekit_core.builtins.evaluators import apply_tree
 
         with self._checked_for_predict(X) as checked:
             return apply_tree(self.tree_, checked)
@@ -765,7 +767,6 @@ class TreeClassifier(ComposedEstimatorMixin):
     def feature_importances_(self) -> np.ndarray:
         """Mean decrease in impurity per feature, normalised to sum 1 (scikit-learn's
         definition; :mod:`treekit_core.engine.importances`)."""
-        from treekit_core.engine.importances import tree_importances
 
         self._check_fitted()
         return tree_importances(self.tree_)
@@ -775,7 +776,6 @@ class TreeClassifier(ComposedEstimatorMixin):
         (X, y) before any pruning: a Bunch with ``ccp_alphas`` (one per weakest-link step,
         0 first) and ``impurities`` (total weighted leaf impurity of each subtree, as a
         fraction of the root's weight). Needs no fit; the estimator stays unfitted."""
-        from treekit_core.builtins.pruners.cost_complexity import CostComplexity
 
         params = {**self.get_params(), "pruner": "none", "pruner_params": None, "reject": None}
         grown = type(self)(**params).fit(X, y, sample_weight=sample_weight)
@@ -799,7 +799,6 @@ class TreeClassifier(ComposedEstimatorMixin):
     def cp_table(self) -> str:
         """rpart's ``printcp`` output for a cost-complexity-pruned tree (``treekit path
         MODEL`` prints it)."""
-        from treekit_core.estimators.cp_table import cp_table_text
 
         table = self.pruning_path_
         for needed in ("cp", "rel_error", "selected"):
@@ -824,8 +823,6 @@ class TreeClassifier(ComposedEstimatorMixin):
         "misclassification" or "impurity"; default the fitted pruner's, else
         "misclassification" (rpart). The new estimator has ``pruner="cost_complexity"``
         with that alpha, so refitting it gives the same tree."""
-        from treekit_core.builtins.pruners.cost_complexity import CostComplexity, node_risk
-        from treekit_core.engine.composition import PruningContext
 
         self._check_fitted()
         if (alpha is None) == (cp is None):
@@ -913,7 +910,6 @@ class TreeClassifier(ComposedEstimatorMixin):
         }
 
     def _read_trees(self, payload, composition, n_classes) -> list:
-        from treekit_core.engine import model_file
 
         self.tree_ = model_file.read_tree(payload, composition, n_classes)
         self._grown_tree = None

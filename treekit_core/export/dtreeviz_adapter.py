@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.export.sklearn_tree import to_sklearn
 
 
@@ -39,7 +40,6 @@ def dtreeviz_model(model, X, y, *, tree_index=None, feature_names=None, class_na
 
 
 def _one_tree(forest, index):
-    from treekit_core.estimators.tree_classifier import TreeClassifier
 
     if not (isinstance(index, int) and 0 <= index < len(forest.estimators_)):
         raise ValueError(

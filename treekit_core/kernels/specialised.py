@@ -39,6 +39,7 @@ from treekit_core.kernels.compiling import (
     source_file,
 )
 from treekit_core.kernels.generated import generated_module
+from treekit_core.version import __version__
 
 #: The kernels of :mod:`.growth` that the generated module compiles as cached entry points
 #: (the others are compiled into them).
@@ -293,7 +294,6 @@ def _stamp(depends_on=()) -> str:
     import numba
 
     from treekit_core.kernels import compiling
-    from treekit_core.version import __version__
 
     digest = hashlib.sha256()
     for module in (compiling, growth, *depends_on):

@@ -20,8 +20,11 @@ import contextlib
 
 import numpy as np
 
-from treekit_core.components import ABSTAIN, Component
+from treekit_core import TrainingData, TreeClassifier, hookimpl
+from treekit_core.components import ABSTAIN, MISSING_BRANCH, Component, QuestionTextContext
+from treekit_core.datasets import load_dataset
 from treekit_core.hookspecs import REGISTRATION_HOOKS
+from treekit_core.registry import get_registry
 
 
 class ConformanceError(AssertionError):
@@ -30,7 +33,6 @@ class ConformanceError(AssertionError):
 
 def small_data(n_classes: int = 2, seed: int = 0):
     """A small real data set (haberman, or satimage's first classes for K > 2)."""
-    from treekit_core.datasets import load_dataset
 
     if n_classes == 2:
         data = load_dataset("haberman")
@@ -48,8 +50,6 @@ def _instance(component, params=None):
 
 @contextlib.contextmanager
 def _registered(instance):
-    from treekit_core import hookimpl
-    from treekit_core.registry import get_registry
 
     class Plugin:
         pass
@@ -81,8 +81,6 @@ def check_criterion(criterion, params=None, n_classes=3):
     classes when it declares ``symmetric = True``, concave (weighted by the node's weight,
     on random segments of class sums) when it declares ``concave = True``, and grows a
     tree with every installed splitter it is compatible with."""
-    from treekit_core import TreeClassifier
-    from treekit_core.registry import get_registry
 
     instance = _instance(criterion, params)
     try:
@@ -149,7 +147,6 @@ def check_criterion(criterion, params=None, n_classes=3):
 def _matching_labeler(criterion):
     if criterion.evidence == "one_hot":
         return "majority"
-    from treekit_core.registry import get_registry
 
     for name, info in get_registry().components("labeler").items():
         if info.cls.evidence == criterion.evidence:
@@ -159,7 +156,6 @@ def _matching_labeler(criterion):
 
 def check_splitter(splitter, params=None, min_samples_leaf=7):
     """Valid splits (features in range, children non-empty) and min_samples_leaf honoured."""
-    from treekit_core import TreeClassifier
 
     instance = _instance(splitter, params)
     X, y = small_data(2)
@@ -189,7 +185,6 @@ def check_splitter(splitter, params=None, min_samples_leaf=7):
 def check_labeler(labeler, params=None, n_classes=3):
     """A class index or an explicit abstention (-1) per row; abstains only if it says it can."""
     instance = _instance(labeler, params)
-    from treekit_core import TrainingData
 
     for k in (n_classes, 2):  # a labeler parametrised for two classes says so in check_data
         probe = TrainingData(
@@ -215,7 +210,6 @@ def check_labeler(labeler, params=None, n_classes=3):
 
 def check_confidence(confidence, params=None):
     """One score per sample, never NaN."""
-    from treekit_core import TreeClassifier
 
     instance = _instance(confidence, params)
     X, y = small_data(2)
@@ -230,7 +224,6 @@ def check_confidence(confidence, params=None):
 
 def check_pruner(pruner, params=None):
     """Never enlarges a tree, and the result still predicts."""
-    from treekit_core import TreeClassifier
 
     instance = _instance(pruner, params)
     X, y = small_data(2)
@@ -296,7 +289,6 @@ def assert_same_tree(a, b, rtol: float = 1e-12, atol: float = 1e-12) -> None:
 
 
 def check_json_round_trip(model, X):
-    from treekit_core import TreeClassifier
 
     loaded = TreeClassifier.from_json(model.to_json())
     if not np.array_equal(loaded.predict_proba(X), model.predict_proba(X)):
@@ -309,7 +301,6 @@ def check_question(question, n_branches: int = 2, n_features: int = 4, seed: int
     ``MISSING_BRANCH``, the same compiled and as plain Python; a missing tested value gives
     ``MISSING_BRANCH``; ``branch_texts`` words every branch; ``check_node`` accepts a well
     formed node. ``n_branches`` is what the kind asks (2 for binary kinds)."""
-    from treekit_core.components import MISSING_BRANCH, QuestionTextContext
     from treekit_core.kernels.question_routing import routing_kernels
 
     instance = _instance(question)
@@ -436,7 +427,6 @@ def check_component(component, params=None):
     }
     if instance.kind in checks:
         checks[instance.kind](instance)
-    from treekit_core import TreeClassifier
 
     X, y = small_data(2)
     kind_args = {instance.kind: instance}

@@ -9,6 +9,28 @@ import sys
 
 import numpy as np
 
+from treekit_core import ForestClassifier, TreeClassifier
+from treekit_core.builtins.pruners.cost_complexity import stratified_folds
+from treekit_core.components import KINDS, REGISTERED_KINDS
+from treekit_core.datasets import load_dataset
+from treekit_core.engine.model_file import read_json
+from treekit_core.engine.rejection import risk_coverage
+from treekit_core.registry import get_registry
+from treekit_core.tools import plots
+from treekit_core.tools.csvdata import (
+    MISSING,
+    _number,
+    feature_matrix,
+    label_column,
+    read_text_table,
+    rows_digest,
+    typed_columns,
+)
+from treekit_core.tools.export import export_text
+from treekit_core.tools.metrics import diagnostic_report
+from treekit_core.tools.progress import Progress
+from treekit_core.tools.report import html_report
+
 
 def stratified_split(y, test_fraction: float, seed: int):
     """Row indices (train, test) with each class split in the same proportion."""
@@ -28,9 +50,6 @@ def stratified_split(y, test_fraction: float, seed: int):
 
 
 def cmd_demo(args) -> int:
-    from treekit_core import TreeClassifier
-    from treekit_core.datasets import load_dataset
-    from treekit_core.tools.metrics import diagnostic_report
 
     dataset = load_dataset(args.data, dropna=True)
     train, test = stratified_split(dataset.target, 0.3, args.seed)
@@ -51,7 +70,6 @@ def cmd_demo(args) -> int:
     )
     print(f"leaves: {model.get_n_leaves()}  depth: {model.get_depth()}\n")
     names = list(dataset.feature_names)
-    from treekit_core.tools.export import export_text
 
     print(export_text(model.tree_, names, model.classes_))
     decision = model.decide(dataset.data[test])
@@ -65,9 +83,6 @@ def cmd_demo(args) -> int:
 
 def cmd_plugins(args) -> int:
     import attrs
-
-    from treekit_core.components import REGISTERED_KINDS
-    from treekit_core.registry import get_registry
 
     registry = get_registry()
     print("distributions: " + ", ".join(registry.distributions))
@@ -115,8 +130,6 @@ def parse_settings(items, forest: bool = False):
     parse as JSON, strings otherwise."""
     import json
 
-    from treekit_core.components import KINDS
-
     estimator, components = {}, {}
     for item in items or []:
         if "=" not in item:
@@ -136,8 +149,6 @@ def parse_settings(items, forest: bool = False):
                 )
             components.setdefault(f"{kind}_params", {})[param] = value
         else:
-            from treekit_core import ForestClassifier, TreeClassifier
-
             forest_only = set(ForestClassifier._param_names()) - set(TreeClassifier._param_names())
             known = sorted(set(TreeClassifier._param_names()) | forest_only)
             if key in CLI_OWNED:
@@ -158,15 +169,6 @@ def parse_settings(items, forest: bool = False):
 
 
 def cmd_fit(args) -> int:
-    from treekit_core import TreeClassifier
-    from treekit_core.components import KINDS
-    from treekit_core.tools.csvdata import (
-        feature_matrix,
-        label_column,
-        read_text_table,
-        rows_digest,
-        typed_columns,
-    )
 
     header, raw = read_text_table(args.data)
     columns = typed_columns(raw)
@@ -189,8 +191,6 @@ def cmd_fit(args) -> int:
         components["pruner_params"] = {**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})}
         estimator.setdefault("random_state", 0)
     if args.forest is not None:
-        from treekit_core import ForestClassifier
-
         if args.forest < 1:
             raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
         estimator.setdefault("random_state", 0)
@@ -227,7 +227,6 @@ def _refuse_numbers_made_nominal(raw, columns, names, path) -> None:
     """A column of numbers with a few values that are not (``N/A``, ``1,234``) would be read
     as nominal, every number a category of its own: refused, naming the column and the
     values that made it text."""
-    from treekit_core.tools.csvdata import MISSING, _number
 
     for name in names:
         if columns[name].dtype != object:
@@ -248,8 +247,6 @@ def _refuse_numbers_made_nominal(raw, columns, names, path) -> None:
 
 def load_model(path):
     """A TreeClassifier or ForestClassifier from its model file (the file says which)."""
-    from treekit_core import ForestClassifier, TreeClassifier
-    from treekit_core.engine.model_file import read_json
 
     estimators = {"TreeClassifier": TreeClassifier, "ForestClassifier": ForestClassifier}
     kind = read_json(path).get("estimator", "TreeClassifier")
@@ -260,15 +257,12 @@ def load_model(path):
 
 class observing_progress:
     def __enter__(self):
-        from treekit_core.registry import get_registry
-        from treekit_core.tools.progress import Progress
 
         self.progress = Progress()
         get_registry().register(self.progress, "treekit-progress")
         return self.progress
 
     def __exit__(self, *exc):
-        from treekit_core.registry import get_registry
 
         get_registry().unregister(self.progress)
         self.progress.close()
@@ -276,7 +270,6 @@ class observing_progress:
 
 def _load_rows(model_path, data_path, target=None):
     """The model, X read from the CSV as the model reads its columns, and the columns."""
-    from treekit_core.tools.csvdata import feature_matrix, read_text_table, typed_columns
 
     model = load_model(model_path)
     header, raw = read_text_table(data_path)
@@ -340,7 +333,6 @@ def cmd_predict(args) -> int:
 def _composition_for(model, args) -> dict:
     """The model's parameters, overridden by the component options and ``--set`` values
     given to ``evaluate``."""
-    from treekit_core.components import KINDS
 
     params = model.get_params()
     estimator, components = parse_settings(args.set, forest=hasattr(model, "estimators_"))
@@ -357,7 +349,6 @@ def _out_of_sample(model, X, y, args, cv, test_size):
     """(decisions on held-out rows, their true labels, what was done) for ``cv`` folds or
     a held-out fraction ``test_size``: the composition refitted on the training part of
     each split."""
-    from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 
     params = _composition_for(model, args)
     make = type(model)
@@ -384,8 +375,6 @@ def _out_of_sample(model, X, y, args, cv, test_size):
 
 
 def _figures(model, labels, abstained, confidence, y_true, what) -> dict:
-    from treekit_core.engine.rejection import risk_coverage
-    from treekit_core.tools.metrics import diagnostic_report
 
     report = diagnostic_report(y_true, labels, abstained, list(model.classes_))
     correct = ~abstained & (np.asarray(labels, dtype=object) == np.asarray(y_true, dtype=object))
@@ -440,7 +429,6 @@ def _as_number(text):
 
 
 def cmd_evaluate(args) -> int:
-    from treekit_core.tools.csvdata import rows_digest
 
     if args.plots:
         from importlib.util import find_spec
@@ -481,13 +469,9 @@ def cmd_evaluate(args) -> int:
         print(f"  {t:>12.6g}  {c:6.3f}  {r:6.3f}")
     print(f"area under the risk-coverage curve: {curve.area:.4f}")
     if args.plots:
-        from treekit_core.tools import plots
-
         written = plots.write_evaluation_plots(model, X, y, args.plots)
         print("wrote " + ", ".join(str(p) for p in written))
     if args.report:
-        from treekit_core.tools.report import html_report
-
         cross_validated = None
         if args.cv is None:  # the report always carries cross-validated figures
             parts, y_true, what, _ = _out_of_sample(model, X, y, args, REPORT_FOLDS, None)
@@ -511,7 +495,6 @@ REPORT_FOLDS = 5
 
 def _training_rows(model_path):
     """The digest of the rows the CLI fitted the model on (None for other model files)."""
-    from treekit_core.engine.model_file import read_json
 
     record = read_json(model_path).get("training_rows")
     if isinstance(record, dict) and isinstance(record.get("sha256"), str):
@@ -552,8 +535,6 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=cmd_demo)
     plugins = sub.add_parser("plugins", help="list installed components by kind")
     plugins.set_defaults(run=cmd_plugins)
-
-    from treekit_core.components import KINDS
 
     fit = sub.add_parser("fit", help="fit a tree on a CSV and save it as JSON")
     fit.add_argument("data")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from treekit_core.engine.tree_text import branch_texts
+
 #: matplotlib's tab10, one colour per class index.
 PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
@@ -38,7 +40,6 @@ def node_hex(tree, node) -> str:
 
 def edge_labels(tree, node, context) -> list[str]:
     """yes / no for a two-branch question, else each branch's category."""
-    from treekit_core.engine.tree_text import branch_texts
 
     texts = branch_texts(tree, node, context)
     if len(texts) == 2:

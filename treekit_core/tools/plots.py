@@ -18,6 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from treekit_core.components.question import QuestionTextContext
+from treekit_core.engine.tree_text import _names, node_labels
+from treekit_core.registry import get_registry
+from treekit_core.tools.node_style import class_rgb, edge_labels, node_rgb
+
 
 def _pyplot():
     try:
@@ -68,9 +73,6 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     Trees with more than ``max_leaves`` leaves are drawn down to the depth that fits and
     the subtrees below are summarised (their leaves and weight)."""
     plt = _pyplot()
-    from treekit_core.components.question import QuestionTextContext
-    from treekit_core.engine.tree_text import _names, node_labels
-    from treekit_core.tools.node_style import class_rgb, edge_labels, node_rgb
 
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
@@ -282,7 +284,6 @@ def plot_boundary_distance_map(model, X, y=None, threshold=None, resolution=200,
 def plot_soft_gain(x, y, sigma, criterion="entropy", ax=None, window=3.0, resolution=4.0):
     """Impurity drop along one feature: exhaustive (at midpoints) and soft search (grid)."""
     plt = _pyplot()
-    from treekit_core.registry import get_registry
 
     crit = get_registry().create("criterion", criterion, {})
     impurity, params = crit.compiled_impurity(), crit.impurity_params(len(np.unique(y)))

@@ -14,6 +14,12 @@ import base64
 import html
 import io
 
+from treekit_core.components.question import QuestionTextContext
+from treekit_core.engine.tree_text import _names, branch_texts
+from treekit_core.tools import plots
+from treekit_core.tools.node_style import edge_labels, node_hex
+from treekit_core.tools.plots import _pyplot
+
 OPEN_DEPTH = 3  #: nodes shallower than this start expanded
 
 STYLE = """
@@ -53,9 +59,6 @@ def _distribution(model, node) -> str:
 
 def tree_html(model) -> str:
     """The tree as nested lists; internal nodes are <details> that open and close."""
-    from treekit_core.components.question import QuestionTextContext
-    from treekit_core.engine.tree_text import _names, branch_texts
-    from treekit_core.tools.node_style import edge_labels, node_hex
 
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
@@ -119,8 +122,6 @@ def report_table(report) -> str:
 
 def _picture(draw) -> str:
     try:
-        from treekit_core.tools.plots import _pyplot
-
         plt = _pyplot()
     except ImportError:
         return '<p class="note">(pictures need matplotlib: pip install matplotlib)</p>'
@@ -137,7 +138,6 @@ def _picture(draw) -> str:
 def html_report(model, *, title, composition, evaluation, cross_validated=None) -> str:
     """The page. ``evaluation`` and ``cross_validated`` are dicts with ``what`` (a
     sentence), ``report`` (a DiagnosticReport) and ``curve`` (a RiskCoverage)."""
-    from treekit_core.tools import plots
 
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",

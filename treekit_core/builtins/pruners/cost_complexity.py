@@ -19,7 +19,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.components import Pruner
+from treekit_core.components import Pruner, state_array
 
 RISKS = ("misclassification", "impurity")
 RULES = ("min_error", "one_se")
@@ -189,7 +189,6 @@ class CostComplexity(Pruner):
 
     def check_state(self, state, tree):
         """The pruning path (``pruning_path_``): one entry per subtree level, finite."""
-        from treekit_core.components import state_array
 
         if not state:
             return

@@ -15,7 +15,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.components import Pruner
+from treekit_core.components import Pruner, state_array
 
 
 def _non_negative(instance, attribute, value):
@@ -58,7 +58,6 @@ class MDL(Pruner):
     weighted: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
     def check_state(self, state, tree):
-        from treekit_core.components import state_array
 
         if state:
             state_array(state, "objective", (), "pruner")
