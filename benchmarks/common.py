@@ -9,7 +9,7 @@ import numpy as np
 
 
 def stratified_folds(y, k, seed):
-    from treekit_core.builtins.pruners.cost_complexity import stratified_folds as folds
+    from treekit_core.engine.folds import stratified_folds as folds
 
     _, codes = np.unique(y, return_inverse=True)
     return folds(codes, k, np.random.default_rng(seed))

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from treekit_core import ForestClassifier, TreeClassifier
-from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 from treekit_core.datasets import load_dataset
 from treekit_core.engine.calibration import Calibration, isotonic_points
+from treekit_core.engine.folds import stratified_folds
 
 
 def test_isotonic_pools_adjacent_violators_by_hand():

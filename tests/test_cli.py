@@ -258,8 +258,8 @@ def test_evaluate_on_the_training_file_warns_of_resubstitution(tmp_path, capsys)
 
 def test_evaluate_cross_validates_the_stored_composition(tmp_path, capsys):
     from treekit_core import TreeClassifier
-    from treekit_core.builtins.pruners.cost_complexity import stratified_folds
     from treekit_core.datasets import dataset_path, load_dataset
+    from treekit_core.engine.folds import stratified_folds
     from treekit_core.tools.metrics import diagnostic_report
 
     data_file = dataset_path("haberman")

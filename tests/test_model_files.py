@@ -180,7 +180,7 @@ def test_deep_nesting_and_broken_json_are_refused_before_parsing():
 
 
 def test_brackets_inside_strings_with_escaped_quotes_do_not_count_as_nesting():
-    from treekit_core.engine.model_file import _nesting
+    from treekit_core.estimators.model_file import _nesting
 
     assert _nesting('{"a": "x\\" [[[[", "b": [1]}') == 2
 
@@ -226,7 +226,7 @@ def test_the_nesting_check_is_linear_in_time_and_bounded_in_memory():
 
     script = (
         "import tracemalloc\n"
-        "from treekit_core.engine.model_file import _nesting\n"
+        "from treekit_core.estimators.model_file import _nesting\n"
         "texts = ['{' + '\\\\\"' * 1_000_000, '{' + '\"\\\\' * 1_000_000, '[]' * 1_000_000 + '{']\n"
         "tracemalloc.start()\n"
         "depths = [_nesting(text) for text in texts]\n"

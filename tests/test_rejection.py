@@ -154,7 +154,7 @@ def test_forest_rejection_by_cross_validation(pima):
     honest, again = fit(4), fit(4)
     assert honest.reject_threshold_ == again.reject_threshold_
     # by hand: the same folds, a forest per fold, the rule on the out-of-fold scores
-    from treekit_core.builtins.pruners.cost_complexity import stratified_folds
+    from treekit_core.engine.folds import stratified_folds
 
     _, labels = np.unique(pima.y, return_inverse=True)
     fold = stratified_folds(labels, 4, np.random.default_rng(0))

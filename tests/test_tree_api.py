@@ -193,7 +193,7 @@ def test_importances_of_multiway_nodes_sum_every_branch():
 def test_a_corrupt_grown_tree_is_refused_naming_it(cv_model):
     import json
 
-    from treekit_core.engine.model_file import ModelFileError
+    from treekit_core.estimators.model_file import ModelFileError
 
     payload = json.loads(cv_model.to_json())
     assert "grown_tree" in payload

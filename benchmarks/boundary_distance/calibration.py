@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from treekit_core import TreeClassifier
-from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 from treekit_core.datasets import load_dataset
+from treekit_core.engine.folds import stratified_folds
 
 
 def held_out(name, confidence, method, folds=10):

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
 
 from treekit_core.components import KINDS
-from treekit_core.estimators.tree_classifier import STOPPING_PARAMS
+from treekit_core.estimators.base import STOPPING_PARAMS
 from treekit_core.registry import get_registry
 
 LONG = os.environ.get("TREEKIT_FUZZ", "short") == "long"

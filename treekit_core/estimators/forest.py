@@ -27,13 +27,14 @@ import numpy as np
 
 from treekit_core.builtins.evaluators import apply_tree
 from treekit_core.components import ABSTAIN
-from treekit_core.engine import model_file
 from treekit_core.engine.composition import ShippedComposition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
 from treekit_core.engine.importances import forest_importances
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
-from treekit_core.estimators.tree_classifier import ComposedEstimatorMixin, _rng, node_indicator
+from treekit_core.estimators import model_file
+from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
+from treekit_core.estimators.inputs import _rng
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
 #: averaged distribution (by default its largest probability), or the vote margin (share of

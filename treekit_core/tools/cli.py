@@ -10,11 +10,11 @@ import sys
 import numpy as np
 
 from treekit_core import ForestClassifier, TreeClassifier
-from treekit_core.builtins.pruners.cost_complexity import stratified_folds
 from treekit_core.components import KINDS, REGISTERED_KINDS
 from treekit_core.datasets import load_dataset
-from treekit_core.engine.model_file import read_json
+from treekit_core.engine.folds import stratified_folds
 from treekit_core.engine.rejection import risk_coverage
+from treekit_core.estimators.model_file import read_json
 from treekit_core.registry import get_registry
 from treekit_core.tools import plots
 from treekit_core.tools.csvdata import (

@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, state_array
+from treekit_core.engine.folds import stratified_folds
 
 RISKS = ("misclassification", "impurity")
 RULES = ("min_error", "one_se")
@@ -124,17 +125,6 @@ def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
         if running > _with_slack(levels[-1]):
             levels.append(running)
     return np.array(levels)
-
-
-def stratified_folds(labels: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
-    """Fold number of every row; each class is dealt round-robin after a shuffle."""
-    fold = np.empty(labels.shape[0], dtype=np.int64)
-    offset = 0
-    for label in np.unique(labels):
-        rows = rng.permutation(np.flatnonzero(labels == label))
-        fold[rows] = (np.arange(rows.size) + offset) % n_folds
-        offset += rows.size
-    return fold
 
 
 def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Reading a model file: every field is checked before anything runs on it.
+"""The model file, all of it: what ``to_json`` writes and what ``from_json`` reads, every
+field checked before anything runs on it.
 
 A model file is something people download and share, so loading treats it as hostile: the
 JSON is parsed with size and nesting caps, each field is checked against the format (types,
@@ -16,9 +17,15 @@ import json
 import math
 import re
 
+import attrs
 import numpy as np
 
-from treekit_core.engine.tree import Tree, decode_floats
+from treekit_core.components import KINDS
+from treekit_core.engine.calibration import Calibration, CalibrationRule
+from treekit_core.engine.composition import CompositionError
+from treekit_core.engine.rejection import RejectRule
+from treekit_core.engine.tree import Tree, decode_floats, encode_floats
+from treekit_core.registry import PluginError
 
 #: Files larger than this are refused before parsing: a tree of 10^6 nodes takes about
 #: 300 MB, so 2 GiB holds a forest of several million nodes. Parsing holds the text and the
@@ -202,3 +209,177 @@ def read_categories(payload: dict, n_features: int) -> dict:
             raise ModelFileError("model file: 'categories' entries must be [feature index, levels]")
         out[int(entry[0])] = list(entry[1])
     return out
+
+
+MODEL_FORMAT = "treekit-model"
+
+
+MODEL_VERSION = 2
+
+
+def check_header(payload: dict, estimator: str) -> None:
+    """The model file's format, version and estimator."""
+    if payload.get("format") != MODEL_FORMAT:
+        raise ValueError("not a treekit model: the JSON lacks format='treekit-model'")
+    if payload.get("version") not in READABLE_MODEL_VERSIONS:
+        raise ValueError(
+            f"unsupported treekit model version {payload.get('version')!r}; this treekit "
+            f"reads versions {', '.join(map(str, READABLE_MODEL_VERSIONS))}"
+        )
+    found = payload.get("estimator", "TreeClassifier")
+    if found != estimator:
+        raise ValueError(f"model file holds a {found!r}, not a {estimator!r}")
+
+
+#: Model versions this treekit reads (version 1: binary trees with question codes, converted).
+READABLE_MODEL_VERSIONS = (1, 2)
+
+
+def _plain(value):
+    """numpy scalars and arrays inside parameters as the Python values JSON writes."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, (np.generic, np.ndarray)):
+        return _plain(value.tolist())
+    return value
+
+
+class ModelFile:
+    """Saving and loading: ``to_json`` and ``from_json`` (the format is this module's)."""
+
+    # -- JSON -----------------------------------------------------------------------
+    def to_json(self, path=None) -> str:
+        """Serialise the fitted model to JSON (written to ``path`` when given)."""
+        self._check_fitted()
+        payload = {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "estimator": type(self).__name__,
+            "classes": self.classes_.tolist(),
+            "classes_dtype": self.classes_.dtype.str,
+            "feature_names": list(self.feature_names_in_)
+            if hasattr(self, "feature_names_in_")
+            else None,
+            **(
+                {"column_keys": self._column_keys}
+                if getattr(self, "_column_keys", None) is not None
+                else {}
+            ),
+            "composition": self.composition_.describe(),
+            "params": self._json_params(),
+            **(
+                {"reject_threshold": encode_floats(self.reject_threshold_)}
+                if hasattr(self, "reject_threshold_")
+                else {}
+            ),
+            **(
+                {"calibration": self.calibration_.to_dict()}
+                if getattr(self, "calibration_", None) is not None
+                else {}
+            ),
+            "categories": [
+                [int(j), levels] for j, levels in getattr(self, "categories_", {}).items()
+            ],
+            **self._trees_payload(),
+        }
+        text = json.dumps(payload)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    def _json_params(self) -> dict:
+        """Constructor parameters as JSON; a component given as an instance is stored as
+        its name and parameters."""
+        params = self.get_params()
+        for kind in KINDS:
+            component = params[kind]
+            if not isinstance(component, str):
+                params[kind] = component.name
+                params[f"{kind}_params"] = component.get_params() or None
+        if not isinstance(params["random_state"], (int, type(None))):
+            params["random_state"] = None
+        if params.get("categorical_features") is not None:  # one index, a list or an array
+            params["categorical_features"] = np.atleast_1d(
+                np.asarray(params["categorical_features"], dtype=object)
+            )
+        if isinstance(params.get("reject"), RejectRule):
+            params["reject"] = attrs.asdict(params["reject"])
+        if params.get("calibration") is not None and not isinstance(
+            params["calibration"], (str, dict)
+        ):
+            params["calibration"] = attrs.asdict(params["calibration"])
+        return _plain(params)
+
+    @classmethod
+    def _from_json_params(cls, params: dict):
+        """The estimator with a model file's parameters and its composition, every
+        parameter checked as fit checks it; a parameter this version does not know (a file
+        from a newer treekit) or a value fit would refuse is a ModelFileError naming it."""
+
+        unknown = sorted(set(params) - set(cls._param_names()))
+        if unknown:
+            raise ModelFileError(
+                f"model file: 'params' holds {', '.join(map(repr, unknown))}, which this "
+                f"version of {cls.__name__} does not know (was the file written by a newer "
+                "treekit?)"
+            )
+        try:
+            model = cls(**params)
+            model.composition_ = model._make_composition()
+            RejectRule.from_param(model.reject)
+            CalibrationRule.from_param(model.calibration)
+        except (PluginError, CompositionError):
+            raise  # a component not installed, or components that do not fit: said as such
+        except (TypeError, ValueError) as exc:
+            raise ModelFileError(f"model file: 'params': {exc}") from None
+        return model
+
+    @classmethod
+    def from_json(cls, text_or_path):
+        """Load a model written by :meth:`to_json`. Every field is checked before anything
+        runs on it (this module); executes no code from the file:
+        components are looked up by name in the registry."""
+
+        payload = read_json(text_or_path)
+        check_header(payload, cls.__name__)
+        model = cls._from_json_params(field(payload, "params", dict))
+        model.classes_ = read_classes(payload)
+        model.n_classes_ = int(model.classes_.shape[0])
+        trees = model._read_trees(payload, model.composition_, model.n_classes_)
+        model.n_features_in_ = trees[0].n_features
+        model.categories_ = read_categories(payload, model.n_features_in_)
+        if "reject_threshold" in payload:
+            model.reject_threshold_ = read_threshold(payload["reject_threshold"])
+        model.calibration_ = None
+        if "calibration" in payload:
+            try:
+                model.calibration_ = Calibration.from_dict(payload["calibration"])
+            except ValueError as exc:
+                raise ModelFileError(str(exc)) from None
+        names = payload.get("feature_names")
+        if names is not None:
+            if (
+                not isinstance(names, list)
+                or len(names) != model.n_features_in_
+                or not all(isinstance(n, str) for n in names)
+            ):
+                raise ModelFileError(
+                    f"model file: 'feature_names' must list {model.n_features_in_} names (strings)"
+                )
+            model.feature_names_in_ = np.asarray(names, dtype=object)
+        keys = payload.get("column_keys")
+        if keys is not None:
+            if (
+                not isinstance(keys, list)
+                or len(keys) != model.n_features_in_
+                or not all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in keys)
+            ):
+                raise ModelFileError(
+                    f"model file: 'column_keys' must list {model.n_features_in_} column labels "
+                    "(integers or strings)"
+                )
+            model._column_keys = keys
+        return model

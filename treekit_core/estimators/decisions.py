@@ -1,0 +1,176 @@
+"""Decisions: rejection (the reject threshold, chosen on training or out-of-fold scores)
+and calibration fitted after the tree, and what ``decide``, ``predict``,
+``predict_proba`` and ``score`` return."""
+
+from __future__ import annotations
+
+import functools
+
+import attrs
+import numpy as np
+
+from treekit_core.components import ABSTAIN
+from treekit_core.engine.calibration import Calibration, CalibrationRule
+from treekit_core.engine.folds import stratified_folds
+from treekit_core.engine.rejection import RiskCoverage, risk_coverage
+from treekit_core.estimators.errors import AbstentionError
+
+
+@attrs.frozen
+class Decision:
+    """Everything ``decide`` knows about each sample.
+
+    ``labels`` holds the decided class, or ``abstain_value`` (None when unset) where the
+    estimator abstains; ``abstained`` says which, so an abstention is never mistaken for a
+    class; ``class_index`` is the class index or -1; ``p_correct`` the calibrated
+    probability that the decision (the class the model would give) is correct.
+    """
+
+    labels: np.ndarray
+    abstained: np.ndarray
+    proba: np.ndarray
+    confidence: np.ndarray
+    class_index: np.ndarray
+    #: P(the decision is correct) from the fitted calibration; None without ``calibration=``
+    p_correct: np.ndarray | None = None
+
+
+class Decisions:
+    """Decisions: the reject threshold and calibration fitted after the tree, and what
+    decide, predict, predict_proba and score return."""
+
+    @property
+    def can_abstain_(self) -> bool:
+        self._check_fitted()
+        return (
+            bool(self.composition_.labeler.can_abstain)
+            or getattr(self, "reject_threshold_", None) is not None
+        )
+
+    def _fit_rejection_and_calibration(self, data, rule) -> None:
+        """``reject_threshold_`` and ``calibration_`` after the model itself is fitted; the
+        out-of-fold refits are made once for both when they use the same folds."""
+        out_of_fold = functools.cache(lambda n_folds, seed: self._out_of_fold(data, n_folds, seed))
+        self.reject_threshold_ = None
+        if rule is not None:
+            self.reject_threshold_ = self._choose_reject_threshold(rule, data, out_of_fold)
+        self._fit_calibration(data, out_of_fold)
+
+    def _choose_reject_threshold(self, rule, data, out_of_fold) -> float:
+        """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
+        if rule.threshold is not None:
+            return float(rule.threshold)
+        if rule.cv is None:
+            scores, correct = self._scores_and_correctness(data.X, data.evidence)
+        else:
+            scores, correct = out_of_fold(rule.cv, rule.seed)
+        return rule.choose(scores, correct, data.weight)
+
+    def _scores_and_correctness(self, X, evidence):
+        """Confidence of every decision (rejection off) and whether it is correct: the
+        labeler counts no error for it (for counterexample rows: it is not a class the
+        sample is known not to be)."""
+        _, decision, scores = self._decide_arrays(X, reject=False)
+        return scores, self.composition_.labeler.sample_errors(evidence, decision) < 0.5
+
+    def _out_of_fold(self, data, n_folds: int, seed: int):
+        """(scores, correct) of every training row from a copy of this estimator fitted on
+        the other folds (stratified K-fold; no rejection or calibration in the copies)."""
+
+        labels = self.composition_.labeler.row_labels(data.evidence)
+        fold = stratified_folds(labels, n_folds, np.random.default_rng(seed))
+        scores = np.full(data.n_samples, -np.inf)
+        correct = np.zeros(data.n_samples, dtype=bool)
+        params = {**self.get_params(), "reject": None, "calibration": None}
+        for k in range(n_folds):
+            test = np.flatnonzero(fold == k)
+            train = np.flatnonzero(fold != k)
+            if test.size == 0 or train.size == 0:
+                continue
+            model = type(self)(**params)._fit_validated(data.subset(train), self.classes_)
+            scores[test], correct[test] = model._scores_and_correctness(
+                data.X[test], data.evidence[test]
+            )
+        return scores, correct
+
+    def _fit_calibration(self, data, out_of_fold) -> None:
+
+        rule = CalibrationRule.from_param(self.calibration)
+        self.calibration_ = None
+        if rule is not None:
+            scores, correct = out_of_fold(rule.cv, rule.seed)
+            self.calibration_ = Calibration.fit(rule.method, scores, correct, data.weight)
+
+    def risk_coverage(self, X, y) -> "RiskCoverage":
+        """Risk (error on accepted) against coverage as the reject threshold sweeps the
+        confidence scores of X; ``.area`` is the area under the curve."""
+        with self._checked_for_predict(X) as checked:
+            proba, decision, scores = self._decide_arrays(checked, reject=False)
+        correct = (decision >= 0) & (self.classes_[np.maximum(decision, 0)] == np.asarray(y))
+        return risk_coverage(scores, correct)
+
+    def _labels_from(self, class_index: np.ndarray) -> np.ndarray:
+        abstained = class_index == ABSTAIN
+        if not abstained.any():
+            return self.classes_.take(class_index)
+        fill = self.abstain_value
+        numeric = (
+            isinstance(fill, (int, float, np.number))
+            and not isinstance(fill, bool)
+            and self.classes_.dtype.kind in "iuf"
+        )
+        labels = self.classes_[np.maximum(class_index, 0)]
+        labels = (
+            labels.astype(np.result_type(labels, np.asarray(fill)))
+            if numeric
+            else labels.astype(object)
+        )
+        labels[abstained] = fill
+        return labels
+
+    def decide(self, X) -> Decision:
+        """Labels, abstention mask, class probabilities and confidence, together."""
+        with self._checked_for_predict(X) as checked:
+            proba, class_index, confidence = self._decide_arrays(checked)
+        calibration = getattr(self, "calibration_", None)
+        return Decision(
+            self._labels_from(class_index),
+            class_index == ABSTAIN,
+            proba,
+            confidence,
+            class_index,
+            None if calibration is None else calibration.p_correct(confidence),
+        )
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels; where the composition abstains, ``abstain_value``."""
+        self._check_fitted()
+        if self.can_abstain_ and self.abstain_value is None:
+            raise AbstentionError(
+                f"this composition can abstain (labeler {self.composition_.labeler.name!r}"
+                f"{', reject rule' if getattr(self, 'reject_threshold_', None) is not None else ''}"
+                "), so predict() needs "
+                f"abstain_value (a value that is not a class) to mark abstentions; or call "
+                f"decide(X), which returns labels together with an abstention mask"
+            )
+        with self._checked_for_predict(X) as checked:
+            _, class_index, _ = self._decide_arrays(checked, with_confidence=False)
+        return self._labels_from(class_index)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class distribution per sample (columns ordered as ``classes_``)."""
+        with self._checked_for_predict(X) as checked:
+            proba, _, _ = self._decide_arrays(checked, with_confidence=False)
+        return proba
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """log of :meth:`predict_proba` (-inf where a class has probability 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of ``predict``; an abstention counts as an error."""
+        predicted = self.predict(X)
+        y = np.asarray(y)
+        correct = (predicted == y).astype(np.float64)
+        return float(np.average(correct, weights=sample_weight))

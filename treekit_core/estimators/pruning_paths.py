@@ -1,0 +1,171 @@
+"""The pruning path of a fitted tree: rpart's cp table (``printcp``, ``treekit path``),
+scikit-learn's ``cost_complexity_pruning_path``, and ``prune(alpha | cp)`` from the grown
+tree kept at fit. These are minimal cost-complexity pruning by definition (the names are
+scikit-learn's and rpart's), so this module names that built-in pruner; nothing else in
+the estimators does."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from treekit_core.builtins.pruners.cost_complexity import (
+    CostComplexity,
+    node_risk,
+)
+from treekit_core.engine.composition import PruningContext
+
+
+class Bunch(dict):
+    """A dict whose keys are attributes too (scikit-learn's ``Bunch``)."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+class PruningPaths:
+    """The pruning path of a fitted tree (rpart's cp table, scikit-learn's
+    cost_complexity_pruning_path) and pruning it again at any alpha without regrowing."""
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """scikit-learn's minimal cost-complexity path of the tree this estimator grows on
+        (X, y) before any pruning: a Bunch with ``ccp_alphas`` (one per weakest-link step,
+        0 first) and ``impurities`` (total weighted leaf impurity of each subtree, as a
+        fraction of the root's weight). Needs no fit; the estimator stays unfitted."""
+
+        params = {**self.get_params(), "pruner": "none", "pruner_params": None, "reject": None}
+        grown = type(self)(**params).fit(X, y, sample_weight=sample_weight)
+        sequence = CostComplexity(risk="impurity").sequence(grown.tree_, grown.composition_.labeler)
+        return Bunch(ccp_alphas=sequence.alphas, impurities=sequence.risk)
+
+    @property
+    def pruning_path_(self) -> dict:
+        """The pruner's record as equal-length columns (``pandas.DataFrame(model.
+        pruning_path_)`` is rpart's cp table for cost-complexity pruning: alphas, cp,
+        n_leaves, n_splits, risk, rel_error, CV error and its standard error, xerror, xstd,
+        and the subtree in use)."""
+        self._check_fitted()
+        state = self.tree_.component_state.get("pruner")
+        if not state:
+            raise AttributeError(
+                f"pruner {self.composition_.pruner.name!r} records no pruning path"
+            )
+        return self.composition_.pruner.path_table(state)
+
+    def cp_table(self) -> str:
+        """rpart's ``printcp`` output for a cost-complexity-pruned tree (``treekit path
+        MODEL`` prints it)."""
+
+        table = self.pruning_path_
+        for needed in ("cp", "rel_error", "selected"):
+            if needed not in table:
+                raise AttributeError(
+                    f"pruner {self.composition_.pruner.name!r} records no cp table (fit with "
+                    "pruner='cost_complexity')"
+                )
+        root_weight = float(self.tree_.weight[0])
+        root_error = float(table["risk"][-1]) * root_weight
+        return cp_table_text(table, root_error, root_weight, int(self.tree_.n_samples[0]))
+
+    def printcp(self) -> None:
+        """Print :meth:`cp_table`, as rpart's ``printcp``."""
+        print(self.cp_table(), end="")
+
+    def prune(self, alpha=None, *, cp=None, risk=None):
+        """A new fitted estimator: this tree pruned by minimal cost-complexity at ``alpha``
+        (scikit-learn's units) or ``cp`` (rpart's: alpha relative to the root's risk),
+        without regrowing. The grown tree is kept from fit (and in the model file), so any
+        alpha works, smaller ones than the fitted pruner chose included. ``risk``:
+        "misclassification" or "impurity"; default the fitted pruner's, else
+        "misclassification" (rpart). The new estimator has ``pruner="cost_complexity"``
+        with that alpha, so refitting it gives the same tree."""
+
+        self._check_fitted()
+        if (alpha is None) == (cp is None):
+            raise ValueError("prune needs exactly one of alpha= or cp=")
+        if risk is None:
+            risk = self.composition_.pruner.get_params().get("risk", "misclassification")
+        source = getattr(self, "_grown_tree", None) or self.tree_
+        if cp is not None:
+            if not (isinstance(cp, numbers.Real) and cp >= 0 and np.isfinite(cp)):
+                raise ValueError(f"cp must be a finite number >= 0, got {cp!r}")
+            root = float(node_risk(source, risk, self.composition_.labeler)[0])
+            alpha = float(cp) * root
+        CostComplexity(risk=risk, alpha=alpha)  # validates both, naming them
+        for kind in ("evaluator", "confidence"):
+            if self.tree_.component_state.get(kind):
+                raise ValueError(
+                    f"the {kind} {getattr(self.composition_, kind).name!r} learned state from "
+                    f"the training data, which prune() does not have: refit with "
+                    f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
+                )
+        if getattr(self, "reject_threshold_", None) is not None:
+            raise ValueError(
+                "the reject threshold was chosen for the fitted tree: refit with "
+                f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
+            )
+        params = {
+            **self.get_params(),
+            "pruner": "cost_complexity",
+            "pruner_params": {"risk": risk, "alpha": float(alpha)},
+        }
+        pruned = type(self)(**params)
+        composition = pruned._make_composition()
+        context = PruningContext(composition, None, np.random.default_rng(0))
+        tree = composition.pruner.prune(source, context)
+        tree.component_state["evaluator"] = {}
+        tree.component_state["confidence"] = {}
+        pruned.tree_, pruned.composition_ = tree, composition
+        pruned._grown_tree = getattr(self, "_grown_tree", None)
+        for name in (
+            "classes_",
+            "n_classes_",
+            "n_features_in_",
+            "feature_names_in_",
+            "categories_",
+            "_column_keys",
+            "reject_threshold_",
+        ):
+            if hasattr(self, name):
+                setattr(pruned, name, getattr(self, name))
+        return pruned
+
+
+def cp_table_text(table: dict, root_error: float, root_weight: float, n_samples: int) -> str:
+    """The cp table as rpart prints it: root first (largest cp), one row per nested
+    subtree, with ``xerror``/``xstd`` when the subtree was chosen by cross-validation; the
+    subtree in use is marked with ``*``."""
+    order = np.arange(len(table["cp"]))[::-1]
+    header = ["CP", "nsplit", "rel error"]
+    columns = [table["cp"], table.get("n_splits", table["n_leaves"] - 1), table["rel_error"]]
+    formats = ["{:.6f}", "{:d}", "{:.5f}"]
+    if "xerror" in table:
+        header += ["xerror", "xstd"]
+        columns += [table["xerror"], table["xstd"]]
+        formats += ["{:.5f}", "{:.5f}"]
+    rows = [
+        [
+            f.format(int(c[k]) if f == "{:d}" else float(c[k]))
+            for f, c in zip(formats, columns, strict=True)
+        ]
+        for k in order
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    label = len(str(len(rows)))
+    lines = [
+        f"Root node error: {root_error:g}/{root_weight:g} = "
+        f"{root_error / root_weight if root_weight else 0.0:.5f}",
+        "",
+        f"n= {n_samples}",
+        "",
+        " " * (label + 1) + " ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
+    ]
+    for number, (k, row) in enumerate(zip(order, rows, strict=True), start=1):
+        mark = " *" if table["selected"][k] else ""
+        cells = " ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
+        lines.append(f"{str(number).ljust(label)} {cells}{mark}")
+    return "\n".join(lines) + "\n"
