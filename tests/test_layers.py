@@ -309,3 +309,17 @@ def test_the_checker_catches_an_upward_import_and_a_cycle():
         "treekit_core.engine.tree:1 imports treekit_core from the layer 'api'"
         in violations(root)[0]
     )
+
+
+def test_the_engine_is_given_the_registry_and_never_fetches_one():
+    """The engine works with the registry its composition holds: no engine module imports
+    the registry module (whose ``get_registry`` is the process-wide one)."""
+    sources = core_sources()
+    fetching = [
+        f"{module}:{line}"
+        for module, source in sources.items()
+        if module.startswith("treekit_core.engine")
+        for target, line, _ in imports_of(module, source, set(sources))
+        if target == "treekit_core.registry"
+    ]
+    assert not fetching, "engine modules import the registry: " + ", ".join(fetching)

@@ -87,12 +87,13 @@ def test_pessimistic_pruning_of_exhaustive_trees_with_missing_values(seed):
 
 def test_a_split_reads_missing_left_as_branch_shares_and_routes_missing_rows_by_them():
     from treekit_core import Split
+    from treekit_core.builtins.questions import Threshold
     from treekit_core.engine.questions import route_rows
 
     X = np.array([[0.0], [2.0], [np.nan]])
     split = Split(0, 1.0, 0.1, {"missing_left": 0.25})
     assert split.branch_shares == (0.25, 0.75) and "missing_left" not in split.node_fields
-    branches = route_rows(X, np.arange(3), np.ones(3), split)
+    branches = route_rows(X, np.arange(3), np.ones(3), split, Threshold())
     (left_rows, left_w), (right_rows, right_w) = branches
     np.testing.assert_array_equal(left_rows, [0, 2])
     np.testing.assert_array_equal(left_w, [1.0, 0.25])

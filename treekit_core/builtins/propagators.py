@@ -8,6 +8,7 @@ import attrs
 
 from treekit_core.components import Propagator
 from treekit_core.engine.questions import route_rows
+from treekit_core.registry import get_registry
 
 
 @attrs.define(slots=False)
@@ -23,4 +24,5 @@ class HardPropagator(Propagator):
     provides: ClassVar[frozenset] = frozenset({"hard_partition"})
 
     def propagate(self, state, data, node, split):
-        return route_rows(data.X, node.rows, node.row_weights, split)
+        question = get_registry().question(split.question)  # as any plugin resolves it
+        return route_rows(data.X, node.rows, node.row_weights, split, question)

@@ -43,9 +43,9 @@ from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.questions import (
     MAX_CATEGORIES,
     answers_at,
-    question_named,
     split_branches,
 )
+from treekit_core.registry import get_registry  # noqa: E402
 
 LEFT, RIGHT = -1, 1  # rpart's codes (node.h)
 #: Node fields of a surrogate tree: per node, ``max_surrogates`` slots (NaN when unused)
@@ -309,7 +309,7 @@ class SurrogatePropagator(SurrogateSettings, Propagator):
                 f"{split.question!r} question with {split.n_branches} branches (use "
                 "nominal_split='subset')"
             )
-        question = question_named(split.question)
+        question = get_registry().question(split.question)
         if not question.compares_threshold and (
             question.category_branches(
                 split.feature, split.threshold, question.parameters(split.node_fields), 2
@@ -321,7 +321,7 @@ class SurrogatePropagator(SurrogateSettings, Propagator):
                 f"surrogate splits; the splitter asked a {split.question!r} question"
             )
         rows, weights = node.rows, node.row_weights
-        branch = split_branches(data.X, rows, split)
+        branch = split_branches(data.X, rows, split, question)
         side, left_branch = rpart_sides(branch, data.evidence[rows], weights)
         n_categories = (
             data.n_categories

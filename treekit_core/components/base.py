@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import attrs
@@ -11,16 +12,35 @@ import numpy as np
 ABSTAIN = -1
 
 
-def json_value(value):
-    """A JSON-able copy of a parameter value (numpy arrays and scalars become Python ones)."""
+_NON_FINITE_TEXT = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def json_value(value, non_finite_as_text: bool = False):
+    """A JSON-able copy of ``value``: numpy arrays and scalars become Python lists and
+    numbers, tuples lists, dict keys strings; with ``non_finite_as_text`` NaN and +-inf
+    become the strings ``"nan"``, ``"inf"``, ``"-inf"`` (strict JSON has no such numbers;
+    the model file writes them so). The one JSON cleaning of treekit: component parameters,
+    estimator parameters and model files all go through it."""
     if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (np.floating, np.integer, np.bool_)):
-        return value.item()
+        value = value.tolist()
+    elif isinstance(value, (np.floating, np.integer, np.bool_)):
+        value = value.item()
+    if isinstance(value, float) and non_finite_as_text and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, (list, tuple)):
-        return [json_value(v) for v in value]
+        return [json_value(v, non_finite_as_text) for v in value]
     if isinstance(value, dict):
-        return {str(k): json_value(v) for k, v in value.items()}
+        return {str(k): json_value(v, non_finite_as_text) for k, v in value.items()}
+    return value
+
+
+def from_json_value(value):
+    """Inverse of ``json_value(..., non_finite_as_text=True)`` for numeric lists: the
+    strings ``"nan"``, ``"inf"``, ``"-inf"`` become the numbers (other strings are kept)."""
+    if isinstance(value, list):
+        return [from_json_value(v) for v in value]
+    if isinstance(value, str) and value in _NON_FINITE_TEXT:
+        return _NON_FINITE_TEXT[value]
     return value
 
 

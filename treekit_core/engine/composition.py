@@ -15,7 +15,6 @@ from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.tree import Tree
-from treekit_core.registry import get_registry, is_registered, recreate_component
 
 
 class CompositionError(ValueError):
@@ -41,9 +40,10 @@ class Composition:
     n_threads: object = None
 
     def __reduce__(self):
-        """Pickled without the registry (it holds plugin modules); the unpickled
-        composition uses the process's registry."""
-        return _recreate_composition, ({**self.components, **self.settings()},)
+        """Pickled without the registry (it holds plugin modules): whoever unpickles it
+        hands it the registry of its process (an estimator does so in ``__setstate__``);
+        the engine never fetches one itself."""
+        return _composition_without_registry, ({**self.components, **self.settings()},)
 
     def settings(self) -> dict:
         """What the composition holds besides its components and registry."""
@@ -134,41 +134,13 @@ class Composition:
         return proba, decision, confidence
 
 
-class ShippedComposition:
-    """A composition on its way to other processes (a forest's workers under loky, Dask or
-    Ray). It travels as component names and parameters and is re-created inside the task
-    that uses it, so a component a worker cannot resolve raises in that task, and so in the
-    caller, instead of failing while the worker deserialises the task (which Dask only logs,
-    waiting forever). In the process that made it, :meth:`get` is the composition itself."""
-
-    def __init__(self, composition=None, spec=None):
-        self._composition, self._spec = composition, spec
-
-    def get(self) -> Composition:
-        if self._composition is None:
-            components = {
-                kind: recreate_component(kind, *value) if isinstance(value, tuple) else value
-                for kind, value in self._spec["components"].items()
-            }
-            self._composition = _recreate_composition({**self._spec["rest"], **components})
-        return self._composition
-
-    def __reduce__(self):
-
-        composition = self.get()
-        components = {
-            kind: (c.name, c.get_params()) if is_registered(c) else c
-            for kind, c in composition.components.items()
-        }
-        return ShippedComposition, (
-            None,
-            {"components": components, "rest": composition.settings()},
-        )
+def _composition_without_registry(state: dict) -> Composition:
+    return Composition(**state)
 
 
-def _recreate_composition(state: dict) -> Composition:
-
-    return Composition(**state, registry=get_registry())
+#: The name pickles written by treekit 0.3.0 unpickle a composition with (its registry is
+#: then handed back by the estimator, as for any composition).
+_recreate_composition = _composition_without_registry
 
 
 @attrs.define(eq=False)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from treekit_core.engine.questions import question_named, split_branches, training_shares
-from treekit_core.engine.tree import Tree, TreeAssembler
+from treekit_core.engine.questions import split_branches, training_shares
+from treekit_core.engine.tree import Tree, TreeAssembler, narrow_box
 
 #: A split whose heaviest child keeps more than 1 - this of the parent's weight is no split.
 SHRINK_TOLERANCE = 1e-9
@@ -119,10 +119,12 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         split = splitter.find_split(split_state, node, rules)
         if split is None or not accepts_split(split.improvement, weight, rule_values):
             continue
-        question = question_named(split.question)
+        question = registry.question(split.question)
         if split.branch_shares is None:
             split.branch_shares = tuple(
-                training_shares(split_branches(data.X, rows, split), row_weights, split.n_branches)
+                training_shares(
+                    split_branches(data.X, rows, split, question), row_weights, split.n_branches
+                )
             )
         children = propagator.propagate(propagation_state, data, node, split)
         if len(children) != split.n_branches:
@@ -161,24 +163,11 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
                 "splitting nodes that barely shrink; set max_depth, min_samples_leaf or "
                 "min_impurity_decrease"
             )
-        boxes = child_bounds(bounds, split, question)
+        boxes = narrow_box(bounds, question, split.feature, split.threshold, split.n_branches)
         for b in range(split.n_branches - 1, -1, -1):  # the first branch is grown first
             child_rows, child_weights = children[b]
             stack.append((child_rows, child_weights, depth + 1, node_id, b, boxes[b]))
     return assembler.to_tree(field_names)
-
-
-def child_bounds(bounds, split, question) -> list:
-    """The children's boxes: a threshold question makes the threshold the first child's
-    upper bound and the second child's lower bound on its feature; other questions leave
-    every child the node's box."""
-    lower, upper = bounds
-    if not question.compares_threshold or split.feature < 0:
-        return [bounds] * split.n_branches
-    left_upper, right_lower = upper.copy(), lower.copy()
-    left_upper[split.feature] = min(upper[split.feature], split.threshold)
-    right_lower[split.feature] = max(lower[split.feature], split.threshold)
-    return [(lower, left_upper), (right_lower, upper)]
 
 
 def _announce_splits(registry, tree) -> None:

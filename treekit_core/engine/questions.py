@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core.registry import get_registry
-
 #: Category codes must fit the bits of a float64 mantissa (a subset is a bit mask).
 MAX_CATEGORIES = 53
 
@@ -134,15 +132,10 @@ def rows_reaching(tree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return node_of[order], row_of[order]
 
 
-def question_named(name: str):
-    """The registered question kind ``name`` (an instance, shared)."""
-
-    return get_registry().question(name)
-
-
-def split_branches(X: np.ndarray, rows: np.ndarray, split) -> np.ndarray:
-    """The branch of every row of ``rows`` under ``split`` (-1: cannot answer)."""
-    question = question_named(split.question)
+def split_branches(X: np.ndarray, rows: np.ndarray, split, question) -> np.ndarray:
+    """The branch of every row of ``rows`` under ``split``, whose question kind is
+    ``question`` (the instance its caller's registry gives for ``split.question``; -1:
+    cannot answer)."""
     kernels = _kernels((type(question),))
     return kernels.branches(
         X,
@@ -163,11 +156,11 @@ def training_shares(branch: np.ndarray, row_weights: np.ndarray, n_branches: int
     return weight / total if total > 0 else np.full(n_branches, 1.0 / n_branches)
 
 
-def route_rows(X, rows, row_weights, split):
+def route_rows(X, rows, row_weights, split, question):
     """Per branch, (rows, weights) of the training rows: each row goes wholly to its
     branch; a row that cannot answer goes to every branch, weighted by the split's branch
     shares (C4.5). Returns a list with one pair per branch."""
-    branch = split_branches(X, rows, split)
+    branch = split_branches(X, rows, split, question)
     unknown = branch < 0
     if not unknown.any():
         if split.n_branches == 2:  # the common case, in two masks

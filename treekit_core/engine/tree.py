@@ -17,16 +17,15 @@ nodes all have two children.
 
 from __future__ import annotations
 
-import math
 import threading
 import weakref
 
 import attrs
 import numpy as np
 
+from treekit_core.components.base import from_json_value, json_value
 from treekit_core.components.question import Threshold
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
-from treekit_core.registry import get_registry
 
 LEAF = -1
 UNDEFINED_THRESHOLD = -2.0
@@ -56,35 +55,11 @@ _ARRAY_FIELDS = {
 
 def encode_floats(obj):
     """JSON-safe copy: non-finite floats become the strings 'inf', '-inf', 'nan'."""
-    if isinstance(obj, np.ndarray):
-        return encode_floats(obj.tolist())
-    if isinstance(obj, float):
-        if math.isfinite(obj):
-            return obj
-        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, (np.floating,)):
-        return encode_floats(float(obj))
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, (list, tuple)):
-        return [encode_floats(v) for v in obj]
-    if isinstance(obj, dict):
-        return {str(k): encode_floats(v) for k, v in obj.items()}
-    return obj
+    return json_value(obj, non_finite_as_text=True)
 
 
-_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
-
-def decode_floats(obj):
-    """Inverse of :func:`encode_floats` for numeric lists (strings are kept in other places)."""
-    if isinstance(obj, list):
-        return [decode_floats(v) for v in obj]
-    if isinstance(obj, str) and obj in _SPECIAL:
-        return _SPECIAL[obj]
-    return obj
+#: Inverse of :func:`encode_floats` for numeric lists (strings are kept in other places).
+decode_floats = from_json_value
 
 
 #: Fields whose length is not the number of nodes.
@@ -408,9 +383,10 @@ class Tree:
         return out
 
     @classmethod
-    def from_dict(cls, payload: dict, resolve_question=None) -> "Tree":
+    def from_dict(cls, payload: dict, resolve_question) -> "Tree":
         """Read :meth:`to_dict`'s output (format 2, or format 1, converted). Question kinds
-        are looked up by name with ``resolve_question`` (default: the registry)."""
+        are looked up by name with ``resolve_question`` (the caller's registry: the engine is
+        given one, it never fetches the process-wide one)."""
         if not isinstance(payload, dict):
             raise ValueError("tree payload must be a JSON object")
         if "children_left" in payload and "child_start" not in payload:
@@ -447,7 +423,7 @@ class Tree:
         names = payload.get("questions", ["threshold"])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError("tree field 'questions' must be a list of question kind names")
-        resolve = resolve_question or _registry_question
+        resolve = resolve_question
         tree = cls(
             **arrays,
             n_features=n_features,
@@ -627,11 +603,6 @@ _DERIVED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _DERIVED_LOCK = threading.Lock()
 
 
-def _registry_question(name: str):
-
-    return get_registry().create("question", name)
-
-
 def _format1_to_format2(payload: dict) -> dict:
     """Format 1 (binary trees; question codes 0/1/2 in node_fields['question'], NaN =
     threshold; the share of missing values in node_fields['missing_left'], NaN = 0.5)."""
@@ -793,22 +764,41 @@ def stack_field(values) -> np.ndarray:
     return out
 
 
+def narrow_box(box, question, feature: int, threshold: float, n_branches: int) -> list:
+    """The boxes of a node's children, from the node's ``box`` (lower, upper) per feature,
+    where a sample of the region has lower < x <= upper: a threshold question makes the
+    threshold the first child's upper bound and the second child's lower bound on its
+    feature; other questions leave every child the node's box (which then contains the
+    child's region). The one box narrowing: the grow loop, J48's pruner and
+    :func:`node_boxes` use it."""
+    lower, upper = box
+    if not question.compares_threshold or feature < 0:
+        return [box] * n_branches
+    left_upper, right_lower = upper.copy(), lower.copy()
+    left_upper[feature] = min(upper[feature], threshold)
+    right_lower[feature] = max(lower[feature], threshold)
+    return [(lower, left_upper), (right_lower, upper)]
+
+
 def node_boxes(tree: Tree):
     """(lower, upper), n_nodes x n_features: the region of every node as the box
-    lower < x <= upper (+-inf where its path sets no bound). Threshold questions narrow the
-    box; other questions leave it as their parent's (then the box contains the region)."""
+    lower < x <= upper (+-inf where its path sets no bound), narrowed by
+    :func:`narrow_box` from the root down."""
     lower = np.full((tree.n_nodes, tree.n_features), -np.inf)
     upper = np.full((tree.n_nodes, tree.n_features), np.inf)
     for node in range(tree.n_nodes):  # parents come before their children
         kids = tree.children(node)
         if kids.size == 0:
             continue
-        lower[kids], upper[kids] = lower[node], upper[node]
-        if tree.question_of(node).compares_threshold:
-            f, t = tree.feature[node], tree.threshold[node]
-            left, right = int(kids[0]), int(kids[1])
-            upper[left, f] = min(upper[node, f], t)
-            lower[right, f] = max(lower[node, f], t)
+        boxes = narrow_box(
+            (lower[node], upper[node]),
+            tree.question_of(node),
+            int(tree.feature[node]),
+            float(tree.threshold[node]),
+            int(kids.size),
+        )
+        for kid, (kid_lower, kid_upper) in zip(kids.tolist(), boxes, strict=True):
+            lower[kid], upper[kid] = kid_lower, kid_upper
     return lower, upper
 
 

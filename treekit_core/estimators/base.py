@@ -65,6 +65,14 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
             n_threads=check_n_threads(getattr(self, "n_threads", None)),
         )
 
+    def __setstate__(self, state) -> None:
+        """Unpickled: the composition gets this process's registry (a composition travels
+        without one, and the engine never fetches one)."""
+        self.__dict__.update(state)
+        composition = state.get("composition_")
+        if composition is not None and composition.registry is None:
+            composition.registry = get_registry()
+
     def _input_tags(self) -> dict:
         """Sparse X is densified, nominal columns are accepted, and NaN is when every
         component of the composition that reads X handles missing values."""

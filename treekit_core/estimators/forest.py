@@ -27,7 +27,7 @@ import numpy as np
 
 from treekit_core.builtins.evaluators import apply_tree
 from treekit_core.components import ABSTAIN
-from treekit_core.engine.composition import ShippedComposition
+from treekit_core.engine.composition import Composition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
 from treekit_core.engine.importances import forest_importances
 from treekit_core.engine.rejection import RejectRule
@@ -35,6 +35,7 @@ from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
 from treekit_core.estimators.inputs import _rng
+from treekit_core.registry import get_registry, is_registered, recreate_component
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
 #: averaged distribution (by default its largest probability), or the vote margin (share of
@@ -102,6 +103,43 @@ def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
     raise ValueError(
         f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}"
     )
+
+
+class ShippedComposition:
+    """A composition on its way to other processes (a forest's workers under loky, Dask or
+    Ray). It travels as component names and parameters and is re-created inside the task
+    that uses it, so a component a worker cannot resolve raises in that task, and so in the
+    caller, instead of failing while the worker deserialises the task (which Dask only logs,
+    waiting forever). In the process that made it, :meth:`get` is the composition itself."""
+
+    def __init__(self, composition=None, spec=None):
+        self._composition, self._spec = composition, spec
+
+    def get(self) -> Composition:
+        if self._composition is None:
+            components = {
+                kind: recreate_component(kind, *value) if isinstance(value, tuple) else value
+                for kind, value in self._spec["components"].items()
+            }
+            self._composition = _recreate_composition({**self._spec["rest"], **components})
+        return self._composition
+
+    def __reduce__(self):
+
+        composition = self.get()
+        components = {
+            kind: (c.name, c.get_params()) if is_registered(c) else c
+            for kind, c in composition.components.items()
+        }
+        return ShippedComposition, (
+            None,
+            {"components": components, "rest": composition.settings()},
+        )
+
+
+def _recreate_composition(state: dict) -> Composition:
+
+    return Composition(**state, registry=get_registry())
 
 
 class ForestClassifier(ComposedEstimatorMixin):

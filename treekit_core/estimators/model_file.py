@@ -21,6 +21,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import KINDS
+from treekit_core.components.base import json_value
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.rejection import RejectRule
@@ -173,7 +174,9 @@ def read_tree(
 
     tree_payload = field(payload, "tree", dict)
     try:
-        tree = Tree.from_dict(tree_payload)
+        tree = Tree.from_dict(
+            tree_payload, lambda name: composition.registry.create("question", name)
+        )
     except ValueError as exc:
         raise ModelFileError(f"{where}: {exc}") from None
     if tree.n_classes != n_classes:
@@ -233,17 +236,6 @@ def check_header(payload: dict, estimator: str) -> None:
 
 #: Model versions this treekit reads (version 1: binary trees with question codes, converted).
 READABLE_MODEL_VERSIONS = (1, 2)
-
-
-def _plain(value):
-    """numpy scalars and arrays inside parameters as the Python values JSON writes."""
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if isinstance(value, (np.generic, np.ndarray)):
-        return _plain(value.tolist())
-    return value
 
 
 class ModelFile:
@@ -311,7 +303,7 @@ class ModelFile:
             params["calibration"], (str, dict)
         ):
             params["calibration"] = attrs.asdict(params["calibration"])
-        return _plain(params)
+        return json_value(params)
 
     @classmethod
     def _from_json_params(cls, params: dict):

@@ -17,9 +17,9 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Pruner, Split
-from treekit_core.engine.grow import Node, child_bounds
+from treekit_core.engine.grow import Node
 from treekit_core.engine.questions import split_branches, training_shares
-from treekit_core.engine.tree import Tree, TreeAssembler
+from treekit_core.engine.tree import Tree, TreeAssembler, narrow_box
 
 #: Weka's comparison tolerance (Utils.SMALL).
 SMALL = 1e-6
@@ -86,7 +86,7 @@ class _Pruning:
         ``keep_shares`` the node keeps those shares (they decide predictions too)."""
         split = self.split_of(node)
         shares = training_shares(
-            split_branches(self.data.X, rows, split), row_weights, split.n_branches
+            split_branches(self.data.X, rows, split, node.question), row_weights, split.n_branches
         )
         split.branch_shares = tuple(shares)
         if keep_shares:
@@ -107,7 +107,10 @@ class _Pruning:
         )
 
     def child_bounds(self, node: _Node):
-        return child_bounds(node.bounds, self.split_of(node), node.question)
+        split = self.split_of(node)
+        return narrow_box(
+            node.bounds, node.question, split.feature, split.threshold, split.n_branches
+        )
 
     def statistics(self, rows, row_weights):
         sums = row_weights @ self.data.evidence[rows]

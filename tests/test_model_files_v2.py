@@ -1,0 +1,42 @@
+"""Model files and pickles written by treekit 0.3.0 before the core was put in layers
+(tests/fixtures/models_v2, made by make_v2_models.py there) load and predict identically."""
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treekit_core import ForestClassifier, TreeClassifier
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models_v2"
+NAMES = sorted(p.name[: -len(".expected.json")] for p in FIXTURES.glob("*.expected.json"))
+
+
+def _data():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_v2", FIXTURES / "make_v2_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.mixed_data()
+
+
+def test_every_fixture_is_there():
+    assert NAMES == ["cost_complexity_cv", "forest", "j48", "subset_missing", "surrogates"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_0_3_0_model_file_and_pickle_predict_as_they_did(name):
+    X, _ = _data()
+    expected = json.loads((FIXTURES / f"{name}.expected.json").read_text())
+    assert expected["treekit"] == "0.3.0"
+    estimator = ForestClassifier if name == "forest" else TreeClassifier
+    loaded = estimator.from_json((FIXTURES / f"{name}.json").read_text())
+    np.testing.assert_array_equal(loaded.predict_proba(X), np.asarray(expected["proba"]))
+    unpickled = pickle.loads((FIXTURES / f"{name}.pickle").read_bytes())
+    np.testing.assert_array_equal(unpickled.predict_proba(X), np.asarray(expected["proba"]))
+    # and a refit of the unpickled estimator's composition works (its registry is there)
+    refit = unpickled.fit(X, _data()[1])
+    np.testing.assert_array_equal(refit.predict_proba(X), np.asarray(expected["proba"]))
