@@ -29,10 +29,16 @@ The rules this test checks on the source (imports inside functions included, tho
   matplotlib, scikit-learn, ...: :data:`HEAVY`; every kernel module loads numba) and
   points downward, like every other.
 
-To see it fail, add ``from treekit_core.estimators import forest`` to the top of
-``treekit_core/engine/tree.py``: ``test_no_module_imports_from_a_layer_above_it`` names the
-line (``test_the_checker_catches_an_upward_import_and_a_cycle`` does the same on made-up
-sources).
+To see it fail, add to the end of ``treekit_core/engine/tree.py``::
+
+    def _upward():
+        from treekit_core.estimators import forest
+
+``test_no_module_imports_from_a_layer_above_it_or_in_a_cycle`` then names the line twice
+(an upward import, and one inside a function that loads no heavy library). The same
+import at the top of the module makes a real cycle, which Python itself refuses when
+``treekit_core`` is imported. ``test_the_checker_catches_an_upward_import_and_a_cycle``
+shows each rule failing on made-up sources.
 """
 
 from __future__ import annotations

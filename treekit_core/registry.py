@@ -26,6 +26,7 @@ import pluggy
 import treekit_core.hookspecs as hookspecs
 from treekit_core.components import REGISTERED_KINDS, Component
 from treekit_core.components.base import link_registry
+from treekit_core.components.errors import PluginError  # noqa: F401 (its home before)
 
 #: The version of the component contract (hooks, base classes, capabilities, tree format)
 #: that this treekit_core implements. A plugin declares the version it was written for as
@@ -38,11 +39,6 @@ PLUGIN_API_ATTRIBUTE = "TREEKIT_PLUGIN_API"
 ENTRY_POINT_GROUP = "treekit"
 CORE_DISTRIBUTION = "treekit-core"
 LOAD_ENV = "TREEKIT_LOAD_PLUGINS"
-
-
-class PluginError(ValueError):
-    """A plugin or component name problem (unknown name, duplicate registration, a plugin
-    written for another plugin API version)."""
 
 
 def api_mismatch(plugin, name: str) -> str | None:

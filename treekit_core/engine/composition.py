@@ -11,14 +11,11 @@ import attrs
 import numpy as np
 
 from treekit_core.components import CAPABILITIES, KINDS
+from treekit_core.components.errors import CompositionError  # noqa: F401 (its home before)
 from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.tree import Tree
-
-
-class CompositionError(ValueError):
-    """Components that cannot work together."""
 
 
 @attrs.define(eq=False)

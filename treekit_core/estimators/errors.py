@@ -1,12 +1,5 @@
-"""The errors the estimators raise beyond ValueError."""
+"""The errors the estimators raise beyond ValueError (defined in the contract)."""
 
-from __future__ import annotations
+from treekit_core.components.errors import AbstentionError, NotFittedError
 
-
-class NotFittedError(ValueError, AttributeError):
-    """The estimator is used before fit (also scikit-learn's NotFittedError when
-    scikit-learn is loaded: :mod:`treekit_core.engine.sklearn_compat`)."""
-
-
-class AbstentionError(ValueError):
-    """predict() was asked for labels from a composition that can abstain."""
+__all__ = ["AbstentionError", "NotFittedError"]

@@ -22,6 +22,7 @@ import numpy as np
 
 from treekit_core.components import KINDS
 from treekit_core.components.base import json_value
+from treekit_core.components.errors import ModelFileError  # noqa: F401 (its home before)
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.rejection import RejectRule
@@ -36,10 +37,6 @@ MAX_FILE_BYTES = 2 * 1024**3
 MAX_NESTING = 64
 #: Trees in one forest file.
 MAX_TREES = 100_000
-
-
-class ModelFileError(ValueError):
-    """A model file that does not hold a valid treekit model; the message names the field."""
 
 
 def read_json(text_or_path) -> dict:
