@@ -284,7 +284,7 @@ class ForestClassifier(ComposedEstimatorMixin):
 
     # -- JSON: the mixin's to_json / from_json, with the trees as a list ----------------
     def _trees_payload(self) -> dict:
-        return {"trees": [tree.to_dict() for tree in self.estimators_]}
+        return {"trees": [model_file.tree_to_dict(tree) for tree in self.estimators_]}
 
     def _read_trees(self, payload, composition, n_classes) -> list:
 

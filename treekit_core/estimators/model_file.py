@@ -21,12 +21,12 @@ import attrs
 import numpy as np
 
 from treekit_core.components import KINDS
-from treekit_core.components.base import json_value
+from treekit_core.components.base import from_json_value, json_value
 from treekit_core.components.errors import ModelFileError  # noqa: F401 (its home before)
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.rejection import RejectRule
-from treekit_core.engine.tree import Tree, decode_floats, encode_floats
+from treekit_core.engine.tree import ARRAY_FIELDS, LEAF, Tree
 from treekit_core.registry import PluginError
 
 #: Files larger than this are refused before parsing: a tree of 10^6 nodes takes about
@@ -158,6 +158,215 @@ def read_threshold(value) -> float | None:
     return float(value)
 
 
+# -- the tree's part of the file ----------------------------------------------------
+
+#: Format of :func:`tree_to_dict`; version 1 (binary trees, question codes) is converted
+#: on read.
+TREE_FORMAT = 2
+#: Question codes of format 1, by the names of the kinds that replaced them.
+_FORMAT1_QUESTIONS = ("threshold", "subset", "oblique")
+
+
+def encode_floats(obj):
+    """JSON-safe copy: non-finite floats become the strings 'inf', '-inf', 'nan'."""
+    return json_value(obj, non_finite_as_text=True)
+
+
+#: Inverse of :func:`encode_floats` for numeric lists (strings are kept in other places).
+decode_floats = from_json_value
+
+
+def tree_to_dict(tree: Tree) -> dict:
+    """A tree as the model file holds it (format :data:`TREE_FORMAT`)."""
+    out = {"tree_format": TREE_FORMAT}
+    out.update({name: encode_floats(getattr(tree, name)) for name in ARRAY_FIELDS})
+    out["n_features"] = int(tree.n_features)
+    out["questions"] = [q.name for q in tree.questions]
+    out["node_fields"] = {k: encode_floats(np.asarray(v)) for k, v in tree.node_fields.items()}
+    out["component_state"] = encode_floats(tree.component_state)
+    return out
+
+
+def tree_from_dict(payload: dict, resolve_question) -> Tree:
+    """Read :func:`tree_to_dict`'s output (format 2, or format 1, converted). Question kinds
+    are looked up by name with ``resolve_question`` (the caller's registry: the engine is
+    given one, it never fetches the process-wide one)."""
+    if not isinstance(payload, dict):
+        raise ValueError("tree payload must be a JSON object")
+    if "children_left" in payload and "child_start" not in payload:
+        payload = _format1_to_format2(payload)
+    missing = [name for name in ARRAY_FIELDS if name not in payload]
+    if missing:
+        raise ValueError(f"tree payload lacks the fields {missing}")
+    arrays = {name: _read_array(payload, name, dtype) for name, dtype in ARRAY_FIELDS.items()}
+    n = _node_count(arrays)
+    if n > MAX_NODES:
+        raise ValueError(f"tree has {n} nodes; model files may hold at most {MAX_NODES}")
+    for name in ("class_sums", "value"):
+        if arrays[name].ndim != 2 or arrays[name].shape[0] != n:
+            raise ValueError(f"tree field {name!r} must be {n} rows of class values (one per node)")
+    n_features = payload.get("n_features")
+    if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
+        raise ValueError("tree field 'n_features' must be a positive integer")
+    if n_features > MAX_FEATURES:
+        # what a kernel or a report sizes by (node boxes are n_nodes x n_features)
+        raise ValueError(
+            f"tree field 'n_features' is {n_features}; model files may hold at most "
+            f"{MAX_FEATURES} features"
+        )
+    node_fields = payload.get("node_fields", {})
+    if not isinstance(node_fields, dict):
+        raise ValueError("tree field 'node_fields' must be an object (name -> per-node values)")
+    state = payload.get("component_state", {})
+    if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
+        raise ValueError(
+            "tree field 'component_state' must be an object of objects (kind -> state)"
+        )
+    names = payload.get("questions", ["threshold"])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError("tree field 'questions' must be a list of question kind names")
+    resolve = resolve_question
+    tree = Tree(
+        **arrays,
+        n_features=n_features,
+        questions=tuple(resolve(name) for name in names),
+        node_fields={
+            str(name): _read_node_field(name, values, n) for name, values in node_fields.items()
+        },
+        component_state=_decode_state(state),
+    )
+    tree.check_structure()
+    return tree
+
+
+#: Size cap of a model file's tree (a crafted file must not exhaust memory).
+MAX_NODES = 10**8
+#: Features a model file's tree may name (numpy's own cap on array dimensions is far
+#: above; a tree fitted on more columns than this is no tree a file should hold).
+MAX_FEATURES = 10**7
+
+
+def _read_node_field(name, values, n: int) -> np.ndarray:
+    """A per-node field as a float64 array of n rows (a number per node, or a row of
+    numbers per node); anything else (null, strings, booleans, ragged or deeper nesting)
+    is refused here, naming the field, so no component meets it unconverted."""
+    decoded = decode_floats(values)
+    if not isinstance(decoded, list):
+        raise ValueError(f"tree node field {name!r} must be a list with one entry per node")
+    flat = decoded if not any(isinstance(v, list) for v in decoded) else None
+    rows = decoded if flat is None else []
+    for value in flat if flat is not None else (v for row in rows for v in _row(name, row)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(
+                f"tree node field {name!r} holds {type(value).__name__} "
+                f"{str(value)[:40]!r}; numbers are expected"
+            )
+    try:
+        array = np.asarray(decoded, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(
+            f"tree node field {name!r} must hold a number per node or rows of equal length"
+        ) from None
+    if array.ndim not in (1, 2) or array.shape[0] != n:
+        raise ValueError(
+            f"tree node field {name!r} has shape {array.shape}; expected ({n},) or ({n}, width)"
+        )
+    return array
+
+
+def _row(name, row):
+    if not isinstance(row, list):
+        raise ValueError(
+            f"tree node field {name!r} mixes numbers and rows; a number per node or a row "
+            "per node is expected"
+        )
+    return row
+
+
+def _node_count(arrays) -> int:
+    """The number of nodes most per-node fields agree on; a field that disagrees is the
+    corrupt one and is named."""
+    lengths = {
+        name: values.shape[0] if values.ndim else -1
+        for name, values in arrays.items()
+        if name not in ("child_ids", "child_shares")
+    }
+    lengths["child_start"] -= 1
+    counts = {}
+    for length in lengths.values():
+        counts[length] = counts.get(length, 0) + 1
+    n = max(counts, key=counts.get)
+    for name, length in lengths.items():
+        if length != n:
+            expected = f"{n + 1} (n_nodes + 1)" if name == "child_start" else f"{n} (one per node)"
+            found = length + 1 if name == "child_start" else length
+            raise ValueError(f"tree field {name!r} has {found} entries, expected {expected}")
+    return n
+
+
+def _read_array(payload, name, dtype):
+    """A tree field as an array of ``dtype``; integer fields must hold integers (a float
+    index such as 1.5 is refused, not truncated)."""
+    try:
+        values = np.asarray(decode_floats(payload[name]), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"tree field {name!r} is not an array of numbers") from None
+    if dtype is np.int64:
+        if not np.isfinite(values).all() or (values != np.round(values)).any():
+            raise ValueError(f"tree field {name!r} must hold integers")
+        if values.size and np.abs(values).max() > 2**62:
+            raise ValueError(f"tree field {name!r} holds an integer out of range")
+    return values.astype(dtype)
+
+
+def _format1_to_format2(payload: dict) -> dict:
+    """Format 1 (binary trees; question codes 0/1/2 in node_fields['question'], NaN =
+    threshold; the share of missing values in node_fields['missing_left'], NaN = 0.5)."""
+    for name in ("children_left", "children_right", "class_sums"):
+        if name not in payload:
+            raise ValueError(f"tree payload lacks the field {name!r}")
+    left = np.asarray(decode_floats(payload["children_left"]), dtype=np.int64)
+    right = np.asarray(decode_floats(payload["children_right"]), dtype=np.int64)
+    if left.shape != right.shape or left.ndim != 1:
+        raise ValueError("tree fields 'children_left' / 'children_right' differ in shape")
+    n = left.shape[0]
+    fields = {k: np.asarray(decode_floats(v)) for k, v in payload.get("node_fields", {}).items()}
+    internal = left >= 0
+    codes = np.asarray(fields.pop("question", np.full(n, np.nan)), dtype=np.float64)
+    codes = np.where(np.isnan(codes), 0, codes)
+    if codes.shape != (n,) or not np.isin(codes, (0, 1, 2)).all():
+        raise ValueError("tree node field 'question' holds codes other than 0, 1, 2")
+    used = sorted({int(c) for c in codes[internal]} | {0})
+    index = {code: i for i, code in enumerate(used)}
+    question = np.where(internal, [index.get(int(c), 0) for c in codes], LEAF)
+    share = np.asarray(fields.pop("missing_left", np.full(n, 0.5)), dtype=np.float64)
+    if share.shape != (n,):
+        raise ValueError("tree node field 'missing_left' does not have one row per node")
+    share = np.where(np.isnan(share), 0.5, share)
+    out = dict(payload)
+    del out["children_left"], out["children_right"]
+    ids = np.column_stack([left, right])[internal].reshape(-1)
+    out["child_start"] = np.concatenate([[0], np.cumsum(np.where(internal, 2, 0))]).tolist()
+    out["child_ids"] = ids.tolist()
+    out["child_shares"] = np.column_stack([share, 1 - share])[internal].reshape(-1).tolist()
+    out["question"] = question.tolist()
+    out["questions"] = [_FORMAT1_QUESTIONS[code] for code in used]
+    out["node_fields"] = {k: encode_floats(v) for k, v in fields.items()}
+    return out
+
+
+def _decode_state(state):
+    if isinstance(state, dict):
+        return {k: _decode_state(v) for k, v in state.items()}
+    if isinstance(state, list):
+        decoded = decode_floats(state)
+        try:
+            return np.asarray(decoded, dtype=np.float64)
+        except (TypeError, ValueError):
+            return decoded
+    return state
+
+
 def read_tree(
     payload: dict,
     composition,
@@ -171,7 +380,7 @@ def read_tree(
 
     tree_payload = field(payload, "tree", dict)
     try:
-        tree = Tree.from_dict(
+        tree = tree_from_dict(
             tree_payload, lambda name: composition.registry.create("question", name)
         )
     except ValueError as exc:

@@ -154,8 +154,8 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
     def _trees_payload(self) -> dict:
         grown = getattr(self, "_grown_tree", None)
         return {
-            "tree": self.tree_.to_dict(),
-            **({"grown_tree": grown.to_dict()} if grown is not None else {}),
+            "tree": model_file.tree_to_dict(self.tree_),
+            **({"grown_tree": model_file.tree_to_dict(grown)} if grown is not None else {}),
         }
 
     def _read_trees(self, payload, composition, n_classes) -> list:

@@ -82,13 +82,15 @@ def _udt_payload():
 def test_udt_thresholds_outside_their_boxes_still_give_distributions():
     """Issue 33: every threshold set to 0 (with the evaluator's boxes made to match) gave
     rows summing to 333. The gate is a probability whatever the file says."""
-    from treekit_core import Tree, get_registry
     from treekit_soft_search.udt import tested_feature_bounds
 
     payload, X = _udt_payload()
+    # the boxes the crafted thresholds give, from the fitted tree with its thresholds at 0
+    crafted = TreeClassifier.from_json(json.dumps(payload)).tree_
+    crafted.threshold[~crafted.is_leaf] = 0.0
+    lower, upper = tested_feature_bounds(crafted)
     tree = payload["tree"]
     tree["threshold"] = [0.0 if t != -2.0 else t for t in tree["threshold"]]
-    lower, upper = tested_feature_bounds(Tree.from_dict(tree, get_registry().question))
     state = tree["component_state"]["evaluator"]
     state["lower"] = [float(v) if np.isfinite(v) else ("-inf" if v < 0 else "inf") for v in lower]
     state["upper"] = [float(v) if np.isfinite(v) else ("-inf" if v < 0 else "inf") for v in upper]
