@@ -253,9 +253,13 @@ def _read_node_field(name, values, n: int) -> np.ndarray:
     decoded = decode_floats(values)
     if not isinstance(decoded, list):
         raise ValueError(f"tree node field {name!r} must be a list with one entry per node")
-    flat = decoded if not any(isinstance(v, list) for v in decoded) else None
-    rows = decoded if flat is None else []
-    for value in flat if flat is not None else (v for row in rows for v in _row(name, row)):
+    nested = any(isinstance(v, list) for v in decoded)
+    if nested and not all(isinstance(v, list) for v in decoded):
+        raise ValueError(
+            f"tree node field {name!r} mixes numbers and rows; a number per node or a row "
+            "per node is expected"
+        )
+    for value in (v for row in decoded for v in row) if nested else decoded:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ValueError(
                 f"tree node field {name!r} holds {type(value).__name__} "
@@ -272,15 +276,6 @@ def _read_node_field(name, values, n: int) -> np.ndarray:
             f"tree node field {name!r} has shape {array.shape}; expected ({n},) or ({n}, width)"
         )
     return array
-
-
-def _row(name, row):
-    if not isinstance(row, list):
-        raise ValueError(
-            f"tree node field {name!r} mixes numbers and rows; a number per node or a row "
-            "per node is expected"
-        )
-    return row
 
 
 def _node_count(arrays) -> int:
