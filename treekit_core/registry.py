@@ -26,7 +26,7 @@ import pluggy
 import treekit_core.hookspecs as hookspecs
 from treekit_core.components import REGISTERED_KINDS, Component
 from treekit_core.components.base import link_registry
-from treekit_core.components.errors import PluginError  # noqa: F401 (its home before)
+from treekit_core.components.errors import PluginError
 
 #: The version of the component contract (hooks, base classes, capabilities, tree format)
 #: that this treekit_core implements. A plugin declares the version it was written for as

@@ -45,7 +45,7 @@ from treekit_core.engine.questions import (
     answers_at,
     split_branches,
 )
-from treekit_core.registry import get_registry  # noqa: E402
+from treekit_core.registry import get_registry
 
 LEFT, RIGHT = -1, 1  # rpart's codes (node.h)
 #: Node fields of a surrogate tree: per node, ``max_surrogates`` slots (NaN when unused)

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import CAPABILITIES, KINDS
-from treekit_core.components.errors import CompositionError  # noqa: F401 (its home before)
+from treekit_core.components.errors import CompositionError
 from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules

@@ -35,20 +35,14 @@ def export_text(
     def leaf_text(node):
         return leaf_label(tree, node, classes, decimals, show_distribution)
 
-    # depth first without recursion (a tree may be thousands of levels deep): a node's
-    # line comes with the branch leading to it, as its parent wrote it
-    depths, leading = tree.node_depths(), {}
-    for node in tree.preorder()[0].tolist():
-        depth = int(depths[node])
-        if node != 0:
-            lines.append(f"{'|   ' * (depth - 1)}|--- {leading.pop(node)}")
-        kids = tree.children(node)
-        if kids.size == 0:
+    for node, depth, branch in depth_first(tree, context):
+        if branch is not None:
+            lines.append(f"{'|   ' * (depth - 1)}|--- {branch}")
+        if tree.is_leaf[node]:
             lines.append(f"{'|   ' * depth}|--- {leaf_text(node)}")
             continue
         for note in notes(node, context) if notes is not None else ():
             lines.append(f"{'|   ' * depth}|    ({note})")
-        leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
     return "\n".join(lines) + "\n"
 
 
@@ -69,17 +63,27 @@ def _java_round(value: float) -> str:
 def j48_text(tree: Tree, classes, context: QuestionTextContext) -> str:
     if tree.is_leaf[0]:
         return f": {j48_leaf_label(tree, 0, classes)}\n"
-    lines, depths, leading = [], tree.node_depths(), {}
-    for node in tree.preorder()[0].tolist():  # without recursion, as export_text
-        if node != 0:
-            line = "|   " * (int(depths[node]) - 1) + leading.pop(node)
-            if tree.is_leaf[node]:
-                lines.append(f"{line}: {j48_leaf_label(tree, node, classes)}")
-                continue
-            lines.append(line)
-        kids = tree.children(node)
-        leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
+    lines = []
+    for node, depth, branch in depth_first(tree, context):
+        if branch is None:
+            continue  # the root: J48 prints its branches only
+        line = "|   " * (depth - 1) + branch
+        if tree.is_leaf[node]:
+            line = f"{line}: {j48_leaf_label(tree, node, classes)}"
+        lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def depth_first(tree: Tree, context: QuestionTextContext):
+    """(node, depth, the text of the branch leading to it; None at the root) for every
+    node, depth first, first branch first: the order both text styles print in. A loop,
+    not a recursion, since a tree may be thousands of levels deep."""
+    depths, leading = tree.node_depths(), {}
+    for node in tree.preorder()[0].tolist():
+        yield node, int(depths[node]), leading.pop(node, None)
+        kids = tree.children(node)
+        if kids.size:
+            leading.update(zip(kids.tolist(), branch_texts(tree, node, context), strict=True))
 
 
 def branch_texts(tree: Tree, node: int, context: QuestionTextContext) -> list[str]:

@@ -71,16 +71,23 @@ def _is_sparse(obj) -> bool:
 MAX_DENSIFIED_BYTES = 8 * 2**30
 
 
-def densify_limit() -> int:
-    """Bytes a dense copy of sparse X may take: MAX_DENSIFIED_BYTES, and at most half of
-    the memory this machine has available now (where the OS says)."""
+def memory_limit(cap: int) -> int:
+    """Bytes one allocation may take: ``cap``, and at most half of the memory this machine
+    has available now (where the OS says). What both the densified-X and the
+    class-statistics refusals measure against."""
     import os
 
     try:
         available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
-        return MAX_DENSIFIED_BYTES
-    return min(MAX_DENSIFIED_BYTES, available // 2) if available > 0 else MAX_DENSIFIED_BYTES
+        return cap
+    return min(cap, available // 2) if available > 0 else cap
+
+
+def densify_limit() -> int:
+    """Bytes a dense copy of sparse X may take (:func:`memory_limit` of
+    MAX_DENSIFIED_BYTES)."""
+    return memory_limit(MAX_DENSIFIED_BYTES)
 
 
 #: At most this many bytes of class statistics per fit (see :func:`check_class_statistics`).
@@ -96,7 +103,7 @@ def check_class_statistics(n_samples: int, n_classes: int, name: str = "y") -> N
     2.4 GB. The limit is :data:`MAX_CLASS_STATISTICS_BYTES`, and at most half the memory
     this machine has available now (where the OS says)."""
     needed = 3 * n_samples * n_classes * 8
-    limit = min(MAX_CLASS_STATISTICS_BYTES, densify_limit())
+    limit = memory_limit(MAX_CLASS_STATISTICS_BYTES)
     if needed <= limit:
         return
     hint = (

@@ -94,7 +94,6 @@ class Decisions:
         return scores, correct
 
     def _fit_calibration(self, data, out_of_fold) -> None:
-
         rule = CalibrationRule.from_param(self.calibration)
         self.calibration_ = None
         if rule is not None:

@@ -121,11 +121,12 @@ class ShippedComposition:
                 kind: recreate_component(kind, *value) if isinstance(value, tuple) else value
                 for kind, value in self._spec["components"].items()
             }
-            self._composition = _recreate_composition({**self._spec["rest"], **components})
+            self._composition = Composition(
+                **self._spec["rest"], **components, registry=get_registry()
+            )
         return self._composition
 
     def __reduce__(self):
-
         composition = self.get()
         components = {
             kind: (c.name, c.get_params()) if is_registered(c) else c
@@ -135,11 +136,6 @@ class ShippedComposition:
             None,
             {"components": components, "rest": composition.settings()},
         )
-
-
-def _recreate_composition(state: dict) -> Composition:
-
-    return Composition(**state, registry=get_registry())
 
 
 class ForestClassifier(ComposedEstimatorMixin):
@@ -287,7 +283,6 @@ class ForestClassifier(ComposedEstimatorMixin):
         return {"trees": [model_file.tree_to_dict(tree) for tree in self.estimators_]}
 
     def _read_trees(self, payload, composition, n_classes) -> list:
-
         trees = model_file.field(payload, "trees", list)
         if not 1 <= len(trees) <= model_file.MAX_TREES:
             raise model_file.ModelFileError(

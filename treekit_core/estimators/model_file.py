@@ -22,7 +22,7 @@ import numpy as np
 
 from treekit_core.components import KINDS
 from treekit_core.components.base import from_json_value, json_value
-from treekit_core.components.errors import ModelFileError  # noqa: F401 (its home before)
+from treekit_core.components.errors import ModelFileError
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.rejection import RejectRule

@@ -27,7 +27,6 @@ class PairwiseDAG(ParamsMixin):
         self.estimator = estimator
 
     def _template(self):
-
         return self.estimator if self.estimator is not None else TreeClassifier()
 
     def _input_tags(self) -> dict:

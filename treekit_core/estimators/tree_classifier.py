@@ -159,7 +159,6 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         }
 
     def _read_trees(self, payload, composition, n_classes) -> list:
-
         self.tree_ = model_file.read_tree(payload, composition, n_classes)
         self._grown_tree = None
         if "grown_tree" in payload:

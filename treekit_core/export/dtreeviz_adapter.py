@@ -40,7 +40,6 @@ def dtreeviz_model(model, X, y, *, tree_index=None, feature_names=None, class_na
 
 
 def _one_tree(forest, index):
-
     if not (isinstance(index, int) and 0 <= index < len(forest.estimators_)):
         raise ValueError(
             f"tree_index must be an int in [0, {len(forest.estimators_)}), got {index!r}"

@@ -50,7 +50,6 @@ def _instance(component, params=None):
 
 @contextlib.contextmanager
 def _registered(instance):
-
     class Plugin:
         pass
 
@@ -289,7 +288,6 @@ def assert_same_tree(a, b, rtol: float = 1e-12, atol: float = 1e-12) -> None:
 
 
 def check_json_round_trip(model, X):
-
     loaded = TreeClassifier.from_json(model.to_json())
     if not np.array_equal(loaded.predict_proba(X), model.predict_proba(X)):
         raise ConformanceError("the model's JSON round trip changes its predictions")

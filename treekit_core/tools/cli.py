@@ -50,7 +50,6 @@ def stratified_split(y, test_fraction: float, seed: int):
 
 
 def cmd_demo(args) -> int:
-
     dataset = load_dataset(args.data, dropna=True)
     train, test = stratified_split(dataset.target, 0.3, args.seed)
     pruned = args.pruner == CLI_PRUNER
@@ -169,7 +168,6 @@ def parse_settings(items, forest: bool = False):
 
 
 def cmd_fit(args) -> int:
-
     header, raw = read_text_table(args.data)
     columns = typed_columns(raw)
     if args.target not in columns:
@@ -257,13 +255,11 @@ def load_model(path):
 
 class observing_progress:
     def __enter__(self):
-
         self.progress = Progress()
         get_registry().register(self.progress, "treekit-progress")
         return self.progress
 
     def __exit__(self, *exc):
-
         get_registry().unregister(self.progress)
         self.progress.close()
 
@@ -375,7 +371,6 @@ def _out_of_sample(model, X, y, args, cv, test_size):
 
 
 def _figures(model, labels, abstained, confidence, y_true, what) -> dict:
-
     report = diagnostic_report(y_true, labels, abstained, list(model.classes_))
     correct = ~abstained & (np.asarray(labels, dtype=object) == np.asarray(y_true, dtype=object))
     return {"what": what, "report": report, "curve": risk_coverage(confidence, correct)}
@@ -392,9 +387,10 @@ def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) ->
     """The target column as the model's class dtype. A row without a class, or a number
     that the model's integer classes cannot be (1.5), is refused naming the row: cast as
     it was, an empty cell became INT64_MIN (an error) and 1.5 became 1 (correct)."""
-    present = np.array([v is not None for v in values]) if values.dtype == object else None
-    if present is None:
-        present = ~np.isnan(values) if values.dtype.kind == "f" else np.ones(len(values), bool)
+    # typed columns are float64 (NaN: missing) or objects (None: missing)
+    present = (
+        np.array([v is not None for v in values]) if values.dtype == object else ~np.isnan(values)
+    )
     if not present.all():
         rows = np.flatnonzero(~present)
         raise ValueError(
@@ -405,7 +401,7 @@ def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) ->
     if classes.dtype.kind not in "iuf":
         return values
     if values.dtype == object:
-        row = next(i for i, v in enumerate(values) if _as_number(v) is None)
+        row = next(i for i, v in enumerate(values) if _number(v) is None)
         raise ValueError(
             f"{path}: the target column {target!r} holds {values[row]!r} on row {row + 2}; "
             f"the model's classes are numbers ({', '.join(map(str, classes[:5].tolist()))})"
@@ -421,15 +417,7 @@ def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) ->
     return values.astype(classes.dtype)
 
 
-def _as_number(text):
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
 def cmd_evaluate(args) -> int:
-
     if args.plots:
         from importlib.util import find_spec
 

@@ -58,7 +58,6 @@ class MDL(Pruner):
     weighted: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
     def check_state(self, state, tree):
-
         if state:
             state_array(state, "objective", (), "pruner")
 
