@@ -117,7 +117,7 @@ def test_integer_weights_equal_duplicated_rows_for_the_unpruned_tree(name):
     ).tree_
     for field in ("child_start", "child_ids", "question", "feature", "threshold"):
         np.testing.assert_array_equal(getattr(repeated, field), getattr(weighted, field))
-    np.testing.assert_allclose(repeated.class_sums, weighted.class_sums, rtol=1e-12)
+    np.testing.assert_allclose(repeated.statistics, weighted.statistics, rtol=1e-12)
     np.testing.assert_allclose(repeated.child_shares, weighted.child_shares, rtol=1e-12)
 
 
@@ -132,7 +132,7 @@ def test_same_tree_as_j48_on_haberman_checked_by_hand():
     assert list(tree.feature) == [nodes, -1, age, -1, -1]
     assert list(tree.threshold[[0, 2]]) == [4.0, 42.0]
     np.testing.assert_allclose(tree.weight[tree.is_leaf], [230, 15, 61])
-    errors = tree.weight - tree.class_sums.max(axis=1)
+    errors = tree.weight - tree.statistics.max(axis=1)
     np.testing.assert_allclose(errors[tree.is_leaf], [42, 3, 25])
 
 
@@ -159,7 +159,7 @@ def test_pessimistic_pruning_sees_integer_weights_as_duplicated_rows():
     )
     assert weighted.get_n_leaves() < unpruned.get_n_leaves()
     np.testing.assert_array_equal(repeated.tree_.threshold, weighted.tree_.threshold)
-    np.testing.assert_allclose(repeated.tree_.class_sums, weighted.tree_.class_sums)
+    np.testing.assert_allclose(repeated.tree_.statistics, weighted.tree_.statistics)
 
 
 def test_fractional_weights_prune_without_error_and_never_enlarge():
@@ -180,7 +180,7 @@ def test_laplace_correction_smooths_leaves_without_changing_decisions():
         criterion="entropy", splitter="c45", pruner="pessimistic", labeler_params={"laplace": True}
     ).fit(data.X, data.y)
     leaf = np.flatnonzero(smooth.tree_.is_leaf)[0]
-    sums = smooth.tree_.class_sums[leaf]
+    sums = smooth.tree_.statistics[leaf]
     np.testing.assert_allclose(smooth.tree_.value[leaf], (sums + 1) / (sums.sum() + 2))
     np.testing.assert_array_equal(plain.predict(data.X), smooth.predict(data.X))
 

@@ -152,7 +152,7 @@ def test_fractional_weights_prune_like_scaled_integer_weights(wisconsin):
         )
         np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
         np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
-        np.testing.assert_allclose(a.tree_.class_sums * 0.37, b.tree_.class_sums)
+        np.testing.assert_allclose(a.tree_.statistics * 0.37, b.tree_.statistics)
 
 
 @pytest.mark.parametrize(

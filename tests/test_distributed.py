@@ -27,7 +27,7 @@ def fit(X, y, categorical, **params):
 def assert_same_forest(a, b, X):
     assert len(a.estimators_) == len(b.estimators_)
     for left, right in zip(a.estimators_, b.estimators_, strict=True):
-        for field in ("child_ids", "question", "feature", "threshold", "class_sums"):
+        for field in ("child_ids", "question", "feature", "threshold", "statistics"):
             np.testing.assert_array_equal(getattr(left, field), getattr(right, field))
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 

@@ -19,7 +19,7 @@ def test_a_sample_with_a_missing_value_gets_the_weighted_mixture():
     assert tree.threshold[0] == 2.5 and tree.shares(0) == pytest.approx([3 / 5, 2 / 5])
     # the training row with NaN went down both branches with weights 3/5 and 2/5
     np.testing.assert_allclose(tree.weight, [6.0, 3.6, 2.4])
-    np.testing.assert_allclose(tree.class_sums[1], [3.0, 0.6])
+    np.testing.assert_allclose(tree.statistics[1], [3.0, 0.6])
     proba = model.predict_proba(np.array([[np.nan]]))[0]
     np.testing.assert_allclose(proba, 0.6 * tree.value[1] + 0.4 * tree.value[2])
 
@@ -33,7 +33,7 @@ def test_without_missing_values_the_tree_is_unchanged():
         with_nan, np.append(data.y, "benign"), sample_weight=np.append(np.ones(len(data.y)), 0.0)
     )
     np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
-    np.testing.assert_allclose(a.tree_.class_sums, b.tree_.class_sums)
+    np.testing.assert_allclose(a.tree_.statistics, b.tree_.statistics)
 
 
 def test_wisconsin_uses_all_699_rows_and_matches_j48():
@@ -52,7 +52,7 @@ def test_wisconsin_uses_all_699_rows_and_matches_j48():
     # missing-value rule at work (16 rows with V6 missing are shared across branches)
     leaf = model.tree_.children_left[model.tree_.children_left[0]]
     assert model.tree_.weight[leaf] == pytest.approx(405.39, abs=0.01)
-    errors = model.tree_.weight[leaf] - model.tree_.class_sums[leaf].max()
+    errors = model.tree_.weight[leaf] - model.tree_.statistics[leaf].max()
     assert errors == pytest.approx(2.0, abs=0.01)
 
 

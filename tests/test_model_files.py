@@ -19,7 +19,7 @@ TREE_FIELDS = {
     "question": ((0,), 10**9),
     "feature": ((0,), 10**9),
     "threshold": ((0,), "inf"),
-    "class_sums": ((0, 0), -1.0),
+    "statistics": ((0, 0), -1.0),
     "weight": ((0,), -1.0),
     "n_samples": ((0,), -1),
     "impurity": ((0,), "inf"),

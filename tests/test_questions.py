@@ -58,7 +58,7 @@ class Mod3Splitter(Splitter):
     handles_missing: ClassVar[bool] = True
 
     def prepare(self, data, criterion, rules):
-        return criterion.compiled_impurity(), criterion.impurity_params(data.n_classes), data
+        return criterion.compiled_impurity(), criterion.impurity_params(data.n_statistics), data
 
     def find_split(self, state, node, rules):
         impurity, params, data = state
@@ -276,8 +276,8 @@ def test_a_version_1_model_file_loads_and_predicts_identically(name):
     expected = json.loads((FIXTURES / f"{name}.expected.json").read_text())
     X = np.array(expected["X"], dtype=np.float64)  # None -> NaN
     np.testing.assert_array_equal(model.predict_proba(X), np.array(expected["proba"]))
-    again = TreeClassifier.from_json(model.to_json())  # written as version 2
-    assert json.loads(again.to_json())["version"] == 2
+    again = TreeClassifier.from_json(model.to_json())  # written as version 3
+    assert json.loads(again.to_json())["version"] == 3
     np.testing.assert_array_equal(again.predict_proba(X), np.array(expected["proba"]))
 
 

@@ -201,7 +201,7 @@ def test_a_corrupt_grown_tree_is_refused_naming_it(cv_model):
     with pytest.raises(ModelFileError, match="model file: grown_tree"):
         TreeClassifier.from_json(json.dumps(payload))
     payload = json.loads(cv_model.to_json())
-    payload["grown_tree"]["class_sums"] = payload["grown_tree"]["class_sums"][:3]
+    payload["grown_tree"]["statistics"] = payload["grown_tree"]["statistics"][:3]
     with pytest.raises(ModelFileError, match="model file: grown_tree"):
         TreeClassifier.from_json(json.dumps(payload))
 

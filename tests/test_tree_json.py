@@ -28,7 +28,7 @@ def test_round_trip_reproduces_predictions_exactly(fitted, tmp_path):
         "children_right",
         "feature",
         "threshold",
-        "class_sums",
+        "statistics",
         "weight",
         "impurity",
     ):

@@ -113,19 +113,34 @@ def treekit_questions():
 
 
 @hookspec
-def treekit_fit_started(composition, n_samples, n_features, n_classes):
+def treekit_fit_started(composition, n_samples, n_features, n_statistics, n_classes):
     """Observe the start of growing one tree.
 
     Called once per grown tree, before the root is split (a cross-validated pruner or a
-    forest grows several trees, and each announces itself).
+    forest grows several trees, and each announces itself). The core calls it with
+    :func:`fit_started_arguments`.
 
     :param composition: the :class:`treekit_core.engine.composition.Composition` being grown
-        (its components by kind, and the stopping rules).
+        (its components by kind, its target, and the stopping rules).
     :param int n_samples: number of training rows.
     :param int n_features: number of features.
-    :param int n_classes: number of classes (columns of the evidence matrix).
+    :param int n_statistics: columns of the per-row statistics the target encodes.
+    :param int n_classes: the same number, under the name listeners written before targets
+        were components read (for class labels it is the number of classes).
     :return: ignored.
     """
+
+
+def fit_started_arguments(composition, n_samples, n_features, n_statistics) -> dict:
+    """The keyword arguments of :func:`treekit_fit_started`: one definition of what the
+    hook is given, next to its specification."""
+    return {
+        "composition": composition,
+        "n_samples": n_samples,
+        "n_features": n_features,
+        "n_statistics": n_statistics,
+        "n_classes": n_statistics,
+    }
 
 
 @hookspec

@@ -87,8 +87,8 @@ class Variance(Criterion):
     impurity = staticmethod(variance_impurity)
 
     def check_data(self, data) -> None:
-        if data.n_classes != 2:
+        if data.n_statistics != 2:
             raise ValueError(
                 f"criterion 'variance' is defined for two classes only (p1 * p2), but the "
-                f"data has {data.n_classes} classes; use 'gini', its K-class generalisation"
+                f"data has {data.n_statistics} classes; use 'gini', its K-class generalisation"
             )

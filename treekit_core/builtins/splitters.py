@@ -49,7 +49,7 @@ class Exhaustive(Splitter):
         return (
             kernels.best_split_of_node,
             kernels.impurity,
-            criterion.impurity_params(data.n_classes),
+            criterion.impurity_params(data.n_statistics),
             data,
         )
 
@@ -66,7 +66,7 @@ class Exhaustive(Splitter):
         criterion = composition.criterion
         table = build_table(
             criterion,
-            criterion.impurity_params(data.n_classes),
+            criterion.impurity_params(data.n_statistics),
             data.X,
             data.evidence,
             data.weight,
@@ -111,7 +111,7 @@ class Exhaustive(Splitter):
                 data.evidence,
                 node.rows,
                 node.row_weights,
-                node.class_sums,
+                node.statistics,
                 node.weight,
                 group,
                 rules.min_samples_leaf,
@@ -185,7 +185,7 @@ class C45(Splitter):
         return (
             c45_feature_scores,
             criterion.compiled_impurity(),
-            criterion.impurity_params(data.n_classes),
+            criterion.impurity_params(data.n_statistics),
             data,
             sorted_values,
         )
@@ -213,7 +213,7 @@ class C45(Splitter):
             data.weight,
             features,
             float(self.min_objects),
-            data.n_classes,
+            data.n_statistics,
             info_gain,
             gain_ratio,
             split_point,

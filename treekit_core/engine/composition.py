@@ -16,6 +16,7 @@ from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.tree import Tree
+from treekit_core.hookspecs import fit_started_arguments
 
 
 @attrs.define(eq=False)
@@ -107,10 +108,7 @@ class Composition:
         hook = self.registry.plugin_manager.hook if self.registry is not None else None
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_started"):
             hook.treekit_fit_started(
-                composition=self,
-                n_samples=data.n_samples,
-                n_features=data.n_features,
-                n_classes=data.n_classes,
+                **fit_started_arguments(self, data.n_samples, data.n_features, data.n_statistics)
             )
         grown = self.grow(data, rng)
         tree = self.pruner.prune(grown, PruningContext(self, data, rng))

@@ -27,7 +27,7 @@ class Node:
 
     rows: np.ndarray  #: int64 row ids into the training data
     row_weights: np.ndarray  #: float64 weight of each row at this node
-    class_sums: np.ndarray  #: weighted evidence sums (K)
+    statistics: np.ndarray  #: weighted evidence sums (K)
     weight: float
     impurity: float
     depth: int
@@ -80,13 +80,13 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     may_split, accepts_split = python_function(may_split), python_function(accepts_split)
     rule_values = rule_vector(rules)
     impurity = criterion.compiled_impurity()
-    params = criterion.impurity_params(data.n_classes)
+    params = criterion.impurity_params(data.n_statistics)
     split_state = splitter.prepare(data, criterion, rules)
     propagation_state = propagator.prepare(data)
     feature_sampler = composition.feature_sampler
     fractional = propagator.produces_fractional_weights or data.has_missing
 
-    assembler = TreeAssembler(data.n_features, data.n_classes)
+    assembler = TreeAssembler(data.n_features, data.n_statistics)
     widest = 2
     field_names = (
         ("improvement",)

@@ -57,7 +57,7 @@ class TrainingData:
         return self.X.shape[1]
 
     @property
-    def n_classes(self) -> int:
+    def n_statistics(self) -> int:
         return self.evidence.shape[1]
 
     def subset(self, rows: np.ndarray) -> "TrainingData":

@@ -36,7 +36,7 @@ ARRAY_FIELDS = {
     "question": np.int64,
     "feature": np.int64,
     "threshold": np.float64,
-    "class_sums": np.float64,
+    "statistics": np.float64,
     "weight": np.float64,
     "n_samples": np.int64,
     "impurity": np.float64,
@@ -64,7 +64,7 @@ class Tree:
     question: np.ndarray  #: index into ``questions`` per node, -1 at leaves
     feature: np.ndarray
     threshold: np.ndarray
-    class_sums: np.ndarray  #: n_nodes x K weighted evidence sums
+    statistics: np.ndarray  #: n_nodes x K weighted evidence sums
     weight: np.ndarray  #: weighted number of training samples
     n_samples: np.ndarray  #: number of training rows (fractional copies count once each)
     impurity: np.ndarray
@@ -83,7 +83,7 @@ class Tree:
         children_right,
         feature,
         threshold,
-        class_sums,
+        statistics,
         weight,
         n_samples,
         impurity,
@@ -124,7 +124,7 @@ class Tree:
             question=np.asarray(question, dtype=np.int64),
             feature=np.asarray(feature, dtype=np.int64),
             threshold=np.asarray(threshold, dtype=np.float64),
-            class_sums=np.asarray(class_sums, dtype=np.float64),
+            statistics=np.asarray(statistics, dtype=np.float64),
             weight=weight,
             n_samples=np.asarray(n_samples, dtype=np.int64),
             impurity=np.asarray(impurity, dtype=np.float64),
@@ -142,8 +142,8 @@ class Tree:
         return int(self.child_start.shape[0]) - 1
 
     @property
-    def n_classes(self) -> int:
-        return int(self.class_sums.shape[1])
+    def n_statistics(self) -> int:
+        return int(self.statistics.shape[1])
 
     @property
     def n_children(self) -> np.ndarray:
@@ -328,7 +328,7 @@ class Tree:
             question=np.where(leaf_now, LEAF, self.question[keep]),
             feature=np.where(leaf_now, LEAF, self.feature[keep]),
             threshold=np.where(leaf_now, UNDEFINED_THRESHOLD, self.threshold[keep]),
-            class_sums=self.class_sums[keep].copy(),
+            statistics=self.statistics[keep].copy(),
             weight=self.weight[keep].copy(),
             n_samples=self.n_samples[keep].copy(),
             impurity=self.impurity[keep].copy(),
@@ -347,7 +347,7 @@ class Tree:
         parent's distribution and decision, as C4.5 labels empty branches."""
         empty = self.weight <= 0
         weight = np.where(empty, 1.0, self.weight)
-        self.value = np.asarray(labeler.distribution(self.class_sums, weight), dtype=np.float64)
+        self.value = np.asarray(labeler.distribution(self.statistics, weight), dtype=np.float64)
         self.decision = np.asarray(labeler.decide(self.value), dtype=np.int64)
         if empty.any():
             parent = self.parents()
@@ -371,7 +371,7 @@ class Tree:
                 )
         if not np.isfinite(self.threshold).all():
             raise ValueError("tree field 'threshold' must hold finite numbers")
-        for name in ("class_sums", "weight", "impurity"):
+        for name in ("statistics", "weight", "impurity"):
             values = getattr(self, name)
             if not np.isfinite(values).all() or (name != "impurity" and (values < 0).any()):
                 raise ValueError(f"tree field {name!r} must hold finite numbers >= 0")
@@ -386,7 +386,7 @@ class Tree:
             raise ValueError("tree field 'n_samples' must hold counts >= 0")
         if not np.isfinite(self.value).all() or (self.value < 0).any():
             raise ValueError("tree field 'value' must hold finite probabilities >= 0")
-        if ((self.decision < -1) | (self.decision >= self.n_classes)).any():
+        if ((self.decision < -1) | (self.decision >= self.n_statistics)).any():
             raise ValueError("tree field 'decision' holds a class index out of range")
         start, ids = self.child_start, self.child_ids
         if start.shape != (n + 1,) or start[0] != 0 or (np.diff(start) < 0).any():
@@ -447,12 +447,12 @@ class TreeAssembler:
     """Builds a :class:`Tree` node by node, in the order nodes are numbered (a parent
     before its children): the grow loop and the pruners that rebuild trees use it."""
 
-    def __init__(self, n_features: int, n_classes: int):
-        self.n_features, self.n_classes = n_features, n_classes
+    def __init__(self, n_features: int, n_stats: int):
+        self.n_features, self.n_statistics = n_features, n_stats
         self.children: list[list[int]] = []
         self.shares: list = []
         self.question, self.feature, self.threshold = [], [], []
-        self.class_sums, self.weight, self.n_samples, self.impurity, self.depth = (
+        self.statistics, self.weight, self.n_samples, self.impurity, self.depth = (
             [],
             [],
             [],
@@ -462,7 +462,7 @@ class TreeAssembler:
         self.fields: dict[str, dict[int, object]] = {}
         self.questions: list = []
 
-    def add_node(self, parent, branch, class_sums, weight, n_samples, impurity, depth) -> int:
+    def add_node(self, parent, branch, statistics, weight, n_samples, impurity, depth) -> int:
         """A new leaf, child ``branch`` of ``parent`` (-1: the root). Returns its id."""
         node_id = len(self.children)
         if parent >= 0:
@@ -472,7 +472,7 @@ class TreeAssembler:
         self.question.append(LEAF)
         self.feature.append(LEAF)
         self.threshold.append(UNDEFINED_THRESHOLD)
-        self.class_sums.append(class_sums)
+        self.statistics.append(statistics)
         self.weight.append(weight)
         self.n_samples.append(n_samples)
         self.impurity.append(impurity)
@@ -506,12 +506,12 @@ class TreeAssembler:
             question=np.asarray(self.question, dtype=np.int64),
             feature=np.asarray(self.feature, dtype=np.int64),
             threshold=np.asarray(self.threshold, dtype=np.float64),
-            class_sums=np.asarray(self.class_sums, dtype=np.float64).reshape(n, self.n_classes),
+            statistics=np.asarray(self.statistics, dtype=np.float64).reshape(n, self.n_statistics),
             weight=np.asarray(self.weight, dtype=np.float64),
             n_samples=np.asarray(self.n_samples, dtype=np.int64),
             impurity=np.asarray(self.impurity, dtype=np.float64),
             depth=np.asarray(self.depth, dtype=np.int64),
-            value=np.zeros((n, self.n_classes)),
+            value=np.zeros((n, self.n_statistics)),
             decision=np.zeros(n, dtype=np.int64),
             n_features=self.n_features,
             questions=tuple(self.questions) or default_questions(),
@@ -523,15 +523,15 @@ class TreeAssembler:
         )
 
 
-def tree_from_table(table, n_features, n_classes=None, missing_left=None) -> Tree:
+def tree_from_table(table, n_features, n_stats=None, missing_left=None) -> Tree:
     """An unlabelled Tree from a compiled grower's node table (the columns of
     :data:`treekit_core.kernels.NODE_COLUMNS`, the class sums from column ``SUMS``;
-    ``n_classes`` of them, default: every column after). ``missing_left`` (per node; NaN:
+    ``n_stats`` of them, default: every column after). ``missing_left`` (per node; NaN:
     the share of the training weight sent left) says where a sample with a missing tested
     value goes. The kernels return tables; the engine makes trees of them."""
     from treekit_core.kernels import growth  # the column layout; numba is loaded by now
 
-    n_classes = table.shape[1] - growth.SUMS if n_classes is None else n_classes
+    n_stats = table.shape[1] - growth.SUMS if n_stats is None else n_stats
 
     def column(index, dtype=np.float64):
         return np.ascontiguousarray(table[:, index], dtype=dtype)
@@ -541,12 +541,12 @@ def tree_from_table(table, n_features, n_classes=None, missing_left=None) -> Tre
         column(growth.RIGHT, np.int64),
         column(growth.FEATURE, np.int64),
         column(growth.THRESHOLD),
-        np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_classes]),
+        np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_stats]),
         column(growth.WEIGHT),
         column(growth.N_SAMPLES, np.int64),
         column(growth.IMPURITY),
         column(growth.DEPTH, np.int64),
-        np.zeros((table.shape[0], n_classes)),
+        np.zeros((table.shape[0], n_stats)),
         np.zeros(table.shape[0], dtype=np.int64),
         n_features,
         missing_left=missing_left,

@@ -51,7 +51,7 @@ def j48_leaf_label(tree: Tree, node: int, classes) -> str:
     Weka's Utils.roundDouble, the errors only when there are some."""
     decided = tree.decision[node]
     weight = tree.weight[node]
-    errors = weight - (tree.class_sums[node, decided] if decided >= 0 else 0.0)
+    errors = weight - (tree.statistics[node, decided] if decided >= 0 else 0.0)
     text = f"{'abstain' if decided < 0 else classes[decided]} ({_java_round(weight)}"
     return text + (f"/{_java_round(errors)})" if errors > 1e-6 else ")")
 
@@ -106,7 +106,7 @@ def _names(tree, feature_names):
 def _classes(tree, class_names):
     if class_names is not None:
         return [str(c) for c in class_names]
-    return [str(k) for k in range(tree.n_classes)]
+    return [str(k) for k in range(tree.n_statistics)]
 
 
 def leaf_label(tree: Tree, node: int, classes, decimals: int, show_distribution: bool) -> str:
@@ -114,7 +114,7 @@ def leaf_label(tree: Tree, node: int, classes, decimals: int, show_distribution:
     text = f"class: {'abstain' if decided < 0 else classes[decided]}"
     if show_distribution:
         dist = ", ".join(
-            f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.n_classes)
+            f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.n_statistics)
         )
         text += f"  [{dist}; weight {tree.weight[node]:.{decimals}g}]"
     return text

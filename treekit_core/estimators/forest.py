@@ -214,7 +214,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         )
         labels = composition.labeler.row_labels(data.evidence)
         weight = (
-            data.weight * class_weights(self.class_weight, labels, data.n_classes, classes)[labels]
+            data.weight * class_weights(self.class_weight, labels, len(classes), classes)[labels]
         )
         if weight.max() * data.n_samples > MAX_TOTAL_WEIGHT:  # a bootstrap's largest total
             raise ValueError(
@@ -236,7 +236,7 @@ class ForestClassifier(ComposedEstimatorMixin):
             tree_rng = np.random.default_rng(seed)
             local = data.writeable()
             if bootstrap:
-                counts = bootstrap_counts(tree_rng, labels, local.n_classes, balanced)
+                counts = bootstrap_counts(tree_rng, labels, local.n_statistics, balanced)
                 tree_data = local.with_weight(weight * counts)
             else:
                 tree_data = local.with_weight(weight)

@@ -160,9 +160,9 @@ def read_threshold(value) -> float | None:
 
 # -- the tree's part of the file ----------------------------------------------------
 
-#: Format of :func:`tree_to_dict`; version 1 (binary trees, question codes) is converted
-#: on read.
-TREE_FORMAT = 2
+#: Format of :func:`tree_to_dict`; formats 1 (binary trees, question codes) and 2 (the
+#: node sums named ``class_sums``) are converted on read.
+TREE_FORMAT = 3
 #: Question codes of format 1, by the names of the kinds that replaced them.
 _FORMAT1_QUESTIONS = ("threshold", "subset", "oblique")
 
@@ -188,11 +188,15 @@ def tree_to_dict(tree: Tree) -> dict:
 
 
 def tree_from_dict(payload: dict, resolve_question) -> Tree:
-    """Read :func:`tree_to_dict`'s output (format 2, or format 1, converted). Question kinds
-    are looked up by name with ``resolve_question`` (the caller's registry: the engine is
-    given one, it never fetches the process-wide one)."""
+    """Read :func:`tree_to_dict`'s output (format 3, or formats 1 and 2, converted).
+    Question kinds are looked up by name with ``resolve_question`` (the caller's registry:
+    the engine is given one, it never fetches the process-wide one)."""
     if not isinstance(payload, dict):
         raise ValueError("tree payload must be a JSON object")
+    if "class_sums" in payload and "statistics" not in payload:
+        # formats 1 and 2 named the node sums after the only target they knew
+        payload = {**payload, "statistics": payload["class_sums"]}
+        del payload["class_sums"]
     if "children_left" in payload and "child_start" not in payload:
         payload = _format1_to_format2(payload)
     missing = [name for name in ARRAY_FIELDS if name not in payload]
@@ -202,9 +206,9 @@ def tree_from_dict(payload: dict, resolve_question) -> Tree:
     n = _node_count(arrays)
     if n > MAX_NODES:
         raise ValueError(f"tree has {n} nodes; model files may hold at most {MAX_NODES}")
-    for name in ("class_sums", "value"):
+    for name in ("statistics", "value"):
         if arrays[name].ndim != 2 or arrays[name].shape[0] != n:
-            raise ValueError(f"tree field {name!r} must be {n} rows of class values (one per node)")
+            raise ValueError(f"tree field {name!r} must be {n} rows of numbers (one per node)")
     n_features = payload.get("n_features")
     if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
         raise ValueError("tree field 'n_features' must be a positive integer")
@@ -317,7 +321,7 @@ def _read_array(payload, name, dtype):
 def _format1_to_format2(payload: dict) -> dict:
     """Format 1 (binary trees; question codes 0/1/2 in node_fields['question'], NaN =
     threshold; the share of missing values in node_fields['missing_left'], NaN = 0.5)."""
-    for name in ("children_left", "children_right", "class_sums"):
+    for name in ("children_left", "children_right", "statistics"):
         if name not in payload:
             raise ValueError(f"tree payload lacks the field {name!r}")
     left = np.asarray(decode_floats(payload["children_left"]), dtype=np.int64)
@@ -380,9 +384,9 @@ def read_tree(
         )
     except ValueError as exc:
         raise ModelFileError(f"{where}: {exc}") from None
-    if tree.n_classes != n_classes:
+    if tree.n_statistics != n_classes:
         raise ModelFileError(
-            f"{where}: class sums have {tree.n_classes} columns, expected {n_classes} "
+            f"{where}: class sums have {tree.n_statistics} columns, expected {n_classes} "
             "(one per class)"
         )
     state = tree.component_state
@@ -418,7 +422,7 @@ def read_categories(payload: dict, n_features: int) -> dict:
 MODEL_FORMAT = "treekit-model"
 
 
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 
 
 def check_header(payload: dict, estimator: str) -> None:
@@ -435,8 +439,9 @@ def check_header(payload: dict, estimator: str) -> None:
         raise ValueError(f"model file holds a {found!r}, not a {estimator!r}")
 
 
-#: Model versions this treekit reads (version 1: binary trees with question codes, converted).
-READABLE_MODEL_VERSIONS = (1, 2)
+#: Model versions this treekit reads (version 1: binary trees with question codes; version
+#: 2: no target kind, node sums named ``class_sums``; both converted).
+READABLE_MODEL_VERSIONS = (1, 2, 3)
 
 
 class ModelFile:

@@ -209,15 +209,15 @@ class _Scratch(threading.local):
     its first use and reused for every later node (fresh buffers per call cost page faults
     at every node)."""
 
-    def __init__(self, n, n_classes):
-        self.n, self.n_classes, self.buffers = n, n_classes, None
+    def __init__(self, n, n_stats):
+        self.n, self.n_statistics, self.buffers = n, n_stats, None
 
     def get(self):
         if self.buffers is None:
             self.buffers = (
                 np.empty(self.n),
                 np.empty(self.n),
-                np.empty((self.n, self.n_classes)),
+                np.empty((self.n, self.n_statistics)),
                 np.empty(self.n, dtype=np.int32),
             )
         return self.buffers

@@ -35,7 +35,7 @@ def c45_feature_scores(
     sample_weight,
     features,
     min_objects,
-    n_classes_total,
+    n_outcomes,
     info_gain,
     gain_ratio,
     split_point,
@@ -54,14 +54,14 @@ def c45_feature_scores(
     weight w counts as its w duplicates would.
     """
     n = rows.shape[0]
-    n_classes = evidence.shape[1]
+    n_stats = evidence.shape[1]
     unsorted = np.empty(n)
     values = np.empty(n)
-    weighted = np.empty((n, n_classes))
+    weighted = np.empty((n, n_stats))
     weights = np.empty(n)
-    left_sums = np.empty(n_classes)
-    right_sums = np.empty(n_classes)
-    known_sums = np.empty(n_classes)
+    left_sums = np.empty(n_stats)
+    right_sums = np.empty(n_stats)
+    known_sums = np.empty(n_stats)
     node_weight = 0.0
     for j in range(n):
         node_weight += row_weights[j]
@@ -77,7 +77,7 @@ def c45_feature_scores(
         for j in range(n):
             if not np.isnan(X[rows[j], f]):
                 instances += sample_weight[rows[j]]
-        min_split = 0.1 * known_weight / n_classes_total
+        min_split = 0.1 * known_weight / n_outcomes
         if min_split <= min_objects + SMALL:
             min_split = min_objects
         elif min_split > 25.0 + SMALL:
@@ -86,7 +86,7 @@ def c45_feature_scores(
             continue
         unknown_rate = (node_weight - known_weight) / node_weight
         parent_impurity = impurity(known_sums, known_weight, params)
-        for k in range(n_classes):
+        for k in range(n_stats):
             left_sums[k] = 0.0
         left = 0.0
         best_gain = 0.0
@@ -95,14 +95,14 @@ def c45_feature_scores(
         tries = 0
         for j in range(known - 1):
             left += weights[j]
-            for k in range(n_classes):
+            for k in range(n_stats):
                 left_sums[k] += weighted[j, k]
             if not (values[j] + VALUE_GAP < values[j + 1]):
                 continue
             right = known_weight - left
             if left < min_split - SMALL or right < min_split - SMALL:
                 continue
-            for k in range(n_classes):
+            for k in range(n_stats):
                 right_sums[k] = known_sums[k] - left_sums[k]
             gain = (1.0 - unknown_rate) * (
                 parent_impurity

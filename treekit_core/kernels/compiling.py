@@ -7,9 +7,9 @@ The criterion ABI
 -----------------
 A criterion's impurity is a plain Python function with the signature::
 
-    impurity(class_sums: float64[::1], total_weight: float64, params: float64[::1]) -> float64
+    impurity(statistics: float64[::1], total_weight: float64, params: float64[::1]) -> float64
 
-``class_sums`` are the weighted sums of the evidence rows of a node (length K),
+``statistics`` are the weighted sums of the evidence rows of a node (length K),
 ``total_weight`` is the node's weight and ``params`` the criterion's parameters as a
 runtime array (so changing a parameter never recompiles anything).
 

@@ -54,7 +54,7 @@ NODE_COLUMNS = (
     "impurity",
     "depth",
     "improvement",
-    "class_sums",
+    "statistics",
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
 
@@ -84,17 +84,17 @@ def scan_sorted_feature(
     cut is admissible. ``left_sums`` and ``right_sums`` are scratch buffers of length K.
     """
     n = values.shape[0]
-    n_classes = parent_sums.shape[0]
+    n_stats = parent_sums.shape[0]
     best_drop = -np.inf
     best_threshold = 0.0
     best_position = -1
     if n < 2 or values[n - 1] <= values[0] + FEATURE_THRESHOLD:
         return best_drop, best_threshold, best_position
-    for k in range(n_classes):
+    for k in range(n_stats):
         left_sums[k] = 0.0
     left_weight = 0.0
     for j in range(n - 1):
-        for k in range(n_classes):
+        for k in range(n_stats):
             left_sums[k] += weighted_evidence[j, k]
         left_weight += weights[j]
         if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
@@ -163,7 +163,7 @@ def gather_sorted_feature(
     """Copy the node's samples sorted by ``X[:, feature]`` into the buffers; samples with a
     missing value (NaN) go last. Returns the number of samples with a known value."""
     n = rows.shape[0]
-    n_classes = evidence.shape[1]
+    n_stats = evidence.shape[1]
     for j in range(n):
         unsorted[j] = X[rows[j], feature]
     order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
@@ -175,7 +175,7 @@ def gather_sorted_feature(
             known += 1
         weights[j] = row_weights[i]
         r = rows[i]
-        for k in range(n_classes):
+        for k in range(n_stats):
             weighted[j, k] = row_weights[i] * evidence[r, k]
     return known
 
@@ -184,13 +184,13 @@ def gather_sorted_feature(
 def sum_known(weighted, weights, known, sums):
     """Class sums (into ``sums``) and total weight of the first ``known`` sorted samples,
     those with a known value (gather_sorted_feature puts missing values last)."""
-    n_classes = sums.shape[0]
-    for k in range(n_classes):
+    n_stats = sums.shape[0]
+    for k in range(n_stats):
         sums[k] = 0.0
     total = 0.0
     for j in range(known):
         total += weights[j]
-        for k in range(n_classes):
+        for k in range(n_stats):
             sums[k] += weighted[j, k]
     return total
 
@@ -218,14 +218,14 @@ def best_split_of_node(
     when no admissible cut exists.
     """
     n = rows.shape[0]
-    n_classes = evidence.shape[1]
+    n_stats = evidence.shape[1]
     values = np.empty(n)
     unsorted = np.empty(n)
-    weighted = np.empty((n, n_classes))
+    weighted = np.empty((n, n_stats))
     weights = np.empty(n)
-    left_sums = np.empty(n_classes)
-    right_sums = np.empty(n_classes)
-    known_sums = np.empty(n_classes)
+    left_sums = np.empty(n_stats)
+    right_sums = np.empty(n_stats)
+    known_sums = np.empty(n_stats)
     parent_impurity = impurity(parent_sums, parent_weight, params)
     best_feature = -1
     best_threshold = 0.0
@@ -277,14 +277,14 @@ def best_split_of_node(
 @generic_jit
 def node_statistics(rows, order, start, end, sums):
     """Class sums (into ``sums``) and weight of the rows in ``order[0, start:end]``."""
-    n_classes = sums.shape[0]
-    for k in range(n_classes):
+    n_stats = sums.shape[0]
+    for k in range(n_stats):
         sums[k] = 0.0
     weight = 0.0
     for j in range(start, end):
         s = order[0, j]
         weight += rows[s, 0]
-        for k in range(n_classes):
+        for k in range(n_stats):
             sums[k] += rows[s, 1 + k]
     return weight
 
@@ -330,12 +330,12 @@ def scan_features(
     random reads of X and of the row table are independent, so the processor overlaps
     them), then swept."""
     count = end - start
-    n_classes = parent_sums.shape[0]
+    n_stats = parent_sums.shape[0]
     values = value_buffer[:count]
     node_weights = weight_buffer[:count]
     weighted = evidence_buffer[:count]
-    left_sums = np.empty(n_classes)
-    right_sums = np.empty(n_classes)
+    left_sums = np.empty(n_stats)
+    right_sums = np.empty(n_stats)
     min_samples_leaf = np.int64(rules[0])
     for c in range(features.shape[0]):
         feature = features[c]
@@ -343,7 +343,7 @@ def scan_features(
             row = order[feature, start + j]
             values[j] = X[row, feature]
             node_weights[j] = rows[row, 0]
-            for k in range(n_classes):
+            for k in range(n_stats):
                 weighted[j, k] = rows[row, 1 + k]
         drops[c], thresholds[c], positions[c] = scan_sorted_feature(
             impurity,
@@ -456,23 +456,23 @@ def grow_subtree(
     distinct values), so every child holds fewer rows than its parent.
     """
     d = X.shape[1]
-    n_classes = rows.shape[1] - 1
+    n_stats = rows.shape[1] - 1
     np.random.seed(seed)
     scratch = np.empty(end - start, dtype=np.int32)
     value_buffer, weight_buffer = np.empty(end - start), np.empty(end - start)
-    evidence_buffer = np.empty((end - start, n_classes))
+    evidence_buffer = np.empty((end - start, n_stats))
     candidates = np.empty(d, dtype=np.int64)
     for f in range(d):
         candidates[f] = f
     drops = np.empty(d)
     thresholds = np.empty(d)
     positions = np.empty(d, dtype=np.int64)
-    table = np.empty((64, SUMS + n_classes))
+    table = np.empty((64, SUMS + n_stats))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
     top = 1
     node = -1
-    sums = np.empty(n_classes)
+    sums = np.empty(n_stats)
     while top > 0:
         top -= 1
         node_start, node_end, node_depth = stack[top, 0], stack[top, 1], stack[top, 2]

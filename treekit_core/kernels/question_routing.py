@@ -160,7 +160,7 @@ def mixture(X, nodes, child_ids, shares, params, value, stack_size, out, start, 
     """Into ``out`` (zeros, n x K): the class distribution of rows start..stop-1, their
     leaf's, or where a row cannot answer a question, the mixture over all branches
     weighted by the training shares (C4.5)."""
-    n_classes = value.shape[1]
+    n_stats = value.shape[1]
     stack_node = np.empty(stack_size, dtype=np.int64)
     stack_p = np.empty(stack_size)
     for i in range(start, stop):
@@ -173,7 +173,7 @@ def mixture(X, nodes, child_ids, shares, params, value, stack_size, out, start, 
             p = stack_p[top]
             count = nodes[node].count
             if count == 0:
-                for c in range(n_classes):
+                for c in range(n_stats):
                     out[i, c] += p * value[node, c]
                 continue
             first = nodes[node].first

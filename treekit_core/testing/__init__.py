@@ -273,7 +273,7 @@ def assert_same_tree(a, b, rtol: float = 1e-12, atol: float = 1e-12) -> None:
     add in another order). Raises AssertionError naming the first field that differs."""
     for field in ("child_start", "child_ids", "question", "feature", "threshold", "n_samples"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-    for field in ("class_sums", "weight", "impurity", "child_shares"):
+    for field in ("statistics", "weight", "impurity", "child_shares"):
         np.testing.assert_allclose(
             getattr(a, field), getattr(b, field), rtol=rtol, atol=atol, err_msg=field
         )

@@ -24,7 +24,7 @@ def class_rgb(index: int) -> tuple:
 def node_rgb(tree, node) -> tuple:
     """The decided class's colour blended with white by purity (deeper = purer; grey for
     an abstaining node), as three floats in [0, 1]."""
-    k = tree.n_classes
+    k = tree.n_statistics
     decided = int(tree.decision[node])
     if decided < 0:
         return ABSTAIN_GREY

@@ -64,7 +64,7 @@ def node_risk(tree, risk: str, labeler) -> np.ndarray:
     total = tree.weight[0]
     if risk == "impurity":
         return tree.weight * tree.impurity / total
-    return labeler.node_error(tree.class_sums, tree.weight) / total
+    return labeler.node_error(tree.statistics, tree.weight) / total
 
 
 def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:

@@ -57,7 +57,7 @@ class _Node:
     rows: np.ndarray
     row_weights: np.ndarray
     bounds: tuple = None
-    class_sums: np.ndarray = None
+    sums: np.ndarray = None
     weight: float = 0.0
     #: training and estimated errors of the node as a leaf, kept until its data changes
     #: (collapsing and pruning ask for them at every level above)
@@ -118,18 +118,18 @@ class _Pruning:
 
     def set_data(self, node: _Node, rows, row_weights, bounds) -> None:
         node.rows, node.row_weights, node.bounds = rows, row_weights, bounds
-        node.class_sums, node.weight = self.statistics(rows, row_weights)
+        node.sums, node.weight = self.statistics(rows, row_weights)
         node.leaf_errors = node.leaf_estimate = None
 
     def node_errors(self, node: _Node) -> float:
         if node.leaf_errors is None:
-            node.leaf_errors = self.errors(node.class_sums, node.weight)
+            node.leaf_errors = self.errors(node.sums, node.weight)
         return node.leaf_errors
 
     def node_estimate(self, node: _Node) -> float:
         if node.leaf_estimate is None:
             errors = self.node_errors(node)
-            node.leaf_estimate = self.estimated(node.class_sums, node.weight, errors)
+            node.leaf_estimate = self.estimated(node.sums, node.weight, errors)
         return node.leaf_estimate
 
     def fill_errors(self, root: _Node) -> None:
@@ -146,7 +146,7 @@ class _Pruning:
             node.leaf_errors = 0.0
         if weighed:
             errors = self.labeler.node_error(
-                np.stack([node.class_sums for node in weighed]),
+                np.stack([node.sums for node in weighed]),
                 np.array([node.weight for node in weighed]),
             )
             for node, error in zip(weighed, errors, strict=True):
@@ -334,13 +334,13 @@ class _Pruning:
     # -- back to arrays -------------------------------------------------------------
     def to_tree(self, root: _Node, template: Tree) -> Tree:
         impurity = self.context.criterion.compiled_impurity()
-        params = self.context.criterion.impurity_params(self.data.n_classes)
-        assembler = TreeAssembler(template.n_features, template.n_classes)
+        params = self.context.criterion.impurity_params(self.data.n_statistics)
+        assembler = TreeAssembler(template.n_features, template.n_statistics)
 
         stack = [(root, -1, 0, 0)]  # depth first, first branch first, as the grown tree
         while stack:
             node, parent, branch, depth = stack.pop()
-            sums = np.ascontiguousarray(node.class_sums)
+            sums = np.ascontiguousarray(node.sums)
             node_id = assembler.add_node(
                 parent,
                 branch,

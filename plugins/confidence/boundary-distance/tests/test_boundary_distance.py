@@ -63,7 +63,7 @@ def scores(tree, X, **params):
     confidence = BoundaryDistance(**params)
     data = TrainingData(
         np.asfortranarray(np.asarray(X, float)),
-        np.eye(tree.n_classes)[[0] * len(X)],
+        np.eye(tree.n_statistics)[[0] * len(X)],
         np.ones(len(X)),
     )
     tree.component_state = {"confidence": confidence.fit(tree, data, None)}

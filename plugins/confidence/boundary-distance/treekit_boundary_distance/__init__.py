@@ -96,7 +96,7 @@ class BoundaryDistance(Confidence):
         for key in ("lower", "upper"):
             state_array(state, key, (leaves, d), "confidence", allow_inf=True)
         state_array(state, "decision", (leaves,), "confidence", minimum=-1, integer=True)
-        if (np.asarray(state["decision"]) >= tree.n_classes).any():
+        if (np.asarray(state["decision"]) >= tree.n_statistics).any():
             raise ValueError("model file: confidence.decision holds a class index out of range")
         state_array(state, "scale", (d,), "confidence")
         if (np.asarray(state["scale"]) <= 0).any():

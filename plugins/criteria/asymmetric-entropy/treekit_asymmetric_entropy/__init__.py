@@ -103,7 +103,7 @@ class AsymmetricEntropy(Criterion):
                     f"positive_class={self.positive_class!r} is not a class; classes are {classes}"
                 )
             positive_index = classes.index(self.positive_class)
-        vector = self._vector(data.n_classes, positive_index)
+        vector = self._vector(data.n_statistics, positive_index)
         if not np.isclose(vector.sum(), 1.0, atol=1e-9):
             warnings.warn(
                 f"asymmetric_entropy: w={vector.tolist()} sums to {vector.sum():g}, not 1, so the "

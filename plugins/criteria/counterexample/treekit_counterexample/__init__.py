@@ -87,7 +87,7 @@ class CounterexampleEntropy(CounterexampleEvidence, Criterion):
 
 @attrs.define(slots=False)
 class Complementary(CounterexampleEvidence, Labeler):
-    """Leaves keep the complementary distribution pbar (``Tree.class_sums / weight``); the
+    """Leaves keep the complementary distribution pbar (``Tree.statistics / weight``); the
     class distribution is q / sum(q) with q = 1 - pbar, and the decision its majority."""
 
     name: ClassVar[str] = "complementary"
@@ -123,7 +123,7 @@ class Complementary(CounterexampleEvidence, Labeler):
 
 def complementary_probabilities(tree) -> np.ndarray:
     """pbar(k) of every node: the weight share of samples known not to be class k."""
-    return tree.class_sums / np.where(tree.weight > 0, tree.weight, 1.0)[:, None]
+    return tree.statistics / np.where(tree.weight > 0, tree.weight, 1.0)[:, None]
 
 
 def remove_information(counterexamples, fraction, rng) -> np.ndarray:

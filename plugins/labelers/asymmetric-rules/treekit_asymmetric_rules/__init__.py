@@ -59,10 +59,10 @@ class AsymmetricThresholds(Labeler):
         return True
 
     def check_data(self, data) -> None:
-        if len(self.thresholds) != data.n_classes:
+        if len(self.thresholds) != data.n_statistics:
             raise ValueError(
                 f"labeler 'asymmetric_thresholds': {len(self.thresholds)} thresholds for "
-                f"{data.n_classes} classes; give one per class in the order of classes_"
+                f"{data.n_statistics} classes; give one per class in the order of classes_"
             )
 
     def decide(self, proba):
@@ -94,10 +94,10 @@ class CostMatrix(Labeler):
     costs: list = attrs.field(default=None, validator=_check_costs)
 
     def check_data(self, data) -> None:
-        if len(self.costs) != data.n_classes:
+        if len(self.costs) != data.n_statistics:
             raise ValueError(
                 f"labeler 'cost_matrix': costs is {len(self.costs)} x {len(self.costs)} "
-                f"but the data has {data.n_classes} classes"
+                f"but the data has {data.n_statistics} classes"
             )
 
     def expected_costs(self, proba):

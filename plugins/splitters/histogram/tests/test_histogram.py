@@ -71,7 +71,7 @@ def leaf_partition(model, X):
 def assert_same_structure(a, b):
     for field in ("children_left", "children_right", "feature", "n_samples", "depth"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-    np.testing.assert_allclose(a.class_sums, b.class_sums, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.statistics, b.statistics, rtol=1e-12, atol=1e-12)
 
 
 def integer_data(seed, n, d, k, levels):

@@ -36,7 +36,7 @@ LEFT, RIGHT, FEATURE, THRESHOLD, IMPROVEMENT = (
     NODE_COLUMNS.index(name) for name in ("left", "right", "feature", "threshold", "improvement")
 )
 #: The first class-sum column of a node table.
-SUMS = NODE_COLUMNS.index("class_sums")
+SUMS = NODE_COLUMNS.index("statistics")
 
 #: Per bin: the row count, the weight, then the K weighted evidence sums.
 COUNT, WEIGHT, CLASS_SUMS = 0, 1, 2

@@ -81,7 +81,7 @@ class Histogram(Splitter):
         index = np.arange(data.n_samples, dtype=np.int32)
         root = self._histogram(binned.codes, rows, index, data)
         table = kernels.grow_subtree(
-            composition.criterion.impurity_params(data.n_classes),
+            composition.criterion.impurity_params(data.n_statistics),
             binned.codes,
             rows,
             binned.edges,
@@ -98,8 +98,8 @@ class Histogram(Splitter):
         return tree_from_table(
             table,
             data.n_features,
-            data.n_classes,
-            np.ascontiguousarray(table[:, SUMS + data.n_classes]),
+            data.n_statistics,
+            np.ascontiguousarray(table[:, SUMS + data.n_statistics]),
         )
 
     def prepare(self, data, criterion, rules):
@@ -108,7 +108,7 @@ class Histogram(Splitter):
         return {
             "binned": self.binned(data),
             "kernels": histogram_kernels(criterion),
-            "params": criterion.impurity_params(data.n_classes),
+            "params": criterion.impurity_params(data.n_statistics),
             "rules": rule_vector(rules),
             "data": data,
         }
@@ -137,7 +137,7 @@ class Histogram(Splitter):
                 hist,
                 binned.n_value_bins,
                 np.ascontiguousarray(features, dtype=np.int64),
-                node.class_sums,
+                node.statistics,
                 node.weight,
                 float(node.n_samples),
                 node.impurity,
@@ -171,7 +171,7 @@ class Histogram(Splitter):
         ``index`` of ``codes`` (their row table: ``rows``)."""
         from treekit_histogram.kernels import CHANNELS
 
-        hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_classes))
+        hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
         build_histogram()(codes, rows, index, 0, index.shape[0], hist)
         return hist
 

@@ -163,7 +163,7 @@ class Oblique(Splitter):
             "axis": best_split_of_node,
             "scan": scan_sorted_feature,
             "impurity": criterion.compiled_impurity(),
-            "params": criterion.impurity_params(data.n_classes),
+            "params": criterion.impurity_params(data.n_statistics),
             "data": data,
         }
 
@@ -171,7 +171,7 @@ class Oblique(Splitter):
         data, impurity, params = state["data"], state["impurity"], state["params"]
         X = data.X[node.rows]
         evidence = data.evidence[node.rows]
-        majority = int(np.argmax(node.class_sums))
+        majority = int(np.argmax(node.statistics))
         target = (np.argmax(evidence, axis=1) == majority).astype(np.float64)
         best = None
         if 0 < (target * node.row_weights).sum() < node.weight:
@@ -182,7 +182,7 @@ class Oblique(Splitter):
             if np.any(coef != 0):
                 z = X @ coef
                 order = np.argsort(z, kind="mergesort")
-                k = data.n_classes
+                k = data.n_statistics
                 left, right = np.empty(k), np.empty(k)
                 drop, threshold, position = state["scan"](
                     impurity,
@@ -190,7 +190,7 @@ class Oblique(Splitter):
                     np.ascontiguousarray(z[order]),
                     np.ascontiguousarray(node.row_weights[order, None] * evidence[order]),
                     np.ascontiguousarray(node.row_weights[order]),
-                    node.class_sums,
+                    node.statistics,
                     node.weight,
                     node.impurity,
                     rules.min_samples_leaf,
@@ -215,7 +215,7 @@ class Oblique(Splitter):
                 data.evidence,
                 node.rows,
                 node.row_weights,
-                node.class_sums,
+                node.statistics,
                 node.weight,
                 node.features,
                 rules.min_samples_leaf,

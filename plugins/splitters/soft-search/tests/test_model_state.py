@@ -111,10 +111,10 @@ def test_udt_boxes_that_disagree_with_the_tree_are_refused(key, node, value):
         TreeClassifier.from_json(json.dumps(payload))
 
 
-def test_class_sums_past_the_fit_bound_are_refused():
+def test_node_sums_past_the_fit_bound_are_refused():
     from treekit_core import ModelFileError
 
     payload, _ = _udt_payload()
-    payload["tree"]["class_sums"] = [[1e308] * len(row) for row in payload["tree"]["class_sums"]]
-    with pytest.raises(ModelFileError, match="'class_sums' holds 1e\\+308; at most 1e\\+150"):
+    payload["tree"]["statistics"] = [[1e308] * len(row) for row in payload["tree"]["statistics"]]
+    with pytest.raises(ModelFileError, match="'statistics' holds 1e\\+308; at most 1e\\+150"):
         TreeClassifier.from_json(json.dumps(payload))

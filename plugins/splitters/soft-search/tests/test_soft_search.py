@@ -50,7 +50,7 @@ def test_soft_propagation_tends_to_hard_as_u_vanishes():
     ).fit(data.X, data.y)
     for field in ("feature", "threshold", "n_samples"):
         np.testing.assert_array_equal(getattr(soft.tree_, field), getattr(hard.tree_, field))
-    np.testing.assert_allclose(soft.tree_.class_sums, hard.tree_.class_sums, atol=1e-9)
+    np.testing.assert_allclose(soft.tree_.statistics, hard.tree_.statistics, atol=1e-9)
 
 
 def test_soft_evaluation_tends_to_hard_as_u_vanishes():

@@ -65,7 +65,7 @@ def mixture(
         else np.ascontiguousarray(standard_points, dtype=np.float64),
         stack_size,
     )
-    out = np.zeros((X.shape[0], tree.n_classes))
+    out = np.zeros((X.shape[0], tree.n_statistics))
     for start in range(0, X.shape[0], CHUNK_ROWS):
         rows = X[start : start + CHUNK_ROWS]
         if hard_nodes.size:

@@ -93,7 +93,7 @@ class SoftSearch(Splitter):
             "exact": scan_sorted_feature,
             "soft": soft_scan,
             "impurity": criterion.compiled_impurity(),
-            "params": criterion.impurity_params(data.n_classes),
+            "params": criterion.impurity_params(data.n_statistics),
             "data": data,
             "sigma": spreads,
             "evaluations": [],
@@ -189,7 +189,7 @@ class SoftSearch(Splitter):
 
         ``min_weight`` None means C4.5's MinSplit on the feature's known weight."""
         data = state["data"]
-        n, k = node.n_samples, data.n_classes
+        n, k = node.n_samples, data.n_statistics
         unsorted, values, weights = np.empty(n), np.empty(n), np.empty(n)
         weighted = np.empty((n, k))
         left, right = np.empty(k), np.empty(k)
@@ -211,7 +211,7 @@ class SoftSearch(Splitter):
             if known < 2 or values[known - 1] <= values[0] + FEATURE_THRESHOLD:
                 continue
             if known == n:
-                sums, weight, base = node.class_sums, node.weight, node.impurity
+                sums, weight, base = node.statistics, node.weight, node.impurity
             else:  # C4.5: judge the feature on its known values, scaled by their weight share
                 sums = np.ascontiguousarray(weighted[:known].sum(axis=0))
                 weight = float(weights[:known].sum())

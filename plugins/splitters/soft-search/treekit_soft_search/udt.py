@@ -164,7 +164,7 @@ class UDTSplitter(Splitter, UDTParams):
         return {
             "kernels": kernels,
             "impurity": kernels.impurity,
-            "params": criterion.impurity_params(data.n_classes),
+            "params": criterion.impurity_params(data.n_statistics),
             "data": data,
             "evidence": np.ascontiguousarray(data.evidence, dtype=np.float64),
             "sigma": np.ascontiguousarray(udt_spreads(data, self.width), dtype=np.float64),
