@@ -41,6 +41,11 @@ class Recorder:
         self.calls.append((name, kwargs))
 
     @hookimpl
+    def treekit_targets(self):
+        self._record("treekit_targets")
+        return []
+
+    @hookimpl
     def treekit_criteria(self):
         self._record("treekit_criteria")
         return []

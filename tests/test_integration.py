@@ -75,6 +75,11 @@ def _base(choice):
         "evaluator": "hard",
         "confidence": "probability",
     }
+    # the counterexample target, criterion and labeler read the same rows
+    if choice.get("target") == "counterexamples" and "criterion" not in choice:
+        base["criterion"] = "counterexample_entropy"
+    if choice.get("target") == "counterexamples" and "labeler" not in choice:
+        base["labeler"] = "complementary"
     if choice.get("criterion") == "counterexample_entropy" and "labeler" not in choice:
         base["labeler"] = "complementary"
     if choice.get("labeler") == "complementary" and "criterion" not in choice:

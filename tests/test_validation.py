@@ -292,7 +292,7 @@ def test_the_class_statistics_limit_follows_rows_times_classes(monkeypatch):
 
     X = np.zeros((40, 1))
     y = np.arange(40) % 8
-    monkeypatch.setattr(validation, "MAX_CLASS_STATISTICS_BYTES", 3 * 40 * 8 * 8)
+    monkeypatch.setattr(validation, "MAX_STATISTICS_BYTES", 3 * 40 * 8 * 8)
     TreeClassifier().fit(X, y)  # exactly at the limit: fitted
     with pytest.raises(ValueError, match="9 classes among 40 rows") as refused:
         TreeClassifier().fit(X, np.arange(40) % 9)
@@ -305,7 +305,7 @@ def test_counterexamples_with_too_many_classes_are_refused_by_the_same_rule(monk
     plugin = pytest.importorskip("treekit_counterexample")
     from treekit_core.engine import validation
 
-    monkeypatch.setattr(validation, "MAX_CLASS_STATISTICS_BYTES", 3 * 40 * 8 * 8)
+    monkeypatch.setattr(validation, "MAX_STATISTICS_BYTES", 3 * 40 * 8 * 8)
     with registered(plugin, name="treekit-counterexample"):
         model = TreeClassifier(criterion="counterexample_entropy", labeler="complementary")
         with pytest.raises(ValueError, match="counterexamples has 9 classes among 40 rows"):

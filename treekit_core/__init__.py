@@ -32,6 +32,8 @@ from treekit_core.components import (
     ReadsEvidence,
     Split,
     Splitter,
+    Target,
+    TargetRows,
     one_hot,
     state_array,
 )
@@ -129,6 +131,8 @@ __all__ = [
     "Split",
     "Splitter",
     "StoppingRules",
+    "Target",
+    "TargetRows",
     "TrainingData",
     "Tree",
     "TreeClassifier",

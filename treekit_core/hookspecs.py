@@ -28,6 +28,16 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
+def treekit_targets():
+    """Return the target classes this plugin offers (what a tree predicts).
+
+    Called once per registry assembly, with no arguments.
+
+    :return: a list of :class:`treekit_core.components.Target` subclasses.
+    """
+
+
+@hookspec
 def treekit_criteria():
     """Return the criterion classes this plugin offers.
 
@@ -174,6 +184,7 @@ def treekit_fit_finished(composition, tree):
 
 #: The hooks that register component classes, by component kind.
 REGISTRATION_HOOKS = {
+    "target": "treekit_targets",
     "criterion": "treekit_criteria",
     "splitter": "treekit_splitters",
     "propagator": "treekit_propagators",

@@ -31,9 +31,9 @@ from treekit_core.components.errors import PluginError
 #: The version of the component contract (hooks, base classes, capabilities, tree format)
 #: that this treekit_core implements. A plugin declares the version it was written for as
 #: a module attribute ``TREEKIT_PLUGIN_API``; CHANGELOG.md says what changed between versions.
-PLUGIN_API_VERSION = 3
+PLUGIN_API_VERSION = 4
 #: Plugin API versions this treekit_core can load.
-SUPPORTED_PLUGIN_APIS = frozenset({3})
+SUPPORTED_PLUGIN_APIS = frozenset({4})
 PLUGIN_API_ATTRIBUTE = "TREEKIT_PLUGIN_API"
 
 ENTRY_POINT_GROUP = "treekit"

@@ -186,8 +186,7 @@ def composes(kwargs) -> bool:
     try:
         model = TreeClassifier(**kwargs)
         composition = model._make_composition()
-        composition.check()
-        model._evidence_reader(composition)
+        composition.check()  # the evidence check included
     except ValueError:
         return False
     return True

@@ -1,6 +1,6 @@
 """The core's own components, registered through the same hooks as any plugin.
 
-One module per kind (``criteria``, ``splitters``, ``propagators``, ``labelers``,
+One module per kind (``targets``, ``criteria``, ``splitters``, ``propagators``, ``labelers``,
 ``evaluators``, ``confidences``, ``questions``) and the pruners in their own folder. This package is
 public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's choice).
 """
@@ -19,10 +19,12 @@ from treekit_core.builtins.pruners.pessimistic import Pessimistic
 from treekit_core.builtins.questions import Multiway, Subset, Threshold
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice
 from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
+from treekit_core.builtins.targets import ClassLabels, check_class_statistics
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
     "C45",
+    "ClassLabels",
     "MDL",
     "CostComplexity",
     "Entropy",
@@ -44,7 +46,13 @@ __all__ = [
     "best_nominal_split",
     "c45_choice",
     "c45_nominal_split",
+    "check_class_statistics",
 ]
+
+
+@hookimpl
+def treekit_targets():
+    return [ClassLabels]
 
 
 @hookimpl

@@ -22,8 +22,11 @@ from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
 from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
 from treekit_core.components.splitter import FEATURE_THRESHOLD, Split, Splitter
+from treekit_core.components.target import Target, TargetRows
 
-#: Every component kind and its base class, in the order a tree is grown and used.
+#: Every component kind and its base class, in the order a tree is grown and used; the
+#: target, which encodes y before growing and turns node statistics into predictions after,
+#: is listed last.
 KINDS = {
     "criterion": Criterion,
     "splitter": Splitter,
@@ -32,6 +35,7 @@ KINDS = {
     "labeler": Labeler,
     "evaluator": Evaluator,
     "confidence": Confidence,
+    "target": Target,
 }
 
 #: Every kind a plugin can register: the composition's kinds, and the question kinds, which
@@ -72,6 +76,8 @@ __all__ = [
     "ReadsEvidence",
     "Split",
     "Splitter",
+    "Target",
+    "TargetRows",
     "json_value",
     "one_hot",
     "state_array",

@@ -24,6 +24,11 @@ class Criterion(ReadsEvidence, Component):
     kind: ClassVar[str] = "criterion"
     provides: ClassVar[frozenset] = frozenset({"fractional_weights"})
 
+    default_target: ClassVar[str] = "class_labels"
+    """The target an estimator uses with this criterion when its ``target`` parameter is None
+    (the registered name of a target writing the rows this criterion reads). Read when the
+    estimator makes its composition."""
+
     symmetric: ClassVar[bool] = False
     """True when the impurity does not change if the classes are reordered (gini, entropy).
     Read by the conformance kit, which then checks it."""

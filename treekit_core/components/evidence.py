@@ -1,4 +1,4 @@
-"""What the components that read class evidence (criterion, labeler) share."""
+"""What the components that read the target's rows (criterion, labeler) share."""
 
 from __future__ import annotations
 
@@ -15,25 +15,14 @@ def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 class ReadsEvidence:
-    """Mixin of the kinds that read the evidence rows (criterion and labeler).
+    """Mixin of the kinds that read the rows the target writes (criterion and labeler).
 
-    Node statistics are weighted sums of evidence rows; what a row means is known only to
-    the components that read it, so they, not the core, turn labels into rows.
+    Node statistics are weighted sums of those rows; the target writes them
+    (:meth:`treekit_core.components.Target.encode`), and the components that read them say
+    which kind of row they understand.
     """
 
     evidence: ClassVar[str] = "one_hot"
-    """The kind of evidence rows this component reads: ``"one_hot"`` (an ordinary label is
-    a one-hot row) or another kind a plugin defines (``"counterexamples"``). Read at fit:
-    the criterion and the labeler must read the same kind."""
-
-    def encode_labels(self, encoded: np.ndarray, n_classes: int) -> np.ndarray:
-        """Evidence rows (n x K) for ordinary class labels given as class indices. Called by
-        ``fit(X, y)`` on the criterion. Default: one-hot rows."""
-        return one_hot(encoded, n_classes)
-
-    def encode_counterexamples(self, counterexamples: np.ndarray) -> np.ndarray | None:
-        """Evidence rows for a validated 0/1 counterexample matrix (1: the sample is known
-        not to be that class), or None when this component does not read counterexamples.
-        Called by ``fit(X, counterexamples=...)`` on the criterion; None makes fit refuse
-        the counterexamples, naming the component. Default: None."""
-        return None
+    """The kind of rows this component reads: ``"one_hot"`` (a class label is a one-hot
+    row) or another kind a target defines (``"counterexamples"``). Read at fit: it must be
+    the target's kind (the labeler's only when the target decides with the labeler)."""

@@ -28,6 +28,9 @@ class Composition:
     labeler: object
     evaluator: object
     confidence: object
+    #: What the tree predicts (None only in a composition unpickled from treekit 0.3, until
+    #: its estimator hands it the target its criterion implies).
+    target: object = None
     stopping: StoppingRules = attrs.field(factory=StoppingRules)
     registry: object = None
     feature_sampler: object = attrs.field(factory=AllFeatures)
@@ -70,8 +73,30 @@ class Composition:
             kind: {"name": c.name, "params": c.get_params()} for kind, c in self.components.items()
         }
 
+    def check_evidence(self) -> None:
+        """Refuse a criterion (and, when the target decides with it, a labeler) that reads
+        other rows than the target writes, naming both components. Called by ``fit``
+        before the target encodes anything, and by :meth:`check`."""
+        target, criterion, labeler = self.target, self.criterion, self.labeler
+        if criterion.evidence != target.evidence:
+            with_labeler = target.decides_with_labeler
+            raise CompositionError(
+                f"target {target.name!r} cannot be combined with criterion {criterion.name!r}"
+                + (f" and labeler {labeler.name!r}" if with_labeler else "")
+                + f": the target writes {target.evidence} rows, the criterion reads "
+                f"{criterion.evidence} rows"
+                + (f", the labeler {labeler.evidence} rows" if with_labeler else "")
+            )
+        if target.decides_with_labeler and labeler.evidence != target.evidence:
+            raise CompositionError(
+                f"criterion {criterion.name!r} cannot be combined with labeler {labeler.name!r}: "
+                f"target {target.name!r} writes {target.evidence} rows, which the criterion "
+                f"reads and the labeler does not (it reads {labeler.evidence} rows)"
+            )
+
     def check(self, data=None) -> None:
         """Refuse impossible compositions (naming both components) and unsupported data."""
+        self.check_evidence()
         components = self.components
         for kind, component in components.items():
             for other_kind, needed in component.requirements().items():
@@ -95,7 +120,7 @@ class Composition:
     def grow(self, data, rng: np.random.Generator) -> Tree:
         """Grow and label a tree (no pruning)."""
         tree = grow_tree(self, data, rng)
-        tree.relabel(self.labeler)
+        tree.relabel(self.target, self.labeler)
         return tree
 
     def fit(self, data, rng: np.random.Generator) -> Tree:
@@ -120,9 +145,10 @@ class Composition:
 
     # -- using ----------------------------------------------------------------------
     def decide(self, tree: Tree, X: np.ndarray, with_confidence: bool = True):
-        """(class distribution, decision index with -1 = abstain, confidence or None)."""
+        """(values: for class targets the class distribution; decision index with -1 =
+        abstain; confidence or None)."""
         proba = self.evaluator.predict_distribution(tree, X)
-        decision = np.asarray(self.labeler.decide(proba), dtype=np.int64)
+        decision = self.target.decide(proba, self.labeler)
         if not with_confidence:
             return proba, decision, None
         confidence = np.asarray(self.confidence.score(tree, X, proba, decision), dtype=np.float64)
@@ -149,6 +175,10 @@ class PruningContext:
     @property
     def labeler(self):
         return self.composition.labeler
+
+    @property
+    def target(self):
+        return self.composition.target
 
     @property
     def criterion(self):

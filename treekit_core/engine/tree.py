@@ -341,14 +341,16 @@ class Tree:
             component_state=dict(self.component_state),
         )
 
-    def relabel(self, labeler) -> None:
-        """(Re)compute every node's distribution and decision with ``labeler``. A node no
-        training weight reached (a branch for a category absent at its parent) takes its
-        parent's distribution and decision, as C4.5 labels empty branches."""
+    def relabel(self, target, labeler) -> None:
+        """(Re)compute every node's values and decision from its statistics with the
+        ``target`` (:meth:`~treekit_core.components.Target.node_values`, which may ask the
+        ``labeler``). A node no training weight reached (a branch for a category absent at
+        its parent) takes its parent's values and decision, as C4.5 labels empty branches."""
         empty = self.weight <= 0
         weight = np.where(empty, 1.0, self.weight)
-        self.value = np.asarray(labeler.distribution(self.statistics, weight), dtype=np.float64)
-        self.decision = np.asarray(labeler.decide(self.value), dtype=np.int64)
+        values, decisions = target.node_values(self.statistics, weight, labeler)
+        self.value = np.asarray(values, dtype=np.float64).reshape(self.n_nodes, -1)
+        self.decision = np.asarray(decisions, dtype=np.int64).reshape(self.n_nodes)
         if empty.any():
             parent = self.parents()
             for node in np.flatnonzero(empty):  # parents first: ids increase downwards
@@ -371,23 +373,24 @@ class Tree:
                 )
         if not np.isfinite(self.threshold).all():
             raise ValueError("tree field 'threshold' must hold finite numbers")
-        for name in ("statistics", "weight", "impurity"):
-            values = getattr(self, name)
-            if not np.isfinite(values).all() or (name != "impurity" and (values < 0).any()):
-                raise ValueError(f"tree field {name!r} must hold finite numbers >= 0")
-            # the bound fit puts on the total weight: pruning adds and multiplies these
-            # sums, and a file with 1e308 gave rows that were no distribution
-            if name != "impurity" and values.size and values.max() > MAX_TOTAL_WEIGHT:
-                raise ValueError(
-                    f"tree field {name!r} holds {values.max():.3g}; at most "
-                    f"{MAX_TOTAL_WEIGHT:g} (sums of sample weights, as fit bounds them)"
-                )
+        # What the statistics, values and decisions may hold beyond being finite is the
+        # target's to say (Target.check_tree); the weight is every target's.
+        for name in ("statistics", "impurity", "value"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError(f"tree field {name!r} must hold finite numbers")
+        if not np.isfinite(self.weight).all() or (self.weight < 0).any():
+            raise ValueError("tree field 'weight' must hold finite numbers >= 0")
+        # the bound fit puts on the total weight: pruning adds and multiplies these sums,
+        # and a file with 1e308 gave rows that were no distribution
+        if self.weight.size and self.weight.max() > MAX_TOTAL_WEIGHT:
+            raise ValueError(
+                f"tree field 'weight' holds {self.weight.max():.3g}; at most "
+                f"{MAX_TOTAL_WEIGHT:g} (sums of sample weights, as fit bounds them)"
+            )
         if (self.n_samples < 0).any():
             raise ValueError("tree field 'n_samples' must hold counts >= 0")
-        if not np.isfinite(self.value).all() or (self.value < 0).any():
-            raise ValueError("tree field 'value' must hold finite probabilities >= 0")
-        if ((self.decision < -1) | (self.decision >= self.n_statistics)).any():
-            raise ValueError("tree field 'decision' holds a class index out of range")
+        if (self.decision < -1).any():
+            raise ValueError("tree field 'decision' holds an index below -1")
         start, ids = self.child_start, self.child_ids
         if start.shape != (n + 1,) or start[0] != 0 or (np.diff(start) < 0).any():
             raise ValueError("tree field 'child_start' must hold n_nodes + 1 rising offsets from 0")

@@ -90,33 +90,30 @@ def densify_limit() -> int:
     return memory_limit(MAX_DENSIFIED_BYTES)
 
 
-#: At most this many bytes of class statistics per fit (see :func:`check_class_statistics`).
-MAX_CLASS_STATISTICS_BYTES = 2 * 2**30
+#: At most this many bytes of statistics per fit (see :func:`check_statistics_size`).
+MAX_STATISTICS_BYTES = 2 * 2**30
 
 
-def check_class_statistics(n_samples: int, n_classes: int, name: str = "y") -> None:
-    """Refuse, before anything is allocated, a target whose class statistics would not fit.
+def check_statistics_size(
+    n_samples: int, n_columns: int, name: str = "y", unit: str = "columns", hint: str = ""
+) -> None:
+    """Refuse, before anything is allocated, a target whose statistics would not fit.
 
-    A fit holds a weight per row and class (the n x K evidence rows) and a sum per node and
-    class (up to 2n - 1 nodes): about 3 n K float64 numbers. With one class per row (an ID
-    column given as the target by mistake) that grows as n squared: 10 000 rows would take
-    2.4 GB. The limit is :data:`MAX_CLASS_STATISTICS_BYTES`, and at most half the memory
-    this machine has available now (where the OS says)."""
-    needed = 3 * n_samples * n_classes * 8
-    limit = memory_limit(MAX_CLASS_STATISTICS_BYTES)
+    A fit holds a row of ``n_columns`` statistics per sample and a sum per node and column
+    (up to 2n - 1 nodes): about 3 n S float64 numbers. With a column per row (an ID column
+    given as class labels by mistake) that grows as n squared: 10 000 rows would take
+    2.4 GB. The limit is :data:`MAX_STATISTICS_BYTES`, and at most half the memory this
+    machine has available now (where the OS says). ``unit`` names the columns in the
+    message ("classes"), ``hint`` ends it."""
+    needed = 3 * n_samples * n_columns * 8
+    limit = memory_limit(MAX_STATISTICS_BYTES)
     if needed <= limit:
         return
-    hint = (
-        "; nearly every row has a class of its own: is the target an ID column, or a "
-        "measurement rather than a class?"
-        if n_classes * 2 > n_samples
-        else ""
-    )
     raise ValueError(
-        f"{name} has {n_classes} classes among {n_samples} rows: a tree's class statistics "
-        f"would take about {needed / 2**30:.1f} GiB (3 x rows x classes x 8 bytes; at most "
+        f"{name} has {n_columns} {unit} among {n_samples} rows: a tree's statistics "
+        f"would take about {needed / 2**30:.1f} GiB (3 x rows x {unit} x 8 bytes; at most "
         f"{limit / 2**30:.1f} GiB allowed: half the free memory, capped at "
-        f"{MAX_CLASS_STATISTICS_BYTES / 2**30:.0f} GiB){hint}"
+        f"{MAX_STATISTICS_BYTES / 2**30:.0f} GiB){hint}"
     )
 
 
@@ -428,48 +425,6 @@ def warn_narrow_features(X, feature_names, nominal=()) -> None:
 
 #: Weight sums beyond this overflow the impurity arithmetic (squares of class sums).
 MAX_TOTAL_WEIGHT = 1e150
-
-
-def check_counterexamples(counterexamples, n_samples: int, classes=None):
-    """Validate an n x K 0/1 counterexample matrix (1: known not this class); return
-    (classes, evidence). A row of zeros (no information) is accepted; a row of ones
-    (excludes every class) is an error naming the row."""
-    Y = np.asarray(counterexamples)
-    if Y.ndim != 2:
-        raise ValueError(
-            f"counterexamples must be a 2-D (n_samples, n_classes) 0/1 matrix, got shape {Y.shape}"
-        )
-    if Y.shape[0] != n_samples:
-        raise ValueError(f"counterexamples has {Y.shape[0]} rows but X has {n_samples} samples")
-    if Y.shape[1] < 2:
-        raise ValueError(f"counterexamples needs at least two classes (columns), got {Y.shape[1]}")
-    try:
-        values = Y.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("counterexamples must hold only 0 and 1") from None
-    bad = ~np.isin(values, (0.0, 1.0))
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise ValueError(
-            f"counterexamples must hold only 0 and 1; row {row}, column {col} is {Y[row, col]!r}"
-        )
-    full = np.flatnonzero(values.sum(axis=1) == values.shape[1])
-    if full.size:
-        raise ValueError(
-            f"counterexamples row {int(full[0])} excludes every class ({full.size} such rows); "
-            f"a sample must belong to some class"
-        )
-    if classes is None:
-        classes = np.arange(values.shape[1])
-    classes = np.asarray(classes)
-    if classes.shape != (values.shape[1],):
-        raise ValueError(
-            f"classes must name the {values.shape[1]} columns of counterexamples, got "
-            f"{classes.shape[0] if classes.ndim else classes}"
-        )
-    if np.unique(classes).size != classes.size:
-        raise ValueError("classes must be distinct")
-    return classes, values
 
 
 def check_n_threads(n_threads):

@@ -56,7 +56,13 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
         components = {
             kind: registry.create(kind, getattr(self, kind), getattr(self, f"{kind}_params"))
             for kind in KINDS
+            if kind != "target"
         }
+        components["target"] = registry.create(
+            "target",
+            self._target_name(components["criterion"]),
+            getattr(self, "target_params", None),
+        )
         stopping = StoppingRules(**{name: getattr(self, name) for name in STOPPING_PARAMS})
         return Composition(
             **components,
@@ -65,13 +71,26 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
             n_threads=check_n_threads(getattr(self, "n_threads", None)),
         )
 
+    def _target_name(self, criterion):
+        """The ``target`` parameter, or when it is None the target the criterion reads
+        (:attr:`~treekit_core.components.Criterion.default_target`)."""
+        target = getattr(self, "target", None)
+        return criterion.default_target if target is None else target
+
     def __setstate__(self, state) -> None:
         """Unpickled: the composition gets this process's registry (a composition travels
-        without one, and the engine never fetches one)."""
+        without one, and the engine never fetches one); an estimator pickled before targets
+        were components gets the target its criterion reads."""
+        state.setdefault("target", None)
+        state.setdefault("target_params", None)
         self.__dict__.update(state)
         composition = state.get("composition_")
         if composition is not None and composition.registry is None:
             composition.registry = get_registry()
+        if composition is not None and composition.target is None:
+            composition.target = composition.registry.create(
+                "target", self._target_name(composition.criterion)
+            )
 
     def _input_tags(self) -> dict:
         """Sparse X is densified, nominal columns are accepted, and NaN is when every

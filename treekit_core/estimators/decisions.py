@@ -68,16 +68,18 @@ class Decisions:
 
     def _scores_and_correctness(self, X, evidence):
         """Confidence of every decision (rejection off) and whether it is correct: the
-        labeler counts no error for it (for counterexample rows: it is not a class the
-        sample is known not to be)."""
-        _, decision, scores = self._decide_arrays(X, reject=False)
-        return scores, self.composition_.labeler.sample_errors(evidence, decision) < 0.5
+        target counts a loss below one half (for class labels, the labeler counts no error;
+        for counterexample rows: it is not a class the sample is known not to be)."""
+        values, decision, scores = self._decide_arrays(X, reject=False)
+        composition = self.composition_
+        loss = composition.target.sample_loss(evidence, values, decision, composition.labeler)
+        return scores, loss < 0.5
 
     def _out_of_fold(self, data, n_folds: int, seed: int):
         """(scores, correct) of every training row from a copy of this estimator fitted on
         the other folds (stratified K-fold; no rejection or calibration in the copies)."""
 
-        labels = self.composition_.labeler.row_labels(data.evidence)
+        labels = self.composition_.target.strata(data.evidence, self.composition_.labeler)
         fold = stratified_folds(labels, n_folds, np.random.default_rng(seed))
         scores = np.full(data.n_samples, -np.inf)
         correct = np.zeros(data.n_samples, dtype=bool)
@@ -129,6 +131,8 @@ class Decisions:
 
     def decide(self, X) -> Decision:
         """Labels, abstention mask, class probabilities and confidence, together."""
+        self._check_fitted()
+        self._refuse_without_labels("decide")
         with self._checked_for_predict(X) as checked:
             proba, class_index, confidence = self._decide_arrays(checked)
         calibration = getattr(self, "calibration_", None)
@@ -141,9 +145,27 @@ class Decisions:
             None if calibration is None else calibration.p_correct(confidence),
         )
 
+    def _target_predictions(self, X) -> np.ndarray:
+        """``predict`` for a target that does not decide among labels: the target's
+        predictions from the values the evaluator mixes (the means of a leaf, say)."""
+        with self._checked_for_predict(X) as checked:
+            values, decision, _ = self._decide_arrays(checked, with_confidence=False)
+        return self.composition_.target.predictions(values, decision, None)
+
+    def _refuse_without_labels(self, method: str) -> None:
+        target = self.composition_.target
+        if not target.decides_with_labeler:
+            raise ValueError(
+                f"{method} needs a target that decides among labels; target {target.name!r} "
+                "predicts values: use predict"
+            )
+
     def predict(self, X) -> np.ndarray:
-        """Class labels; where the composition abstains, ``abstain_value``."""
+        """Class labels; where the composition abstains, ``abstain_value``. With a target
+        that does not decide among labels, the target's predictions."""
         self._check_fitted()
+        if not self.composition_.target.decides_with_labeler:
+            return self._target_predictions(X)
         if self.can_abstain_ and self.abstain_value is None:
             raise AbstentionError(
                 f"this composition can abstain (labeler {self.composition_.labeler.name!r}"
@@ -158,6 +180,8 @@ class Decisions:
 
     def predict_proba(self, X) -> np.ndarray:
         """Class distribution per sample (columns ordered as ``classes_``)."""
+        self._check_fitted()
+        self._refuse_without_labels("predict_proba")
         with self._checked_for_predict(X) as checked:
             proba, _, _ = self._decide_arrays(checked, with_confidence=False)
         return proba
@@ -168,7 +192,18 @@ class Decisions:
             return np.log(self.predict_proba(X))
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy of ``predict``; an abstention counts as an error."""
+        """Accuracy of ``predict``; an abstention counts as an error. With a target that
+        does not decide among labels: minus the weighted mean of the target's sample loss
+        (higher is better, as scikit-learn's model selection expects)."""
+        self._check_fitted()
+        composition = self.composition_
+        target = composition.target
+        if not target.decides_with_labeler:
+            with self._checked_for_predict(X) as checked:
+                values, decision, _ = self._decide_arrays(checked, with_confidence=False)
+                rows = target.encode(y, checked.shape[0]).rows
+            loss = target.sample_loss(rows, values, decision, composition.labeler)
+            return -float(np.average(loss, weights=sample_weight))
         predicted = self.predict(X)
         y = np.asarray(y)
         correct = (predicted == y).astype(np.float64)

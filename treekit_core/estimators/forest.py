@@ -152,6 +152,8 @@ class ForestClassifier(ComposedEstimatorMixin):
         evaluator="hard",
         confidence="probability",
         *,
+        target=None,
+        target_params=None,
         criterion_params=None,
         splitter_params=None,
         propagator_params=None,
@@ -212,7 +214,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         composition.feature_sampler = (
             AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
         )
-        labels = composition.labeler.row_labels(data.evidence)
+        labels = composition.target.strata(data.evidence, composition.labeler)
         weight = (
             data.weight * class_weights(self.class_weight, labels, len(classes), classes)[labels]
         )
@@ -229,6 +231,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         composition.parallel_kernels = n_jobs == 1
         composition.splitter.share_across_trees(data)
 
+        n_strata = int(labels.max()) + 1
         shipped = ShippedComposition(composition)
         bootstrap, balanced = self.bootstrap, self.balanced_bootstrap
 
@@ -236,7 +239,7 @@ class ForestClassifier(ComposedEstimatorMixin):
             tree_rng = np.random.default_rng(seed)
             local = data.writeable()
             if bootstrap:
-                counts = bootstrap_counts(tree_rng, labels, local.n_statistics, balanced)
+                counts = bootstrap_counts(tree_rng, labels, n_strata, balanced)
                 tree_data = local.with_weight(weight * counts)
             else:
                 tree_data = local.with_weight(weight)
@@ -259,11 +262,11 @@ class ForestClassifier(ComposedEstimatorMixin):
             distribution = composition.evaluator.predict_distribution(tree, X)
             proba += distribution
             if margin:
-                voted = np.asarray(composition.labeler.decide(distribution), dtype=np.int64)
+                voted = composition.target.decide(distribution, composition.labeler)
                 decided = voted >= 0
                 votes[np.flatnonzero(decided), voted[decided]] += 1.0
         proba /= len(self.estimators_)
-        decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
+        decision = composition.target.decide(proba, composition.labeler)
         if not with_confidence and threshold is None:
             return proba, decision, None
         if margin:
@@ -282,14 +285,14 @@ class ForestClassifier(ComposedEstimatorMixin):
     def _trees_payload(self) -> dict:
         return {"trees": [model_file.tree_to_dict(tree) for tree in self.estimators_]}
 
-    def _read_trees(self, payload, composition, n_classes) -> list:
+    def _read_trees(self, payload, composition, labels) -> list:
         trees = model_file.field(payload, "trees", list)
         if not 1 <= len(trees) <= model_file.MAX_TREES:
             raise model_file.ModelFileError(
                 f"model file: 'trees' must hold 1 to {model_file.MAX_TREES} trees"
             )
         self.estimators_ = [
-            model_file.read_tree({"tree": tree}, composition, n_classes, f"model file: trees[{i}]")
+            model_file.read_tree({"tree": tree}, composition, labels, f"model file: trees[{i}]")
             for i, tree in enumerate(trees)
         ]
         n_features = {tree.n_features for tree in self.estimators_}

@@ -8,16 +8,15 @@ import numbers
 
 import numpy as np
 
+from treekit_core.components import TargetRows
 from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.validation import (
-    check_class_statistics,
-    check_counterexamples,
     check_sample_weight,
+    check_statistics_size,
     check_X,
-    check_y,
     column_keys_of,
     densified,
     feature_label,
@@ -69,20 +68,6 @@ class InputChecks:
     """Checking what fit and predict are given: X, y or counterexamples, weights, the
     abstain value, feature names and column order; turning them into training data."""
 
-    @staticmethod
-    def _evidence_reader(composition):
-        """The criterion, once it is known to read the same evidence rows as the labeler:
-        the components that read the rows encode labels into them."""
-        criterion, labeler = composition.criterion, composition.labeler
-        if criterion.evidence != labeler.evidence:
-            raise CompositionError(
-                f"criterion {criterion.name!r} cannot be combined with labeler {labeler.name!r}: "
-                "the "
-                f"criterion reads {criterion.evidence} evidence rows, the labeler "
-                f"{labeler.evidence} rows"
-            )
-        return criterion
-
     def _validate_training(
         self, X, y, sample_weight, composition, counterexamples=None, classes=None
     ):
@@ -101,54 +86,64 @@ class InputChecks:
         n_categories = np.zeros(X_checked.shape[1], dtype=np.int64)
         for j, levels in self.categories_.items():
             n_categories[j] = len(levels)
-        reader = self._evidence_reader(composition)
         weight = check_sample_weight(sample_weight, n)
-        if counterexamples is not None:
-            if y is not None:
-                raise ValueError(
-                    "give either y (class labels) or counterexamples, not both; encode labelled "
-                    "rows as counterexample rows with K-1 ones"
-                )
-            classes, matrix = check_counterexamples(counterexamples, n, classes)
-            check_class_statistics(n, classes.shape[0], "counterexamples")
-            evidence = reader.encode_counterexamples(matrix)
-            if evidence is None:
-                raise CompositionError(
-                    f"counterexamples need a criterion and labeler that read counterexample rows "
-                    "(e.g. criterion='counterexample_entropy', labeler='complementary'); "
-                    "criterion "
-                    f"{composition.criterion.name!r} and labeler {composition.labeler.name!r} read "
-                    f"{reader.evidence} rows"
-                )
-            self._check_abstain_value(classes)
-            X_kept, evidence, weight = _without_zero_weight(X_checked, evidence, weight)
-            data = TrainingData(
-                kernel_layout(X_kept),
-                np.ascontiguousarray(evidence),
-                weight,
-                names,
-                classes=classes,
-                n_categories=n_categories,
-            )
-            return data, classes
-        if classes is not None:
-            raise ValueError(
-                "classes= only applies with counterexamples=; with y the classes come from y"
-            )
-        classes, encoded = check_y(y, n)
-        check_class_statistics(n, classes.shape[0])
-        self._check_abstain_value(classes)
-        evidence = reader.encode_labels(encoded, classes.shape[0])
-        X_kept, evidence, weight = _without_zero_weight(X_checked, evidence, weight)
+        composition.check_evidence()
+        encoded = self._encode_target(composition, y, n, counterexamples, classes)
+        if encoded.labels is not None:
+            self._check_abstain_value(encoded.labels)
+        X_kept, evidence, weight = _without_zero_weight(X_checked, encoded.rows, weight)
         data = TrainingData(
             kernel_layout(X_kept),
-            evidence,
+            np.ascontiguousarray(evidence),
             weight,
             names,
-            classes=classes,
+            classes=encoded.labels,
             n_categories=n_categories,
         )
-        return data, classes
+        return data, encoded.labels
+
+    @staticmethod
+    def _encode_target(composition, y, n: int, counterexamples, classes):
+        """The target's rows for what fit was given; an argument the target does not read
+        is refused naming the target, and rows that are not n finite rows of numbers are
+        refused naming it too (a third-party target's mistake must not reach a kernel)."""
+        target = composition.target
+        given = {
+            name: value
+            for name, value in (("counterexamples", counterexamples), ("classes", classes))
+            if value is not None
+        }
+        unread = sorted(set(given) - set(target.fit_arguments))
+        if "counterexamples" in unread:
+            raise CompositionError(
+                "counterexamples need a criterion and labeler that read counterexample rows "
+                "(e.g. criterion='counterexample_entropy', labeler='complementary', whose "
+                f"target 'counterexamples' encodes them); target {target.name!r} reads "
+                f"{', '.join(sorted(target.fit_arguments))}, criterion "
+                f"{composition.criterion.name!r} and labeler {composition.labeler.name!r} read "
+                f"{composition.criterion.evidence} rows"
+            )
+        if unread:
+            raise ValueError(
+                f"{unread[0]}= does not apply to target {target.name!r}, which reads "
+                f"{', '.join(sorted(target.fit_arguments))}"
+                + ("; with y the classes come from y" if unread[0] == "classes" else "")
+            )
+        encoded = target.encode(y, n, **given)
+        rows = np.asarray(encoded.rows)
+        if (
+            rows.ndim != 2
+            or rows.shape[0] != n
+            or rows.shape[1] < 1
+            or rows.dtype.kind not in "fiub"
+            or not np.isfinite(rows).all()
+        ):
+            raise ValueError(
+                f"target {target.name!r} encoded y as {rows.dtype} rows of shape {rows.shape}; "
+                f"expected {n} rows of finite numbers (one per sample, at least one column)"
+            )
+        check_statistics_size(n, rows.shape[1], "y", "statistics per row")
+        return TargetRows(np.ascontiguousarray(rows, dtype=np.float64), encoded.labels)
 
     @staticmethod
     def _check_missing_supported(X, composition, names) -> None:
@@ -191,8 +186,14 @@ class InputChecks:
             )
 
     def _set_fitted(self, data, classes):
-        self.classes_ = classes
-        self.n_classes_ = int(classes.shape[0])
+        """Fitted attributes; ``classes`` is None for a target that decides among no labels
+        (the estimator then has no ``classes_``)."""
+        for name in ("classes_", "n_classes_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        if classes is not None:
+            self.classes_ = classes
+            self.n_classes_ = int(classes.shape[0])
         self.n_features_in_ = data.n_features
         if data.feature_names is not None:
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)

@@ -120,8 +120,11 @@ def field(payload: dict, key: str, kind, where: str = "model file"):
     return value
 
 
-def read_classes(payload: dict) -> np.ndarray:
-    """The class labels, unique, in the stored dtype (which must hold them unchanged)."""
+def read_classes(payload: dict) -> np.ndarray | None:
+    """The class labels, unique, in the stored dtype (which must hold them unchanged); None
+    (``"classes": null``) for a target that decides among no labels."""
+    if payload.get("classes", []) is None:
+        return None
     classes = field(payload, "classes", list)
     dtype_text = field(payload, "classes_dtype", str)
     if len(classes) < 1 or not all(isinstance(c, (str, int, float)) for c in classes):
@@ -369,13 +372,14 @@ def _decode_state(state):
 def read_tree(
     payload: dict,
     composition,
-    n_classes: int,
+    labels,
     where: str = "model file: tree",
     stateful=("pruner", "evaluator", "confidence"),
 ):
-    """The tree, checked, relabelled by the composition's labeler, its component state
-    checked by the components named in ``stateful`` (a grown tree, before pruning, has
-    none)."""
+    """The tree, checked (its structure, then its statistics by the composition's target
+    with the model's ``labels``), its values and decisions recomputed by the target, its
+    component state checked by the components named in ``stateful`` (a grown tree, before
+    pruning, has none)."""
 
     tree_payload = field(payload, "tree", dict)
     try:
@@ -384,15 +388,15 @@ def read_tree(
         )
     except ValueError as exc:
         raise ModelFileError(f"{where}: {exc}") from None
-    if tree.n_statistics != n_classes:
-        raise ModelFileError(
-            f"{where}: class sums have {tree.n_statistics} columns, expected {n_classes} "
-            "(one per class)"
-        )
+    try:
+        composition.target.check_tree(tree, labels)
+    except ValueError as exc:
+        raise ModelFileError(f"{where}: {exc}") from None
     state = tree.component_state
     if not isinstance(state, dict):
         raise ModelFileError(f"{where}: 'component_state' must be an object")
-    tree.relabel(composition.labeler)  # distributions and decisions are never read
+    # values and decisions are recomputed, never read
+    tree.relabel(composition.target, composition.labeler)
     for kind in stateful:
         try:
             getattr(composition, kind).check_state(state.get(kind, {}), tree)
@@ -455,8 +459,11 @@ class ModelFile:
             "format": MODEL_FORMAT,
             "version": MODEL_VERSION,
             "estimator": type(self).__name__,
-            "classes": self.classes_.tolist(),
-            "classes_dtype": self.classes_.dtype.str,
+            **(
+                {"classes": self.classes_.tolist(), "classes_dtype": self.classes_.dtype.str}
+                if hasattr(self, "classes_")
+                else {"classes": None}
+            ),
             "feature_names": list(self.feature_names_in_)
             if hasattr(self, "feature_names_in_")
             else None,
@@ -494,7 +501,7 @@ class ModelFile:
         params = self.get_params()
         for kind in KINDS:
             component = params[kind]
-            if not isinstance(component, str):
+            if component is not None and not isinstance(component, str):
                 params[kind] = component.name
                 params[f"{kind}_params"] = component.get_params() or None
         if not isinstance(params["random_state"], (int, type(None))):
@@ -544,9 +551,11 @@ class ModelFile:
         payload = read_json(text_or_path)
         check_header(payload, cls.__name__)
         model = cls._from_json_params(field(payload, "params", dict))
-        model.classes_ = read_classes(payload)
-        model.n_classes_ = int(model.classes_.shape[0])
-        trees = model._read_trees(payload, model.composition_, model.n_classes_)
+        labels = read_classes(payload)
+        if labels is not None:
+            model.classes_ = labels
+            model.n_classes_ = int(labels.shape[0])
+        trees = model._read_trees(payload, model.composition_, labels)
         model.n_features_in_ = trees[0].n_features
         model.categories_ = read_categories(payload, model.n_features_in_)
         if "reject_threshold" in payload:

@@ -39,7 +39,9 @@ class PruningPaths:
 
         params = {**self.get_params(), "pruner": "none", "pruner_params": None, "reject": None}
         grown = type(self)(**params).fit(X, y, sample_weight=sample_weight)
-        sequence = CostComplexity(risk="impurity").sequence(grown.tree_, grown.composition_.labeler)
+        sequence = CostComplexity(risk="impurity").sequence(
+            grown.tree_, grown.composition_.labeler, grown.composition_.target
+        )
         return Bunch(ccp_alphas=sequence.alphas, impurities=sequence.risk)
 
     @property
@@ -93,7 +95,8 @@ class PruningPaths:
         if cp is not None:
             if not (isinstance(cp, numbers.Real) and cp >= 0 and np.isfinite(cp)):
                 raise ValueError(f"cp must be a finite number >= 0, got {cp!r}")
-            root = float(node_risk(source, risk, self.composition_.labeler)[0])
+            composition = self.composition_
+            root = float(node_risk(source, risk, composition.labeler, composition.target)[0])
             alpha = float(cp) * root
         CostComplexity(risk=risk, alpha=alpha)  # validates both, naming them
         for kind in ("evaluator", "confidence"):

@@ -20,6 +20,10 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
 
     Each component argument takes a registered name (see ``treekit plugins``) or a ready
     component instance; ``<kind>_params`` holds the parameters of a named component.
+    ``target`` says what the tree predicts (None: the target the criterion reads, class
+    labels for the built-in criteria; ``fit(X, counterexamples=...)`` needs one that reads
+    counterexamples). With a target that does not decide among labels, ``predict`` returns
+    the target's predictions and ``predict_proba`` refuses.
 
     The defaults are scikit-learn's: ``TreeClassifier()`` grows the full, unpruned tree
     (as ``DecisionTreeClassifier()`` does). rpart and J48 prune by default; for that,
@@ -46,6 +50,8 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         evaluator="hard",
         confidence="probability",
         *,
+        target=None,
+        target_params=None,
         criterion_params=None,
         splitter_params=None,
         propagator_params=None,
@@ -158,14 +164,14 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
             **({"grown_tree": model_file.tree_to_dict(grown)} if grown is not None else {}),
         }
 
-    def _read_trees(self, payload, composition, n_classes) -> list:
-        self.tree_ = model_file.read_tree(payload, composition, n_classes)
+    def _read_trees(self, payload, composition, labels) -> list:
+        self.tree_ = model_file.read_tree(payload, composition, labels)
         self._grown_tree = None
         if "grown_tree" in payload:
             self._grown_tree = model_file.read_tree(
                 {"tree": payload["grown_tree"]},
                 composition,
-                n_classes,
+                labels,
                 "model file: grown_tree",
                 stateful=(),
             )

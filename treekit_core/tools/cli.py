@@ -31,6 +31,11 @@ from treekit_core.tools.metrics import diagnostic_report
 from treekit_core.tools.progress import Progress
 from treekit_core.tools.report import html_report
 
+#: The kinds chosen by an option of their name (``--criterion gini``). Not the target: on the
+#: command line ``--target`` names the CSV column of class labels; a target kind is chosen
+#: with ``--set target=<name>``.
+OPTION_KINDS = tuple(kind for kind in KINDS if kind != "target")
+
 
 def stratified_split(y, test_fraction: float, seed: int):
     """Row indices (train, test) with each class split in the same proportion."""
@@ -183,7 +188,7 @@ def cmd_fit(args) -> int:
     X, nominal = feature_matrix(columns, names)
     y = label_column(columns[args.target])
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
-    chosen = {kind: getattr(args, kind) for kind in KINDS if getattr(args, kind) is not None}
+    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
     if args.forest is None and "pruner" not in chosen:
         chosen["pruner"] = CLI_PRUNER
         components["pruner_params"] = {**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})}
@@ -332,7 +337,7 @@ def _composition_for(model, args) -> dict:
 
     params = model.get_params()
     estimator, components = parse_settings(args.set, forest=hasattr(model, "estimators_"))
-    for kind in KINDS:
+    for kind in OPTION_KINDS:
         if getattr(args, kind, None) is not None:
             params[kind] = getattr(args, kind)
             params[f"{kind}_params"] = None
@@ -527,7 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit a tree on a CSV and save it as JSON")
     fit.add_argument("data")
     fit.add_argument("--target", required=True, help="the class column")
-    for kind in KINDS:
+    for kind in OPTION_KINDS:
         fit.add_argument(
             f"--{kind}",
             default=None,
@@ -581,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="refit on a stratified 1-F of DATA and evaluate on the rest",
     )
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the folds / split")
-    for kind in KINDS:
+    for kind in OPTION_KINDS:
         evaluate.add_argument(
             f"--{kind}", default=None, help=f"with --cv / --test-size: another {kind}"
         )

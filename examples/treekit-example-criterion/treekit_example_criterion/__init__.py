@@ -9,7 +9,7 @@ import numpy as np
 from treekit_core import Criterion, hookimpl
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 
 def tsallis(class_sums, total_weight, params):

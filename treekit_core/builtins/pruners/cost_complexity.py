@@ -19,6 +19,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.targets import ClassLabels
 from treekit_core.components import Pruner, state_array
 from treekit_core.engine.folds import stratified_folds
 
@@ -59,12 +60,15 @@ def _with_slack(alpha: float) -> float:
     return alpha * (1 + 1e-12) + 1e-15
 
 
-def node_risk(tree, risk: str, labeler) -> np.ndarray:
-    """R(t) of every node as a fraction of the root's weight."""
+def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
+    """R(t) of every node as a fraction of the root's weight: the weighted impurity, or the
+    target's risk of the node's own prediction (:meth:`Target.node_risk`; without a target,
+    class labels')."""
     total = tree.weight[0]
     if risk == "impurity":
         return tree.weight * tree.impurity / total
-    return labeler.node_error(tree.statistics, tree.weight) / total
+    target = ClassLabels() if target is None else target
+    return target.node_risk(tree.statistics, tree.weight, labeler) / total
 
 
 def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
@@ -128,14 +132,15 @@ def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
 
 
 def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
-    """Weighted error of every held-out row, as the labeler counts it (an abstention
-    counts as an error)."""
+    """Weighted loss of every held-out row, as the target counts it (for class labels the
+    labeler's errors: an abstention counts as an error)."""
     tree.component_state = {
         "evaluator": composition.evaluator.fit(tree, train_data, composition.labeler)
     }
-    proba = composition.evaluator.predict_distribution(tree, test_data.X)
-    decision = np.asarray(composition.labeler.decide(proba), dtype=np.int64)
-    return test_data.weight * composition.labeler.sample_errors(test_data.evidence, decision)
+    target, labeler = composition.target, composition.labeler
+    values = composition.evaluator.predict_distribution(tree, test_data.X)
+    decision = target.decide(values, labeler)
+    return test_data.weight * target.sample_loss(test_data.evidence, values, decision, labeler)
 
 
 def _check_alpha(inst, attribute, value):
@@ -230,11 +235,11 @@ class CostComplexity(Pruner):
         table["selected"] = np.arange(levels.size) == (in_use[-1] if in_use.size else 0)
         return table
 
-    def sequence(self, tree, labeler) -> WeakestLinkSequence:
-        return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler))
+    def sequence(self, tree, labeler, target=None) -> WeakestLinkSequence:
+        return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler, target))
 
     def prune(self, tree, context):
-        sequence = self.sequence(tree, context.labeler)
+        sequence = self.sequence(tree, context.labeler, context.target)
         levels = subtree_levels(sequence)
         leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
         risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
@@ -270,7 +275,7 @@ class CostComplexity(Pruner):
     def _cross_validate(self, levels, context):
         data = context.data
         rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
-        fold = stratified_folds(context.labeler.row_labels(data.evidence), self.cv, rng)
+        fold = stratified_folds(context.target.strata(data.evidence, context.labeler), self.cv, rng)
         # rpart/Breiman: evaluate subtree k at the geometric mean of its alpha interval.
         # The last subtree (the root alone) holds from its alpha on: evaluate it beyond that
         # alpha (0 * inf would be NaN when the path has a single level).
@@ -285,7 +290,7 @@ class CostComplexity(Pruner):
                 continue
             train, test = data.subset(train_rows), data.subset(test_rows)
             fold_tree = context.composition.grow(train, rng)
-            fold_sequence = self.sequence(fold_tree, context.labeler)
+            fold_sequence = self.sequence(fold_tree, context.labeler, context.target)
             for j, alpha in enumerate(evaluate_at):
                 pruned = fold_tree.collapse(fold_sequence.prune_mask(alpha, fold_tree.n_nodes))
                 errors[j, test_rows] = held_out_errors(context.composition, pruned, train, test)

@@ -74,7 +74,7 @@ class _Pruning:
         self.pruner = pruner
         self.context = context
         self.data = context.data
-        self.labeler = context.labeler
+        self.labeler, self.target = context.labeler, context.target
         self.propagator = context.composition.propagator
         self.propagation_state = self.propagator.prepare(self.data)
 
@@ -145,9 +145,10 @@ class _Pruning:
         for node in waiting:
             node.leaf_errors = 0.0
         if weighed:
-            errors = self.labeler.node_error(
+            errors = self.target.node_risk(
                 np.stack([node.sums for node in weighed]),
                 np.array([node.weight for node in weighed]),
+                self.labeler,
             )
             for node, error in zip(weighed, errors, strict=True):
                 node.leaf_errors = float(error)
@@ -155,7 +156,7 @@ class _Pruning:
     def errors(self, sums, weight) -> float:
         if weight <= 0:
             return 0.0
-        return float(self.labeler.node_error(sums[None, :], np.array([weight]))[0])
+        return float(self.target.node_risk(sums[None, :], np.array([weight]), self.labeler)[0])
 
     def estimated(self, sums, weight, errors: float | None = None) -> float:
         """U = E + addErrs(N, E); ``errors`` E when already known."""
@@ -359,7 +360,7 @@ class _Pruning:
             stack.extend((child, node_id, b, depth + 1) for b, child in reversed(children))
 
         tree = assembler.to_tree(tuple(template.node_fields), template.component_state)
-        tree.relabel(self.labeler)
+        tree.relabel(self.context.target, self.labeler)
         return tree
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from treekit_core import Confidence, hookimpl, leaf_boxes, state_array
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 METRICS = {"euclidean": 0, "chebyshev": 1, "manhattan": 2}
 

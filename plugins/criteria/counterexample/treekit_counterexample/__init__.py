@@ -23,10 +23,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core import ABSTAIN, Criterion, Labeler, hookimpl, one_hot
+from treekit_core import ABSTAIN, Criterion, Labeler, TargetRows, hookimpl, one_hot
+from treekit_core.builtins import ClassLabels, check_class_statistics
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 
 def labels_as_counterexamples(encoded, n_classes: int) -> np.ndarray:
@@ -35,17 +36,82 @@ def labels_as_counterexamples(encoded, n_classes: int) -> np.ndarray:
     return 1.0 - one_hot(np.asarray(encoded), n_classes)
 
 
+def check_counterexamples(counterexamples, n_samples: int, classes=None):
+    """Validate an n x K 0/1 counterexample matrix (1: known not this class); return
+    (classes, evidence). A row of zeros (no information) is accepted; a row of ones
+    (excludes every class) is an error naming the row."""
+    Y = np.asarray(counterexamples)
+    if Y.ndim != 2:
+        raise ValueError(
+            f"counterexamples must be a 2-D (n_samples, n_classes) 0/1 matrix, got shape {Y.shape}"
+        )
+    if Y.shape[0] != n_samples:
+        raise ValueError(f"counterexamples has {Y.shape[0]} rows but X has {n_samples} samples")
+    if Y.shape[1] < 2:
+        raise ValueError(f"counterexamples needs at least two classes (columns), got {Y.shape[1]}")
+    try:
+        values = Y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("counterexamples must hold only 0 and 1") from None
+    bad = ~np.isin(values, (0.0, 1.0))
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(
+            f"counterexamples must hold only 0 and 1; row {row}, column {col} is {Y[row, col]!r}"
+        )
+    full = np.flatnonzero(values.sum(axis=1) == values.shape[1])
+    if full.size:
+        raise ValueError(
+            f"counterexamples row {int(full[0])} excludes every class ({full.size} such rows); "
+            f"a sample must belong to some class"
+        )
+    if classes is None:
+        classes = np.arange(values.shape[1])
+    classes = np.asarray(classes)
+    if classes.shape != (values.shape[1],):
+        raise ValueError(
+            f"classes must name the {values.shape[1]} columns of counterexamples, got "
+            f"{classes.shape[0] if classes.ndim else classes}"
+        )
+    if np.unique(classes).size != classes.size:
+        raise ValueError("classes must be distinct")
+    return classes, values
+
+
 class CounterexampleEvidence:
-    """Evidence rows are counterexample rows; the criterion and the labeler of this plugin
-    both read them, so both encode labels the same way."""
+    """Evidence rows are counterexample rows: the target of this plugin writes them, its
+    criterion and labeler read them."""
 
     evidence: ClassVar[str] = "counterexamples"
 
-    def encode_labels(self, encoded, n_classes):
-        return labels_as_counterexamples(encoded, n_classes)
 
-    def encode_counterexamples(self, counterexamples):
-        return counterexamples
+@attrs.define(slots=False)
+class Counterexamples(CounterexampleEvidence, ClassLabels):
+    """``fit(X, counterexamples=Y, classes=...)``: Y is n x K, 1 where the sample is known not
+    to be that class, 0 where nothing is known; ``fit(X, y)`` reads ordinary labels as
+    K-1 ones. Nodes store the sums of these rows; the labeler decides."""
+
+    name: ClassVar[str] = "counterexamples"
+    description: ClassVar[str] = "counterexample rows (1: known not this class) per sample"
+    fit_arguments: ClassVar[frozenset] = frozenset({"y", "counterexamples", "classes"})
+
+    def encode(self, y, n_samples, counterexamples=None, classes=None):
+        if counterexamples is None:
+            if classes is not None:
+                raise ValueError(
+                    "classes= only applies with counterexamples=; with y the classes come from y"
+                )
+            labels = super().encode(y, n_samples)
+            encoded = np.argmax(labels.rows, axis=1)
+            return TargetRows(labels_as_counterexamples(encoded, len(labels.labels)), labels.labels)
+        if y is not None:
+            raise ValueError(
+                "give either y (class labels) or counterexamples, not both; encode labelled "
+                "rows as counterexample rows with K-1 ones"
+            )
+        classes, matrix = check_counterexamples(counterexamples, n_samples, classes)
+        check_class_statistics(n_samples, classes.shape[0], "counterexamples")
+        return TargetRows(matrix, classes)
 
 
 def counterexample_entropy(class_sums, total_weight, params):
@@ -78,6 +144,7 @@ class CounterexampleEntropy(CounterexampleEvidence, Criterion):
     description: ClassVar[str] = (
         "entropy of complementary probabilities q = 1 - pbar (Cebron et al.)"
     )
+    default_target: ClassVar[str] = "counterexamples"
     normalize: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     impurity = staticmethod(counterexample_entropy)
 
@@ -143,3 +210,8 @@ def treekit_criteria():
 @hookimpl
 def treekit_labelers():
     return [Complementary]
+
+
+@hookimpl
+def treekit_targets():
+    return [Counterexamples]

@@ -22,7 +22,7 @@ import numpy as np
 from treekit_core import ABSTAIN, Labeler, hookimpl
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 TOLERANCE = 1e-12
 

@@ -7,7 +7,7 @@ from treekit_core import hookimpl
 from treekit_histogram.splitter import Histogram
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 __all__ = ["Histogram"]
 

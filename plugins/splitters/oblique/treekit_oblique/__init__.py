@@ -12,7 +12,7 @@ import numpy as np
 from treekit_core import MISSING_BRANCH, Question, Split, Splitter, hookimpl
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 
 def oblique_answer(x, feature, threshold, params, n_branches):

@@ -13,7 +13,7 @@ from treekit_soft_search.soft_search import SoftSearch
 from treekit_soft_search.udt import UDTEvaluation, UDTPropagation, UDTSplitter
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
-TREEKIT_PLUGIN_API = 3
+TREEKIT_PLUGIN_API = 4
 
 
 @hookimpl

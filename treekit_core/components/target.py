@@ -1,0 +1,108 @@
+"""The target: what a tree predicts, from what ``fit`` is given to what ``predict`` returns."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components.base import Component
+
+
+@attrs.frozen
+class TargetRows:
+    """What :meth:`Target.encode` returns."""
+
+    #: float64, n x S: one row of statistics per sample; a node's statistics are the
+    #: weighted sums of its rows (the criterion scores them).
+    rows: np.ndarray
+    #: Names of what the tree decides among (class labels, ``classes_``), in the order of
+    #: the decisions' indices; None for a target whose prediction is not a choice.
+    labels: np.ndarray | None = None
+
+
+@attrs.define(slots=False)
+class Target(Component):
+    """What a tree predicts: it turns ``y`` into per-row statistics, a node's summed
+    statistics into what the node stores, and that into what prediction returns; it says
+    what pruning minimises, how folds and bootstrap samples are stratified, and what a model
+    file's node statistics must satisfy.
+
+    The defaults are those of a classification target, whose decision rule is the
+    composition's labeler (:attr:`decides_with_labeler`): a node stores the labeler's
+    distribution and decision, prediction returns the label of the decided index, and the
+    risk and sample errors are the labeler's. A target that is not a choice among labels
+    (the means of a measurement, a survival curve) sets ``decides_with_labeler = False``
+    and overrides :meth:`node_values`, :meth:`decide`, :meth:`predictions`,
+    :meth:`node_risk`, :meth:`sample_loss` and :meth:`strata`.
+    """
+
+    kind: ClassVar[str] = "target"
+
+    evidence: ClassVar[str] = "one_hot"
+    """The kind of rows :meth:`encode` writes. Read at fit: the criterion (and, when
+    :attr:`decides_with_labeler`, the labeler) must read the same kind (their ``evidence``),
+    or the composition is refused naming both."""
+
+    fit_arguments: ClassVar[frozenset] = frozenset({"y"})
+    """The arguments of ``fit`` that carry the target (``y``, ``counterexamples``,
+    ``classes``) this target reads. Read by ``fit``, which refuses any other, naming this
+    target and the argument."""
+
+    decides_with_labeler: ClassVar[bool] = True
+    """Whether the composition's labeler turns node statistics into values and decisions
+    (classification). Read at fit (the labeler's evidence is checked only then) and by
+    ``predict`` (labels and abstentions, or :meth:`predictions`)."""
+
+    def encode(self, y, n_samples: int, **given) -> TargetRows:  # pragma: no cover - abstract
+        """Validate what ``fit`` was given and return the per-row statistics (and labels).
+        Called once per fit, before anything else is allocated. ``y`` is fit's ``y`` (None
+        when not given); ``given`` holds fit's other target arguments that were set
+        (``counterexamples``, ``classes``; only those in :attr:`fit_arguments` reach it).
+        Raise ValueError naming the argument and what was expected."""
+        raise NotImplementedError
+
+    def node_values(self, statistics: np.ndarray, weights: np.ndarray, labeler):
+        """(values n_nodes x V, decisions n_nodes int64) of nodes with these summed
+        ``statistics`` (n_nodes x S) and ``weights``. Called on every node after growing and
+        pruning and when a model file is read (what a file holds is never trusted).
+        Default: the labeler's distribution and its decision (-1: abstain)."""
+        values = np.asarray(labeler.distribution(statistics, weights), dtype=np.float64)
+        return values, np.asarray(labeler.decide(values), dtype=np.int64)
+
+    def decide(self, values: np.ndarray, labeler) -> np.ndarray:
+        """Decision index per sample from its values (leaf values mixed by the evaluator).
+        Called at every prediction. Default: the labeler's decision."""
+        return np.asarray(labeler.decide(values), dtype=np.int64)
+
+    def predictions(self, values: np.ndarray, decisions: np.ndarray, labels) -> np.ndarray:
+        """What ``predict`` returns for samples with these values and decisions (no
+        abstention among them: the estimator fills those in). Called by ``predict``.
+        Default: the label of each decision."""
+        return np.asarray(labels).take(decisions)
+
+    def node_risk(self, statistics: np.ndarray, weights: np.ndarray, labeler) -> np.ndarray:
+        """The loss of each node's own prediction on its training rows, in weight units (the
+        risk cost-complexity pruning minimises, the errors pessimistic pruning estimates
+        from). Called by the pruners. Default: the labeler's weighted errors."""
+        return labeler.node_error(statistics, weights)
+
+    def sample_loss(self, rows: np.ndarray, values: np.ndarray, decisions, labeler) -> np.ndarray:
+        """Loss per sample (0..1 for a decision: 1 is an error, an abstention included) of
+        predicting ``values`` / ``decisions`` for samples with these statistics ``rows``.
+        Called by cross-validated pruning and the rejection rules (a loss below 0.5 counts
+        as correct). Default: the labeler's sample errors."""
+        return labeler.sample_errors(rows, decisions)
+
+    def strata(self, rows: np.ndarray, labeler) -> np.ndarray:
+        """An int64 stratum per row (folds and bootstrap samples keep the strata's
+        proportions). Called by cross-validation and forests. Default: the labeler's class
+        of each row."""
+        return np.asarray(labeler.row_labels(rows), dtype=np.int64)
+
+    def check_tree(self, tree, labels) -> None:
+        """Raise ValueError naming the tree field when a model file's node statistics (or
+        the values and decisions it holds) cannot come from this target with these
+        ``labels``: their columns, signs, bounds. Called when a model file is read, after
+        the tree's structure is checked and before anything runs on it. Default: accept."""
