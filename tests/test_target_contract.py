@@ -177,3 +177,28 @@ def test_a_criterion_of_other_rows_is_refused_naming_both(toy):
         TreeClassifier(target="two_means").fit(X, y)
     with pytest.raises(ValueError, match="target 'class_labels' cannot be combined with"):
         TreeClassifier(criterion="summed_variance", target="class_labels").fit(X, y[:, 0] > 0)
+
+
+def test_the_conformance_kit_passes_the_toy_target_and_the_built_in_one(toy):
+    from treekit_core.builtins import ClassLabels
+    from treekit_core.testing import check_component, small_data
+
+    X, _ = small_data(2)
+    y = np.column_stack([X[:, 0], X[:, 1] * 2.0])
+    check_component(TwoMeans, y=y)
+    check_component(SummedVariance, y=y)
+    check_component(ClassLabels)
+
+
+def test_the_conformance_kit_catches_a_risk_that_grows_by_splitting(toy):
+    from treekit_core.testing import ConformanceError, check_target, small_data
+
+    class Broken(TwoMeans):
+        name = "broken_means"
+
+        def node_risk(self, statistics, weights, labeler):
+            return np.sqrt(weights)  # a split's two square roots exceed the parent's
+
+    X, _ = small_data(2)
+    with pytest.raises(ConformanceError, match="splitting a node raised its risk"):
+        check_target(Broken, y=np.column_stack([X[:, 0], X[:, 1]]), criterion="summed_variance")

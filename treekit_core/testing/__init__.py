@@ -75,11 +75,12 @@ def _fail(instance, message):
     raise ConformanceError(f"{instance.kind} {instance.name!r}: {message}")
 
 
-def check_criterion(criterion, params=None, n_classes=3):
+def check_criterion(criterion, params=None, n_classes=3, y=None):
     """Zero on pure nodes, finite, non-negative, compiles under numba, symmetric in the
     classes when it declares ``symmetric = True``, concave (weighted by the node's weight,
     on random segments of class sums) when it declares ``concave = True``, and grows a
-    tree with every installed splitter it is compatible with."""
+    tree with every installed splitter it is compatible with. ``y``: what its default
+    target reads for the rows of :func:`small_data` (default: small_data's class labels)."""
 
     instance = _instance(criterion, params)
     try:
@@ -127,7 +128,8 @@ def check_criterion(criterion, params=None, n_classes=3):
                     instance,
                     f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0",
                 )
-    X, y = small_data(2)
+    X, labels = small_data(2)
+    y = labels if y is None else y
     with _registered(instance):
         for name in get_registry().components("splitter"):
             try:
@@ -146,6 +148,9 @@ def check_criterion(criterion, params=None, n_classes=3):
 def _matching_labeler(criterion):
     if criterion.evidence == "one_hot":
         return "majority"
+    target = get_registry().components("target").get(criterion.default_target)
+    if target is not None and not target.cls.decides_with_labeler:
+        return "majority"  # not asked: the target decides without a labeler
 
     for name, info in get_registry().components("labeler").items():
         if info.cls.evidence == criterion.evidence:
@@ -287,6 +292,81 @@ def assert_same_tree(a, b, rtol: float = 1e-12, atol: float = 1e-12) -> None:
     )
 
 
+def _matching_criterion(target):
+    if target.evidence == "one_hot":
+        return "gini"
+    for name, info in get_registry().components("criterion").items():
+        if info.cls.evidence == target.evidence:
+            return name
+    raise ConformanceError(f"no installed criterion reads {target.evidence} rows")
+
+
+def check_target(target, params=None, y=None, criterion=None):
+    """A target kind, on :func:`small_data`'s rows with ``y`` (default: its class labels)
+    and ``criterion`` (default: an installed one reading the target's rows): ``encode``
+    writes one finite row per sample; ``node_values`` gives a row of finite values and a
+    decision per node; the risk is finite, >= 0 and never grows by splitting a node (what
+    cost-complexity pruning relies on: R(t) >= R(left) + R(right) on random partitions);
+    sample losses are finite and >= 0, strata are integers >= 0; a tree fits, prunes by
+    cross-validation, predicts, and predicts the same after a JSON and a pickle round
+    trip; ``check_tree`` accepts the fitted trees."""
+    import pickle
+
+    instance = _instance(target, params)
+    X, labels = small_data(2)
+    y = labels if y is None else y
+    n = X.shape[0]
+    with _registered(instance):
+        encoded = instance.encode(y, n)
+        rows = np.asarray(encoded.rows)
+        if rows.ndim != 2 or rows.shape[0] != n or not np.isfinite(rows).all():
+            _fail(instance, f"encode returned rows of shape {rows.shape}; {n} finite rows expected")
+        labeler = get_registry().create("labeler", "majority")
+        rng = np.random.default_rng(0)
+        for _ in range(20):
+            parent = rng.random(n) < 0.6
+            left = parent & (rng.random(n) < 0.5)
+            right = parent & ~left
+            sums = np.stack([rows[m].sum(axis=0) for m in (parent, left, right)])
+            weights = np.array([m.sum() for m in (parent, left, right)], dtype=np.float64)
+            values, decisions = instance.node_values(sums, weights, labeler)
+            if np.shape(values)[0] != 3 or not np.isfinite(values).all():
+                _fail(instance, "node_values must give a row of finite values per node")
+            if np.shape(decisions) != (3,):
+                _fail(instance, "node_values must give one decision per node")
+            risk = np.asarray(instance.node_risk(sums, weights, labeler), dtype=np.float64)
+            if risk.shape != (3,) or not np.isfinite(risk).all() or (risk < -1e-9).any():
+                _fail(instance, f"node_risk must be finite and >= 0, got {risk}")
+            if risk[0] < risk[1] + risk[2] - 1e-9 * max(1.0, abs(risk[0])):
+                _fail(
+                    instance,
+                    f"splitting a node raised its risk ({risk[0]:g} < {risk[1]:g} + {risk[2]:g}); "
+                    "cost-complexity pruning needs R(t) >= R(left) + R(right)",
+                )
+        values, decisions = instance.node_values(rows, np.ones(n), labeler)
+        loss = np.asarray(instance.sample_loss(rows, values, decisions, labeler))
+        if loss.shape != (n,) or not np.isfinite(loss).all() or (loss < 0).any():
+            _fail(instance, "sample_loss must give a finite loss >= 0 per sample")
+        strata = np.asarray(instance.strata(rows, labeler))
+        if strata.shape != (n,) or strata.dtype.kind not in "iu" or (strata < 0).any():
+            _fail(instance, "strata must give an integer >= 0 per row")
+        criterion = _matching_criterion(instance) if criterion is None else criterion
+        if isinstance(criterion, str):
+            criterion = get_registry().create("criterion", criterion)
+        model = TreeClassifier(
+            target=instance,
+            criterion=criterion,
+            labeler=_matching_labeler(criterion),
+            pruner="cost_complexity",
+            pruner_params={"cv": 2, "seed": 0},
+            max_depth=4,
+        ).fit(X, y)
+        predicted = model.predict(X)
+        for copy in (TreeClassifier.from_json(model.to_json()), pickle.loads(pickle.dumps(model))):
+            if not np.array_equal(copy.predict(X), predicted):
+                _fail(instance, "a model predicts differently after a JSON or pickle round trip")
+
+
 def check_json_round_trip(model, X):
     loaded = TreeClassifier.from_json(model.to_json())
     if not np.array_equal(loaded.predict_proba(X), model.predict_proba(X)):
@@ -410,11 +490,18 @@ def check_corrupted_model_files(cases, X, jit: bool = True, plugins=None) -> Non
         raise ConformanceError("errors that do not name the field:\n" + "\n".join(vague))
 
 
-def check_component(component, params=None):
-    """Run the checks for the component's kind."""
+def check_component(component, params=None, y=None):
+    """Run the checks for the component's kind. ``y``: for a target, or a criterion of a
+    target other than class labels, what the target reads for :func:`small_data`'s rows."""
     instance = _instance(component, params)
     if instance.kind == "question":  # not part of a composition: its own checks only
         check_question(instance)
+        return
+    if instance.kind == "target":  # it fits with a criterion of its own rows
+        check_target(instance, y=y)
+        return
+    if y is not None and instance.kind == "criterion":
+        check_criterion(instance, y=y)
         return
     checks = {
         "criterion": check_criterion,
@@ -451,6 +538,7 @@ __all__ = [
     "check_labeler",
     "check_pruner",
     "check_question",
+    "check_target",
     "check_splitter",
     "reference_leaf",
     "reference_reaching",
