@@ -26,6 +26,7 @@ PLUGINS = {
     "treekit_boundary_distance": "treekit-boundary-distance",
     "treekit_counterexample": "treekit-counterexample",
     "treekit_oblique": "treekit-oblique",
+    "treekit_split_scores": "treekit-split-scores",
 }
 PARAMS = {  # components that need parameters to be composed at all, or to stay quick
     "asymmetric_thresholds": {"thresholds": [0.8, 0.3]},

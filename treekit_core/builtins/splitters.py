@@ -12,6 +12,7 @@ import numpy as np
 from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
 from treekit_core.components import Split, Splitter
+from treekit_core.components.errors import CompositionError
 from treekit_core.engine.tree import tree_from_table
 
 NOMINAL_SPLITS = ("subset", "multiway")
@@ -35,7 +36,7 @@ class Exhaustive(Splitter):
 
     name: ClassVar[str] = "exhaustive"
     handles_missing: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder"}
+    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder", "split_scores"}
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
     nominal_split: str = attrs.field(
         default="subset", validator=attrs.validators.in_(NOMINAL_SPLITS)
@@ -45,6 +46,14 @@ class Exhaustive(Splitter):
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.specialised import criterion_kernels
 
+        if type(criterion).split_score is not None and data.nominal_features.size:
+            j = int(data.nominal_features[0])
+            raise CompositionError(
+                f"splitter 'exhaustive' cannot search nominal feature {j} with criterion "
+                f"{criterion.name!r}: the subset and multiway searches score impurity drops, "
+                "and the criterion scores splits its own way; encode the feature, or use a "
+                "criterion without a split score"
+            )
         kernels = criterion_kernels(criterion)
         return (
             kernels.best_split_of_node,

@@ -53,6 +53,8 @@ CAPABILITIES = {
     "(Splitter.build_tree)",
     "hard_partition": "a propagator that sends each training row wholly to the child its "
     "answer names (a missing value: to both, by the node's missing share)",
+    "split_scores": "a splitter whose search scores binary cuts with the criterion's split "
+    "score (Criterion.split_score) where the criterion defines one",
     "surrogate_splits": "trees whose nodes carry rpart's surrogate splits (propagator and "
     "evaluator 'surrogate' need each other)",
 }

@@ -47,6 +47,30 @@ class Criterion(ReadsEvidence, Component):
         for every candidate child and by the grow loop for every node."""
         raise NotImplementedError
 
+    split_score: ClassVar = None
+    """None (the default), or a *plain Python* static method scoring a binary split for
+    criteria that are not "parent minus weighted children" (CART's twoing rule, Hellinger
+    distance, a log-rank statistic)::
+
+        split_score(left_sums, left_weight, right_sums, right_weight,
+                    parent_sums, parent_weight, parent_impurity, params) -> float64
+
+    larger is better, 0 or less: no use. Called by the split-search kernels for every
+    candidate cut, compiled into kernels specialised to the criterion (so it needs a source
+    file, and specialises even with ``TREEKIT_SPECIALISE=0``). Without it a split scores
+    its impurity drop ``i(t) - (w_L i(L) + w_R i(R)) / w_t``. The score is what
+    ``min_impurity_decrease``, ``min_gain`` and the importances read (``improvement``).
+    A criterion with a split score needs a splitter that provides ``split_scores``
+    (:meth:`requirements`)."""
+
+    def requirements(self) -> dict:
+        """Default :attr:`requires`, plus ``split_scores`` of the splitter when the criterion
+        defines :attr:`split_score`. Called by the composition check at fit."""
+        needs = dict(self.requires)
+        if type(self).split_score is not None:
+            needs["splitter"] = frozenset(needs.get("splitter", ())) | {"split_scores"}
+        return needs
+
     def impurity_params(self, n_classes: int) -> np.ndarray:
         """Parameters passed to the compiled impurity, as a float64 array. Called once per
         fit (and per pruning evaluation) with the number of classes. Default: none."""

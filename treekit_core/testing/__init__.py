@@ -118,6 +118,8 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
                     "declares concave = True but its weighted impurity W * i(v) is not "
                     f"concave between class sums {sums.round(3)} and {other.round(3)}",
                 )
+    if type(instance).split_score is not None:
+        _check_split_score(instance, compiled, p, n_classes)
     if instance.evidence == "one_hot":
         for k in range(n_classes):
             pure = np.zeros(n_classes)
@@ -143,6 +145,41 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
                 if "cannot be combined" in str(exc) or "handles numeric features only" in str(exc):
                     continue
                 _fail(instance, f"growing a tree with splitter {name!r} failed: {exc}")
+
+
+def _check_split_score(instance, impurity, params, n_classes):
+    """A split score is finite, does not depend on which child is called left, and (when
+    the criterion declares ``symmetric``) not on the order of the classes."""
+    import numba
+
+    try:
+        score = numba.njit(type(instance).split_score)
+    except Exception as exc:  # numba typing errors are diverse
+        _fail(instance, f"its split score does not compile under numba: {exc}")
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        left, right = rng.uniform(0.1, 10, size=(2, n_classes))
+        parent = left + right
+
+        def scored(a, b, c, order=slice(None)):
+            a, b, c = (np.ascontiguousarray(v[order]) for v in (a, b, c))
+            return score(a, a.sum(), b, b.sum(), c, c.sum(), impurity(c, c.sum(), params), params)
+
+        value = scored(left, right, parent)
+        if not np.isfinite(value):
+            _fail(
+                instance,
+                f"split score is not finite for children {left.round(3)}, {right.round(3)}",
+            )
+        if abs(scored(right, left, parent) - value) > 1e-9 * max(1.0, abs(value)):
+            _fail(instance, "split score changes when the two children swap sides")
+        if instance.symmetric and abs(
+            scored(left, right, parent, slice(None, None, -1)) - value
+        ) > 1e-9 * max(1.0, abs(value)):
+            _fail(
+                instance,
+                "declares symmetric = True but its split score changes when classes are reordered",
+            )
 
 
 def _matching_labeler(criterion):
