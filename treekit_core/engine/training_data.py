@@ -1,4 +1,4 @@
-"""The training-data container: features, per-sample weights and class evidence."""
+"""The training-data container: features, per-sample weights and the target's rows."""
 
 from __future__ import annotations
 
@@ -8,18 +8,21 @@ import numpy as np
 
 @attrs.define(eq=False)
 class TrainingData:
-    """What the grow loop sees: features, per-sample weights and class evidence.
+    """What the grow loop sees: features, per-sample weights and the target's rows.
 
-    ``evidence`` is n x K: a one-hot row for an ordinary label, a probability row for a soft
-    label, or a row marking excluded classes for a counterexample (docs/architecture.md). The
-    weight is kept separate from the rows because a row's sum is not a weight.
+    ``evidence`` is n x S, the rows of statistics the target wrote (``Target.encode``): a
+    one-hot row for a class label, a row marking excluded classes for a counterexample,
+    (y, y^2) for a measurement (docs/architecture.md). The weight is kept separate from the
+    rows because a row's sum is not a weight.
     """
 
     X: np.ndarray  #: float64, n x d, C or Fortran order (never written)
-    evidence: np.ndarray  #: float64, n x K, C order
+    evidence: np.ndarray  #: float64, n x S, C order
     weight: np.ndarray  #: float64, n
     feature_names: list | None = None
-    classes: np.ndarray | None = None  #: class labels in evidence-column order
+    #: What the tree decides among (class labels, in the order of decision indices); None for
+    #: a target that decides among no labels.
+    classes: np.ndarray | None = None
     #: Number of categories of every nominal feature (0 for a numeric feature); None: all numeric.
     n_categories: np.ndarray | None = None
     #: Values derived from X alone (e.g. presorted orders), shared by data sets with the same X.

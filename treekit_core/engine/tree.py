@@ -528,7 +528,7 @@ class TreeAssembler:
 
 def tree_from_table(table, n_features, n_stats=None, missing_left=None) -> Tree:
     """An unlabelled Tree from a compiled grower's node table (the columns of
-    :data:`treekit_core.kernels.NODE_COLUMNS`, the class sums from column ``SUMS``;
+    :data:`treekit_core.kernels.NODE_COLUMNS`, the statistics from column ``SUMS``;
     ``n_stats`` of them, default: every column after). ``missing_left`` (per node; NaN:
     the share of the training weight sent left) says where a sample with a missing tested
     value goes. The kernels return tables; the engine makes trees of them."""

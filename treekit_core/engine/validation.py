@@ -370,8 +370,8 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
         raise ValueError("sample_weight sums to zero; at least one sample needs a positive weight")
     if not np.isfinite(total) or total > MAX_TOTAL_WEIGHT:
         raise ValueError(
-            f"sample_weight sums to {total:g}; the sums of weights (and their class sums and "
-            f"squares) must stay finite: rescale the weights so they sum to at most "
+            f"sample_weight sums to {total:g}; the sums of weights (and of weighted statistics "
+            f"and their squares) must stay finite: rescale the weights so they sum to at most "
             f"{MAX_TOTAL_WEIGHT:g}"
         )
     return w
@@ -423,7 +423,7 @@ def warn_narrow_features(X, feature_names, nominal=()) -> None:
         )
 
 
-#: Weight sums beyond this overflow the impurity arithmetic (squares of class sums).
+#: Weight sums beyond this overflow the impurity arithmetic (squares of sums of statistics).
 MAX_TOTAL_WEIGHT = 1e150
 
 

@@ -6,7 +6,7 @@ loads from numba's cache only the kernels it uses):
 ``jit``                  the decorator every treekit kernel is compiled with (cached on disk)
 ``IMPURITY_TYPE``        the numba type of a compiled criterion (the criterion ABI)
 ``compile_impurity``     compiles a plain Python impurity against that ABI
-``scan_sorted_feature``  best threshold of one feature's sorted values (running class sums)
+``scan_sorted_feature``  best threshold of one feature's sorted values (running sums of statistics)
 ``gather_sorted_feature``  one feature's known values at a node, sorted, with weighted evidence
 ``best_split_of_node``   the exhaustive search over a node's features
 

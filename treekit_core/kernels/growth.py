@@ -15,7 +15,7 @@ What makes the grower fast:
   order in a slice ``[start, end)`` of ``order``; a split partitions those slices stably,
   so no node sorts anything;
 * the scan of a feature gathers its rows in that order into contiguous buffers, then
-  sweeps them with running class sums (:func:`scan_sorted_feature`);
+  sweeps them with running sums of statistics (:func:`scan_sorted_feature`);
 * nodes are independent once their slice is known, so subtrees can grow in separate
   threads (the slices and the rows they hold are disjoint): :func:`grow_subtree` grows a
   whole subtree in one call and :mod:`.builder` hands large trees out as subtree tasks.
@@ -41,9 +41,9 @@ ENTRY_SIGNATURES = {
     "best_split_of_node": NODE_RESULT(*NODE_ARGUMENTS),
 }
 
-#: The columns of the node table grow_subtree returns (one float64 row per node, the class
-#: sums last; counts and ids are exact in float64). One array keeps the kernel small, and
-#: numba's compile time grows with the code.
+#: The columns of the node table grow_subtree returns (one float64 row per node, the
+#: statistics last; counts and ids are exact in float64). One array keeps the kernel small,
+#: and numba's compile time grows with the code.
 NODE_COLUMNS = (
     "left",
     "right",
@@ -137,7 +137,7 @@ def split_drop(
     right_sums,
 ):
     """The impurity drop of a binary split, i(t) - (w_L i(L) + w_R i(R)) / w_t, given the
-    left side's class sums and weight (the right side's sums are written into
+    left side's statistics and weight (the right side's sums are written into
     ``right_sums``): the one expression every threshold search evaluates, so searches over
     the same partition agree to the last bit."""
     for k in range(parent_sums.shape[0]):
@@ -182,7 +182,7 @@ def gather_sorted_feature(
 
 @generic_jit
 def sum_known(weighted, weights, known, sums):
-    """Class sums (into ``sums``) and total weight of the first ``known`` sorted samples,
+    """Statistics (into ``sums``) and total weight of the first ``known`` sorted samples,
     those with a known value (gather_sorted_feature puts missing values last)."""
     n_stats = sums.shape[0]
     for k in range(n_stats):
@@ -276,7 +276,7 @@ def best_split_of_node(
 
 @generic_jit
 def node_statistics(rows, order, start, end, sums):
-    """Class sums (into ``sums``) and weight of the rows in ``order[0, start:end]``."""
+    """Statistics (into ``sums``) and weight of the rows in ``order[0, start:end]``."""
     n_stats = sums.shape[0]
     for k in range(n_stats):
         sums[k] = 0.0
