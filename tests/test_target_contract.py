@@ -13,6 +13,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from treekit_core import (
     Criterion,
+    ForestClassifier,
     Target,
     TargetRows,
     TreeClassifier,
@@ -167,6 +168,10 @@ def test_score_is_minus_the_mean_loss_and_label_methods_refuse(toy):
     assert fitted.score(X, y) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="target 'two_means' predicts values"):
         fitted.predict_proba(X)
+    with pytest.raises(ValueError, match="export_text needs a target that decides among"):
+        fitted.export_text()
+    with pytest.raises(ValueError, match="ForestClassifier needs a target .* 'two_means'"):
+        ForestClassifier(criterion="summed_variance", n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="y must be 400 rows of two finite numbers"):
         model().fit(X, y[:, 0])
 
@@ -202,3 +207,13 @@ def test_the_conformance_kit_catches_a_risk_that_grows_by_splitting(toy):
     X, _ = small_data(2)
     with pytest.raises(ConformanceError, match="splitting a node raised its risk"):
         check_target(Broken, y=np.column_stack([X[:, 0], X[:, 1]]), criterion="summed_variance")
+
+
+def test_a_file_without_labels_for_a_target_with_labels_is_refused():
+    from treekit_core import ModelFileError
+
+    X, y = data()
+    payload = json.loads(TreeClassifier(max_depth=2).fit(X, y[:, 0] > 0).to_json())
+    payload["classes"] = None
+    with pytest.raises(ModelFileError, match="'classes' is null, but target 'class_labels'"):
+        TreeClassifier.from_json(json.dumps(payload))

@@ -152,8 +152,10 @@ class Decisions:
             values, decision, _ = self._decide_arrays(checked, with_confidence=False)
         return self.composition_.target.predictions(values, decision, None)
 
-    def _refuse_without_labels(self, method: str) -> None:
-        target = self.composition_.target
+    def _refuse_without_labels(self, method: str, composition=None) -> None:
+        """Refuse ``method``, which needs labels to decide among, for a target that
+        predicts values, naming the target."""
+        target = (composition or self.composition_).target
         if not target.decides_with_labeler:
             raise ValueError(
                 f"{method} needs a target that decides among labels; target {target.name!r} "

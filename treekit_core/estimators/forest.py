@@ -203,6 +203,8 @@ class ForestClassifier(ComposedEstimatorMixin):
 
         composition = composition if composition is not None else self._make_composition()
         composition.check(data)
+        # the forest averages class distributions and votes
+        self._refuse_without_labels("ForestClassifier", composition)
         if composition.confidence.needs_single_tree:
             raise ValueError(
                 f"confidence {composition.confidence.name!r} cannot score a forest: it needs the "

@@ -552,6 +552,12 @@ class ModelFile:
         check_header(payload, cls.__name__)
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
+        target = model.composition_.target
+        if labels is None and target.decides_with_labeler:
+            raise ModelFileError(
+                f"model file: 'classes' is null, but target {target.name!r} decides among "
+                "labels: a list of labels is expected"
+            )
         if labels is not None:
             model.classes_ = labels
             model.n_classes_ = int(labels.shape[0])

@@ -143,6 +143,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         """The tree as text: ``style="sklearn"`` (scikit-learn's export_text) or ``"j48"``
         (Weka's J48 output, line for line)."""
         self._check_fitted()
+        self._refuse_without_labels("export_text")  # its leaves print classes
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         return export_text(
             self.tree_,

@@ -80,13 +80,20 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
     classes when it declares ``symmetric = True``, concave (weighted by the node's weight,
     on random segments of class sums) when it declares ``concave = True``, and grows a
     tree with every installed splitter it is compatible with. ``y``: what its default
-    target reads for the rows of :func:`small_data` (default: small_data's class labels)."""
+    target reads for the rows of :func:`small_data` (default: small_data's class labels);
+    then the impurity is probed on sums of that target's rows (their width, not a number
+    of classes: a criterion reads only the statistics its target writes), finite and >= 0,
+    before the trees are grown."""
 
     instance = _instance(criterion, params)
     try:
         compiled = instance.compiled_impurity()
     except Exception as exc:  # numba typing errors are diverse
         _fail(instance, f"its impurity does not compile under numba: {exc}")
+    if y is not None:
+        _check_impurity_on_target_rows(instance, compiled, y)
+        _grow_with_every_splitter(instance, y)
+        return
     try:
         p = instance.impurity_params(n_classes)
     except ValueError:  # a two-class criterion (or parametrisation): probe with two classes
@@ -130,8 +137,29 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
                     instance,
                     f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0",
                 )
-    X, labels = small_data(2)
-    y = labels if y is None else y
+    _grow_with_every_splitter(instance, small_data(2)[1])
+
+
+def _check_impurity_on_target_rows(instance, compiled, y) -> None:
+    """The impurity of sums of random subsets of the rows the criterion's default target
+    writes for ``y``: finite and >= 0."""
+    X, _ = small_data(2)
+    rows = get_registry().create("target", instance.default_target).encode(y, X.shape[0]).rows
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    p = instance.impurity_params(rows.shape[1])
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        chosen = rng.random(rows.shape[0]) < rng.uniform(0.05, 1.0)
+        if not chosen.any():
+            continue
+        sums = np.ascontiguousarray(rows[chosen].sum(axis=0))
+        value = compiled(sums, float(chosen.sum()), p)
+        if not np.isfinite(value) or value < -1e-12:
+            _fail(instance, f"impurity is {value:g} for the sums {sums.round(3)} of target rows")
+
+
+def _grow_with_every_splitter(instance, y) -> None:
+    X, _ = small_data(2)
     with _registered(instance):
         for name in get_registry().components("splitter"):
             try:
