@@ -15,6 +15,14 @@ from treekit_core.engine.rejection import (
 )
 
 
+def nearest_step(scores, fraction) -> float:
+    """By brute force: the coverage, among those a threshold on ``scores`` reaches (none and
+    all included), nearest to ``fraction``; on a tie the larger."""
+    reachable = sorted({(scores >= s).mean() for s in np.unique(scores)} | {0.0})
+    best = min(abs(c - fraction) for c in reachable)
+    return max(c for c in reachable if abs(c - fraction) <= best + 1e-12)
+
+
 def test_keep_fraction_keeps_ties_together():
     scores = np.array([0.1, 0.5, 0.5, 0.5, 0.9])
     # keeping >= 50%: {0.9} is 20%, {0.9, 0.5 x3} is 80% -> threshold 0.5 keeps 80%
@@ -72,8 +80,8 @@ def test_rejection_on_training_data(pima, rule):
     model = TreeClassifier(min_samples_leaf=10, reject=rule, abstain_value="?").fit(pima.X, pima.y)
     decision = model.decide(pima.X)
     np.testing.assert_array_equal(decision.abstained, decision.confidence < model.reject_threshold_)
-    if isinstance(rule, dict) and "coverage" in rule:
-        assert (~decision.abstained).mean() >= 0.8
+    if isinstance(rule, dict) and "coverage" in rule:  # the reachable step nearest to 80%
+        assert (~decision.abstained).mean() == nearest_step(decision.confidence, 0.8)
     if isinstance(rule, dict) and "max_error" in rule:
         accepted = ~decision.abstained
         assert (decision.labels[accepted] != pima.y[accepted]).mean() <= 0.1 + 1e-12
@@ -90,7 +98,23 @@ def test_rejection_threshold_by_cross_validation(pima):
         pima.X, pima.y
     )
     assert honest.reject_threshold_ == again.reject_threshold_
-    assert honest.reject_threshold_ != trained.reject_threshold_
+    # by hand: the rule on out-of-fold scores, carried over as the coverage it reaches there
+    from treekit_core.engine.folds import stratified_folds
+
+    _, labels = np.unique(pima.y, return_inverse=True)
+    fold = stratified_folds(labels, 5, np.random.default_rng(0))
+    scores, correct = np.empty(labels.size), np.empty(labels.size, dtype=bool)
+    for k in range(5):
+        model = TreeClassifier(min_samples_leaf=10).fit(pima.X[fold != k], pima.y[fold != k])
+        decision = model.decide(pima.X[fold == k])
+        scores[fold == k] = decision.confidence
+        correct[fold == k] = decision.labels == pima.y[fold == k]
+    reached = (scores >= keep_fraction_threshold(scores[correct], 0.9)).mean()
+    own = trained.decide(pima.X).confidence  # the same tree: rejection does not change it
+    assert honest.reject_threshold_ in set(np.unique(own)) | {np.inf}  # one of its steps
+    # carried over as a coverage (of unseen rows, corrected for the tree's confidence on
+    # its own rows, so of the training rows it may cover somewhat more)
+    assert abs((own >= honest.reject_threshold_).mean() - reached) <= 0.1
 
 
 def test_risk_coverage_of_an_estimator(pima):
@@ -121,8 +145,8 @@ def test_forest_rejection_on_training_data(pima, rule, forest_confidence):
         decision.abstained, decision.confidence < forest.reject_threshold_
     )
     accepted = ~decision.abstained
-    if isinstance(rule, dict) and "coverage" in rule:
-        assert accepted.mean() >= 0.8
+    if isinstance(rule, dict) and "coverage" in rule:  # the reachable step nearest to 80%
+        assert accepted.mean() == nearest_step(decision.confidence, 0.8)
     if isinstance(rule, dict) and "keep_correct" in rule:
         correct = decision.labels == pima.y
         kept = (correct & accepted).sum() / correct.sum()
@@ -167,7 +191,42 @@ def test_forest_rejection_by_cross_validation(pima):
         decision = model.decide(pima.X[test])
         scores[test] = decision.confidence
         correct[test] = decision.labels == pima.y[test]
-    assert honest.reject_threshold_ == keep_fraction_threshold(scores[correct], 0.9)
-    assert honest.reject_threshold_ != fit(None).reject_threshold_
+    # the rule on the out-of-fold scores, carried over as the coverage it reaches there
+    reached = (scores >= keep_fraction_threshold(scores[correct], 0.9)).mean()
+    own = fit(None).decide(pima.X).confidence  # the same forest (rejection does not change it)
+    assert honest.reject_threshold_ in set(np.unique(own)) | {np.inf}  # one of its steps
+    assert abs((own >= honest.reject_threshold_).mean() - reached) <= 0.1
     with pytest.raises(ValueError, match="forest_confidence must be one of"):
         ForestClassifier(forest_confidence="margin").fit(pima.X, pima.y)
+
+
+@pytest.mark.parametrize("name", ["wdbc", "wisconsin", "satimage"])
+@pytest.mark.parametrize("prune_rule", ["min_error", "one_se"])
+def test_cross_validated_coverage_holds_on_held_out_rows(name, prune_rule):
+    """Issue 36: a CV-pruned tree with reject={"coverage": 0.8, "cv": 5} decided nearly
+    every held-out row (the out-of-fold threshold did not carry over to the final tree).
+    Coverage moves in steps of whole leaves; held out, it lands within 5 points of the
+    step nearest to 80% that the held-out rows can reach."""
+    data = load_dataset(name)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(data.y.size)
+    train, test = order[: data.y.size // 2], order[data.y.size // 2 :]
+    model = TreeClassifier(
+        pruner="cost_complexity",
+        pruner_params={"rule": prune_rule},
+        reject={"coverage": 0.8, "cv": 5},
+        abstain_value="?",
+        random_state=0,
+    ).fit(data.X[train], data.y[train])
+    decision = model.decide(data.X[test])
+    step = nearest_step(decision.confidence, 0.8)
+    held_out = (~decision.abstained).mean()
+    assert abs(held_out - step) <= 0.05, (held_out, step, model.get_n_leaves())
+
+
+def test_a_rule_that_abstains_on_every_row_warns_and_does_not_raise(pima):
+    for rule in ({"max_error": 0.0, "cv": 3}, {"max_error": 0.0}):
+        model = TreeClassifier(max_depth=2, reject=rule, abstain_value="?")
+        with pytest.warns(UserWarning, match="abstains on every row"):
+            model.fit(pima.X, pima.y)
+        assert model.decide(pima.X).abstained.all()

@@ -7,9 +7,20 @@ Pataki) or on out-of-fold predictions (K-fold cross-validation, honest) by one r
 * ``keep_correct=q``: keep a fraction q of the correctly classified samples (the paper's
   rule). Scores are ranked; tied scores are kept or rejected together, so the kept fraction
   is the smallest achievable fraction >= q.
-* ``coverage=c``: accept the smallest achievable fraction >= c of all samples.
+* ``coverage=c``: accept a fraction c of all samples. Where the rows of a leaf share one
+  score, coverage moves in steps (accepting a leaf accepts all its rows): the rule takes
+  the reachable step nearest to c (accepting none and accepting all are steps too; on a
+  tie, the larger coverage).
 * ``max_error=e``: the lowest threshold (largest coverage) whose error on the accepted
   samples is <= e.
+
+With ``cv=K`` the rule is applied to out-of-fold scores (keep_correct and max_error need
+to know which decisions are correct, honestly); what it chose is carried to the final
+model as a *coverage*: the fraction of out-of-fold rows it accepts, which the final model
+then accepts of its own training scores (nearest step). The out-of-fold threshold itself
+does not carry over: the final model is fitted on more rows and its scores differ (a
+pruned tree's leaves are purer than its folds'). Coverage needs no correctness, so a
+coverage rule is applied to the final model's training scores with or without ``cv``.
 """
 
 from __future__ import annotations
@@ -56,6 +67,14 @@ class RejectRule:
                 f"got {chosen or 'none'}"
             )
 
+    def describe(self) -> str:
+        """The rule as its settings, for messages (``max_error=0.05, cv=5``)."""
+        return ", ".join(
+            f"{name}={value!r}"
+            for name, value in attrs.asdict(self).items()
+            if value is not None and name != "seed"
+        )
+
     @classmethod
     def from_param(cls, value) -> "RejectRule | None":
         if value is None or isinstance(value, RejectRule):
@@ -80,8 +99,34 @@ class RejectRule:
                 scores[correct], self.keep_correct, None if weights is None else weights[correct]
             )
         if self.coverage is not None:
-            return keep_fraction_threshold(scores, self.coverage, weights)
+            return coverage_threshold(scores, self.coverage, weights)
         return max_error_threshold(scores, correct, self.max_error, weights)
+
+
+def accepted_fraction(scores, threshold: float, weights=None) -> float:
+    """The weight fraction of ``scores`` >= ``threshold``."""
+    scores = np.asarray(scores, dtype=np.float64)
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    total = weights.sum()
+    return float(weights[scores >= threshold].sum() / total) if total > 0 else 0.0
+
+
+def coverage_threshold(scores, fraction, weights=None) -> float:
+    """The threshold whose coverage (weight fraction of ``scores`` >= it) is the reachable
+    step nearest to ``fraction``: a score value, or +inf (accept none); on a tie between
+    two steps, the larger coverage."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0:
+        return -np.inf
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    values, inverse = np.unique(scores, return_inverse=True)
+    mass = np.bincount(inverse, weights=weights, minlength=values.size)
+    kept = np.cumsum(mass[::-1])[::-1] / mass.sum()  # kept[j]: fraction with score >= values[j]
+    steps = np.append(kept, 0.0)  # the last step: accept none (threshold +inf)
+    thresholds = np.append(values, np.inf)
+    distance = np.abs(steps - fraction)
+    nearest = np.flatnonzero(distance <= distance.min() + 1e-12)
+    return float(thresholds[nearest[np.argmax(steps[nearest])]])
 
 
 def keep_fraction_threshold(scores, fraction, weights=None) -> float:

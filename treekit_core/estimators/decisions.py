@@ -5,6 +5,7 @@ and calibration fitted after the tree, and what ``decide``, ``predict``,
 from __future__ import annotations
 
 import functools
+import warnings
 
 import attrs
 import numpy as np
@@ -12,7 +13,11 @@ import numpy as np
 from treekit_core.components import ABSTAIN
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.folds import stratified_folds
-from treekit_core.engine.rejection import RiskCoverage, risk_coverage
+from treekit_core.engine.rejection import (
+    RiskCoverage,
+    accepted_fraction,
+    risk_coverage,
+)
 from treekit_core.estimators.errors import AbstentionError
 
 
@@ -33,6 +38,37 @@ class Decision:
     class_index: np.ndarray
     #: P(the decision is correct) from the fitted calibration; None without ``calibration=``
     p_correct: np.ndarray | None = None
+
+
+@attrs.frozen
+class OutOfFold:
+    """What cross-validation learns about the scores of rows a model has not seen."""
+
+    scores: np.ndarray  #: every training row's score by the copy fitted without its fold
+    correct: np.ndarray  #: whether that copy's decision for the row is correct
+    #: per fold: (its copy's training rows, the copy's scores of them, the held-out rows)
+    folds: tuple
+
+    def held_out_coverage(self, training_coverage, weight) -> np.ndarray:
+        """The coverage of unseen rows that a threshold covering ``training_coverage`` of a
+        model's own training rows gives. A tree is more confident on its training rows than
+        on new ones (its splits were chosen on them), so a threshold giving 80% of the
+        training rows gives fewer new ones; each fold's copy shows by how much: at each of
+        its scores, the share of its training rows and the share of its held-out rows at or
+        above it. Those pairs, pooled over the folds, give a non-decreasing map from the
+        first share to the second (linear between the pairs, through (0, 0) and (1, 1))."""
+        points = [(0.0, 0.0), (1.0, 1.0)]
+        for train, own, test in self.folds:
+            for value in np.unique(own):
+                points.append(
+                    (
+                        accepted_fraction(own, value, weight[train]),
+                        accepted_fraction(self.scores[test], value, weight[test]),
+                    )
+                )
+        points.sort()
+        seen = np.maximum.accumulate(np.array([p[1] for p in points]))
+        return np.interp(training_coverage, [p[0] for p in points], seen)
 
 
 class Decisions:
@@ -57,14 +93,37 @@ class Decisions:
         self._fit_calibration(data, out_of_fold)
 
     def _choose_reject_threshold(self, rule, data, out_of_fold) -> float:
-        """Threshold from training-data scores, or from out-of-fold scores with rule.cv."""
+        """The threshold on this model's scores: the rule applied to its training scores,
+        or, with ``rule.cv`` (keep_correct, max_error), applied to out-of-fold scores and
+        carried over as the coverage it reaches there (:mod:`treekit_core.engine.rejection`);
+        a rule that abstains on every training row warns."""
         if rule.threshold is not None:
             return float(rule.threshold)
+        scores, correct = self._scores_and_correctness(data.X, data.evidence)
         if rule.cv is None:
-            scores, correct = self._scores_and_correctness(data.X, data.evidence)
+            threshold = rule.choose(scores, correct, data.weight)
         else:
-            scores, correct = out_of_fold(rule.cv, rule.seed)
-        return rule.choose(scores, correct, data.weight)
+            folds = out_of_fold(rule.cv, rule.seed)
+            wanted = rule.coverage
+            if wanted is None:  # the coverage the rule reaches on out-of-fold scores
+                chosen = rule.choose(folds.scores, folds.correct, data.weight)
+                wanted = accepted_fraction(folds.scores, chosen, data.weight)
+            # this model's steps, each at the coverage of unseen rows it is expected to give
+            steps = np.append(np.unique(scores), np.inf)
+            own = np.array([accepted_fraction(scores, t, data.weight) for t in steps])
+            expected = folds.held_out_coverage(own, data.weight)
+            distance = np.abs(expected - wanted)
+            nearest = np.flatnonzero(distance <= distance.min() + 1e-12)
+            threshold = steps[nearest[np.argmax(own[nearest])]]
+        if not (scores >= threshold).any():
+            warnings.warn(
+                f"the reject rule {rule.describe()} abstains on every row: no training row "
+                "reaches its "
+                f"threshold {threshold:g}; predict will abstain on every sample",
+                UserWarning,
+                stacklevel=4,
+            )
+        return float(threshold)
 
     def _scores_and_correctness(self, X, evidence):
         """Confidence of every decision (rejection off) and whether it is correct: the
@@ -75,15 +134,17 @@ class Decisions:
         loss = composition.target.sample_loss(evidence, values, decision, composition.labeler)
         return scores, loss < 0.5
 
-    def _out_of_fold(self, data, n_folds: int, seed: int):
-        """(scores, correct) of every training row from a copy of this estimator fitted on
-        the other folds (stratified K-fold; no rejection or calibration in the copies)."""
+    def _out_of_fold(self, data, n_folds: int, seed: int) -> "OutOfFold":
+        """Scores and correctness of every training row from a copy of this estimator
+        fitted on the other folds (stratified K-fold; no rejection or calibration in the
+        copies), and each copy's scores of its own training rows."""
 
         labels = self.composition_.target.strata(data.evidence, self.composition_.labeler)
         fold = stratified_folds(labels, n_folds, np.random.default_rng(seed))
         scores = np.full(data.n_samples, -np.inf)
         correct = np.zeros(data.n_samples, dtype=bool)
         params = {**self.get_params(), "reject": None, "calibration": None}
+        folds = []
         for k in range(n_folds):
             test = np.flatnonzero(fold == k)
             train = np.flatnonzero(fold != k)
@@ -93,13 +154,16 @@ class Decisions:
             scores[test], correct[test] = model._scores_and_correctness(
                 data.X[test], data.evidence[test]
             )
-        return scores, correct
+            own, _ = model._scores_and_correctness(data.X[train], data.evidence[train])
+            folds.append((train, own, test))
+        return OutOfFold(scores, correct, tuple(folds))
 
     def _fit_calibration(self, data, out_of_fold) -> None:
         rule = CalibrationRule.from_param(self.calibration)
         self.calibration_ = None
         if rule is not None:
-            scores, correct = out_of_fold(rule.cv, rule.seed)
+            folds = out_of_fold(rule.cv, rule.seed)
+            scores, correct = folds.scores, folds.correct
             self.calibration_ = Calibration.fit(rule.method, scores, correct, data.weight)
 
     def risk_coverage(self, X, y) -> "RiskCoverage":

@@ -181,8 +181,11 @@ def test_rejection_of_a_counterexample_trained_tree(rule):
     ).fit(data.X, counterexamples=counterexamples, classes=classes)
     decision = model.decide(data.X)
     np.testing.assert_array_equal(decision.abstained, decision.confidence < model.reject_threshold_)
-    if "coverage" in rule:
-        assert (~decision.abstained).mean() >= 0.8
+    if "coverage" in rule:  # the reachable step nearest to 80% (none and all included)
+        confidence = decision.confidence
+        reachable = {(confidence >= s).mean() for s in np.unique(confidence)} | {0.0}
+        nearest = min(abs(c - 0.8) for c in reachable)
+        assert abs((~decision.abstained).mean() - 0.8) <= nearest + 1e-12
     else:
         # with cv the threshold comes from out-of-fold scores, refitted on counterexamples
         known_right = ~decision.abstained & (decision.class_index != wrong)
