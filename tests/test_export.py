@@ -10,7 +10,13 @@ import pytest
 from treekit_core import ForestClassifier, TreeClassifier
 from treekit_core.builtins.labelers import Majority
 from treekit_core.datasets import DATASETS, load_dataset
-from treekit_core.export import NotExportableError, to_onnx, to_shap, to_sklearn
+from treekit_core.export import (
+    MissingValueExportWarning,
+    NotExportableError,
+    to_onnx,
+    to_shap,
+    to_sklearn,
+)
 
 NUMERIC = ["wisconsin", "wdbc", "pima", "bupa", "haberman", "satimage", "balance_scale"]
 
@@ -54,12 +60,19 @@ def test_sklearns_tree_tools_draw_the_twin(tmp_path):
     assert export_text(twin).count("class:") == model.get_n_leaves()
 
 
-def test_missing_values_follow_the_larger_share_only_when_asked():
+def test_missing_values_follow_the_larger_share_with_one_warning_by_default():
+    """Issue 36: the default export works (it refused before), warning once what happens
+    to rows with a missing value; missing='error' refuses, missing='larger_share' is
+    silent, and all three agree on rows without missing values."""
     data = load_dataset("wisconsin")  # 16 missing values in V6
     model = TreeClassifier(max_depth=3).fit(data.X, data.y)
     with pytest.raises(NotExportableError, match="missing='larger_share'"):
-        to_sklearn(model)
+        to_sklearn(model, missing="error")
+    with pytest.warns(MissingValueExportWarning, match="rows without missing values") as caught:
+        default = to_sklearn(model)
+    assert len(caught) == 1
     twin = to_sklearn(model, missing="larger_share")
+    np.testing.assert_array_equal(default.predict_proba(data.X), twin.predict_proba(data.X))
     complete = ~np.isnan(data.X).any(axis=1)
     X = data.X.astype(np.float32).astype(np.float64)
     np.testing.assert_array_equal(twin.predict_proba(X[complete]), model.predict_proba(X[complete]))
@@ -235,3 +248,44 @@ def test_dtreeviz_draws_a_treekit_tree(tmp_path):
     with pytest.raises(ValueError, match="tree_index"):
         dtreeviz_model(forest, data.X, data.y)
     assert "leaf" in dtreeviz_model(forest, data.X, data.y, tree_index=1).view().dot
+
+
+@pytest.mark.parametrize("name", ["haberman", "pima", "wdbc"])
+def test_default_exports_of_default_models_on_complete_data(name):
+    """Issue 36: a default tree and forest fitted on data without a missing value export
+    with the defaults (they raised NotExportableError) and predict exactly as treekit on
+    every row (float32-exact X, as scikit-learn compares in float32)."""
+    import warnings
+
+    data = load_dataset(name)
+    X = data.X.astype(np.float32).astype(np.float64)
+    tree = TreeClassifier().fit(X, data.y)
+    forest = ForestClassifier(n_estimators=5, random_state=0).fit(X, data.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValueExportWarning)
+        twin = to_sklearn(tree)
+        shap_model = to_shap(forest)
+        onnx_model = to_onnx(tree)
+    np.testing.assert_array_equal(twin.predict_proba(X), tree.predict_proba(X))
+    total = sum(
+        _shap_tree_output(t, X) for t in shap_model["trees"]
+    )  # the trees' leaf values, summed: the forest's probabilities
+    np.testing.assert_allclose(total, forest.predict_proba(X), atol=1e-12)
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(onnx_model.SerializeToString())
+    _, proba = session.run(None, {"X": X.astype(np.float32)})
+    np.testing.assert_allclose(proba, tree.predict_proba(X), atol=1e-6)
+
+
+def _shap_tree_output(tree, X):
+    node = np.zeros(X.shape[0], dtype=np.int64)
+    for _ in range(10_000):
+        internal = tree["children_left"][node] >= 0
+        if not internal.any():
+            break
+        f = tree["features"][node[internal]]
+        go_left = X[np.flatnonzero(internal), f] <= tree["thresholds"][node[internal]]
+        node[internal] = np.where(
+            go_left, tree["children_left"][node[internal]], tree["children_right"][node[internal]]
+        )
+    return tree["values"][node]

@@ -212,3 +212,42 @@ def test_class_weights_that_would_overflow_a_bootstrap_are_refused_at_fit():
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match=r"class_weight \{0: 1e\+200\} makes a sample weigh"):
         ForestClassifier(n_estimators=2, class_weight={0: 1e200}).fit(X, y)
+
+
+@pytest.mark.parametrize("max_features", [None, "sqrt"])
+def test_no_fitted_leaf_of_a_forest_has_zero_training_weight(max_features):
+    """Issue 36: a bootstrap's out-of-bag rows have weight 0, and a zero-weight row is a
+    removed row: it places no threshold and makes no leaf (a leaf of them broke SHAP's
+    TreeExplainer). Both growers: the presorted builder, and the node loop (missing
+    values)."""
+    data = load_dataset("pima")
+    X = data.X.copy()
+    for missing in (False, True):
+        if missing:
+            X[::37, 1] = np.nan
+        forest = ForestClassifier(n_estimators=8, max_features=max_features, random_state=0).fit(
+            X, data.y
+        )
+        for tree in forest.estimators_:
+            assert (tree.weight[tree.is_leaf] > 0).all()
+            assert tree.n_samples[0] < X.shape[0]  # the root holds the in-bag rows only
+
+
+def test_shap_values_of_a_forest_add_up_to_its_probabilities():
+    shap = pytest.importorskip("shap")
+    import warnings
+
+    from treekit_core.export import MissingValueExportWarning, to_shap
+
+    data = load_dataset("wdbc")
+    forest = ForestClassifier(n_estimators=10, max_depth=6, random_state=0).fit(data.X, data.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValueExportWarning)
+        explainer = shap.TreeExplainer(to_shap(forest))
+    values = np.asarray(explainer.shap_values(data.X[:50]))
+    if values.ndim == 3 and values.shape[0] == 2:  # a list per class (older shap)
+        values = np.moveaxis(values, 0, -1)
+    expected = np.asarray(explainer.expected_value)
+    np.testing.assert_allclose(
+        values.sum(axis=1) + expected, forest.predict_proba(data.X[:50]), atol=1e-6
+    )

@@ -167,7 +167,7 @@ def test_threaded_growth_really_hands_out_subtrees(monkeypatch):
     monkeypatch.setattr(
         builder._Growth,
         "with_threads",
-        lambda self, n: calls.append(n) or original(self, n),
+        lambda self, n, rows: calls.append(n) or original(self, n, rows),
     )
     X, y = _data(5, 30_000, 10, 2, 50)
     many = _fit_on_threads(3, "gini", X, y)

@@ -94,9 +94,11 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         + tuple(propagator.node_field_names)
     )
 
-    all_rows = np.arange(data.n_samples, dtype=np.int64)
+    # a zero-weight row is a removed row (a forest's out-of-bag rows): it places no
+    # threshold, counts towards no minimum and makes no leaf
+    all_rows = np.flatnonzero(data.weight > 0).astype(np.int64)
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
-    stack = [(all_rows, data.weight.copy(), 0, -1, 0, root_bounds)]
+    stack = [(all_rows, data.weight[all_rows].copy(), 0, -1, 0, root_bounds)]
     while stack:
         rows, row_weights, depth, parent, branch, bounds = stack.pop()
         sums, weight = node_statistics(data.evidence, rows, row_weights)

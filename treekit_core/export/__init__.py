@@ -8,17 +8,20 @@
 - :func:`export_text`, :func:`export_dot`: treekit's own text and graphviz output.
 
 Each needs its tool (``pip install treekit-core[export]``), imported only when called. A
-composition a format cannot express raises :class:`NotExportableError`, saying what.
+composition a format cannot express raises :class:`NotExportableError`, saying what; a
+sample with a missing value follows the larger branch where treekit splits it by training
+shares (``missing=``: "warn", the default, says so once; "larger_share"; "error").
 """
 
 from treekit_core.engine.tree_text import export_dot, export_text
 from treekit_core.export.dtreeviz_adapter import dtreeviz_model
-from treekit_core.export.hard_trees import NotExportableError
+from treekit_core.export.hard_trees import MissingValueExportWarning, NotExportableError
 from treekit_core.export.onnx_model import to_onnx
 from treekit_core.export.shap_model import to_shap
 from treekit_core.export.sklearn_tree import to_sklearn
 
 __all__ = [
+    "MissingValueExportWarning",
     "NotExportableError",
     "dtreeviz_model",
     "export_dot",

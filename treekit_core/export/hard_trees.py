@@ -4,6 +4,8 @@ a side for missing values)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
@@ -11,9 +13,16 @@ class NotExportableError(ValueError):
     """The composition cannot be written in the target format; the message says why."""
 
 
+class MissingValueExportWarning(UserWarning):
+    """An export sends a sample with a missing value down one branch where treekit sends it
+    down every branch by the training shares: rows without missing values are exact."""
+
+
 #: How an exporter treats a node that sends a sample with a missing value down several
-#: branches by their training shares (C4.5's rule), which none of the targets can express.
-MISSING_RULES = ("error", "larger_share")
+#: branches by their training shares (C4.5's rule, treekit's default), which none of the
+#: formats can express: ``"warn"`` (the default) sends it down the branch with the larger
+#: share and says so once, ``"larger_share"`` does the same silently, ``"error"`` refuses.
+MISSING_RULES = ("warn", "larger_share", "error")
 
 
 def fitted_trees(model) -> list:
@@ -56,9 +65,27 @@ def check_argmax_labels(model, target: str) -> None:
         )
 
 
-def check_missing_rule(missing: str) -> None:
+def check_missing_rule(missing: str, trees=(), target: str = "") -> None:
+    """Refuse an unknown ``missing``; with ``"warn"``, one warning when some node of
+    ``trees`` sends a sample with a missing value down several branches."""
     if missing not in MISSING_RULES:
         raise ValueError(f"missing must be one of {MISSING_RULES}, got {missing!r}")
+    if missing != "warn":
+        return
+    shared = sum(
+        1 for tree in trees for node in np.flatnonzero(~tree.is_leaf) if tree.shares(node).max() < 1
+    )
+    if shared:
+        warnings.warn(
+            f"{target} sends a sample with a missing value down one branch; at {shared} "
+            "node(s) treekit sends it down every branch by the training shares, and there "
+            "it follows the branch with the larger share: rows without missing values are "
+            "predicted exactly as by treekit, rows missing a tested value may differ. Pass "
+            "missing='larger_share' to accept this without the warning, or missing='error' "
+            "to refuse",
+            MissingValueExportWarning,
+            stacklevel=3,
+        )
 
 
 def missing_branch(tree, node: int, missing: str, target: str) -> int:
@@ -69,9 +96,10 @@ def missing_branch(tree, node: int, missing: str, target: str) -> int:
         raise NotExportableError(
             f"node {node} sends a sample with a missing value down every branch by the "
             f"training shares {np.round(shares, 4).tolist()}, which {target} cannot express; "
-            "pass missing='larger_share' to send it down the branch with the larger share "
-            "(predictions then differ from treekit's only on rows missing a tested value), "
-            "or use a splitter that sends missing values to one side (histogram)"
+            "pass missing='larger_share' (or leave the default, 'warn') to send it down the "
+            "branch with the larger share (predictions then differ from treekit's only on "
+            "rows missing a tested value), or use a splitter that sends missing values to "
+            "one side (histogram)"
         )
     return branch
 

@@ -112,7 +112,7 @@ def _node_tests(tree, node, own_id, nodes: _TreeNodes, categories, missing):
     return write
 
 
-def to_onnx(model, missing: str = "error", name: str = "treekit"):
+def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     """An ``onnx.ModelProto``: one float32 input ``X`` [N, n_features], outputs ``label``
     [N] and ``probabilities`` [N, n_classes], in that order, from an ai.onnx.ml opset 3
     ``TreeEnsembleClassifier`` (a forest's leaves weighted 1 / n_trees, summed).
@@ -121,17 +121,20 @@ def to_onnx(model, missing: str = "error", name: str = "treekit"):
     float32 input the tests answer exactly as treekit's. Subset and multi-way questions
     become chains of ``BRANCH_EQ`` on the category codes (nominal columns enter as codes:
     ``model.categories_``). Soft routing, oblique questions, abstention and labelers that
-    do not pick the most probable class raise :class:`NotExportableError`, as does a node
-    that sends a missing value down several branches by training shares unless
-    ``missing="larger_share"`` (then such a sample follows the larger branch, and only rows
-    missing a tested value can differ from treekit)."""
+    do not pick the most probable class raise :class:`NotExportableError`.
+
+    ``missing``: where treekit sends a sample with a missing value down every branch by the
+    training shares (C4.5's rule, the default), the export sends it down the branch with
+    the larger share, so only rows missing a tested value can differ from treekit;
+    ``"warn"`` (the default) says so once (:class:`MissingValueExportWarning`),
+    ``"larger_share"`` does not, ``"error"`` refuses with :class:`NotExportableError`."""
     import onnx
     from onnx import TensorProto, helper
 
-    check_missing_rule(missing)
     check_hard(model, TARGET)
     check_argmax_labels(model, TARGET)
     trees = fitted_trees(model)
+    check_missing_rule(missing, trees, TARGET)
     categories = getattr(model, "categories_", {}) or {}
     written = []
     for tree_id, tree in enumerate(trees):

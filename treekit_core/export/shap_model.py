@@ -12,7 +12,7 @@ from treekit_core.export.hard_trees import (
 )
 
 
-def to_shap(model, missing: str = "error") -> dict:
+def to_shap(model, missing: str = "warn") -> dict:
     """``{"trees": [...]}`` for ``shap.TreeExplainer``: per tree ``children_left``,
     ``children_right``, ``children_default``, ``features``, ``thresholds``, ``values``
     (n_nodes x n_classes class probabilities; divided by the number of trees for a forest,
@@ -21,9 +21,9 @@ def to_shap(model, missing: str = "error") -> dict:
     binary ``x <= t`` questions and hard routing; abstention does not matter (SHAP
     explains the probabilities). ``missing``: see :func:`treekit_core.export.to_onnx`."""
     target = "shap's tree model"
-    check_missing_rule(missing)
     check_hard_routing(model, target)
     trees = fitted_trees(model)
+    check_missing_rule(missing, trees, target)
     exported = []
     for tree in trees:
         arrays = binary_threshold_arrays(tree, missing, target)

@@ -12,7 +12,7 @@ from treekit_core.export.hard_trees import (
 )
 
 
-def to_sklearn(model, missing: str = "error"):
+def to_sklearn(model, missing: str = "warn"):
     """A fitted ``sklearn.tree.DecisionTreeClassifier`` with the same nodes, thresholds,
     class probabilities and labels, so ``plot_tree``, ``export_graphviz`` and the rest of
     scikit-learn's tree tools work. Needs binary ``x <= t`` questions, hard routing, no
@@ -26,12 +26,12 @@ def to_sklearn(model, missing: str = "error"):
     from sklearn.tree._tree import Tree as SklearnTree
 
     target = "a scikit-learn tree"
-    check_missing_rule(missing)
     if hasattr(model, "estimators_"):
         raise TypeError("to_sklearn converts a TreeClassifier; a forest has several trees")
     check_hard(model, target)
     check_argmax_labels(model, target)
     tree = model.tree_
+    check_missing_rule(missing, [tree], target)
     arrays = binary_threshold_arrays(tree, missing, target)
     nodes = np.zeros(tree.n_nodes, dtype=NODE_DTYPE)
     nodes["left_child"] = arrays["children_left"]

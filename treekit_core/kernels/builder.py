@@ -83,9 +83,18 @@ def build_table(
     kernels = criterion_kernels(criterion)
     n, d = X.shape
     order = presorted.copy() if presorted is not None else presort(X, n_threads)
+    if (weight <= 0).any():
+        # A zero-weight row is a removed row (a forest's out-of-bag rows): it must place no
+        # threshold and make no leaf. Each feature's order lists the others first, in
+        # sorted order, and the root holds only those.
+        keep = (weight > 0)[order]
+        order = np.ascontiguousarray(
+            np.take_along_axis(order, np.argsort(~keep, axis=1, kind="stable"), axis=1)
+        )
+        n = int(keep[0].sum()) if d else int((weight > 0).sum())
     grow = _Growth(kernels, params, X, growth.row_table(evidence, weight), order, rules)
     if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK:
-        return grow.with_threads(n_threads)
+        return grow.with_threads(n_threads, n)
     return grow.subtree(0, n, 0, max_features, seed)
 
 
@@ -112,10 +121,11 @@ class _Growth:
             self.goes_left,
         )
 
-    def with_threads(self, n_threads):
+    def with_threads(self, n_threads, n_rows):
         """Split the large nodes here (their features in parallel chunks), then grow every
-        smaller node's subtree as a task, largest first; number the nodes depth first."""
-        n, d = self.X.shape
+        smaller node's subtree as a task, largest first; number the nodes depth first. The
+        root holds the first ``n_rows`` rows of every feature's order."""
+        n, d = n_rows, self.X.shape[1]
         task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
         chunks = [
             np.ascontiguousarray(c, dtype=np.int64)

@@ -211,7 +211,10 @@ def test_a_forest_of_histogram_trees_equals_the_exhaustive_forest_on_few_values(
     exact = ForestClassifier(splitter="exhaustive", **params).fit(data.X, data.y)
     with registered(TestPlugin(), name="histogram-tests"):
         binned = ForestClassifier(splitter="histogram", **params).fit(data.X, data.y)
-    np.testing.assert_allclose(exact.predict_proba(data.X), binned.predict_proba(data.X))
+    # The same trees: every node splits its in-bag rows alike. (Predictions may differ on
+    # out-of-bag rows whose value no in-bag row of a node has: a zero-weight row is a
+    # removed row (issue 36), and in such a gap the exhaustive search cuts at the midpoint
+    # of the node's values, the histogram at its global bin edge.)
     for a, b in zip(exact.estimators_, binned.estimators_, strict=True):
         assert_same_structure(a, b)
 

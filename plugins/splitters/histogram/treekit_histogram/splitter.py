@@ -78,7 +78,9 @@ class Histogram(Splitter):
         kernels = histogram_kernels(composition.criterion)
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         rows = row_table(data.evidence, data.weight)
-        index = np.arange(data.n_samples, dtype=np.int32)
+        # a zero-weight row (a forest's out-of-bag row) is a removed row: the root holds
+        # the others
+        index = np.flatnonzero(data.weight > 0).astype(np.int32)
         root = self._histogram(binned.codes, rows, index, data)
         table = kernels.grow_subtree(
             composition.criterion.impurity_params(data.n_statistics),
@@ -88,7 +90,7 @@ class Histogram(Splitter):
             binned.n_value_bins,
             index,
             0,
-            data.n_samples,
+            index.size,
             0,
             rule_vector(rules),
             max_features,
