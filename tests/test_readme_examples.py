@@ -1,0 +1,45 @@
+"""The README's export and rejection examples run as written (issue 36: its own
+``to_sklearn(model)`` line used to raise on a default tree)."""
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treekit_core import TreeClassifier
+from treekit_core.datasets import load_dataset
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+
+
+def block_with(text):
+    found = [block for block in BLOCKS if text in block]
+    assert len(found) == 1, f"the README has {len(found)} python blocks with {text!r}"
+    return found[0]
+
+
+def test_the_export_example_runs_on_a_default_tree():
+    for tool in ("shap", "onnx", "dtreeviz", "sklearn"):
+        pytest.importorskip(tool)
+    data = load_dataset("haberman")
+    X, y = data.X, data.y
+    model = TreeClassifier().fit(X, y)  # the default: missing values by training shares
+    namespace = {"model": model, "X": X, "y": y}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(block_with("to_sklearn(model)"), namespace)
+    said = [w for w in caught if "rows without missing values" in str(w.message)]
+    assert len(said) == 3  # one warning per export, none an error
+    np.testing.assert_array_equal(
+        namespace["sk"].predict_proba(X.astype(np.float32)), model.predict_proba(X)
+    )
+
+
+def test_the_rejection_example_decides_about_four_rows_in_five():
+    namespace = {}
+    exec(block_with("reject="), namespace)
+    decided = (~namespace["decision"].abstained).mean()
+    assert 0.7 <= decided <= 0.9, decided
