@@ -289,3 +289,25 @@ def _shap_tree_output(tree, X):
             go_left, tree["children_left"][node[internal]], tree["children_right"][node[internal]]
         )
     return tree["values"][node]
+
+
+def test_refusals_give_advice_that_fits_the_composition():
+    """Issue 37: surrogate routing is hard (a sample follows one surrogate), not "soft";
+    a confidence that needs numeric features is not told to use the splitter in use."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    surrogate = TreeClassifier(propagator="surrogate", evaluator="surrogate", max_depth=2)
+    with pytest.raises(NotExportableError) as refused:
+        to_sklearn(surrogate.fit(X, y))
+    assert "soft" not in str(refused.value) and "surrogate splits" in str(refused.value)
+    plugin = pytest.importorskip("treekit_boundary_distance")
+    from treekit_core import registered
+
+    nominal = np.column_stack([X[:, :2], np.arange(200) % 3])
+    with registered(plugin, name="treekit-boundary-distance"):
+        with pytest.raises(ValueError) as refused:
+            TreeClassifier(confidence="boundary_distance", categorical_features=[2]).fit(nominal, y)
+    message = str(refused.value)
+    assert "nominal" in message and "'exhaustive' splitter" not in message
+    assert "encode it" in message

@@ -238,3 +238,23 @@ def test_every_memory_order_of_X_reaches_the_same_leaves():
         np.testing.assert_array_equal(model.apply(other), expected_leaves, err_msg=name)
         np.testing.assert_array_equal(model.predict_proba(other), model.predict_proba(X))
         np.testing.assert_array_equal(model.predict(other), model.predict(X))
+
+
+def test_export_text_accepts_the_fitted_estimator():
+    """Issue 37: treekit_core.export_text(model) raised AttributeError; it is the model's
+    own text, with its feature names and classes."""
+    import treekit_core
+    from treekit_core.datasets import load_dataset
+
+    data = load_dataset("haberman")
+    model = treekit_core.TreeClassifier(max_depth=2).fit(data.X, data.y)
+    assert treekit_core.export_text(model) == model.export_text()
+    assert treekit_core.export_text(model, style="j48") == model.export_text(style="j48")
+    assert treekit_core.export_text(model.tree_) == treekit_core.export_text(
+        model.tree_, None, None
+    )
+    forest = treekit_core.ForestClassifier(n_estimators=2, random_state=0).fit(data.X, data.y)
+    with pytest.raises(TypeError, match="a forest holds several"):
+        treekit_core.export_text(forest)
+    with pytest.raises(TypeError, match="a fitted TreeClassifier or a Tree, got str"):
+        treekit_core.export_text("tree")

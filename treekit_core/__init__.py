@@ -42,12 +42,13 @@ from treekit_core.engine.grow import Node
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
-from treekit_core.engine.tree_text import export_dot, export_text
+from treekit_core.engine.tree_text import export_dot
 from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
+from treekit_core.estimators.text import export_text
 from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.hookspecs import hookimpl
 from treekit_core.registry import (

@@ -38,15 +38,20 @@ class TrainingData:
             return np.zeros(0, dtype=np.int64)
         return np.flatnonzero(self.n_categories > 0)
 
-    def refuse_nominal(self, component) -> None:
-        """For components that only understand numeric features."""
+    def refuse_nominal(self, component, advice: str | None = None) -> None:
+        """For components that only understand numeric features; ``advice`` ends the
+        message (default: encode the feature, or use another component of the kind)."""
         if self.nominal_features.size:
             j = int(self.nominal_features[0])
             name = f" ({self.feature_names[j]!r})" if self.feature_names is not None else ""
+            if advice is None:
+                advice = (
+                    f"encode it (one column per category), or use a {component.kind} that "
+                    "handles nominal features"
+                )
             raise ValueError(
                 f"{component.kind} {component.name!r} handles numeric features only, but feature "
-                f"{j}{name} is nominal; use the 'exhaustive' splitter (subset questions) or "
-                "encode it"
+                f"{j}{name} is nominal; {advice}"
             )
 
     @property

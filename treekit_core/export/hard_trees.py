@@ -35,8 +35,9 @@ def check_hard_routing(model, target: str) -> None:
     evaluator = model.composition_.evaluator
     if "hard_routing" not in evaluator.provides:
         raise NotExportableError(
-            f"{target} routes every sample to one leaf; evaluator {evaluator.name!r} mixes "
-            "several (soft routing)"
+            f"{target} routes every sample to one leaf by the tree's own tests; evaluator "
+            f"{evaluator.name!r} mixes several leaves or routes by other tests (such as "
+            "surrogate splits), and declares no hard_routing"
         )
 
 

@@ -154,7 +154,7 @@ class Oblique(Splitter):
     )
 
     def check_data(self, data) -> None:
-        data.refuse_nominal(self)
+        data.refuse_nominal(self, "use the 'exhaustive' splitter (subset questions) or encode it")
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import best_split_of_node, scan_sorted_feature
