@@ -111,36 +111,46 @@ def accepted_fraction(scores, threshold: float, weights=None) -> float:
     return float(weights[scores >= threshold].sum() / total) if total > 0 else 0.0
 
 
-def coverage_threshold(scores, fraction, weights=None) -> float:
-    """The threshold whose coverage (weight fraction of ``scores`` >= it) is the reachable
-    step nearest to ``fraction``: a score value, or +inf (accept none); on a tie between
-    two steps, the larger coverage."""
+def score_steps(scores, weights=None):
+    """(thresholds, coverages): every distinct score, ascending, then +inf (accept none),
+    each with the weight fraction of ``scores`` at or above it. Rows sharing a score (a
+    leaf's) are accepted or rejected together, so these are the coverages reachable."""
     scores = np.asarray(scores, dtype=np.float64)
-    if scores.size == 0:
-        return -np.inf
     weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
     values, inverse = np.unique(scores, return_inverse=True)
     mass = np.bincount(inverse, weights=weights, minlength=values.size)
     kept = np.cumsum(mass[::-1])[::-1] / mass.sum()  # kept[j]: fraction with score >= values[j]
-    steps = np.append(kept, 0.0)  # the last step: accept none (threshold +inf)
-    thresholds = np.append(values, np.inf)
-    distance = np.abs(steps - fraction)
+    return np.append(values, np.inf), np.append(kept, 0.0)
+
+
+def nearest_step(coverages, wanted: float, larger=None) -> int:
+    """The index of the coverage nearest to ``wanted``; on a tie, the one whose ``larger``
+    (default: the coverage itself) is largest."""
+    coverages = np.asarray(coverages, dtype=np.float64)
+    larger = coverages if larger is None else np.asarray(larger)
+    distance = np.abs(coverages - wanted)
     nearest = np.flatnonzero(distance <= distance.min() + 1e-12)
-    return float(thresholds[nearest[np.argmax(steps[nearest])]])
+    return int(nearest[np.argmax(larger[nearest])])
+
+
+def coverage_threshold(scores, fraction, weights=None) -> float:
+    """The threshold whose coverage (weight fraction of ``scores`` >= it) is the reachable
+    step nearest to ``fraction``: a score value, or +inf (accept none); on a tie between
+    two steps, the larger coverage."""
+    if np.size(scores) == 0:
+        return -np.inf
+    thresholds, coverages = score_steps(scores, weights)
+    return float(thresholds[nearest_step(coverages, fraction)])
 
 
 def keep_fraction_threshold(scores, fraction, weights=None) -> float:
     """The largest threshold t (a score value) that keeps a weight fraction >= ``fraction``
     of ``scores`` with score >= t; ties fall on the same side."""
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.size == 0:
+    if np.size(scores) == 0:
         return -np.inf
-    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    values, inverse = np.unique(scores, return_inverse=True)
-    mass = np.bincount(inverse, weights=weights, minlength=values.size)
-    kept = np.cumsum(mass[::-1])[::-1] / mass.sum()  # kept[j]: fraction with score >= values[j]
-    eligible = np.flatnonzero(kept >= fraction - 1e-12)
-    return float(values[eligible[-1]]) if eligible.size else float(values[0])
+    thresholds, coverages = score_steps(scores, weights)
+    eligible = np.flatnonzero(coverages[:-1] >= fraction - 1e-12)
+    return float(thresholds[eligible[-1]] if eligible.size else thresholds[0])
 
 
 def max_error_threshold(scores, correct, max_error, weights=None) -> float:

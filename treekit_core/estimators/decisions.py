@@ -16,7 +16,9 @@ from treekit_core.engine.folds import stratified_folds
 from treekit_core.engine.rejection import (
     RiskCoverage,
     accepted_fraction,
+    nearest_step,
     risk_coverage,
+    score_steps,
 )
 from treekit_core.estimators.errors import AbstentionError
 
@@ -109,12 +111,9 @@ class Decisions:
                 chosen = rule.choose(folds.scores, folds.correct, data.weight)
                 wanted = accepted_fraction(folds.scores, chosen, data.weight)
             # this model's steps, each at the coverage of unseen rows it is expected to give
-            steps = np.append(np.unique(scores), np.inf)
-            own = np.array([accepted_fraction(scores, t, data.weight) for t in steps])
+            steps, own = score_steps(scores, data.weight)
             expected = folds.held_out_coverage(own, data.weight)
-            distance = np.abs(expected - wanted)
-            nearest = np.flatnonzero(distance <= distance.min() + 1e-12)
-            threshold = steps[nearest[np.argmax(own[nearest])]]
+            threshold = steps[nearest_step(expected, wanted, larger=own)]
         if not (scores >= threshold).any():
             warnings.warn(
                 f"the reject rule {rule.describe()} abstains on every row: no training row "
