@@ -145,3 +145,41 @@ def test_abstention_is_never_a_class(pima):
         assert out.dtype.kind == "i" and (out == -1).sum() == decision.abstained.sum()
         # score counts an abstention as an error
         assert numeric.score(pima.X, codes) == pytest.approx((out == codes).mean())
+
+
+def test_component_parameters_follow_scikit_learns_nested_convention(pima):
+    """Issue 37: pruner__rule and pruner_params__rule both set the pruner's rule, also
+    when pruner_params is None; get_params(deep=True) lists every component's parameters;
+    GridSearchCV's value reaches the fitted component; a grid may mix pruners whose
+    parameters differ."""
+    from sklearn.model_selection import GridSearchCV
+
+    model = TreeClassifier(pruner="cost_complexity")
+    params = model.get_params(deep=True)
+    assert params["pruner__rule"] == "min_error" and params["pruner__cv"] == 10
+    assert "pruner__rule" not in model.get_params(deep=False)
+    assert model.set_params(pruner__rule="one_se").pruner_params == {"rule": "one_se"}
+    assert model.set_params(pruner_params__cv=5).pruner_params == {"rule": "one_se", "cv": 5}
+    assert model.get_params()["pruner__cv"] == 5
+    with pytest.raises(ValueError, match="nested names are <kind>__<parameter>"):
+        model.set_params(bogus__x=1)
+    from treekit_core.builtins import CostComplexity
+
+    ready = TreeClassifier(pruner=CostComplexity(cv=4)).set_params(pruner__rule="one_se")
+    assert (ready.pruner.rule, ready.pruner.cv, ready.pruner_params) == ("one_se", 4, None)
+    assert model.set_params(pruner="pessimistic").pruner_params is None  # another pruner
+    grid = GridSearchCV(
+        TreeClassifier(pruner="cost_complexity", random_state=0),
+        [
+            {"pruner": ["cost_complexity"], "pruner__rule": ["min_error", "one_se"]},
+            {"pruner": ["pessimistic"], "pruner__confidence_factor": [0.1, 0.25]},
+        ],
+        cv=3,
+    ).fit(pima.X, pima.y)
+    assert len(grid.cv_results_["params"]) == 4
+    best = grid.best_params_
+    fitted = grid.best_estimator_.composition_.pruner
+    assert fitted.name == best["pruner"]
+    for key, value in best.items():
+        if key.startswith("pruner__"):
+            assert getattr(fitted, key.split("__", 1)[1]) == value

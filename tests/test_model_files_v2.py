@@ -41,7 +41,7 @@ def test_a_0_3_0_model_file_and_pickle_predict_as_they_did(name):
     # it fits as a fresh estimator with its parameters does (a forest no longer fits as
     # 0.3.0 did: issue 36 removed out-of-bag rows from its trees)
     refit = unpickled.fit(X, _data()[1])
-    fresh = estimator(**unpickled.get_params()).fit(X, _data()[1])
+    fresh = estimator(**unpickled.get_params(deep=False)).fit(X, _data()[1])
     np.testing.assert_array_equal(refit.predict_proba(X), fresh.predict_proba(X))
     if name != "forest":
         np.testing.assert_array_equal(refit.predict_proba(X), np.asarray(expected["proba"]))

@@ -3,6 +3,7 @@ come share (the composition from the parameters, input checks, decisions, the mo
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
 from treekit_core.components import KINDS
@@ -71,6 +72,76 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
             n_threads=check_n_threads(getattr(self, "n_threads", None)),
         )
 
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's parameters; with ``deep`` (scikit-learn's default) also every
+        component's parameters under scikit-learn's nested names (``pruner__rule``), as the
+        component would be made: its defaults, updated by ``<kind>_params``."""
+        params = super().get_params(deep)
+        if deep:
+            for kind in KINDS:
+                for name, value in self._component_params(kind).items():
+                    params[f"{kind}__{name}"] = value
+        return params
+
+    def set_params(self, **params):
+        """Constructor parameters, and one parameter of a component by scikit-learn's
+        nested name, ``pruner__rule`` or ``pruner_params__rule`` (written into
+        ``pruner_params``; a component given as an instance is copied with it). Naming a
+        different component without its ``<kind>_params`` in the same call drops the old
+        component's parameters, so a grid may mix components whose parameters differ."""
+        plain = {key: value for key, value in params.items() if "__" not in key}
+        for kind in KINDS:
+            if (
+                kind in plain
+                and f"{kind}_params" not in plain
+                and not _same(plain[kind], getattr(self, kind, None))
+            ):
+                plain[f"{kind}_params"] = None
+        super().set_params(**plain)
+        for key, value in params.items():
+            if "__" in key:
+                self._set_component_param(key, value)
+        return self
+
+    def _set_component_param(self, key: str, value) -> None:
+        head, name = key.split("__", 1)
+        kind = head[: -len("_params")] if head.endswith("_params") else head
+        if kind not in KINDS or "__" in name:
+            raise ValueError(
+                f"invalid parameter {key!r} for {type(self).__name__}: nested names are "
+                f"<kind>__<parameter> or <kind>_params__<parameter>, kinds {', '.join(KINDS)}"
+            )
+        current = self._component_params(kind)
+        if name in current and _same(current[name], value):
+            return  # unchanged: <kind>_params stays as given (None stays None)
+        spec = getattr(self, kind)
+        if spec is not None and not isinstance(spec, str):  # a ready instance
+            setattr(self, kind, attrs.evolve(spec, **{name: value}))
+        else:
+            given = getattr(self, f"{kind}_params") or {}
+            setattr(self, f"{kind}_params", {**given, name: value})
+
+    def _component_params(self, kind: str) -> dict:
+        """The parameters the component of ``kind`` would be made with (empty when it cannot
+        be told: an unknown name, or a target that follows from the criterion)."""
+        spec = getattr(self, kind, None)
+        if spec is not None and not isinstance(spec, str):  # a ready instance
+            return spec.get_params()
+        given = dict(getattr(self, f"{kind}_params", None) or {})
+        if not isinstance(spec, str):
+            return given
+        try:
+            cls = get_registry().get_class(kind, spec)
+        except Exception:  # an unknown name: fit says so; here, what was given
+            return given
+        defaults = {}
+        for field in attrs.fields(cls) if attrs.has(cls) else ():
+            if isinstance(field.default, attrs.Factory):
+                defaults[field.name] = field.default.factory()
+            elif field.default is not attrs.NOTHING:
+                defaults[field.name] = field.default
+        return {**defaults, **given}
+
     def _target_name(self, criterion):
         """The ``target`` parameter, or when it is None the target the criterion reads
         (:attr:`~treekit_core.components.Criterion.default_target`)."""
@@ -101,3 +172,13 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
             return {"allow_nan": False, "sparse": True, "categorical": True}
         allow_nan = all(c.handles_missing for c in components if c.sees_features)
         return {"allow_nan": allow_nan, "sparse": True, "categorical": True}
+
+
+def _same(a, b) -> bool:
+    """Whether two parameter values are equal (arrays compared by value)."""
+    if a is b:
+        return True
+    try:
+        return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) else bool(a == b)
+    except (TypeError, ValueError):
+        return False

@@ -142,7 +142,7 @@ class Decisions:
         fold = stratified_folds(labels, n_folds, np.random.default_rng(seed))
         scores = np.full(data.n_samples, -np.inf)
         correct = np.zeros(data.n_samples, dtype=bool)
-        params = {**self.get_params(), "reject": None, "calibration": None}
+        params = {**self.get_params(deep=False), "reject": None, "calibration": None}
         folds = []
         for k in range(n_folds):
             test = np.flatnonzero(fold == k)

@@ -498,7 +498,7 @@ class ModelFile:
     def _json_params(self) -> dict:
         """Constructor parameters as JSON; a component given as an instance is stored as
         its name and parameters."""
-        params = self.get_params()
+        params = self.get_params(deep=False)
         for kind in KINDS:
             component = params[kind]
             if component is not None and not isinstance(component, str):

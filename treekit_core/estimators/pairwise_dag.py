@@ -40,7 +40,7 @@ class PairwiseDAG(ParamsMixin):
         models = {}
         for a, b in itertools.combinations(range(classes.size), 2):
             rows = np.flatnonzero((encoded == a) | (encoded == b))
-            model = type(template)(**template.get_params())
+            model = type(template)(**template.get_params(deep=False))
             models[(a, b)] = model.fit(
                 X[rows], (encoded[rows] == b).astype(int), sample_weight=weight[rows]
             )

@@ -43,7 +43,7 @@ class ParamsMixin:
             p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
         }
         changed = []
-        for name, value in self.get_params().items():
+        for name, value in self.get_params(deep=False).items():
             default = defaults.get(name, inspect.Parameter.empty)
             try:
                 same = value is default or value == default

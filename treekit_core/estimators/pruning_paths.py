@@ -37,7 +37,12 @@ class PruningPaths:
         0 first) and ``impurities`` (total weighted leaf impurity of each subtree, as a
         fraction of the root's weight). Needs no fit; the estimator stays unfitted."""
 
-        params = {**self.get_params(), "pruner": "none", "pruner_params": None, "reject": None}
+        params = {
+            **self.get_params(deep=False),
+            "pruner": "none",
+            "pruner_params": None,
+            "reject": None,
+        }
         grown = type(self)(**params).fit(X, y, sample_weight=sample_weight)
         sequence = CostComplexity(risk="impurity").sequence(
             grown.tree_, grown.composition_.labeler, grown.composition_.target
@@ -112,7 +117,7 @@ class PruningPaths:
                 f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
             )
         params = {
-            **self.get_params(),
+            **self.get_params(deep=False),
             "pruner": "cost_complexity",
             "pruner_params": {"risk": risk, "alpha": float(alpha)},
         }

@@ -335,7 +335,7 @@ def _composition_for(model, args) -> dict:
     """The model's parameters, overridden by the component options and ``--set`` values
     given to ``evaluate``."""
 
-    params = model.get_params()
+    params = model.get_params(deep=False)
     estimator, components = parse_settings(args.set, forest=hasattr(model, "estimators_"))
     for kind in OPTION_KINDS:
         if getattr(args, kind, None) is not None:
