@@ -17,7 +17,7 @@ from treekit_core.builtins.pruners.mdl import MDL
 from treekit_core.builtins.pruners.no_pruning import NoPruning
 from treekit_core.builtins.pruners.pessimistic import Pessimistic
 from treekit_core.builtins.questions import Multiway, Subset, Threshold
-from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice
+from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice, refuse_scored_nominal
 from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
 from treekit_core.builtins.targets import ClassLabels, check_class_statistics
 from treekit_core.hookspecs import hookimpl
@@ -47,6 +47,7 @@ __all__ = [
     "c45_choice",
     "c45_nominal_split",
     "check_class_statistics",
+    "refuse_scored_nominal",
 ]
 
 

@@ -20,6 +20,19 @@ NOMINAL_SPLITS = ("subset", "multiway")
 WEKA_SMALL = 1e-6
 
 
+def refuse_scored_nominal(splitter, criterion, data) -> None:
+    """For splitters that score threshold cuts with a criterion's split score but search
+    nominal features by impurity drops (the shared subset and multiway searches)."""
+    if type(criterion).split_score is not None and data.nominal_features.size:
+        j = int(data.nominal_features[0])
+        raise CompositionError(
+            f"splitter {splitter.name!r} cannot search nominal feature {j} with criterion "
+            f"{criterion.name!r}: the subset and multiway searches score impurity drops, "
+            "and the criterion scores splits its own way; encode the feature, or use a "
+            "criterion without a split score"
+        )
+
+
 @attrs.define(slots=False)
 class Exhaustive(Splitter):
     """CART's search: for every feature, every midpoint between consecutive distinct values;
@@ -46,14 +59,7 @@ class Exhaustive(Splitter):
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.specialised import criterion_kernels
 
-        if type(criterion).split_score is not None and data.nominal_features.size:
-            j = int(data.nominal_features[0])
-            raise CompositionError(
-                f"splitter 'exhaustive' cannot search nominal feature {j} with criterion "
-                f"{criterion.name!r}: the subset and multiway searches score impurity drops, "
-                "and the criterion scores splits its own way; encode the feature, or use a "
-                "criterion without a split score"
-            )
+        refuse_scored_nominal(self, criterion, data)
         kernels = criterion_kernels(criterion)
         return (
             kernels.best_split_of_node,

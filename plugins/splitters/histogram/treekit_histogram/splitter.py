@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter
-from treekit_core.builtins import best_nominal_split
+from treekit_core.builtins import best_nominal_split, refuse_scored_nominal
 from treekit_histogram.binning import MAX_BINS, bin_features
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
@@ -44,7 +44,8 @@ class Histogram(Splitter):
 
     name: ClassVar[str] = "histogram"
     handles_missing: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder"}
+    # its threshold cuts are scored by split_drop, which a criterion's split score replaces
+    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder", "split_scores"}
     description: ClassVar[str] = "binned features, per-node class histograms (LightGBM's search)"
     max_bins: int = attrs.field(default=MAX_BINS, validator=_check_max_bins)
 
@@ -107,6 +108,7 @@ class Histogram(Splitter):
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import rule_vector
 
+        refuse_scored_nominal(self, criterion, data)
         return {
             "binned": self.binned(data),
             "kernels": histogram_kernels(criterion),
