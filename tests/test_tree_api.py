@@ -258,3 +258,21 @@ def test_export_text_accepts_the_fitted_estimator():
         treekit_core.export_text(forest)
     with pytest.raises(TypeError, match="a fitted TreeClassifier or a Tree, got str"):
         treekit_core.export_text("tree")
+
+
+def test_printcp_names_the_variables_used_as_rpart_does(cv_model, capsys):
+    """Issue 37: rpart's printcp starts with the variables the tree splits on (sorted,
+    printed as an R character vector), then the cp table."""
+    from treekit_core.estimators.pruning_paths import r_vector_text
+
+    cv_model.printcp()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "Variables actually used in tree construction:"
+    tree = cv_model.tree_
+    used = sorted({f"x[{j}]" for j in np.unique(tree.feature[~tree.is_leaf])})
+    assert lines[1].split()[1:] == used and lines[1].startswith("[1] ")
+    assert lines[2] == "" and out.endswith(cv_model.cp_table())
+    assert r_vector_text(["Age", "Start"]) == "[1] Age   Start"  # rpart's kyphosis line
+    many = r_vector_text([f"v{k:02d}" for k in range(30)], width=40)
+    assert many.splitlines()[1].startswith("[10] v09")  # R labels every line's first index

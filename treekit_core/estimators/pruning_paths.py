@@ -79,7 +79,19 @@ class PruningPaths:
         return cp_table_text(table, root_error, root_weight, int(self.tree_.n_samples[0]))
 
     def printcp(self) -> None:
-        """Print :meth:`cp_table`, as rpart's ``printcp``."""
+        """Print the variables the tree splits on and :meth:`cp_table`, as rpart's
+        ``printcp``."""
+        names = getattr(self, "feature_names_in_", None)
+        tree = self.tree_
+        used = sorted(
+            {
+                str(names[j]) if names is not None else f"x[{j}]"
+                for j in np.unique(tree.feature[~tree.is_leaf])
+            }
+        )
+        print("Variables actually used in tree construction:")
+        print(r_vector_text(used) if used else "character(0)")
+        print()
         print(self.cp_table(), end="")
 
     def prune(self, alpha=None, *, cp=None, risk=None):
@@ -141,6 +153,20 @@ class PruningPaths:
             if hasattr(self, name):
                 setattr(pruned, name, getattr(self, name))
         return pruned
+
+
+def r_vector_text(values: list[str], width: int = 80) -> str:
+    """``values`` as R prints a character vector without quotes: entries padded to one
+    width, as many per line as fit in ``width``, each line led by the index of its first
+    entry in brackets (``[1] Age   Start``)."""
+    cell = max(len(v) for v in values)
+    label = len(f"[{len(values)}]")
+    per_line = max(1, (width - label) // (cell + 1))
+    lines = []
+    for start in range(0, len(values), per_line):
+        cells = " ".join(v.ljust(cell) for v in values[start : start + per_line])
+        lines.append(f"{f'[{start + 1}]'.rjust(label)} {cells}".rstrip())
+    return "\n".join(lines)
 
 
 def cp_table_text(table: dict, root_error: float, root_weight: float, n_samples: int) -> str:
