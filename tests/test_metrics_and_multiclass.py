@@ -55,3 +55,24 @@ def test_pairwise_dag_with_two_classes_is_the_binary_tree():
     dag = PairwiseDAG(TreeClassifier(max_depth=3)).fit(data.X, data.y)
     tree = TreeClassifier(max_depth=3).fit(data.X, data.y)
     np.testing.assert_array_equal(dag.predict(data.X), tree.predict(data.X))
+
+
+def test_str_of_a_report_is_the_table_with_wilson_intervals():
+    """Issue 37: str() is the multi-line table (its header names sensitivity), each
+    measure with its Wilson interval; repr stays the record."""
+    from treekit_core.tools.metrics import wilson_interval
+
+    # 8 of 10 by hand: z = 1.95996; center (0.8 + z^2/20) / (1 + z^2/10) = 0.71674,
+    # half-width z / (1 + z^2/10) * sqrt(0.016 + z^2/400) = 0.22658
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.49016, abs=1e-5) and high == pytest.approx(0.94332, abs=1e-5)
+    assert wilson_interval(0, 0) != wilson_interval(0, 0)  # NaN: no trials
+    y_true = [1] * 10 + [0] * 10
+    y_pred = [1] * 8 + [0] * 2 + [0] * 9 + [1]
+    report = diagnostic_report(y_true, y_pred)
+    text = str(report)
+    assert text == report.to_text() and "sensitivity" in text.splitlines()[0]
+    row = next(line for line in text.splitlines() if line.strip().startswith("1 "))
+    assert "0.800 [0.490, 0.943]" in row  # sensitivity of class 1: 8 of 10
+    assert report[1].interval("sensitivity") == wilson_interval(8, 10)
+    assert repr(report).startswith("DiagnosticReport(")

@@ -2,9 +2,17 @@
 
 Figures are computed on the samples the estimator decided; abstentions are counted apart and
 reported as coverage = decided / all. For K classes every class is taken one-vs-rest.
+Each proportion comes with its Wilson score interval (E. B. Wilson, 1927), which stays
+inside [0, 1] and behaves on the small counts of clinical data where the normal
+approximation does not: for x successes in n, with z the normal quantile,
+center = (p + z^2 / 2n) / (1 + z^2 / n), half-width = z / (1 + z^2 / n) *
+sqrt(p (1 - p) / n + z^2 / 4n^2). With sample weights, x and n are weight sums.
 """
 
 from __future__ import annotations
+
+import math
+from statistics import NormalDist
 
 import attrs
 import numpy as np
@@ -12,6 +20,21 @@ import numpy as np
 
 def _ratio(num: float, den: float) -> float:
     return float(num) / float(den) if den > 0 else float("nan")
+
+
+def wilson_interval(successes: float, trials: float, confidence: float = 0.95) -> tuple:
+    """The Wilson score interval of the proportion ``successes / trials`` (NaNs when there
+    are no trials)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if trials <= 0:
+        return (float("nan"), float("nan"))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / trials
+    scale = 1.0 + z * z / trials
+    center = (p + z * z / (2 * trials)) / scale
+    half = z / scale * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+    return (max(0.0, center - half), min(1.0, center + half))
 
 
 @attrs.frozen
@@ -42,6 +65,18 @@ class ClassFigures:
     def support(self) -> float:
         return self.tp + self.fn
 
+    def interval(self, measure: str, confidence: float = 0.95) -> tuple:
+        """The Wilson interval of ``measure`` ("sensitivity", "specificity", "ppv", "npv")."""
+        counts = {
+            "sensitivity": (self.tp, self.tp + self.fn),
+            "specificity": (self.tn, self.tn + self.fp),
+            "ppv": (self.tp, self.tp + self.fp),
+            "npv": (self.tn, self.tn + self.fn),
+        }
+        if measure not in counts:
+            raise ValueError(f"measure must be one of {sorted(counts)}, got {measure!r}")
+        return wilson_interval(*counts[measure], confidence)
+
 
 @attrs.frozen
 class DiagnosticReport:
@@ -61,19 +96,31 @@ class DiagnosticReport:
                 return figures
         raise KeyError(label)
 
-    def to_text(self, digits: int = 3) -> str:
+    def __str__(self) -> str:
+        """The table (:meth:`to_text`); ``repr`` stays the record."""
+        return self.to_text()
+
+    def to_text(self, digits: int = 3, confidence: float = 0.95) -> str:
+        """One row per class: each measure with its Wilson interval in brackets, the
+        support; then accuracy and coverage."""
         width = max(12, max(len(str(c)) for c in self.classes) + 2)
-        head = (
-            f"{'class':>{width}} {'sensitivity':>12} {'specificity':>12} "
-            f"{'PPV':>8} {'NPV':>8} {'support':>8}"
-        )
-        lines = [head]
+        measures = (("sensitivity", "sensitivity"), ("specificity", "specificity"))
+        measures += (("ppv", "PPV"), ("npv", "NPV"))
+        cell = 3 * (digits + 2) + 5  # "0.912 [0.871, 0.941]"
+        head = f"{'class':>{width}} " + " ".join(f"{title:>{cell}}" for _, title in measures)
+        lines = [
+            head + f" {'support':>8}",
+            f"{'':>{width}} (with {confidence:.0%} Wilson intervals)",
+        ]
         for f in self.per_class:
-            lines.append(
-                f"{str(f.label):>{width}} {f.sensitivity:>12.{digits}f} "
-                f"{f.specificity:>12.{digits}f} "
-                f"{f.ppv:>8.{digits}f} {f.npv:>8.{digits}f} {f.support:>8g}"
-            )
+            cells = []
+            for measure, _ in measures:
+                low, high = f.interval(measure, confidence)
+                value = getattr(f, measure)
+                cells.append(
+                    f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]".rjust(cell)
+                )
+            lines.append(f"{str(f.label):>{width}} " + " ".join(cells) + f" {f.support:>8g}")
         lines.append("")
         decided = self.n_samples - self.n_abstained
         lines.append(f"accuracy on decided samples: {self.accuracy:.{digits}f} ({decided} decided)")
