@@ -311,3 +311,26 @@ def test_refusals_give_advice_that_fits_the_composition():
     message = str(refused.value)
     assert "nominal" in message and "'exhaustive' splitter" not in message
     assert "encode it" in message
+
+
+def test_dtreeviz_pictures_need_no_missing_font_and_say_when_dot_is_missing(caplog, monkeypatch):
+    """Issue 37: drawing flooded the log with "findfont: Font family 'Arial' not found"
+    (339 lines for a depth-2 tree), and without graphviz's dot it ended in a traceback;
+    now the font is one matplotlib ships and a missing dot is one clear line."""
+    pytest.importorskip("dtreeviz")
+    import logging
+    import shutil
+
+    from treekit_core.export import dtreeviz_model
+
+    data = load_dataset("haberman")
+    model = TreeClassifier(max_depth=2).fit(data.X, data.y)
+    with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
+        rendered = dtreeviz_model(model, data.X, data.y).view()
+        if shutil.which("dot"):
+            assert rendered.svg().lstrip().startswith("<")
+    assert not [r for r in caplog.records if "findfont" in r.getMessage()]
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="graphviz's 'dot' program, which is not installed"):
+        rendered.svg()
+    assert "digraph" in rendered.dot  # the source needs no program

@@ -1,6 +1,14 @@
-"""dtreeviz pictures of treekit trees."""
+"""dtreeviz pictures of treekit trees.
+
+dtreeviz draws through graphviz's ``dot`` program (a system program, not a Python
+package) and asks matplotlib for the font Arial, which most Linux machines lack (one
+warning per text drawn). The wrappers here default the font to DejaVu Sans, which
+matplotlib ships, and say in one line that ``dot`` is missing instead of a traceback.
+"""
 
 from __future__ import annotations
+
+import shutil
 
 import numpy as np
 
@@ -13,7 +21,8 @@ def dtreeviz_model(model, X, y, *, tree_index=None, feature_names=None, class_na
     drawn from its scikit-learn twin (:func:`treekit_core.export.to_sklearn`, whose
     requirements apply). ``X`` and ``y`` are the training data dtreeviz draws in each node
     (nominal columns as category codes); other keyword arguments go to ``dtreeviz.model``.
-    Call ``.view()`` on the result for the picture."""
+    Call ``.view()`` on the result for the picture (its ``.dot`` source needs nothing more;
+    ``.svg()``, ``.save()`` and ``.show()`` need graphviz's ``dot`` program)."""
     import dtreeviz
 
     if hasattr(model, "estimators_"):
@@ -29,14 +38,64 @@ def dtreeviz_model(model, X, y, *, tree_index=None, feature_names=None, class_na
     if class_names is None:
         class_names = [str(c) for c in model.classes_]
     encoded = np.searchsorted(model.classes_, np.asarray(y))
-    return dtreeviz.model(
-        twin,
-        X_train=np.asarray(X, dtype=np.float64),
-        y_train=encoded,
-        feature_names=feature_names,
-        class_names=class_names,
-        **kwargs,
+    return _Pictures(
+        dtreeviz.model(
+            twin,
+            X_train=np.asarray(X, dtype=np.float64),
+            y_train=encoded,
+            feature_names=feature_names,
+            class_names=class_names,
+            **kwargs,
+        )
     )
+
+
+#: A font matplotlib ships with, so drawing never falls back font by font.
+FONT = "DejaVu Sans"
+
+
+class _Pictures:
+    """dtreeviz's model, whose pictures default to :data:`FONT`; everything else is
+    dtreeviz's own."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def view(self, *args, **kwargs):
+        kwargs.setdefault("fontname", FONT)
+        return _Rendered(self._model.view(*args, **kwargs))
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+
+class _Rendered:
+    """dtreeviz's rendered picture; drawing it (``svg``, ``save``, ``show``) first checks
+    that graphviz's ``dot`` is installed."""
+
+    def __init__(self, rendered):
+        self._rendered = rendered
+
+    def _drawn(self, name):
+        if shutil.which("dot") is None:
+            raise RuntimeError(
+                "dtreeviz draws through graphviz's 'dot' program, which is not installed: "
+                "apt install graphviz (Debian, Ubuntu), brew install graphviz (macOS) or "
+                "conda install graphviz; the picture's source is .dot without it"
+            )
+        return getattr(self._rendered, name)
+
+    def svg(self, *args, **kwargs):
+        return self._drawn("svg")(*args, **kwargs)
+
+    def save(self, *args, **kwargs):
+        return self._drawn("save")(*args, **kwargs)
+
+    def show(self, *args, **kwargs):
+        return self._drawn("show")(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._rendered, name)
 
 
 def _one_tree(forest, index):
