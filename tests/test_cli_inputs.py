@@ -68,7 +68,7 @@ def test_an_empty_or_fractional_true_class_is_refused_by_evaluate(
     [
         (["--set", "n_estimators=5"], "give the number of trees with --forest N"),
         (["--set", "max_features=2"], "'max_features' is a parameter of forests"),
-        (["--set", "class_weight=balanced"], "'class_weight' is a parameter of forests"),
+        (["--set", "balanced_bootstrap=true"], "'balanced_bootstrap' is a parameter of forests"),
         (["--set", "categorical_features=[0]"], "reads a column of text as nominal"),
         (["--forest", "3", "--set", "n_estimators=5"], "with --forest N"),
     ],

@@ -81,3 +81,34 @@ def test_sample_weights_as_sklearn():
     classes, encoded = np.unique(data.target, return_inverse=True)
     assert split_margins(ours, X, encoded, 2, weight).min() > 1e-9
     assert_same_tree(ours.tree_, theirs.tree_)
+
+
+@pytest.mark.parametrize(
+    "name,class_weight",
+    [
+        ("haberman", "balanced"),
+        ("wisconsin", {"benign": 1.0, "malignant": 3.0}),
+        ("bupa", "balanced"),
+    ],
+)
+def test_class_weight_as_sklearn(name, class_weight):
+    """Issue 37: class_weight has scikit-learn's meaning: every row weighs its class's
+    weight, so splits, stopping rules and predict_proba (class-weighted leaf proportions)
+    are DecisionTreeClassifier(class_weight=...)'s; checked where no node nearly ties."""
+    data, X, ours, theirs = _fit_both(name, "gini", 20, None, class_weight=class_weight)
+    classes, encoded = np.unique(data.target, return_inverse=True)
+    weights = np.array(
+        [
+            (len(encoded) / (classes.size * np.sum(encoded == k)))
+            if class_weight == "balanced"
+            else class_weight.get(c, 1.0)
+            for k, c in enumerate(classes)
+        ]
+    )
+    margins = split_margins(ours, X, encoded, classes.size, sample_weight=weights[encoded])
+    assert margins.min() > 1e-9, "a near-tie: scikit-learn's random feature order could differ"
+    assert_same_tree(ours.tree_, theirs.tree_)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-12)
+    np.testing.assert_allclose(ours.tree_.weight, theirs.tree_.weighted_n_node_samples)
+    with pytest.raises(ValueError, match="class_weight names classes"):
+        TreeClassifier(class_weight={"no such class": 1.0}).fit(X, data.target)

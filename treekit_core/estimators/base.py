@@ -150,10 +150,11 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
 
     def __setstate__(self, state) -> None:
         """Unpickled: the composition gets this process's registry (a composition travels
-        without one, and the engine never fetches one); an estimator pickled before targets
-        were components gets the target its criterion reads."""
-        state.setdefault("target", None)
-        state.setdefault("target_params", None)
+        without one, and the engine never fetches one); an estimator pickled by an older
+        treekit gets the defaults of the parameters added since (its target: the one its
+        criterion reads)."""
+        for name, default in self._param_defaults().items():  # parameters added since
+            state.setdefault(name, default)
         self.__dict__.update(state)
         composition = state.get("composition_")
         if composition is not None and composition.registry is None:

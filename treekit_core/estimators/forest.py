@@ -34,7 +34,7 @@ from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
-from treekit_core.estimators.inputs import _rng
+from treekit_core.estimators.inputs import _rng, class_weights
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
@@ -77,32 +77,6 @@ def bootstrap_counts(rng, labels, n_classes, balanced: bool) -> np.ndarray:
         if rows.size:
             np.add.at(counts, rng.choice(rows, size=size, replace=True), 1.0)
     return counts
-
-
-def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
-    if class_weight is None:
-        return np.ones(n_classes)
-    if class_weight == "balanced":
-        counts = np.bincount(labels, minlength=n_classes).astype(float)
-        return np.where(counts > 0, labels.shape[0] / (n_classes * np.maximum(counts, 1)), 0.0)
-    if isinstance(class_weight, dict):
-        unknown = [c for c in class_weight if c not in list(classes)]
-        if unknown:
-            raise ValueError(
-                f"class_weight names classes {unknown} that are not in {list(classes)}"
-            )
-        weights = np.array([float(class_weight.get(c, 1.0)) for c in classes])
-        bad = ~np.isfinite(weights) | (weights < 0)
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"class_weight for class {np.asarray(classes).tolist()[first]!r} is "
-                f"{float(weights[bad][0])!r}; class weights must be finite numbers >= 0"
-            )
-        return weights
-    raise ValueError(
-        f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}"
-    )
 
 
 class ShippedComposition:

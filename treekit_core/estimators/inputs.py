@@ -14,6 +14,7 @@ from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.validation import (
+    MAX_TOTAL_WEIGHT,
     check_sample_weight,
     check_statistics_size,
     check_X,
@@ -61,6 +62,34 @@ def _rng(random_state) -> np.random.Generator:
     raise ValueError(
         "random_state must be None, an int >= 0, or a numpy Generator or RandomState, got "
         f"{random_state!r}"
+    )
+
+
+def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
+    """The weight of each class for ``class_weight`` (scikit-learn's values: None, a dict
+    class -> weight, missing classes 1, or "balanced": n / (K * count of the class))."""
+    if class_weight is None:
+        return np.ones(n_classes)
+    if class_weight == "balanced":
+        counts = np.bincount(labels, minlength=n_classes).astype(float)
+        return np.where(counts > 0, labels.shape[0] / (n_classes * np.maximum(counts, 1)), 0.0)
+    if isinstance(class_weight, dict):
+        unknown = [c for c in class_weight if c not in list(classes)]
+        if unknown:
+            raise ValueError(
+                f"class_weight names classes {unknown} that are not in {list(classes)}"
+            )
+        weights = np.array([float(class_weight.get(c, 1.0)) for c in classes])
+        bad = ~np.isfinite(weights) | (weights < 0)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"class_weight for class {np.asarray(classes).tolist()[first]!r} is "
+                f"{float(weights[bad][0])!r}; class weights must be finite numbers >= 0"
+            )
+        return weights
+    raise ValueError(
+        f"class_weight must be None, 'balanced' or a dict class -> weight, got {class_weight!r}"
     )
 
 
@@ -144,6 +173,29 @@ class InputChecks:
             )
         check_statistics_size(n, rows.shape[1], "y", "statistics per row")
         return TargetRows(np.ascontiguousarray(rows, dtype=np.float64), encoded.labels)
+
+    def _with_class_weight(self, data, composition):
+        """The training data with every row's weight multiplied by its class's weight
+        (``class_weight``, scikit-learn's meaning: leaf proportions are class-weighted)."""
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is None:
+            return data
+        if data.classes is None:
+            raise ValueError(
+                f"class_weight weighs classes, and target {composition.target.name!r} decides "
+                "among none; weight the rows with sample_weight"
+            )
+        labels = composition.target.strata(data.evidence, composition.labeler)
+        weights = class_weights(class_weight, labels, len(data.classes), data.classes)
+        weight = data.weight * weights[labels]
+        if not np.isfinite(weight.sum()) or weight.sum() > MAX_TOTAL_WEIGHT:
+            raise ValueError(
+                f"class_weight {class_weight!r} makes the rows weigh {weight.sum():g} in all; "
+                f"at most {MAX_TOTAL_WEIGHT:g}, past which the split arithmetic overflows"
+            )
+        if not (weight > 0).any():
+            raise ValueError(f"class_weight {class_weight!r} gives every row weight 0")
+        return data.with_weight(weight)
 
     @staticmethod
     def _check_missing_supported(X, composition, names) -> None:

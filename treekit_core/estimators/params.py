@@ -17,6 +17,12 @@ class ParamsMixin:
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
 
+    @classmethod
+    def _param_defaults(cls) -> dict:
+        """Each constructor parameter's default."""
+        signature = inspect.signature(cls.__init__)
+        return {name: signature.parameters[name].default for name in cls._param_names()}
+
     def _store_params(self, arguments: dict) -> None:
         """Keep every constructor argument as an attribute of the same name, unchanged
         (scikit-learn's rule: validation happens in fit). Call as

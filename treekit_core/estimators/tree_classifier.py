@@ -30,6 +30,10 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
     ``pruner="cost_complexity"`` (``pruner_params={"rule": "one_se"}`` is rpart's advice)
     or ``splitter="c45", pruner="pessimistic"``. The command line prunes by default.
 
+    ``class_weight`` (None, a dict class -> weight, or "balanced") multiplies every row's
+    weight by its class's, as scikit-learn's: splits, stopping rules and leaf proportions
+    (``predict_proba``) are class-weighted.
+
     Stopping rules have scikit-learn's meaning; ``min_gain`` is the handout's threshold
     beta (a node becomes a leaf when the unweighted impurity drop of its best split is
     <= beta; None disables it).
@@ -69,6 +73,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         reject=None,
         calibration=None,
         abstain_value=None,
+        class_weight=None,
         random_state=None,
         n_threads=None,
     ):
@@ -82,6 +87,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         data, classes = self._validate_training(
             X, y, sample_weight, composition, counterexamples, classes
         )
+        data = self._with_class_weight(data, composition)
         return self._fit_validated(data, classes, composition, rule)
 
     def _fit_validated(self, data, classes, composition=None, rule=None):
