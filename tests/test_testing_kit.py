@@ -73,6 +73,43 @@ class SecretlyAbstains(Labeler):
         return np.where(proba.max(axis=1) > 0.5, np.argmax(proba, axis=1), -1)
 
 
+class NeverSeparates(Exhaustive):
+    """Finds a split that sends every row one way."""
+
+    name: ClassVar[str] = "never_separates"
+
+    def build_tree(self, composition, data, rng, rules):
+        return None
+
+    def find_split(self, state, node, rules):
+        split = super().find_split(state, node, rules)
+        if split is not None:
+            split.threshold = np.inf  # every known value goes left
+        return split
+
+
+@attrs.define(slots=False)
+class NaNLabeler(Labeler):
+    name: ClassVar[str] = "nan_labeler"
+
+    def distribution(self, class_sums, weights):
+        return class_sums / class_sums.sum(axis=1, keepdims=True)  # 0 / 0 for empty nodes
+
+    def decide(self, proba):
+        return np.argmax(np.nan_to_num(proba), axis=1)
+
+
+def test_a_splitter_that_never_separates_rows_is_caught():
+    """Issue 37: named as the splitter, not found later as a model-file error."""
+    with pytest.raises(ConformanceError, match="splitter 'never_separates': never separated"):
+        check_splitter(NeverSeparates)
+
+
+def test_a_labeler_returning_nan_is_caught_by_name():
+    with pytest.raises(ConformanceError, match="labeler 'nan_labeler': distribution returned NaN"):
+        check_labeler(NaNLabeler)
+
+
 def test_negative_criterion_is_caught():
     with pytest.raises(ConformanceError, match="criterion 'negative': impurity is negative"):
         check_criterion(Negative)

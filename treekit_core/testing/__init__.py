@@ -224,7 +224,8 @@ def _matching_labeler(criterion):
 
 
 def check_splitter(splitter, params=None, min_samples_leaf=7):
-    """Valid splits (features in range, children non-empty) and min_samples_leaf honoured."""
+    """Valid splits (features in range, children non-empty), min_samples_leaf honoured, and
+    rows separated at all (on small_data a root split that separates them exists)."""
 
     instance = _instance(splitter, params)
     X, y = small_data(2)
@@ -249,6 +250,12 @@ def check_splitter(splitter, params=None, min_samples_leaf=7):
         )
     if (tree.weight[leaves] <= 0).any():
         _fail(instance, "created an empty child")
+    if tree.n_nodes == 1:
+        _fail(
+            instance,
+            "never separated the rows: the tree is its root alone, although a split of "
+            "the kit's data exists (a split must send rows down more than one branch)",
+        )
 
 
 def check_labeler(labeler, params=None, n_classes=3):
@@ -265,7 +272,19 @@ def check_labeler(labeler, params=None, n_classes=3):
             break
         except ValueError:
             continue
-    proba = np.random.default_rng(0).dirichlet(np.ones(n_classes), size=200)
+    rng = np.random.default_rng(0)
+    sums = rng.uniform(0, 10, size=(200, n_classes))
+    sums[:20] = 0.0  # nodes without weight of some classes, and one without any
+    sums[:10, 0] = 5.0
+    weights = sums.sum(axis=1)
+    distribution = np.asarray(instance.distribution(sums, np.where(weights > 0, weights, 1.0)))
+    if distribution.shape != sums.shape:
+        _fail(instance, f"distribution returned shape {distribution.shape} for {sums.shape}")
+    if not np.isfinite(distribution).all() or (distribution < 0).any():
+        _fail(instance, "distribution returned NaN, infinite or negative probabilities")
+    if (np.abs(distribution.sum(axis=1) - 1.0) > 1e-9).any():
+        _fail(instance, "distribution returned rows that do not sum to 1")
+    proba = rng.dirichlet(np.ones(n_classes), size=200)
     decision = np.asarray(instance.decide(proba))
     if decision.shape != (200,):
         _fail(instance, f"decide returned shape {decision.shape} for 200 rows")
