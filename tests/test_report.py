@@ -78,3 +78,21 @@ def test_a_forest_report(tmp_path):
     text = page.read_text(encoding="utf-8")
     assert "<h2>Forest</h2><p>5 trees.</p>" in text
     assert "3-fold stratified cross-validation" in text and "<h2>Cross-validated</h2>" not in text
+
+
+def test_the_report_has_a_python_api_and_names_the_reject_rule(tmp_path):
+    """Issue 37: model_report(model, X, y, path=...) writes the page from Python, and its
+    composition line names the reject rule (with the threshold chosen) and calibration."""
+    from treekit_core import TreeClassifier
+    from treekit_core.datasets import load_dataset
+    from treekit_core.tools.report import composition_line, model_report
+
+    data = load_dataset("pima")
+    model = TreeClassifier(
+        max_depth=4, reject={"coverage": 0.8}, calibration="isotonic", abstain_value="?"
+    ).fit(data.X, data.y)
+    line = composition_line(model)
+    assert "reject coverage=0.8, threshold " in line and "calibration 'isotonic'" in line
+    page = model_report(model, data.X, data.y, path=tmp_path / "report.html")
+    assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
+    assert "reject coverage=0.8" in page and "sensitivity" in page and "<h2>Tree</h2>" in page

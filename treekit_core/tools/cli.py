@@ -29,7 +29,7 @@ from treekit_core.tools.csvdata import (
 from treekit_core.tools.export import export_text
 from treekit_core.tools.metrics import diagnostic_report
 from treekit_core.tools.progress import Progress
-from treekit_core.tools.report import html_report
+from treekit_core.tools.report import composition_line, html_report
 
 #: The kinds chosen by an option of their name (``--criterion gini``). Not the target: on the
 #: command line ``--target`` names the CSV column of class labels; a target kind is chosen
@@ -108,16 +108,6 @@ def cmd_plugins(args) -> int:
 #: expect, a tree pruned by minimal cost-complexity, chosen by 10-fold CV with the 1-SE rule.
 CLI_PRUNER = "cost_complexity"
 CLI_PRUNER_PARAMS = {"cv": 10, "rule": "one_se"}
-
-
-def composition_line(model) -> str:
-    """The composition in one readable line: ``criterion gini; splitter exhaustive; ...;
-    pruner cost_complexity(cv=10, rule='one_se')``."""
-    parts = []
-    for kind, entry in model.composition_.describe().items():
-        params = ", ".join(f"{k}={v!r}" for k, v in entry["params"].items() if v is not None)
-        parts.append(f"{kind} {entry['name']}" + (f"({params})" if params else ""))
-    return "; ".join(parts)
 
 
 #: Estimator parameters the command line sets itself, and how to set them instead.

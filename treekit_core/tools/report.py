@@ -14,9 +14,13 @@ import base64
 import html
 import io
 
+import numpy as np
+
 from treekit_core.components.question import QuestionTextContext
+from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import _names, branch_texts
 from treekit_core.tools import plots
+from treekit_core.tools.metrics import diagnostic_report
 from treekit_core.tools.node_style import edge_labels, node_hex
 from treekit_core.tools.plots import _pyplot
 
@@ -133,6 +137,48 @@ def _picture(draw) -> str:
     plt.close(fig)
     data = base64.b64encode(buffer.getvalue()).decode()
     return f'<img alt="picture" src="data:image/png;base64,{data}">'
+
+
+def composition_line(model) -> str:
+    """The composition in one readable line: ``criterion gini; splitter exhaustive; ...;
+    pruner cost_complexity(cv=10, rule='one_se')``, then the reject rule and the
+    calibration when the model has them."""
+    parts = []
+    for kind, entry in model.composition_.describe().items():
+        params = ", ".join(f"{k}={v!r}" for k, v in entry["params"].items() if v is not None)
+        parts.append(f"{kind} {entry['name']}" + (f"({params})" if params else ""))
+    rule = RejectRule.from_param(getattr(model, "reject", None))
+    if rule is not None:
+        threshold = getattr(model, "reject_threshold_", None)
+        chosen = f", threshold {threshold:.4g}" if threshold is not None else ""
+        parts.append(f"reject {rule.describe()}{chosen}")
+    if getattr(model, "calibration", None) is not None:
+        parts.append(f"calibration {model.calibration!r}")
+    return "; ".join(parts)
+
+
+def model_report(model, X, y, *, title=None, path=None) -> str:
+    """The HTML report of a fitted model on rows ``X`` with labels ``y`` (its figures:
+    sensitivity, specificity, PPV and NPV with abstentions, the risk-coverage curve),
+    written to ``path`` when given: the page ``treekit report`` writes, from Python."""
+    y = np.asarray(y)
+    decision = model.decide(X)
+    figures = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
+    evaluation = {
+        "what": f"figures on the {y.shape[0]} rows given",
+        "report": figures,
+        "curve": model.risk_coverage(X, y),
+    }
+    page = html_report(
+        model,
+        title=title or f"treekit: {type(model).__name__}",
+        composition=composition_line(model),
+        evaluation=evaluation,
+    )
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(page)
+    return page
 
 
 def html_report(model, *, title, composition, evaluation, cross_validated=None) -> str:
