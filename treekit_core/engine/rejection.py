@@ -16,11 +16,11 @@ Pataki) or on out-of-fold predictions (K-fold cross-validation, honest) by one r
 
 With ``cv=K`` the rule is applied to out-of-fold scores (keep_correct and max_error need
 to know which decisions are correct, honestly); what it chose is carried to the final
-model as a *coverage*: the fraction of out-of-fold rows it accepts, which the final model
-then accepts of its own training scores (nearest step). The out-of-fold threshold itself
-does not carry over: the final model is fitted on more rows and its scores differ (a
-pruned tree's leaves are purer than its folds'). Coverage needs no correctness, so a
-coverage rule is applied to the final model's training scores with or without ``cv``.
+model as a *coverage* of rows it has not seen (a coverage rule asks for one directly). The
+out-of-fold threshold itself does not carry over: the final model is fitted on more rows
+and its scores differ (a pruned tree's leaves are purer than its folds'). The final model
+takes the step of its own training scores whose coverage of unseen rows, as the fold
+copies show it (``OutOfFold.held_out_coverage`` in the estimators), is nearest.
 """
 
 from __future__ import annotations
@@ -103,12 +103,18 @@ class RejectRule:
         return max_error_threshold(scores, correct, self.max_error, weights)
 
 
-def accepted_fraction(scores, threshold: float, weights=None) -> float:
-    """The weight fraction of ``scores`` >= ``threshold``."""
+def accepted_fraction(scores, thresholds, weights=None):
+    """The weight fraction of ``scores`` >= each of ``thresholds`` (a number for a number,
+    an array for an array): one sort, then a binary search per threshold."""
     scores = np.asarray(scores, dtype=np.float64)
     weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    total = weights.sum()
-    return float(weights[scores >= threshold].sum() / total) if total > 0 else 0.0
+    order = np.argsort(scores, kind="stable")
+    # at_or_above[i]: the weight of the sorted scores from position i on
+    at_or_above = np.append(np.cumsum(weights[order][::-1])[::-1], 0.0)
+    total = at_or_above[0]
+    found = at_or_above[np.searchsorted(scores[order], thresholds, side="left")]
+    fractions = found / total if total > 0 else np.zeros_like(found)
+    return float(fractions) if np.ndim(thresholds) == 0 else fractions
 
 
 def score_steps(scores, weights=None):

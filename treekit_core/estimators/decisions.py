@@ -59,18 +59,14 @@ class OutOfFold:
         its scores, the share of its training rows and the share of its held-out rows at or
         above it. Those pairs, pooled over the folds, give a non-decreasing map from the
         first share to the second (linear between the pairs, through (0, 0) and (1, 1))."""
-        points = [(0.0, 0.0), (1.0, 1.0)]
+        own_shares, held_out_shares = [np.array([0.0, 1.0])], [np.array([0.0, 1.0])]
         for train, own, test in self.folds:
-            for value in np.unique(own):
-                points.append(
-                    (
-                        accepted_fraction(own, value, weight[train]),
-                        accepted_fraction(self.scores[test], value, weight[test]),
-                    )
-                )
-        points.sort()
-        seen = np.maximum.accumulate(np.array([p[1] for p in points]))
-        return np.interp(training_coverage, [p[0] for p in points], seen)
+            values = np.unique(own)
+            own_shares.append(accepted_fraction(own, values, weight[train]))
+            held_out_shares.append(accepted_fraction(self.scores[test], values, weight[test]))
+        x, y = np.concatenate(own_shares), np.concatenate(held_out_shares)
+        order = np.lexsort((y, x))
+        return np.interp(training_coverage, x[order], np.maximum.accumulate(y[order]))
 
 
 class Decisions:
@@ -208,11 +204,17 @@ class Decisions:
             None if calibration is None else calibration.p_correct(confidence),
         )
 
+    def _values_and_decisions(self, X):
+        """(values the evaluator mixes, the decisions, rejection applied) for X, checked;
+        no confidence beyond what rejection needs."""
+        with self._checked_for_predict(X) as checked:
+            values, decision, _ = self._decide_arrays(checked, with_confidence=False)
+        return values, decision
+
     def _target_predictions(self, X) -> np.ndarray:
         """``predict`` for a target that does not decide among labels: the target's
         predictions from the values the evaluator mixes (the means of a leaf, say)."""
-        with self._checked_for_predict(X) as checked:
-            values, decision, _ = self._decide_arrays(checked, with_confidence=False)
+        values, decision = self._values_and_decisions(X)
         return self.composition_.target.predictions(values, decision, None)
 
     def _refuse_without_labels(self, method: str, composition=None) -> None:
@@ -239,17 +241,13 @@ class Decisions:
                 f"abstain_value (a value that is not a class) to mark abstentions; or call "
                 f"decide(X), which returns labels together with an abstention mask"
             )
-        with self._checked_for_predict(X) as checked:
-            _, class_index, _ = self._decide_arrays(checked, with_confidence=False)
-        return self._labels_from(class_index)
+        return self._labels_from(self._values_and_decisions(X)[1])
 
     def predict_proba(self, X) -> np.ndarray:
         """Class distribution per sample (columns ordered as ``classes_``)."""
         self._check_fitted()
         self._refuse_without_labels("predict_proba")
-        with self._checked_for_predict(X) as checked:
-            proba, _, _ = self._decide_arrays(checked, with_confidence=False)
-        return proba
+        return self._values_and_decisions(X)[0]
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log of :meth:`predict_proba` (-inf where a class has probability 0)."""
@@ -264,9 +262,8 @@ class Decisions:
         composition = self.composition_
         target = composition.target
         if not target.decides_with_labeler:
-            with self._checked_for_predict(X) as checked:
-                values, decision, _ = self._decide_arrays(checked, with_confidence=False)
-                rows = target.encode(y, checked.shape[0]).rows
+            values, decision = self._values_and_decisions(X)
+            rows = target.encode(y, values.shape[0]).rows
             loss = target.sample_loss(rows, values, decision, composition.labeler)
             return -float(np.average(loss, weights=sample_weight))
         predicted = self.predict(X)

@@ -31,10 +31,9 @@ from treekit_core.engine.composition import Composition
 from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
 from treekit_core.engine.importances import forest_importances
 from treekit_core.engine.rejection import RejectRule
-from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
-from treekit_core.estimators.inputs import _rng, class_weights
+from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
@@ -191,16 +190,9 @@ class ForestClassifier(ComposedEstimatorMixin):
             AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
         )
         labels = composition.target.strata(data.evidence, composition.labeler)
-        weight = (
-            data.weight * class_weights(self.class_weight, labels, len(classes), classes)[labels]
-        )
-        if weight.max() * data.n_samples > MAX_TOTAL_WEIGHT:  # a bootstrap's largest total
-            raise ValueError(
-                f"class_weight {self.class_weight!r} makes a sample weigh {weight.max():g}; "
-                f"a bootstrap of {data.n_samples} rows could then weigh more than "
-                f"{MAX_TOTAL_WEIGHT:g}, past which the split arithmetic overflows: use smaller "
-                "class weights"
-            )
+        weight = self._with_class_weight(data, composition).weight
+        # a bootstrap draws a row up to n times, with class weights or without
+        refuse_heavy_rows(weight, data.n_samples, self.class_weight)
         rng = _rng(self.random_state)
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
         n_jobs = 1 if self.n_jobs is None else self.n_jobs

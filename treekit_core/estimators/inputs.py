@@ -93,6 +93,20 @@ def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
     )
 
 
+def refuse_heavy_rows(weight, n_draws: int, class_weight) -> None:
+    """Refuse weights whose heaviest row, taken ``n_draws`` times (a tree's n rows weigh at
+    most that much; a bootstrap draws n rows), could pass the bound past which the split
+    arithmetic overflows (and a model file would be refused)."""
+    heaviest = float(weight.max())
+    if not np.isfinite(heaviest) or heaviest * n_draws > MAX_TOTAL_WEIGHT:
+        raise ValueError(
+            f"class_weight {class_weight!r} makes a sample weigh {heaviest:g}; "
+            f"{n_draws} rows (a tree's, or a bootstrap's draws) could then weigh more than "
+            f"{MAX_TOTAL_WEIGHT:g}, past which the split arithmetic overflows: use smaller "
+            "class weights"
+        )
+
+
 class InputChecks:
     """Checking what fit and predict are given: X, y or counterexamples, weights, the
     abstain value, feature names and column order; turning them into training data."""
@@ -176,7 +190,9 @@ class InputChecks:
 
     def _with_class_weight(self, data, composition):
         """The training data with every row's weight multiplied by its class's weight
-        (``class_weight``, scikit-learn's meaning: leaf proportions are class-weighted)."""
+        (``class_weight``, scikit-learn's meaning: leaf proportions are class-weighted).
+        What the trees are grown on; rejection and calibration count rows by the weights
+        given to fit, as scikit-learn's class_weight changes fitting only."""
         class_weight = getattr(self, "class_weight", None)
         if class_weight is None:
             return data
@@ -188,11 +204,7 @@ class InputChecks:
         labels = composition.target.strata(data.evidence, composition.labeler)
         weights = class_weights(class_weight, labels, len(data.classes), data.classes)
         weight = data.weight * weights[labels]
-        if not np.isfinite(weight.sum()) or weight.sum() > MAX_TOTAL_WEIGHT:
-            raise ValueError(
-                f"class_weight {class_weight!r} makes the rows weigh {weight.sum():g} in all; "
-                f"at most {MAX_TOTAL_WEIGHT:g}, past which the split arithmetic overflows"
-            )
+        refuse_heavy_rows(weight, data.n_samples, class_weight)
         if not (weight > 0).any():
             raise ValueError(f"class_weight {class_weight!r} gives every row weight 0")
         return data.with_weight(weight)

@@ -87,7 +87,6 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         data, classes = self._validate_training(
             X, y, sample_weight, composition, counterexamples, classes
         )
-        data = self._with_class_weight(data, composition)
         return self._fit_validated(data, classes, composition, rule)
 
     def _fit_validated(self, data, classes, composition=None, rule=None):
@@ -97,7 +96,9 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
         with numba_threads_capped(composition.fit_threads()):
-            grown, self.tree_ = composition.fit_keeping_grown(data, _rng(self.random_state))
+            grown, self.tree_ = composition.fit_keeping_grown(
+                self._with_class_weight(data, composition), _rng(self.random_state)
+            )
             # kept so prune(alpha) can go below the fitted alpha without regrowing
             self._grown_tree = None if grown is self.tree_ else grown
             self.composition_ = composition

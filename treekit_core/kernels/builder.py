@@ -83,15 +83,14 @@ def build_table(
     kernels = criterion_kernels(criterion)
     n, d = X.shape
     order = presorted.copy() if presorted is not None else presort(X, n_threads)
-    if (weight <= 0).any():
+    kept = weight > 0
+    if not kept.all():
         # A zero-weight row is a removed row (a forest's out-of-bag rows): it must place no
         # threshold and make no leaf. Each feature's order lists the others first, in
         # sorted order, and the root holds only those.
-        keep = (weight > 0)[order]
-        order = np.ascontiguousarray(
-            np.take_along_axis(order, np.argsort(~keep, axis=1, kind="stable"), axis=1)
-        )
-        n = int(keep[0].sum()) if d else int((weight > 0).sum())
+        moved = np.argsort(~kept[order], axis=1, kind="stable")
+        order = np.ascontiguousarray(np.take_along_axis(order, moved, axis=1))
+        n = int(kept.sum())
     grow = _Growth(kernels, params, X, growth.row_table(evidence, weight), order, rules)
     if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK:
         return grow.with_threads(n_threads, n)
