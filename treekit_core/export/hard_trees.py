@@ -73,9 +73,7 @@ def check_missing_rule(missing: str, trees=(), target: str = "") -> None:
         raise ValueError(f"missing must be one of {MISSING_RULES}, got {missing!r}")
     if missing != "warn":
         return
-    shared = sum(
-        1 for tree in trees for node in np.flatnonzero(~tree.is_leaf) if tree.shares(node).max() < 1
-    )
+    shared = sum(int((_largest_shares(tree) < 1).sum()) for tree in trees)
     if shared:
         warnings.warn(
             f"{target} sends a sample with a missing value down one branch; at {shared} "
@@ -87,6 +85,15 @@ def check_missing_rule(missing: str, trees=(), target: str = "") -> None:
             MissingValueExportWarning,
             stacklevel=3,
         )
+
+
+def _largest_shares(tree) -> np.ndarray:
+    """Per internal node, the largest of its children's training shares (1: a sample that
+    cannot answer goes one way, as the formats can say)."""
+    internal = ~tree.is_leaf
+    if not internal.any():
+        return np.zeros(0)
+    return np.maximum.reduceat(tree.child_shares, tree.child_start[:-1][internal])
 
 
 def missing_branch(tree, node: int, missing: str, target: str) -> int:

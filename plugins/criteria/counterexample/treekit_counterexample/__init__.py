@@ -101,9 +101,8 @@ class Counterexamples(CounterexampleEvidence, ClassLabels):
                 raise ValueError(
                     "classes= only applies with counterexamples=; with y the classes come from y"
                 )
-            labels = super().encode(y, n_samples)
-            encoded = np.argmax(labels.rows, axis=1)
-            return TargetRows(labels_as_counterexamples(encoded, len(labels.labels)), labels.labels)
+            labels = super().encode(y, n_samples)  # one-hot rows: K-1 ones are their complement
+            return TargetRows(1.0 - labels.rows, labels.labels)
         if y is not None:
             raise ValueError(
                 "give either y (class labels) or counterexamples, not both; encode labelled "
