@@ -20,6 +20,11 @@ grown out. Reported:
   (``TREEKIT_SPECIALISE=0``), n = 100 000, one thread;
 * ``busy``: the same fits while a CPU-bound process (a bounded Python busy loop that this
   script starts and stops) runs beside them, and a 50-tree forest on 4000 x 20;
+* ``first``: a fresh process that loads the arrays from a file (so neither library finds
+  the other's dependencies imported), imports the estimator, fits once and fits again, no
+  warm-up: the import, the first fit and the steady fit, wall and CPU, and import + first
+  fit, which is what a script pays (scikit-learn loads its compiled modules at import;
+  treekit loads numba and its kernels at the first fit), one thread and all threads;
 * ``cold``: the first ``treekit demo`` and the first fit at 100 000 rows with an empty
   numba cache and kernel directory (everything compiled for this machine), and the first
   fit with a warm cache.
@@ -96,6 +101,44 @@ FIT_WORKER = textwrap.dedent("""
     print(json.dumps({"fit_wall": fit_wall, "fit_cpu": fit_cpu, "predict_wall": predict_wall,
                       "predict_cpu": predict_cpu, "predict_again": sorted(again)[2],
                       "peak_mb": peak, "leaves": leaves(model)}))
+""")
+
+
+MAKE_DATA = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=int(sys.argv[1]), n_features=20, n_informative=10,
+                               random_state=0)
+    np.save(sys.argv[2], X)
+    np.save(sys.argv[3], y)
+""")
+
+FIRST_WORKER = textwrap.dedent("""
+    import json, resource, sys, time
+    import numpy as np
+    library, data_file, labels_file = sys.argv[1], sys.argv[2], sys.argv[3]
+    X, y = np.load(data_file), np.load(labels_file)
+    clock = lambda: (time.perf_counter(), time.process_time())
+    spans = {}
+    def span(name, since):
+        now = clock()
+        spans[name + "_wall"], spans[name + "_cpu"] = now[0] - since[0], now[1] - since[1]
+        return now
+    start = clock()
+    if library == "sklearn":
+        from sklearn.tree import DecisionTreeClassifier
+        make = lambda: DecisionTreeClassifier(criterion="gini", random_state=0)
+    else:
+        from treekit_core import TreeClassifier
+        make = lambda: TreeClassifier(criterion="gini")
+    imported = span("import", start)
+    make().fit(X, y)
+    fitted = span("first_fit", imported)
+    make().fit(X, y)
+    span("steady_fit", fitted)
+    spans["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(spans))
 """)
 
 
@@ -226,6 +269,41 @@ def busy_section(sizes, repeats):
     return {"fits": rows, "forest_busy": forest, "forest_idle": idle_forest}
 
 
+def first_fit_section(repeats, n=100_000):
+    """The first fit in a fresh process, without warm-up, against the steady fit."""
+    contestants = {
+        "treekit 1 thread": ("treekit", 1),
+        **{k: v for k, v in CONTESTANTS.items() if k != "treekit 1 thread"},
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        files = [os.path.join(folder, "X.npy"), os.path.join(folder, "y.npy")]
+        # the data are made in another process: a child's peak memory (ru_maxrss) starts
+        # at its parent's, so this process stays small
+        subprocess.run([sys.executable, "-c", MAKE_DATA, str(n), *files], check=True, cwd=ROOT)
+        runs = {name: [] for name in contestants}
+        for _ in range(repeats):
+            for name, (library, threads) in contestants.items():
+                runs[name].append(
+                    run_in_fresh_process(FIRST_WORKER, [library, *files], ROOT, threads, False)
+                )
+    row = {name: median_rows(r) for name, r in runs.items()}
+    sk = row["scikit-learn"]
+    for name, r in row.items():
+        first_plus = r["import_cpu"] + r["first_fit_cpu"]
+        sk_plus = sk["import_cpu"] + sk["first_fit_cpu"]
+        print(
+            f"first fit n={n} {name:>19}: import {r['import_wall']:.3f} s wall "
+            f"{r['import_cpu']:.3f} s CPU | first fit {r['first_fit_wall']:.3f} s wall "
+            f"{r['first_fit_cpu']:.3f} s CPU (x{r['first_fit_cpu'] / sk['first_fit_cpu']:.2f}"
+            f" sklearn CPU) | steady fit {r['steady_fit_wall']:.3f} s wall "
+            f"{r['steady_fit_cpu']:.3f} s CPU (x{r['steady_fit_cpu'] / sk['steady_fit_cpu']:.2f})"
+            f" | import + first fit {first_plus:.3f} s CPU (x{first_plus / sk_plus:.2f}) | "
+            f"peak {r['peak_mb']:.0f} MB",
+            flush=True,
+        )
+    return row
+
+
 def cold_section(repeats):
     """First run on a machine: empty numba cache and kernel directory (medians of
     ``repeats`` fresh directories)."""
@@ -276,11 +354,11 @@ def main(argv=None):
     parser.add_argument("--busy-sizes", type=int, nargs="*", default=[100_000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
-        "--only", choices=["fit", "criterion", "busy", "cold"], nargs="*", default=None
+        "--only", choices=["fit", "criterion", "busy", "first", "cold"], nargs="*", default=None
     )
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
-    sections = args.only or ["fit", "criterion", "busy", "cold"]
+    sections = args.only or ["fit", "criterion", "busy", "first", "cold"]
 
     print(machine_line(ROOT, "sklearn"), flush=True)
     results = {}
@@ -290,6 +368,8 @@ def main(argv=None):
         results["criterion"] = criterion_section(args.repeats)
     if "busy" in sections:
         results["busy"] = busy_section(args.busy_sizes, args.repeats)
+    if "first" in sections:
+        results["first"] = first_fit_section(args.repeats)
     if "cold" in sections:
         results["cold"] = cold_section(args.repeats)
     if args.json:

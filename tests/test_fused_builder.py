@@ -77,3 +77,34 @@ def test_fractional_weights_on_real_data():
                 splitter="node_by_node", criterion=criterion, min_samples_leaf=3
             ).fit(data.X, data.y, sample_weight=w)
         assert_same_tree(fused.tree_, slow.tree_)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.sampled_from([0.0, -0.0, 1.0, 2.5, np.nan]),
+            st.floats(-1e3, 1e3, allow_nan=False),
+        ),
+        max_size=80,
+    ),
+    strided=st.booleans(),
+)
+def test_the_presort_order_is_numpys_stable_order(values, strided):
+    """The presorted builder's faster order (unstable sort, then runs of equal values and
+    the NaN tail put back in row order) is exactly numpy's stable argsort, ties and NaN
+    included, on a contiguous column or a column of a C-ordered matrix."""
+    from treekit_core.kernels.builder import stable_order
+
+    column = np.array(values, dtype=float)
+    if strided:
+        column = np.stack([column, column[::-1]], axis=1)[:, 0]
+    assert np.array_equal(stable_order(column), np.argsort(column, kind="stable"))
+
+
+def test_the_presort_order_falls_back_to_a_stable_sort_on_many_ties():
+    from treekit_core.kernels.builder import stable_order
+
+    column = np.random.default_rng(0).integers(0, 3, 1000).astype(float)
+    column[::7] = np.nan
+    assert np.array_equal(stable_order(column), np.argsort(column, kind="stable"))

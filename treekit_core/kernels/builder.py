@@ -51,6 +51,37 @@ fill_node = jit()(python_function(growth.fill_node))
 partition_features = jit()(python_function(growth.partition_features))
 
 
+#: Above this share of rows in runs of equal values, :func:`stable_order` sorts stably
+#: outright instead of mending the runs afterwards.
+MENDED_TIES_MAX_SHARE = 0.125
+
+
+def stable_order(values):
+    """``np.argsort(values, kind="stable")`` (NaN last, equal values in row order), about
+    twice as fast on columns with few ties: numpy's default sort is vectorised but not
+    stable, so it sorts first and then only the rows in runs of equal values (and the NaN
+    tail) are put back in row order. Columns with many ties sort stably outright."""
+    order = np.argsort(values)
+    ordered = values[order]
+    n_known = ordered.shape[0] - int(np.count_nonzero(np.isnan(ordered)))
+    order[n_known:].sort()  # NaN compares unequal to itself: the tail is one run
+    tied = ordered[1:n_known] == ordered[: n_known - 1] if n_known > 1 else ordered[:0] > 0
+    n_tied = int(np.count_nonzero(tied))
+    if n_tied == 0:
+        return order
+    if n_tied > MENDED_TIES_MAX_SHARE * values.shape[0]:
+        return np.argsort(values, kind="stable")
+    in_run = np.zeros(n_known, dtype=bool)
+    in_run[:-1] = tied
+    in_run[1:] |= tied
+    positions = np.flatnonzero(in_run)
+    # runs are contiguous and already in value order: sorting these positions by (value,
+    # row) keeps every run in its place and puts its rows in order
+    mended = np.lexsort((order[positions], ordered[positions]))
+    order[positions] = order[positions][mended]
+    return order
+
+
 def presort(X, n_threads=1):
     """For every feature, the row ids sorted by value (stable), as int32 (features x rows).
     numpy's sort releases the GIL, so features sort in parallel threads."""
@@ -58,7 +89,7 @@ def presort(X, n_threads=1):
     order = np.empty((d, n), dtype=np.int32)
 
     def sort(feature):
-        order[feature] = np.argsort(X[:, feature], kind="stable")
+        order[feature] = stable_order(X[:, feature])
 
     if n_threads > 1 and n * d >= PARALLEL_MIN_WORK:
         with ThreadPoolExecutor(min(n_threads, d)) as pool:
