@@ -252,3 +252,107 @@ def test_shap_values_of_a_forest_add_up_to_its_probabilities():
     np.testing.assert_allclose(
         values.sum(axis=1) + expected, forest.predict_proba(data.X[:50]), atol=1e-6
     )
+
+
+# -- scikit-learn's max_samples, oob_score and warm_start (issue 37) -----------------------
+
+
+def _drawn(forest, tree_index, y, n_draws):
+    """The bootstrap counts of one tree, recomputed from its seed as the forest draws them."""
+    rng = np.random.default_rng(forest._tree_seeds[tree_index])
+    labels = np.searchsorted(forest.classes_, y)
+    return bootstrap_counts(rng, labels, len(forest.classes_), False, n_draws)
+
+
+def test_oob_decision_function_averages_the_trees_that_did_not_draw_a_row(wdbc):
+    X, y = wdbc.X, wdbc.y
+    forest = ForestClassifier(n_estimators=12, random_state=4, oob_score=True).fit(X, y)
+    total, n_trees = np.zeros((len(y), 2)), np.zeros(len(y))
+    for i, tree in enumerate(forest.estimators_):
+        unseen = _drawn(forest, i, y, len(y)) == 0
+        # the root of a bootstrap tree weighs exactly the rows it drew
+        assert tree.weight[0] == pytest.approx(len(y))
+        total[unseen] += forest.composition_.evaluator.predict_distribution(tree, X[unseen])
+        n_trees[unseen] += 1
+    scored = n_trees > 0
+    expected = total[scored] / n_trees[scored, None]
+    np.testing.assert_allclose(forest.oob_decision_function_[scored], expected, rtol=1e-12)
+    assert np.isnan(forest.oob_decision_function_[~scored]).all()
+    accuracy = np.mean(forest.classes_[expected.argmax(axis=1)] == y[scored])
+    assert forest.oob_score_ == pytest.approx(accuracy)
+
+
+def test_oob_score_is_close_to_scikit_learns_and_takes_a_metric(wdbc):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.metrics import balanced_accuracy_score
+
+    X, y = wdbc.X, wdbc.y
+    ours = ForestClassifier(n_estimators=200, random_state=0, oob_score=True).fit(X, y)
+    theirs = RandomForestClassifier(n_estimators=200, random_state=0, oob_score=True).fit(X, y)
+    assert not np.isnan(ours.oob_decision_function_).any()  # 200 trees: every row is left out
+    assert abs(ours.oob_score_ - theirs.oob_score_) < 0.02
+    metric = ForestClassifier(n_estimators=200, random_state=0, oob_score=balanced_accuracy_score)
+    metric.fit(X, y)
+    decided = ours.classes_[ours.oob_decision_function_.argmax(axis=1)]
+    assert metric.oob_score_ == pytest.approx(balanced_accuracy_score(y, decided))
+
+
+def test_few_trees_warn_about_rows_without_an_out_of_bag_prediction(wdbc):
+    with pytest.warns(UserWarning, match="no out-of-bag prediction"):
+        ForestClassifier(n_estimators=2, random_state=0, oob_score=True).fit(wdbc.X, wdbc.y)
+
+
+@pytest.mark.parametrize("max_samples, draws", [(100, 100), (0.25, 142), (1.0, 569)])
+def test_max_samples_draws_that_many_rows_per_tree(wdbc, max_samples, draws):
+    X, y = wdbc.X, wdbc.y
+    forest = ForestClassifier(n_estimators=3, random_state=1, max_samples=max_samples)
+    forest.fit(X, y)
+    for i, tree in enumerate(forest.estimators_):
+        assert tree.weight[0] == pytest.approx(draws)
+        np.testing.assert_allclose(
+            tree.statistics[0].sum(), _drawn(forest, i, y, draws).sum(), rtol=1e-12
+        )
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"max_samples": 0}, "max_samples must be an int in"),
+        ({"max_samples": 1.5}, "max_samples must be None"),
+        ({"max_samples": 10, "bootstrap": False}, "need bootstrap=True"),
+        ({"oob_score": True, "bootstrap": False}, "need bootstrap=True"),
+        ({"max_samples": 10, "balanced_bootstrap": True}, "balanced_bootstrap"),
+    ],
+)
+def test_bad_bootstrap_parameters_are_refused_naming_them(wdbc, params, message):
+    with pytest.raises(ValueError, match=message):
+        ForestClassifier(n_estimators=2, **params).fit(wdbc.X, wdbc.y)
+
+
+@pytest.mark.filterwarnings("ignore:.*no out-of-bag prediction")
+def test_warm_start_grows_only_the_added_trees_as_one_fit_would(wdbc):
+    X, y = wdbc.X, wdbc.y
+    warm = ForestClassifier(n_estimators=4, random_state=7, warm_start=True, oob_score=True)
+    first = warm.fit(X, y).estimators_[:]
+    warm.set_params(n_estimators=9).fit(X, y)
+    assert all(a is b for a, b in zip(first, warm.estimators_[:4], strict=True))
+    cold = ForestClassifier(n_estimators=9, random_state=7, oob_score=True).fit(X, y)
+    for ours, theirs in zip(warm.estimators_, cold.estimators_, strict=True):
+        np.testing.assert_array_equal(ours.threshold, theirs.threshold)
+    np.testing.assert_array_equal(warm.predict_proba(X), cold.predict_proba(X))
+    np.testing.assert_array_equal(warm.oob_decision_function_, cold.oob_decision_function_)
+    with pytest.warns(UserWarning, match="does not fit new trees"):
+        warm.fit(X, y)
+    with pytest.raises(ValueError, match="must be >= the 9 fitted trees"):
+        warm.set_params(n_estimators=3).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        warm.set_params(n_estimators=12).fit(X[:, :5], y)
+
+
+def test_warm_start_refuses_a_forest_read_from_json(wdbc):
+    X, y = wdbc.X, wdbc.y
+    forest = ForestClassifier(n_estimators=3, random_state=0, warm_start=True).fit(X, y)
+    again = ForestClassifier.from_json(forest.to_json())
+    again.set_params(n_estimators=5)
+    with pytest.raises(ValueError, match="JSON model file"):
+        again.fit(X, y)

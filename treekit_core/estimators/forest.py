@@ -12,6 +12,13 @@ Baselines of Marcellin et al.: ``balanced_bootstrap=True`` draws every class equ
 in each bootstrap (BRF, Chen et al.); ``class_weight="balanced"`` weights classes inversely
 to their frequency (WRF).
 
+As scikit-learn's forests: ``max_samples`` draws fewer rows per bootstrap than there are
+rows; ``oob_score=True`` (or a metric ``f(y_true, y_pred)``) scores every row by the trees
+that did not draw it (``oob_decision_function_``, ``oob_score_``); ``warm_start=True``
+keeps the fitted trees and grows only the ones ``n_estimators`` adds, drawing their seeds
+as one fit of all of them would (so 5 + 5 trees are the 10 of one fit with the same
+integer ``random_state``).
+
 Trees are grown through joblib. The default backend is threads: the numba kernels release
 the GIL, and plugins registered in this process are visible to every tree. A process (loky)
 or Dask/Ray backend set with ``joblib.parallel_backend`` spreads trees over cores or a
@@ -63,12 +70,30 @@ def resolve_max_features(max_features, n_features: int) -> int:
     )
 
 
-def bootstrap_counts(rng, labels, n_classes, balanced: bool) -> np.ndarray:
-    """How often each row is drawn. Balanced: as many draws from every class as the
-    smallest class has rows (BRF)."""
+def resolve_max_samples(max_samples, n_samples: int) -> int:
+    """How many rows one bootstrap draws (scikit-learn's ``max_samples``)."""
+    if max_samples is None:
+        return n_samples
+    if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
+        if not 1 <= max_samples <= n_samples:
+            raise ValueError(
+                f"max_samples must be an int in [1, n_samples={n_samples}], got {max_samples}"
+            )
+        return int(max_samples)
+    if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
+        return max(round(n_samples * float(max_samples)), 1)
+    raise ValueError(
+        f"max_samples must be None, an int >= 1 or a float in (0, 1], got {max_samples!r}"
+    )
+
+
+def bootstrap_counts(rng, labels, n_classes, balanced: bool, size=None) -> np.ndarray:
+    """How often each row is drawn, ``size`` draws (default: as many as rows). Balanced:
+    as many draws from every class as the smallest class has rows (BRF)."""
     n = labels.shape[0]
     if not balanced:
-        return np.bincount(rng.integers(0, n, size=n), minlength=n).astype(np.float64)
+        draws = n if size is None else size
+        return np.bincount(rng.integers(0, n, size=draws), minlength=n).astype(np.float64)
     per_class = [np.flatnonzero(labels == k) for k in range(n_classes)]
     size = min(rows.size for rows in per_class if rows.size > 0)
     counts = np.zeros(n)
@@ -137,6 +162,9 @@ class ForestClassifier(ComposedEstimatorMixin):
         max_features="sqrt",
         bootstrap=True,
         balanced_bootstrap=False,
+        max_samples=None,
+        oob_score=False,
+        warm_start=False,
         class_weight=None,
         max_depth=None,
         min_samples_split=2,
@@ -168,9 +196,45 @@ class ForestClassifier(ComposedEstimatorMixin):
         data, classes = self._validate_training(
             X, y, sample_weight, composition, counterexamples, classes
         )
-        return self._fit_validated(data, classes, composition, rule)
+        kept = self._warm_start_trees(data, classes)
+        return self._fit_validated(data, classes, composition, rule, kept)
 
-    def _fit_validated(self, data, classes, composition=None, rule=None):
+    def _warm_start_trees(self, data, classes) -> list:
+        """The fitted trees ``warm_start`` keeps (none without it, or before a first fit)."""
+        if not self.warm_start or not hasattr(self, "estimators_"):
+            return []
+        if not hasattr(self, "_tree_seeds"):
+            raise ValueError(
+                "warm_start=True needs the seeds of the fitted trees, which a forest read from "
+                "a JSON model file does not hold; fit it again without warm_start"
+            )
+        if self.n_estimators < len(self.estimators_):
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be >= the {len(self.estimators_)} "
+                "fitted trees when warm_start=True"
+            )
+        same_classes = (classes is None) == (getattr(self, "classes_", None) is None) and (
+            classes is None or np.array_equal(classes, self.classes_)
+        )
+        if data.n_features != self.n_features_in_ or not same_classes:
+            raise ValueError(
+                "warm_start=True adds trees fitted on data with the fitted forest's features "
+                f"({self.n_features_in_}) and classes; got {data.n_features} features and "
+                "other classes"
+                if not same_classes
+                else f"{data.n_features} features"
+            )
+        if self.n_estimators == len(self.estimators_):
+            import warnings
+
+            warnings.warn(
+                "warm_start=True without increasing n_estimators does not fit new trees",
+                UserWarning,
+                stacklevel=3,
+            )
+        return list(self.estimators_)
+
+    def _fit_validated(self, data, classes, composition=None, rule=None, kept=()):
         """Grow the trees on checked training data (also what CV rejection refits)."""
         from joblib import Parallel, delayed
 
@@ -193,8 +257,22 @@ class ForestClassifier(ComposedEstimatorMixin):
         weight = self._with_class_weight(data, composition).weight
         # a bootstrap draws a row up to n times, with class weights or without
         refuse_heavy_rows(weight, data.n_samples, self.class_weight)
+        if not self.bootstrap and (self.max_samples is not None or self.oob_score):
+            raise ValueError(
+                "max_samples and oob_score need bootstrap=True: without a bootstrap every "
+                "tree sees every row"
+            )
+        if self.balanced_bootstrap and self.max_samples is not None:
+            raise ValueError(
+                "max_samples cannot be combined with balanced_bootstrap=True, whose "
+                "bootstrap draws the smallest class's size from every class"
+            )
+        draws = resolve_max_samples(self.max_samples, data.n_samples)
         rng = _rng(self.random_state)
+        # the seeds of all n_estimators trees, of which warm start grows the ones it adds
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
+        if kept:
+            seeds[: len(kept)] = self._tree_seeds
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
         composition.parallel_kernels = n_jobs == 1
         composition.splitter.share_across_trees(data)
@@ -207,18 +285,74 @@ class ForestClassifier(ComposedEstimatorMixin):
             tree_rng = np.random.default_rng(seed)
             local = data.writeable()
             if bootstrap:
-                counts = bootstrap_counts(tree_rng, labels, n_strata, balanced)
+                counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws)
                 tree_data = local.with_weight(weight * counts)
             else:
                 tree_data = local.with_weight(weight)
             return shipped.get().fit(tree_data, tree_rng)
 
-        trees = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(grow_one)(seed) for seed in seeds)
-        self.estimators_ = trees
+        added = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(grow_one)(seed) for seed in seeds[len(kept) :]
+        )
+        self.estimators_ = [*kept, *added]
+        self._tree_seeds = seeds
         self.composition_ = composition
         self._set_fitted(data, classes)
+        self._fit_oob_score(data, labels, n_strata, draws)
         self._fit_rejection_and_calibration(data, rule)
         return self
+
+    def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
+        """How often the tree of ``seed`` drew each row (its first use of its generator)."""
+        rng = np.random.default_rng(seed)
+        return bootstrap_counts(rng, labels, n_strata, self.balanced_bootstrap, draws)
+
+    def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
+        """``oob_decision_function_``: every row's averaged distribution over the trees
+        that did not draw it (NaN for a row every tree drew, with a warning);
+        ``oob_score_``: the accuracy of the forest's decisions on them (an abstention is
+        an error, as in ``score``), or ``oob_score(y_true, y_pred)`` when it is a metric."""
+        for name in ("oob_score_", "oob_decision_function_"):
+            if hasattr(self, name):
+                delattr(self, name)
+        if not self.oob_score:
+            return
+        composition = self.composition_
+        total = np.zeros((data.n_samples, self.n_classes_))
+        n_trees = np.zeros(data.n_samples)
+        for tree, seed in zip(self.estimators_, self._tree_seeds, strict=True):
+            unseen = np.flatnonzero(self._drawn_counts(seed, labels, n_strata, draws) == 0)
+            if unseen.size:
+                total[unseen] += composition.evaluator.predict_distribution(tree, data.X[unseen])
+                n_trees[unseen] += 1
+        scored = n_trees > 0
+        if not scored.all():
+            import warnings
+
+            warnings.warn(
+                f"{int((~scored).sum())} of {data.n_samples} rows were drawn by every tree and "
+                "have no out-of-bag prediction (NaN in oob_decision_function_; oob_score_ "
+                "scores the others); grow more trees",
+                UserWarning,
+                stacklevel=4,
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.oob_decision_function_ = total / n_trees[:, None]
+        rows = np.flatnonzero(scored)
+        if rows.size == 0:
+            self.oob_score_ = float("nan")
+            return
+        values = self.oob_decision_function_[rows]
+        decision = composition.target.decide(values, composition.labeler)
+        if callable(self.oob_score):
+            truth = self.classes_[labels[rows]]  # the target's strata: for labels, y
+            predicted = self._labels_from(decision)
+            self.oob_score_ = float(self.oob_score(truth, predicted))
+            return
+        loss = composition.target.sample_loss(
+            data.evidence[rows], values, decision, composition.labeler
+        )
+        self.oob_score_ = float(np.mean(loss < 0.5))
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):
         composition = self.composition_
