@@ -154,6 +154,80 @@ class PruningPaths:
                 setattr(pruned, name, getattr(self, name))
         return pruned
 
+    def xpred(self, X, y, xval=10, cp=None, *, sample_weight=None, seed=0):
+        """rpart's ``xpred.rpart``: cross-validated predictions of every training row at
+        each cp, an (n_samples, len(cp)) array. The rows of a fold are predicted by a tree
+        grown on the other folds with this estimator's parameters and pruned at that cp
+        (relative to that tree's root risk, as rpart's cp is); predictions are labels (an
+        abstention is ``abstain_value``), or the target's predictions for a target that
+        decides among no labels.
+
+        ``xval``: the number of folds (stratified, dealt with ``seed``, as the cost-
+        complexity pruner deals them) or a fold id per row (rpart's vector form). ``cp``:
+        default rpart's: the geometric means of adjacent rows of this model's cp table, the
+        first row at (1 + its cp) / 2. X and y must be the training data (a fitted tree
+        does not keep it)."""
+        from treekit_core.engine.folds import stratified_folds
+
+        self._check_fitted()
+        if cp is None:
+            table = self.pruning_path_
+            if "cp" not in table:
+                raise AttributeError(
+                    f"pruner {self.composition_.pruner.name!r} records no cp table: pass cp= "
+                    "or fit with pruner='cost_complexity'"
+                )
+            # the table runs from the largest tree to the root; rpart's from the root
+            cps = np.asarray(table["cp"], dtype=np.float64)[::-1]
+            cp = np.sqrt(cps * np.concatenate([[10.0], cps[:-1]]))
+            cp[0] = (1.0 + cps[0]) / 2.0
+        cp = np.atleast_1d(np.asarray(cp, dtype=np.float64))
+        if cp.ndim != 1 or not (np.isfinite(cp).all() and (cp >= 0).all()):
+            raise ValueError("cp must be finite numbers >= 0")
+        y = np.asarray(y)
+        n = y.shape[0]
+        if isinstance(xval, numbers.Integral) and not isinstance(xval, bool):
+            if xval < 2:
+                raise ValueError(f"xval must be >= 2 folds or a fold id per row, got {xval}")
+            if y.ndim != 1:
+                raise ValueError("xval as a number of folds needs one label per row in y")
+            strata = np.unique(y.astype(str), return_inverse=True)[1]
+            fold = stratified_folds(strata, int(xval), np.random.default_rng(seed))
+        else:
+            fold = np.asarray(xval)
+            if fold.shape != (n,):
+                raise ValueError(
+                    f"xval must be a number of folds or one fold id per row ({n}), got shape "
+                    f"{fold.shape}"
+                )
+        params = {**self.get_params(deep=False), "pruner": "none", "pruner_params": None}
+        params.update(reject=None, calibration=None)
+        weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        out = None
+        for k in np.unique(fold):
+            test, train = np.flatnonzero(fold == k), np.flatnonzero(fold != k)
+            if test.size == 0 or train.size == 0:
+                continue
+            grown = type(self)(**params).fit(
+                _rows(X, train), y[train], sample_weight=None if weight is None else weight[train]
+            )
+            for j, value in enumerate(cp):
+                predicted = grown.prune(cp=float(value), risk=self._cp_risk()).predict(
+                    _rows(X, test)
+                )
+                if out is None:
+                    out = np.empty((n, cp.size), dtype=np.asarray(predicted).dtype)
+                out[test, j] = predicted
+        return out
+
+    def _cp_risk(self) -> str:
+        return self.composition_.pruner.get_params().get("risk", "misclassification")
+
+
+def _rows(X, rows):
+    """Rows of an array or a DataFrame."""
+    return X.iloc[rows] if hasattr(X, "iloc") else np.asarray(X)[rows]
+
 
 def r_vector_text(values: list[str], width: int = 80) -> str:
     """``values`` as R prints a character vector without quotes: entries padded to one
