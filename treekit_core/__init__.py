@@ -48,6 +48,7 @@ from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
+from treekit_core.estimators.rpart_parms import rpart_parms
 from treekit_core.estimators.text import export_text
 from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.hookspecs import hookimpl
@@ -142,6 +143,7 @@ __all__ = [
     "compile_impurity",
     "export_dot",
     "export_text",
+    "rpart_parms",
     "get_registry",
     "hookimpl",
     "jit",

@@ -9,7 +9,7 @@ from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
 from treekit_core.builtins.evaluators import HardEvaluator
-from treekit_core.builtins.labelers import Majority
+from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.nominal_subsets import best_nominal_split
 from treekit_core.builtins.propagators import HardPropagator
 from treekit_core.builtins.pruners.cost_complexity import CostComplexity
@@ -32,6 +32,7 @@ __all__ = [
     "Gini",
     "HardEvaluator",
     "HardPropagator",
+    "CostMatrix",
     "Majority",
     "Misclassification",
     "Multiway",
@@ -78,7 +79,7 @@ def treekit_pruners():
 
 @hookimpl
 def treekit_labelers():
-    return [Majority]
+    return [Majority, CostMatrix]
 
 
 @hookimpl

@@ -15,6 +15,7 @@ from treekit_core.builtins.pruners.cost_complexity import (
     node_risk,
 )
 from treekit_core.engine.composition import PruningContext
+from treekit_core.engine.folds import stratified_folds
 
 
 class Bunch(dict):
@@ -167,8 +168,6 @@ class PruningPaths:
         default rpart's: the geometric means of adjacent rows of this model's cp table, the
         first row at (1 + its cp) / 2. X and y must be the training data (a fitted tree
         does not keep it)."""
-        from treekit_core.engine.folds import stratified_folds
-
         self._check_fitted()
         if cp is None:
             table = self.pruning_path_

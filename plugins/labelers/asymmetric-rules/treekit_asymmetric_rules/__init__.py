@@ -5,8 +5,9 @@ proportion reaches its threshold, p_k >= delta_k (inclusive, with a 1e-12 tolera
 floating point). One qualifying class is decided; several: the largest p_k / delta_k wins
 (our choice for K classes, the paper treats two); none: the leaf abstains.
 
-``cost_matrix``: the decision of minimum expected cost, argmin_j sum_i p_i C[i][j], with
-C[i][j] the cost of deciding class j when the truth is class i.
+``cost_matrix`` (the decision of minimum expected cost, the baseline the paper compares
+with) is CART's cost rule and is built into treekit_core (rpart's ``loss`` uses it); it is
+re-exported here for code written against earlier versions of this plugin.
 
 Both apply to leaf distributions and, unchanged, to the mixtures of soft evaluation and
 forests, because they decide from a distribution.
@@ -20,6 +21,9 @@ import attrs
 import numpy as np
 
 from treekit_core import ABSTAIN, Labeler, hookimpl
+from treekit_core.builtins import CostMatrix
+
+__all__ = ["AsymmetricThresholds", "CostMatrix"]
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 4
@@ -73,48 +77,6 @@ class AsymmetricThresholds(Labeler):
         return np.where(qualifies.any(axis=1), best, ABSTAIN).astype(np.int64)
 
 
-def _check_costs(instance, attribute, value):
-    try:
-        costs = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"costs must be a K x K matrix of numbers, got {value!r}") from None
-    if costs.ndim != 2 or costs.shape[0] != costs.shape[1] or costs.shape[0] < 2:
-        raise ValueError(f"costs must be a square K x K matrix (K >= 2), got shape {costs.shape}")
-    if not np.isfinite(costs).all() or (costs < 0).any():
-        raise ValueError("costs must be finite and non-negative")
-
-
-@attrs.define(slots=False)
-class CostMatrix(Labeler):
-    """``costs[i][j]``: the cost of deciding class j when the truth is class i (classes in
-    the order of ``classes_``). Equal off-diagonal costs reproduce the majority rule."""
-
-    name: ClassVar[str] = "cost_matrix"
-    description: ClassVar[str] = "decision of minimum expected cost under a K x K cost matrix"
-    costs: list = attrs.field(default=None, validator=_check_costs)
-
-    def check_data(self, data) -> None:
-        if len(self.costs) != data.n_statistics:
-            raise ValueError(
-                f"labeler 'cost_matrix': costs is {len(self.costs)} x {len(self.costs)} "
-                f"but the data has {data.n_statistics} classes"
-            )
-
-    def expected_costs(self, proba):
-        return proba @ np.asarray(self.costs, dtype=np.float64)
-
-    def decide(self, proba):
-        return np.argmin(self.expected_costs(proba), axis=1).astype(np.int64)
-
-    def node_error(self, class_sums, weights):
-        """The node's weighted cost (misclassification cost for a 0/1 matrix), the risk of
-        cost-complexity pruning as in CART with costs."""
-        decision = self.decide(self.distribution(class_sums, weights))
-        return (class_sums @ np.asarray(self.costs, dtype=np.float64))[
-            np.arange(len(weights)), decision
-        ]
-
-
 @hookimpl
 def treekit_labelers():
-    return [AsymmetricThresholds, CostMatrix]
+    return [AsymmetricThresholds]
