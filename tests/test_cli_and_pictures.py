@@ -158,3 +158,31 @@ def test_dot_export_parses():
     graph = graphs[0]
     assert len(graph.get_nodes()) - 1 >= model.tree_.n_nodes  # pydot also lists the "node" defaults
     assert len(graph.get_edges()) == model.tree_.n_nodes - 1
+
+
+def test_the_pruning_path_labels_do_not_overlap():
+    """Issue 37: a long pruning path (pima's, 18 subtrees, in a small figure) shows every
+    k-th cp / leaves label, k chosen so that the labels shown do not overlap, and the
+    subtree in use is labelled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treekit_core.tools import plots
+
+    data = load_dataset("pima")
+    model = TreeClassifier(pruner="cost_complexity", pruner_params={"cv": 3}).fit(data.X, data.y)
+    n_levels = len(model.pruning_path_["alphas"])
+    assert n_levels > 12
+    fig, ax = plt.subplots(figsize=(4, 3))
+    plots.plot_pruning_path(model, ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    shown = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert 2 <= len(shown) < n_levels
+    boxes = sorted((t.get_window_extent(renderer) for t in shown), key=lambda b: b.x0)
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:], strict=False))
+    selected = int(np.flatnonzero(model.pruning_path_["selected"])[0])
+    assert ax.get_xticklabels()[selected].get_text() != ""
+    plt.close(fig)

@@ -137,7 +137,7 @@ def test_labeler_abstaining_without_saying_so_is_caught():
 
 def test_every_builtin_component_passes():
     registry = get_registry()
-    defaults = {}
+    defaults = {"cost_matrix": {"costs": [[0.0, 1.0], [3.0, 0.0]]}}
     for kind in (
         "criterion",
         "splitter",

@@ -149,7 +149,7 @@ def _load(name, source, functions, what):
     except OSError:
         current = None
     if current != source:
-        announce_compiling(what)
+        announce_compiling(what, name)
         temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
             handle.write(source)

@@ -187,16 +187,34 @@ def plot_pruning_path(model, ax=None):
         label="min + 1 SE",
     )
     ax.set_xticks(x)
-    ax.set_xticklabels(
-        [f"{cp:.3g}\n{int(n)}" for cp, n in zip(path["cp"], path["n_leaves"], strict=True)],
-        fontsize=7,
-    )
+    labels = [f"{cp:.3g}\n{int(n)}" for cp, n in zip(path["cp"], path["n_leaves"], strict=True)]
+    ax.set_xticklabels(labels, fontsize=7)
     ax.set_xlabel("cp (top) and leaves (bottom)")
     ax.set_ylabel("X-val relative error")
+    selected = int(np.flatnonzero(path["selected"])[0]) if "selected" in path else 0
     if "selected" in path:
-        ax.axvline(int(np.flatnonzero(path["selected"])[0]), color="C3", lw=1, label="selected")
+        ax.axvline(selected, color="C3", lw=1, label="selected")
     ax.legend()
+    _thin_tick_labels(ax, labels, keep=selected)
     return ax
+
+
+def _thin_tick_labels(ax, labels, keep: int, gap: float = 1.15) -> None:
+    """Blank all but every k-th x tick label, k the smallest step at which the widest label
+    (measured by the figure's renderer) fits between its shown neighbours with ``gap``
+    room; the labels shown are the ones in step with ``keep`` (the subtree in use)."""
+    if len(labels) < 2:
+        return
+    figure = ax.figure
+    renderer = figure.canvas.get_renderer()
+    widest = max(label.get_window_extent(renderer).width for label in ax.get_xticklabels())
+    left, right = ax.transData.transform([(0, 0), (len(labels) - 1, 0)])[:, 0]
+    spacing = (right - left) / (len(labels) - 1)
+    step = max(1, int(np.ceil(widest * gap / spacing))) if spacing > 0 else len(labels)
+    if step > 1:
+        ax.set_xticklabels(
+            [label if (i - keep) % step == 0 else "" for i, label in enumerate(labels)], fontsize=7
+        )
 
 
 def plot_risk_coverage(curves: dict, ax=None):
