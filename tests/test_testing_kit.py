@@ -7,9 +7,10 @@ import attrs
 import numpy as np
 import pytest
 
-from treekit_core import Criterion, Labeler, Question
+from treekit_core import Criterion, Labeler, Question, TreeClassifier, registered
 from treekit_core.builtins import Multiway
 from treekit_core.builtins.splitters import Exhaustive
+from treekit_core.components.question import threshold_answer
 from treekit_core.registry import get_registry
 from treekit_core.testing import (
     ConformanceError,
@@ -18,6 +19,7 @@ from treekit_core.testing import (
     check_labeler,
     check_question,
     check_splitter,
+    small_data,
 )
 from treekit_core.testing.pytest_plugin import treekit_check, treekit_registry  # noqa: E402,F401
 
@@ -185,9 +187,73 @@ class IgnoresMissing(OutOfRange):
     answer: ClassVar[object] = staticmethod(_answers_although_missing)
 
 
+def _two_candidates(n_values):
+    return 2
+
+
+def _runs_past_the_values(values, n_values, index):
+    return index, n_values + 1  # ends past the values
+
+
+def _threshold_run(values, n_values, index):
+    return 0, 1
+
+
+@attrs.define(slots=False)
+class RunsPastTheValues(IgnoresMissing):
+    name: ClassVar[str] = "runs_past_the_values"
+    answer: ClassVar[object] = staticmethod(threshold_answer)
+    range_count: ClassVar[object] = staticmethod(_two_candidates)
+    range_candidate: ClassVar[object] = staticmethod(_runs_past_the_values)
+
+    def range_parameters(self, before, first, last, after):
+        return last / 2.0 + after / 2.0, {}
+
+
+@attrs.define(slots=False)
+class CandidatesWithoutACount(RunsPastTheValues):
+    name: ClassVar[str] = "candidates_without_a_count"
+    range_count: ClassVar[object] = None
+    range_candidate: ClassVar[object] = staticmethod(_threshold_run)
+
+
 def test_question_kinds_breaking_the_contract_are_caught():
+    with pytest.raises(ConformanceError, match=r"gave the run \(0, 3\): not inside \[0, 2\]"):
+        check_question(RunsPastTheValues)
+    with pytest.raises(ConformanceError, match="one of range_count and range_candidate"):
+        check_question(CandidatesWithoutACount)
     with pytest.raises(ConformanceError, match="returned 7, outside"):
         check_question(OutOfRange)
     with pytest.raises(ConformanceError, match="tested feature is missing"):
         check_question(IgnoresMissing)
     check_question(Multiway, n_branches=5)
+
+
+def _kit_gini(class_sums, total_weight, params):
+    if total_weight <= 0.0:
+        return 0.0
+    s = 0.0
+    for k in range(class_sums.shape[0]):
+        p = class_sums[k] / total_weight
+        s += p * p
+    return 1.0 - s
+
+
+@attrs.define(slots=False)
+class KitGini(Criterion):
+    name: ClassVar[str] = "kit_gini"
+    impurity: ClassVar[object] = staticmethod(_kit_gini)
+
+
+def test_checking_a_criterion_compiles_no_grower_specialised_to_it(tmp_path, monkeypatch):
+    """Issue 37: the kit grows its trees with the core's function-value kernels (shared by
+    every criterion), so checking a criterion a plugin author has just edited writes and
+    compiles no grower for it; ``splitters`` limits the trees to the splitters named."""
+    monkeypatch.setenv("TREEKIT_KERNEL_DIR", str(tmp_path))
+    check_criterion(KitGini, splitters=["exhaustive", "c45"])
+    written = [path.name for path in tmp_path.iterdir()]
+    assert not any(name.startswith("treekit_growth") for name in written), written
+    # outside the kit, a fit specialises the grower to the criterion as before
+    with registered(KitGini):
+        TreeClassifier(criterion=KitGini(), max_depth=2).fit(*small_data(2))
+    assert any(path.name.startswith("treekit_growth") for path in tmp_path.iterdir())

@@ -14,8 +14,16 @@ from treekit_core.builtins.nominal_subsets import best_nominal_split, split_info
 from treekit_core.components import Split, Splitter
 from treekit_core.components.errors import CompositionError
 from treekit_core.engine.tree import tree_from_table
+from treekit_core.registry import get_registry
 
 NOMINAL_SPLITS = ("subset", "multiway")
+
+
+def _check_question_names(instance, attribute, value):
+    if not all(isinstance(name, str) and name for name in value):
+        raise ValueError(f"questions must be names of question kinds, got {list(value)!r}")
+
+
 #: Weka's comparison tolerance (Utils.SMALL).
 WEKA_SMALL = 1e-6
 
@@ -45,6 +53,12 @@ class Exhaustive(Splitter):
     Honours min_samples_leaf (counted in rows) and min_weight_fraction_leaf (in weight).
     Works with fractional sample weights. Ties are broken by the first feature (in
     candidate order) and the leftmost threshold.
+
+    ``questions``: names of further question kinds to search at every node, kinds that
+    declare range candidates (an interval question, for example); one of them is chosen
+    only where it drops impurity strictly more than every threshold and nominal question.
+    Searched by compiled kernels, node by node (the presorted builder knows thresholds
+    only).
     """
 
     name: ClassVar[str] = "exhaustive"
@@ -55,6 +69,7 @@ class Exhaustive(Splitter):
         default="subset", validator=attrs.validators.in_(NOMINAL_SPLITS)
     )
     gain_ratio: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    questions: tuple = attrs.field(default=(), converter=tuple, validator=_check_question_names)
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.specialised import criterion_kernels
@@ -66,7 +81,47 @@ class Exhaustive(Splitter):
             kernels.impurity,
             criterion.impurity_params(data.n_statistics),
             data,
+            self._range_searches(criterion),
         )
+
+    def _range_searches(self, criterion) -> list:
+        """(question kind, compiled search) for every kind named in ``questions``: kinds
+        that declare range candidates (:attr:`treekit_core.Question.range_count`)."""
+        if not self.questions:
+            return []
+        from treekit_core.kernels.range_search import range_search_kernel
+
+        kinds = get_registry().components("question")
+        searches = []
+        for name in self.questions:
+            if name not in kinds:
+                raise CompositionError(
+                    f"splitter {self.name!r}: questions names {name!r}, which is no registered "
+                    f"question kind (registered: {sorted(kinds)})"
+                )
+            kind = kinds[name].cls
+            if kind.range_count is None or kind.range_candidate is None:
+                raise CompositionError(
+                    f"splitter {self.name!r} cannot search question kind {name!r}: the kind "
+                    "declares no range candidates (range_count and range_candidate), which is "
+                    "how this splitter enumerates a kind's questions"
+                )
+            if type(criterion).split_score is not None:
+                raise CompositionError(
+                    f"splitter {self.name!r} cannot search question kind {name!r} with "
+                    f"criterion {criterion.name!r}: the range search scores impurity drops, "
+                    "and the criterion scores splits its own way"
+                )
+            if self.gain_ratio:
+                raise CompositionError(
+                    f"splitter {self.name!r} with gain_ratio=True cannot search question kind "
+                    f"{name!r}: gain ratio is defined here for threshold and nominal questions"
+                )
+            kernel = range_search_kernel(
+                type(criterion).impurity, kind.range_count, kind.range_candidate, name
+            )
+            searches.append((kind(), kernel))
+        return searches
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree with the presorted builder (the same tree as the
@@ -104,10 +159,12 @@ class Exhaustive(Splitter):
     def _presorted_growth(self, data) -> bool:
         """Whether the presorted builder grows trees on this data: numeric features only,
         no missing value, no gain ratio."""
-        return not (data.has_missing or data.nominal_features.size or self.gain_ratio)
+        return not (
+            data.has_missing or data.nominal_features.size or self.gain_ratio or self.questions
+        )
 
     def find_split(self, state, node, rules):
-        kernel, impurity, params, data = state
+        kernel, impurity, params, data, ranges = state
         features = node.features
         nominal = np.zeros(0, dtype=np.int64)
         if data.nominal_features.size:
@@ -153,7 +210,34 @@ class Exhaustive(Splitter):
                 (impurity, params, data), node, rules, nominal, self.nominal_split, self.gain_ratio
             )
             if split is not None and score > best_score:
-                best = split
+                best, best_score = split, score
+        for question, search in ranges if features.size else []:
+            found = search(
+                params,
+                data.X,
+                data.evidence,
+                node.rows,
+                node.row_weights,
+                node.statistics,
+                node.weight,
+                features,
+                rules.min_samples_leaf,
+                rules.min_weight_leaf,
+            )
+            feature, drop = int(found[0]), float(found[3])
+            if feature < 0 or not drop > best_score:  # a kind's question must be strictly better
+                continue
+            threshold, fields = question.range_parameters(*(float(v) for v in found[4:8]))
+            share = float(found[8])
+            best = Split(
+                feature,
+                float(threshold),
+                drop,
+                dict(fields),
+                question=question.name,
+                branch_shares=(share, 1.0 - share),
+            )
+            best_score = drop
         return best
 
     node_field_names = ()

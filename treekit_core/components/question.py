@@ -60,6 +60,37 @@ class Question(Component):
     replace its step by a gate) and narrows the node boxes of :func:`treekit_core.node_boxes`.
     Every other question routes hard, also under soft components."""
 
+    range_count: ClassVar[object] = None
+    """Optional, with :attr:`range_candidate`: declares that this kind has two-branch
+    questions on one numeric feature that send a contiguous run of the node's sorted
+    distinct values to branch 0 and the rest to branch 1, so the built-in exhaustive
+    splitter can search them at compiled speed (``splitter_params={"questions": [name]}``).
+    A plain function, compilable like :attr:`answer`::
+
+        range_count(n_values: int64) -> int64
+
+    the number of candidates at a node whose feature has ``n_values`` distinct known
+    values. Called by the compiled range search (:mod:`treekit_core.kernels.range_search`)
+    once per feature per node."""
+
+    range_candidate: ClassVar[object] = None
+    """A plain function (with :attr:`range_count`)::
+
+        range_candidate(values: float64[::1], n_values: int64, index: int64)
+            -> (int64, int64)
+
+    candidate ``index`` in ``[0, range_count(n_values))``: the run ``[start, end)`` of the
+    ascending distinct values ``values`` that goes to branch 0. A run outside
+    ``0 <= start < end <= n_values``, or holding every value, is skipped. Called by the
+    compiled range search once per candidate."""
+
+    def range_parameters(self, before: float, first: float, last: float, after: float):
+        """(threshold, node_fields) of the chosen run: ``first`` and ``last`` are its
+        smallest and largest values, ``before`` and ``after`` the node's values next to it
+        (-inf / +inf where the run starts or ends the feature's range). Called by the
+        exhaustive splitter once per node whose best question is of this kind."""
+        raise NotImplementedError(f"question kind {self.name!r} declares no range candidates")
+
     def parameters(self, fields: dict, node=None):
         """This kind's parameters as the float vector :attr:`answer` receives: the value of
         :attr:`parameter_field` in ``fields`` (a split's node fields, or a tree's, at

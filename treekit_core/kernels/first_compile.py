@@ -26,6 +26,14 @@ class CompilationNotice(UserWarning):
 
 _lock = threading.Lock()
 _announced: set = set()  # the kernel families announced in this process
+_described: dict = {}  # family -> what its notice says (generated modules name theirs)
+
+
+def describe_family(family: str, what: str) -> None:
+    """Say what the kernels of ``family`` are for, should their compile be announced by
+    the listener (a generated module whose source was already written, compiled again
+    because numba's cache was emptied). Called by :mod:`.generated` per module loaded."""
+    _described[family] = what
 
 
 def _caller_level() -> int:
@@ -78,7 +86,7 @@ def install_listener() -> None:
             data = ev.data if isinstance(ev.data, dict) else {}
             module = _treekit_module(data.get("dispatcher"))
             if depth == 0 and module and module not in _announced:
-                announce_compiling(f"the kernels of {module}", module)
+                announce_compiling(_described.get(module, f"the kernels of {module}"), module)
 
         def on_end(self, ev):
             nesting.depth = max(getattr(nesting, "depth", 1) - 1, 0)

@@ -27,7 +27,11 @@ import threading
 import warnings
 
 from treekit_core.kernels.compiling import JIT_DISABLED, jit
-from treekit_core.kernels.first_compile import CompilationNotice, announce_compiling
+from treekit_core.kernels.first_compile import (
+    CompilationNotice,
+    announce_compiling,
+    describe_family,
+)
 
 __all__ = [
     "CompilationNotice",
@@ -142,6 +146,7 @@ def generated_module(prefix: str, source: str, functions: dict, what: str):
 
 
 def _load(name, source, functions, what):
+    describe_family(name, what)
     path = os.path.join(kernel_directory(), name + ".py")
     try:
         with open(path, encoding="utf-8") as handle:

@@ -28,10 +28,12 @@ that import it) then scores them the criterion's way.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import inspect
 import os
+import threading
 import types
 
 import attrs
@@ -249,8 +251,28 @@ def _bound_module(function, kernel_module, entry_names):
     return types.SimpleNamespace(impurity=impurity, specialised=False, **entries)
 
 
+_by_value_only = threading.local()
+
+
 def _specialising() -> bool:
     return os.environ.get("TREEKIT_SPECIALISE", "1") not in ("0", "")
+
+
+@contextlib.contextmanager
+def function_value_kernels():
+    """While the block runs (in this thread), criteria reach the core's split search as
+    function values (kernels shared by every criterion, compiled once per machine) instead
+    of kernels specialised to each: the same trees, without the core grower's compile for
+    a new criterion. The conformance kit checks criteria so (a criterion a plugin author
+    edits is a new criterion each time); fits elsewhere specialise as before. Plugins'
+    kernels (:func:`impurity_kernels`) still specialise, since their function-value form
+    compiles in every process; so do criteria with a split score, which reaches the
+    kernels no other way."""
+    _by_value_only.depth = getattr(_by_value_only, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _by_value_only.depth -= 1
 
 
 @attrs.frozen
@@ -280,7 +302,7 @@ def criterion_kernels(criterion, specialised: bool | None = None) -> CriterionKe
     if score is not None:  # a split score reaches the kernels only by specialising them
         return _specialised(function, score)
     if specialised is None:
-        specialised = _specialising()
+        specialised = _specialising() and not getattr(_by_value_only, "depth", 0)
     if specialised and source_file(function) is not None:
         return _specialised(function)
     return _by_value(function)

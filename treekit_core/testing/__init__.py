@@ -75,7 +75,7 @@ def _fail(instance, message):
     raise ConformanceError(f"{instance.kind} {instance.name!r}: {message}")
 
 
-def check_criterion(criterion, params=None, n_classes=3, y=None):
+def check_criterion(criterion, params=None, n_classes=3, y=None, splitters=None):
     """Zero on pure nodes, finite, non-negative, compiles under numba, symmetric in the
     classes when it declares ``symmetric = True``, concave (weighted by the node's weight,
     on random segments of class sums) when it declares ``concave = True``, and grows a
@@ -83,8 +83,25 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
     target reads for the rows of :func:`small_data` (default: small_data's class labels);
     then the impurity is probed on sums of that target's rows (their width, not a number
     of classes: a criterion reads only the statistics its target writes), finite and >= 0,
-    before the trees are grown."""
+    before the trees are grown.
 
+    The trees grow with the kernels that take the impurity as a function value, shared
+    by every criterion and compiled once per machine (the same trees as the kernels
+    specialised to a criterion, which a fit compiles per criterion and per edit of its
+    file). Plugins' splitters still compile kernels specialised to the criterion (the
+    histogram and UDT searches: a few seconds each, once per edit of the criterion's
+    file); ``splitters`` (names) limits the trees to those splitters.
+
+    Measured (benchmarks/README.md, issue 37): an edited criterion 6.3 s with every plugin
+    installed (8.6 s before the core's grower took the function value here), 0.8 s when
+    nothing changed."""
+    from treekit_core.kernels.specialised import function_value_kernels
+
+    with function_value_kernels():
+        _check_criterion(criterion, params, n_classes, y, splitters)
+
+
+def _check_criterion(criterion, params, n_classes, y, splitters):
     instance = _instance(criterion, params)
     try:
         compiled = instance.compiled_impurity()
@@ -92,7 +109,7 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
         _fail(instance, f"its impurity does not compile under numba: {exc}")
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
-        _grow_with_every_splitter(instance, y)
+        _grow_with_every_splitter(instance, y, splitters)
         return
     try:
         p = instance.impurity_params(n_classes)
@@ -137,7 +154,7 @@ def check_criterion(criterion, params=None, n_classes=3, y=None):
                     instance,
                     f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0",
                 )
-    _grow_with_every_splitter(instance, small_data(2)[1])
+    _grow_with_every_splitter(instance, small_data(2)[1], splitters)
 
 
 def _check_impurity_on_target_rows(instance, compiled, y) -> None:
@@ -158,10 +175,11 @@ def _check_impurity_on_target_rows(instance, compiled, y) -> None:
             _fail(instance, f"impurity is {value:g} for the sums {sums.round(3)} of target rows")
 
 
-def _grow_with_every_splitter(instance, y) -> None:
+def _grow_with_every_splitter(instance, y, splitters=None) -> None:
     X, _ = small_data(2)
     with _registered(instance):
-        for name in get_registry().components("splitter"):
+        installed = get_registry().components("splitter")
+        for name in installed if splitters is None else splitters:
             try:
                 TreeClassifier(
                     criterion=instance,
@@ -457,12 +475,22 @@ def check_json_round_trip(model, X):
         raise ConformanceError("the model's JSON round trip changes its predictions")
 
 
-def check_question(question, n_branches: int = 2, n_features: int = 4, seed: int = 0):
+def check_question(
+    question,
+    n_branches: int = 2,
+    n_features: int = 4,
+    seed: int = 0,
+    threshold: float = 0.5,
+    params=None,
+):
     """A question kind's contract: ``answer`` compiles with numba and gives, on random rows
     (negative, fractional and missing values included), a branch in ``[0, n_branches)`` or
     ``MISSING_BRANCH``, the same compiled and as plain Python; a missing tested value gives
     ``MISSING_BRANCH``; ``branch_texts`` words every branch; ``check_node`` accepts a well
-    formed node. ``n_branches`` is what the kind asks (2 for binary kinds)."""
+    formed node (``threshold`` and ``params``, default 0.5 and 1, 2, ...). ``n_branches``
+    is what the kind asks (2 for binary kinds). A kind declaring range candidates: they
+    come in pairs, compile, give runs inside the values, and ``range_parameters`` makes a
+    node ``check_node`` accepts."""
     from treekit_core.kernels.question_routing import routing_kernels
 
     instance = _instance(question)
@@ -473,8 +501,11 @@ def check_question(question, n_branches: int = 2, n_features: int = 4, seed: int
     X = np.round(rng.normal(0, 4, size=(200, n_features)), 1)
     X[rng.random(X.shape) < 0.1] = np.nan
     X[:5, 0] = np.nan  # the tested feature missing
-    params = np.arange(1.0, n_features + 1.0)
-    feature, threshold = 0, 0.5
+    if params is None and threshold == 0.5 and callable(cls.range_count):
+        # a kind with range candidates makes its own well formed node
+        threshold, params = _range_node(instance, np.arange(0.0, 7.0))
+    params = np.arange(1.0, n_features + 1.0) if params is None else np.asarray(params, float)
+    feature = 0
     try:
         kernels = routing_kernels((cls,))
         compiled = [
@@ -498,6 +529,63 @@ def check_question(question, n_branches: int = 2, n_features: int = 4, seed: int
     problem = instance.check_node(feature, threshold, params, n_branches, n_features)
     if problem is not None:
         _fail(instance, f"`check_node` refuses a well formed node: {problem}")
+    if cls.range_count is not None or cls.range_candidate is not None:
+        _check_range_candidates(instance, n_features)
+
+
+def _check_range_candidates(instance, n_features: int) -> None:
+    """The range enumeration of a question kind (see :class:`treekit_core.Question`)."""
+    import numba
+
+    cls = type(instance)
+    if not (callable(cls.range_count) and callable(cls.range_candidate)):
+        _fail(instance, "declares one of range_count and range_candidate without the other")
+    try:
+        count, candidate = numba.njit(cls.range_count), numba.njit(cls.range_candidate)
+        count(7)
+        candidate(np.arange(7.0), 7, 0)
+    except Exception as exc:  # numba's typing errors are many classes
+        _fail(instance, f"range_count / range_candidate do not compile in nopython mode: {exc}")
+    chosen = None
+    for m in (2, 3, 7, 40, 300):
+        values = np.arange(float(m))
+        n = int(cls.range_count(m))
+        if n < 0 or int(count(m)) != n:
+            _fail(instance, f"range_count({m}) is {n}: negative, or not the same compiled")
+        for index in range(min(n, 2000)):
+            run = tuple(int(v) for v in cls.range_candidate(values, m, index))
+            if run != tuple(int(v) for v in candidate(values, m, index)):
+                _fail(instance, f"range_candidate({m} values, {index}) differs compiled")
+            start, end = run
+            if not (0 <= start < end <= m) or (start, end) == (0, m):
+                _fail(
+                    instance,
+                    f"range_candidate({m} values, {index}) gave the run {run}: not inside "
+                    f"[0, {m}] or holding every value",
+                )
+            chosen = chosen or (values,)
+    if chosen is None:
+        return
+    threshold, params = _range_node(instance, chosen[0])
+    problem = instance.check_node(0, threshold, params, 2, n_features)
+    if problem is not None:
+        _fail(instance, f"`range_parameters` makes a node check_node refuses: {problem}")
+
+
+def _range_node(instance, values):
+    """(threshold, params) of the node ``range_parameters`` makes for the first candidate
+    run of ``values`` (None params when the kind has no candidate there)."""
+    cls, m = type(instance), values.shape[0]
+    if int(cls.range_count(m)) <= 0:
+        return 0.5, None
+    start, end = (int(v) for v in cls.range_candidate(values, m, 0))
+    if not (0 <= start < end <= m):
+        return 0.5, None  # reported by the range checks
+    before = values[start - 1] if start > 0 else -np.inf
+    after = values[end] if end < m else np.inf
+    threshold, fields = instance.range_parameters(before, values[start], values[end - 1], after)
+    params = instance.parameters(fields) if cls.parameter_field else np.zeros(1)
+    return float(threshold), params
 
 
 _CORRUPTION_RUNNER = """
