@@ -344,3 +344,60 @@ def test_a_bad_component_parameter_is_one_readable_line(tmp_path, capsys):
     # a pruner parameter without --pruner goes to the default pruner
     assert _fit(dataset_path("haberman"), model_file, "--set", "pruner.rule=min_error") == 0
     assert "rule='min_error'" in capsys.readouterr().out
+
+
+def test_a_numeric_target_fits_a_regression_tree_end_to_end(tmp_path, capsys):
+    """Issue 38: a target column of measurements fits a regression tree (the CLI says why),
+    rows without the response are dropped as rpart drops them; predict writes numbers;
+    evaluate prints RMSE, MAE and R^2, on the file and cross-validated."""
+    from sklearn.metrics import mean_absolute_error, r2_score
+
+    from treekit_core import TreeRegressor
+    from treekit_core.datasets import dataset_path, load_dataset
+
+    model_file, predictions = tmp_path / "m.json", tmp_path / "p.csv"
+    path = str(dataset_path("airquality"))
+    assert main(["fit", path, "--target", "Ozone", "--out", str(model_file)]) == 0
+    out = capsys.readouterr().out
+    assert "task: regression ('Ozone' holds" in out and "fitted" in out
+    assert "labeler" not in out  # a regressor's composition line names what it uses
+    model = TreeRegressor.from_json(str(model_file))
+    data = load_dataset("airquality")
+    expected = TreeRegressor(
+        pruner="cost_complexity", pruner_params={"cv": 10, "rule": "one_se"}, random_state=0
+    ).fit(data.X, data.y)
+    np.testing.assert_array_equal(model.predict(data.X), expected.predict(data.X))
+    assert main(["predict", str(model_file), path, "--out", str(predictions)]) == 0
+    written = np.loadtxt(predictions, delimiter=",", skiprows=1)
+    assert written.shape == (153,)  # every row of the file, those without Ozone too
+    assert main(["evaluate", str(model_file), path, "--target", "Ozone"]) == 2  # empty Ozone
+    assert "is empty on row" in capsys.readouterr().err
+    complete = tmp_path / "complete.csv"
+    lines = open(path).read().splitlines()
+    complete.write_text("\n".join([lines[0], *[row for row in lines[1:] if not row.endswith(",")]]))
+    assert main(["evaluate", str(model_file), str(complete), "--target", "Ozone"]) == 0
+    out = capsys.readouterr().out
+    predicted = model.predict(data.X)
+    assert f"MAE   {mean_absolute_error(data.y, predicted):.6g}" in out
+    assert f"R^2   {r2_score(data.y, predicted):.6f}" in out
+    cv = ["evaluate", str(model_file), str(complete), "--target", "Ozone", "--cv", "5"]
+    assert main(cv) == 0
+    out = capsys.readouterr().out
+    assert "out-of-sample figures: 5-fold cross-validation (seed 0)" in out and "RMSE" in out
+
+
+def test_the_task_can_be_chosen_and_is_said(tmp_path, capsys):
+    from treekit_core.datasets import dataset_path
+
+    path = str(dataset_path("warpbreaks"))
+    model_file = tmp_path / "m.json"
+    assert main(["fit", path, "--target", "breaks", "--out", str(model_file)]) == 0
+    assert "task: regression ('breaks' holds 31 distinct numbers" in capsys.readouterr().out
+    argv = ["fit", path, "--target", "breaks", "--out", str(model_file)]
+    assert main([*argv, "--task", "classification", "--pruner", "none"]) == 0
+    assert "task: classification (--task classification" in capsys.readouterr().out
+    assert main([*argv, "--forest", "3"]) == 2
+    assert "--forest fits classification forests only" in capsys.readouterr().err
+    assert main([*argv, "--criterion", "rpart_poisson"]) == 0
+    assert main(["path", str(model_file)]) == 0
+    assert "Root node error" in capsys.readouterr().out

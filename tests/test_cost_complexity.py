@@ -24,7 +24,9 @@ def test_impurity_risk_equals_sklearn_ccp(name, min_samples_leaf):
     data = load_dataset(name, dropna=True)
     X = float32_exact(data.X)
     full = TreeClassifier(min_samples_leaf=min_samples_leaf).fit(X, data.y)
-    sequence = CostComplexity(risk="impurity").sequence(full.tree_, full.composition_.labeler)
+    sequence = CostComplexity(risk="impurity").pruning_sequence(
+        full.tree_, full.composition_.labeler
+    )
     path = DecisionTreeClassifier(
         min_samples_leaf=min_samples_leaf, random_state=0
     ).cost_complexity_pruning_path(X, data.y)

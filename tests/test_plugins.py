@@ -99,7 +99,9 @@ def test_unknown_name_lists_installed_and_suggests():
         TreeClassifier(criterion="ginni").fit([[0.0], [1.0]], [0, 1])
     message = str(info.value)
     assert "unknown criterion 'ginni'" in message and "did you mean 'gini'" in message
-    assert "entropy, gini, misclassification, variance" in message
+    assert "entropy, gini, misclassification, poisson, rpart_poisson, squared_error, variance" in (
+        message
+    )
 
 
 def test_unknown_splitter_without_close_match():

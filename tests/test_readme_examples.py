@@ -43,3 +43,11 @@ def test_the_rejection_example_decides_about_four_rows_in_five():
     exec(block_with("reject="), namespace)
     decided = (~namespace["decision"].abstained).mean()
     assert 0.7 <= decided <= 0.9, decided
+
+
+def test_the_regression_example_runs(capsys):
+    data = load_dataset("airquality")
+    namespace = {"X": data.X, "y": data.y}
+    exec(block_with("TreeRegressor(criterion="), namespace)
+    assert namespace["reg"].score(data.X, data.y) > 0.5
+    assert "Root node error" in capsys.readouterr().out

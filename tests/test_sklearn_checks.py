@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sklearn")
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from treekit_core import ForestClassifier, PairwiseDAG, TreeClassifier  # noqa: E402
+from treekit_core import ForestClassifier, PairwiseDAG, TreeClassifier, TreeRegressor  # noqa: E402
 
 BOOTSTRAP = (
     "a bootstrap draws rows: a row of weight 3 is one draw, three repeated rows are three "
@@ -31,6 +31,9 @@ ESTIMATORS = [
     TreeClassifier(pruner="cost_complexity", random_state=0),
     ForestClassifier(n_estimators=10, random_state=0),
     PairwiseDAG(),
+    TreeRegressor(random_state=0),
+    TreeRegressor(criterion="poisson", random_state=0),
+    TreeRegressor(pruner="cost_complexity", random_state=0),
 ]
 
 

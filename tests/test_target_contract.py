@@ -168,8 +168,10 @@ def test_score_is_minus_the_mean_loss_and_label_methods_refuse(toy):
     assert fitted.score(X, y) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="target 'two_means' predicts values"):
         fitted.predict_proba(X)
-    with pytest.raises(ValueError, match="export_text needs a target that decides among"):
-        fitted.export_text()
+    # issue 38: a tree predicting values prints them, as scikit-learn prints a regressor's
+    leaf = int(np.flatnonzero(fitted.tree_.is_leaf)[0])
+    value = ", ".join(f"{v:.4f}" for v in fitted.tree_.value[leaf])
+    assert f"value: [{value}]" in fitted.export_text()
     with pytest.raises(ValueError, match="ForestClassifier needs a target .* 'two_means'"):
         ForestClassifier(criterion="summed_variance", n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="y must be 400 rows of two finite numbers"):

@@ -51,6 +51,7 @@ from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
 from treekit_core.estimators.text import export_text
 from treekit_core.estimators.tree_classifier import TreeClassifier
+from treekit_core.estimators.tree_regressor import TreeRegressor
 from treekit_core.hookspecs import hookimpl
 from treekit_core.registry import (
     PLUGIN_API_VERSION,
@@ -138,6 +139,7 @@ __all__ = [
     "TrainingData",
     "Tree",
     "TreeClassifier",
+    "TreeRegressor",
     "answers_at",
     "apply_tree",
     "compile_impurity",

@@ -7,7 +7,15 @@ public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's
 
 from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.confidences import Probability
-from treekit_core.builtins.criteria import Entropy, Gini, Misclassification, Variance
+from treekit_core.builtins.criteria import (
+    Entropy,
+    Gini,
+    Misclassification,
+    Poisson,
+    RpartPoisson,
+    SquaredError,
+    Variance,
+)
 from treekit_core.builtins.evaluators import HardEvaluator
 from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.nominal_subsets import best_nominal_split
@@ -19,7 +27,13 @@ from treekit_core.builtins.pruners.pessimistic import Pessimistic
 from treekit_core.builtins.questions import Multiway, Subset, Threshold
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice, refuse_scored_nominal
 from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
-from treekit_core.builtins.targets import ClassLabels, check_class_statistics
+from treekit_core.builtins.targets import (
+    ClassLabels,
+    Mean,
+    PoissonMean,
+    RpartPoissonRate,
+    check_class_statistics,
+)
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
@@ -34,11 +48,17 @@ __all__ = [
     "HardPropagator",
     "CostMatrix",
     "Majority",
+    "Mean",
     "Misclassification",
     "Multiway",
+    "Poisson",
+    "PoissonMean",
     "NoPruning",
     "Pessimistic",
     "Probability",
+    "RpartPoisson",
+    "RpartPoissonRate",
+    "SquaredError",
     "Subset",
     "SurrogateEvaluator",
     "SurrogatePropagator",
@@ -54,12 +74,12 @@ __all__ = [
 
 @hookimpl
 def treekit_targets():
-    return [ClassLabels]
+    return [ClassLabels, Mean, PoissonMean, RpartPoissonRate]
 
 
 @hookimpl
 def treekit_criteria():
-    return [Gini, Entropy, Misclassification, Variance]
+    return [Gini, Entropy, Misclassification, Variance, SquaredError, Poisson, RpartPoisson]
 
 
 @hookimpl

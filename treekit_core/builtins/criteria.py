@@ -92,3 +92,81 @@ class Variance(Criterion):
                 f"criterion 'variance' is defined for two classes only (p1 * p2), but the "
                 f"data has {data.n_statistics} classes; use 'gini', its K-class generalisation"
             )
+
+
+def squared_error_impurity(sums, total_weight, params):
+    """The weighted variance of y from (sum of y, sum of y^2): S2 / W - (S1 / W)^2, as
+    scikit-learn's squared_error and rpart's anova compute a node's."""
+    if total_weight <= 0.0:
+        return 0.0
+    mean = sums[0] / total_weight
+    return sums[1] / total_weight - mean * mean
+
+
+@attrs.define(slots=False)
+class SquaredError(Criterion):
+    """Squared error: a node's impurity is the weighted variance of its responses, so a
+    split's drop is the fall in the sum of squared deviations over the node's weight
+    (CART's least squares regression, rpart's ``method = "anova"``, scikit-learn's
+    ``criterion="squared_error"``). Reads the ``mean`` target's rows (y, y^2)."""
+
+    name: ClassVar[str] = "squared_error"
+    description: ClassVar[str] = "weighted variance of y (regression: rpart's anova)"
+    evidence: ClassVar[str] = "moments"
+    default_target: ClassVar[str] = "mean"
+    impurity = staticmethod(squared_error_impurity)
+
+
+#: scikit-learn's EPSILON: a node whose mean response is at most this has an infinite
+#: Poisson deviance (its log is undefined), so no split may make such a child.
+POISSON_EPSILON = 2.220446049250313e-16
+
+
+def poisson_impurity(sums, total_weight, params):
+    """Half the Poisson deviance per weight from (sum of y, sum of y log y), with the
+    node's mean m = S / W as prediction: (sum y log y - S log m) / W; +inf when m <=
+    EPSILON (scikit-learn's Poisson criterion: a child without response is no candidate)."""
+    if total_weight <= 0.0:
+        return 0.0
+    mean = sums[0] / total_weight
+    if mean <= POISSON_EPSILON:
+        return math.inf
+    return (sums[1] - sums[0] * math.log(mean)) / total_weight
+
+
+@attrs.define(slots=False)
+class Poisson(Criterion):
+    """scikit-learn's ``criterion="poisson"``: half the Poisson deviance of the node's mean,
+    per weight; y >= 0 with a positive sum. A split that leaves a child without response
+    (mean <= EPSILON) has an infinite child impurity and is never chosen. Reads the
+    ``poisson_mean`` target's rows (y, y log y); leaves predict the weighted mean."""
+
+    name: ClassVar[str] = "poisson"
+    description: ClassVar[str] = "half Poisson deviance (scikit-learn's poisson regression)"
+    evidence: ClassVar[str] = "poisson_moments"
+    default_target: ClassVar[str] = "poisson_mean"
+    infinite_impurity: ClassVar[bool] = True
+    impurity = staticmethod(poisson_impurity)
+
+
+def rpart_poisson_impurity(sums, total_weight, params):
+    """rpart's Poisson deviance per weight at the node's unshrunk rate from (events, time,
+    sum of d log(d / t)): 2 (sum d log(d / t) - D log(D / T)) / W, 0 without events."""
+    if total_weight <= 0.0 or sums[0] <= 0.0:
+        return 0.0
+    return 2.0 * (sums[2] - sums[0] * math.log(sums[0] / sums[1])) / total_weight
+
+
+@attrs.define(slots=False)
+class RpartPoisson(Criterion):
+    """rpart's ``method = "poisson"`` split search: the fall in Poisson deviance at the
+    children's unshrunk rates, 2 (d_L log r_L + d_R log r_R - d log r) (children without
+    events allowed; a node without events is pure, so never split). Reads the
+    ``rpart_poisson`` target's rows (events, time, d log(d / t)), whose leaves hold rpart's
+    shrunk rate."""
+
+    name: ClassVar[str] = "rpart_poisson"
+    description: ClassVar[str] = "rpart's Poisson deviance (event rates; rpart method poisson)"
+    evidence: ClassVar[str] = "events_time"
+    default_target: ClassVar[str] = "rpart_poisson"
+    impurity = staticmethod(rpart_poisson_impurity)

@@ -1,11 +1,13 @@
 """The best subset question "x in S" for a nominal feature at one node.
 
-Two classes: order the categories by their proportion of the second class and try every
-prefix; for any concave impurity the best subset is one of them (Breiman et al., Theorem
-4.5), so this is exact with m - 1 evaluations. More classes: all 2^(m-1) - 1 subsets when
-m <= ``EXACT_LIMIT``; beyond that the same ordering by the proportion of the node's
-majority class (a heuristic, documented as such). Categories absent from the node go to
-the heavier side, so a category unseen here follows the bulk of the training data.
+Where the target knows an order of the categories that holds the best subset among its
+prefixes (``Target.category_order``: for two classes their proportion of the second, for
+any concave impurity, Breiman et al., Theorem 4.5; for a mean response the mean, for
+squared error), every prefix is tried: exact with m - 1 evaluations. Otherwise (more
+classes) all 2^(m-1) - 1 subsets when m <= ``EXACT_LIMIT``; beyond that the ordering by
+the proportion of the node's majority class (a heuristic, documented as such). Categories
+absent from the node go to the heavier side, so a category unseen here follows the bulk of
+the training data.
 """
 
 from __future__ import annotations
@@ -34,15 +36,21 @@ def known_category_statistics(X, evidence, rows, row_weights, feature, m):
     return category_statistics(codes, row_weights[known], evidence[rows[known]], m)
 
 
-def candidate_subsets(sums, weight, present):
-    """Subsets (as lists of category codes) worth evaluating."""
+def candidate_subsets(sums, weight, present, target=None):
+    """Subsets (as lists of category codes) worth evaluating; ``target`` orders the
+    categories (None: the class labels' rule, :meth:`treekit_core.Target.category_order`)."""
     categories = np.flatnonzero(present)
     m = categories.size
     k = sums.shape[1]
-    if k == 2 or m > EXACT_LIMIT:
-        target = 1 if k == 2 else int(np.argmax(sums.sum(axis=0)))
-        share = sums[categories, target] / weight[categories]
-        order = categories[np.argsort(share, kind="mergesort")]
+    if target is not None:
+        score = target.category_order(sums[categories], weight[categories])
+    else:
+        score = sums[categories, 1] / weight[categories] if k == 2 else None
+    if score is None and m > EXACT_LIMIT:
+        majority = int(np.argmax(sums.sum(axis=0)))
+        score = sums[categories, majority] / weight[categories]
+    if score is not None:
+        order = categories[np.argsort(np.asarray(score, dtype=np.float64), kind="mergesort")]
         return [list(order[: i + 1]) for i in range(m - 1)]
     first, rest = categories[0], categories[1:]
     subsets = []
@@ -53,7 +61,15 @@ def candidate_subsets(sums, weight, present):
 
 
 def best_subset(
-    impurity, params, sums, weight, counts, parent_impurity, min_samples_leaf, min_weight_leaf
+    impurity,
+    params,
+    sums,
+    weight,
+    counts,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    target=None,
 ):
     """(drop, left category codes) of the best admissible subset, or (-inf, None)."""
     present = counts > 0
@@ -61,7 +77,7 @@ def best_subset(
         return -np.inf, None
     total_sums, total_weight, total_count = sums.sum(axis=0), weight.sum(), counts.sum()
     best, best_subset_ = -np.inf, None
-    for subset in candidate_subsets(sums, weight, present):
+    for subset in candidate_subsets(sums, weight, present, target):
         left_sums = np.ascontiguousarray(sums[subset].sum(axis=0))
         left_weight, left_count = weight[subset].sum(), counts[subset].sum()
         right_sums = np.ascontiguousarray(total_sums - left_sums)
@@ -95,6 +111,7 @@ def subset_split(
     node_weight,
     min_samples_leaf,
     min_weight_leaf,
+    target=None,
 ):
     """(drop scaled by the known fraction, bit mask, share of the known weight in the subset,
     known weight) for one nominal feature."""
@@ -104,7 +121,7 @@ def subset_split(
         return -np.inf, 0, 0.5, 0.0
     parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
     drop, subset = best_subset(
-        impurity, params, sums, weight, counts, parent, min_samples_leaf, min_weight_leaf
+        impurity, params, sums, weight, counts, parent, min_samples_leaf, min_weight_leaf, target
     )
     if subset is None:
         return -np.inf, 0, 0.5, 0.0
@@ -197,7 +214,7 @@ def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=F
             if shares is None:
                 continue
         else:
-            drop, mask, share, known = subset_split(*args)
+            drop, mask, share, known = subset_split(*args, getattr(data, "target", None))
             if not drop > -np.inf:
                 continue
             shares = (float(share), 1.0 - float(share))

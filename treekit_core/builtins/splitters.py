@@ -269,6 +269,9 @@ class C45(Splitter):
     criterion: ``criterion="entropy"`` gives C4.5.
     """
 
+    # MinSplit divides the weight by the number of classes, and gain ratio is C4.5's for
+    # class entropies: defined for class labels only
+    requires: ClassVar[dict] = {"target": frozenset({"class_decisions"})}
     name: ClassVar[str] = "c45"
     handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = (

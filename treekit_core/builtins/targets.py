@@ -1,14 +1,21 @@
-"""Built-in target ``class_labels``: y holds class labels, a node stores the labeler's class
-distribution and decision, prediction returns labels."""
+"""Built-in targets: ``class_labels`` (y holds class labels, a node stores the labeler's class
+distribution and decision, prediction returns labels) and ``mean`` (y holds a measurement,
+a node stores the weighted mean of its rows' y, prediction returns it: regression)."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 import attrs
+import numpy as np
 
 from treekit_core.components import Target, TargetRows, one_hot
-from treekit_core.engine.validation import MAX_TOTAL_WEIGHT, check_statistics_size, check_y
+from treekit_core.engine.validation import (
+    MAX_TOTAL_WEIGHT,
+    check_statistics_size,
+    check_y,
+    check_y_numeric,
+)
 
 
 def check_class_statistics(n_samples: int, n_classes: int, name: str = "y") -> None:
@@ -62,3 +69,243 @@ class ClassLabels(Target):
             )
         if ((tree.decision < -1) | (tree.decision >= n_labels)).any():
             raise ValueError("tree field 'decision' holds a class index out of range")
+
+
+def _means(statistics, weights):
+    """Column 0 of the statistics over the weights (0 for a node without weight)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    safe = np.where(weights > 0, weights, 1.0)
+    return np.where(weights > 0, statistics[:, 0] / safe, 0.0)
+
+
+@attrs.define(slots=False)
+class Mean(Target):
+    """y holds one number per sample; its row is (y, y^2), so a node's statistics are the
+    weighted sum and sum of squares of its responses. A node predicts their weighted mean
+    (CART's regression tree, rpart's ``anova``, scikit-learn's regressor); its risk is the
+    weighted sum of squared deviations from it, a sample's loss the squared error."""
+
+    name: ClassVar[str] = "mean"
+    description: ClassVar[str] = "a measurement: the weighted mean per node (regression)"
+    evidence: ClassVar[str] = "moments"
+    decides_with_labeler: ClassVar[bool] = False
+    provides: ClassVar[frozenset] = frozenset()
+
+    def encode(self, y, n_samples, **given):
+        response = check_y_numeric(y, n_samples)
+        return TargetRows(np.column_stack([response, response * response]), None)
+
+    def node_values(self, statistics, weights, labeler):
+        return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)
+
+    def decide(self, values, labeler):
+        return np.zeros(values.shape[0], dtype=np.int64)
+
+    def predictions(self, values, decisions, labels):
+        return np.asarray(values[:, 0], dtype=np.float64)
+
+    def node_risk(self, statistics, weights, labeler):
+        """The weighted sum of squared deviations from the node's mean, S2 - S1^2 / W (never
+        below 0: the subtraction may round a pure node's to -1e-17)."""
+        weights = np.asarray(weights, dtype=np.float64)
+        safe = np.where(weights > 0, weights, 1.0)
+        spread = statistics[:, 1] - statistics[:, 0] * statistics[:, 0] / safe
+        return np.where(weights > 0, np.maximum(spread, 0.0), 0.0)
+
+    def sample_loss(self, rows, values, decisions, labeler):
+        return (rows[:, 0] - values[:, 0]) ** 2
+
+    def strata(self, rows, labeler):
+        return np.zeros(rows.shape[0], dtype=np.int64)
+
+    def category_order(self, sums, weights):
+        """The categories' means: ordered by mean response, the best subset question for
+        squared error is a prefix (Breiman et al., section 9.4; rpart orders so)."""
+        return _means(sums, weights)
+
+    def check_tree(self, tree, labels) -> None:
+        """Two statistic columns (sums of y and y^2, the second >= 0) and one value per node,
+        all finite."""
+        if tree.statistics.shape[1] != 2:
+            raise ValueError(
+                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected 2 "
+                "(the weighted sums of y and y^2)"
+            )
+        if (tree.statistics[:, 1] < 0).any():
+            raise ValueError("tree field 'statistics': a weighted sum of y^2 is negative")
+        if tree.value.shape[1] != 1:
+            raise ValueError(
+                f"tree field 'value' has {tree.value.shape[1]} columns, expected 1 (the mean)"
+            )
+
+
+def _x_log_x(values):
+    """x log x, 0 at x = 0."""
+    out = np.zeros_like(values)
+    positive = values > 0
+    out[positive] = values[positive] * np.log(values[positive])
+    return out
+
+
+@attrs.define(slots=False)
+class PoissonMean(Mean):
+    """y holds a count or a rate per sample (y >= 0, sum > 0); its row is (y, y log y). A
+    node predicts the weighted mean (scikit-learn's Poisson regression); its risk and a
+    sample's loss are the half Poisson deviance of that mean."""
+
+    name: ClassVar[str] = "poisson_mean"
+    description: ClassVar[str] = "a count (y >= 0): the weighted mean per node, Poisson deviance"
+    evidence: ClassVar[str] = "poisson_moments"
+    nonnegative_response: ClassVar[bool] = True
+
+    def encode(self, y, n_samples, **given):
+        response = check_y_numeric(y, n_samples)
+        if (response < 0).any():
+            row = int(np.flatnonzero(response < 0)[0])
+            raise ValueError(
+                f"y holds {response[row]:g} at row {row}; Poisson regression needs y >= 0 "
+                "(counts or rates)"
+            )
+        if response.sum() <= 0:
+            raise ValueError("Sum of y is not positive, which Poisson regression needs")
+        return TargetRows(np.column_stack([response, _x_log_x(response)]), None)
+
+    def node_risk(self, statistics, weights, labeler):
+        """Half the Poisson deviance of the node's mean, sum y log y - S log(S / W)."""
+        mean = _means(statistics, weights)
+        return np.maximum(statistics[:, 1] - _x_log_x(mean) * np.asarray(weights, float), 0.0)
+
+    def sample_loss(self, rows, values, decisions, labeler):
+        """Half the Poisson deviance of predicting ``values`` for y: y log(y / m) - y + m
+        (infinite where m = 0 < y)."""
+        y, mean = rows[:, 0], values[:, 0]
+        with np.errstate(divide="ignore"):
+            ratio_log = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1.0)) - np.log(mean)), 0.0)
+        return ratio_log - y + mean
+
+    def check_tree(self, tree, labels) -> None:
+        """Two statistic columns (sums of y >= 0 and y log y) and one value >= 0 per node."""
+        if tree.statistics.shape[1] != 2:
+            raise ValueError(
+                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected 2 "
+                "(the weighted sums of y and y log y)"
+            )
+        if (tree.statistics[:, 0] < 0).any():
+            raise ValueError("tree field 'statistics': a weighted sum of y is negative")
+        if tree.value.shape[1] != 1 or (tree.value < 0).any():
+            raise ValueError("tree field 'value' must hold one mean >= 0 per node")
+
+
+def _check_shrink(instance, attribute, value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (np.isfinite(value) and value >= 0)
+    ):
+        raise ValueError(f"shrink must be a finite number >= 0 (0: no shrinkage), got {value!r}")
+
+
+@attrs.define(slots=False)
+class RpartPoissonRate(Target):
+    """rpart's ``method = "poisson"``: y holds event counts (exposure 1 each), or is an
+    n x 2 array of (time, events) as rpart's ``cbind(time, events)`` response (time > 0,
+    events >= 0). A row is (events, time, d log(d / t)). A node's rate is rpart's shrunk
+    estimate (events + a) / (time + b), a = 1 / shrink^2 and b = a / r, r the root's rate
+    (the first node given: :meth:`node_values` sees a tree's nodes root first); shrink 0:
+    the unshrunk rate events / time. Its risk is the Poisson deviance at that rate, a
+    sample's loss its deviance (rpart's xval rule "deviance"); ``predict`` returns the
+    rate (rpart's ``predict``)."""
+
+    name: ClassVar[str] = "rpart_poisson"
+    description: ClassVar[str] = "event counts or (time, events): rpart's shrunk Poisson rate"
+    evidence: ClassVar[str] = "events_time"
+    decides_with_labeler: ClassVar[bool] = False
+    nonnegative_response: ClassVar[bool] = True
+    provides: ClassVar[frozenset] = frozenset()
+    shrink: float = attrs.field(default=1.0, validator=_check_shrink)
+
+    def encode(self, y, n_samples, **given):
+        array = np.asarray(y, dtype=object if y is None else None)
+        if y is not None and array.ndim == 2 and array.shape[1] == 2:
+            time = check_y_numeric(array[:, 0], n_samples, name="y[:, 0] (time)")
+            events = check_y_numeric(array[:, 1], n_samples, name="y[:, 1] (events)")
+            if (time <= 0).any():
+                row = int(np.flatnonzero(time <= 0)[0])
+                raise ValueError(f"y[:, 0] (time) is {time[row]:g} at row {row}; times must be > 0")
+        else:
+            events = check_y_numeric(y, n_samples)
+            time = np.ones_like(events)
+        if (events < 0).any():
+            row = int(np.flatnonzero(events < 0)[0])
+            raise ValueError(f"the event count is {events[row]:g} at row {row}; counts are >= 0")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.where(
+                events > 0, events * np.log(np.where(events > 0, events, 1.0) / time), 0.0
+            )
+        return TargetRows(np.column_stack([events, time, logs]), None)
+
+    def rates(self, statistics):
+        """The shrunk rate of every node (root first)."""
+        events, time = statistics[:, 0], statistics[:, 1]
+        if self.shrink == 0 or statistics.shape[0] == 0:
+            return np.divide(events, time, out=np.zeros_like(events), where=time > 0)
+        a = 1.0 / (self.shrink * self.shrink)
+        root = events[0] / time[0] if time[0] > 0 else 0.0
+        if root <= 0:
+            return np.zeros_like(events)  # rpart: b = a / 0, every rate 0
+        return (events + a) / (time + a / root)
+
+    def node_values(self, statistics, weights, labeler):
+        return self.rates(statistics)[:, None], np.zeros(statistics.shape[0], np.int64)
+
+    def decide(self, values, labeler):
+        return np.zeros(values.shape[0], dtype=np.int64)
+
+    def predictions(self, values, decisions, labels):
+        return np.asarray(values[:, 0], dtype=np.float64)
+
+    def node_risk(self, statistics, weights, labeler):
+        """rpart's deviance at the node's shrunk rate r:
+        2 (r T - D - D log r + sum d log(d / t))."""
+        rate = self.rates(statistics)
+        events, time = statistics[:, 0], statistics[:, 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d_log_r = np.where(events > 0, events * np.log(np.where(rate > 0, rate, 1.0)), 0.0)
+        return np.maximum(2.0 * (rate * time - events - d_log_r + statistics[:, 2]), 0.0)
+
+    def sample_loss(self, rows, values, decisions, labeler):
+        """rpart's poissonpred with the deviance rule: -2 (d - r t + d log(r t / d))."""
+        events, time, rate = rows[:, 0], rows[:, 1], values[:, 0]
+        expected = rate * time
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_term = np.where(
+                events > 0,
+                events
+                * np.log(np.where(expected > 0, expected, 1.0) / np.where(events > 0, events, 1.0)),
+                0.0,
+            )
+            log_term = np.where((events > 0) & (expected <= 0), -np.inf, log_term)
+        return -2.0 * (events - expected + log_term)
+
+    def strata(self, rows, labeler):
+        return np.zeros(rows.shape[0], dtype=np.int64)
+
+    def category_order(self, sums, weights):
+        """The categories' event rates, largest first (minus the rate): rpart's poisson
+        ranks them so, ties in category order, and the first best prefix wins, so where
+        two categories share a rate this order picks rpart's subset."""
+        rate = np.divide(sums[:, 0], sums[:, 1], out=np.zeros(len(sums)), where=sums[:, 1] > 0)
+        return -rate
+
+    def check_tree(self, tree, labels) -> None:
+        """Three statistic columns (events >= 0, time > 0 where a node has weight, the sum of
+        d log(d / t)) and one rate >= 0 per node."""
+        if tree.statistics.shape[1] != 3:
+            raise ValueError(
+                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected 3 "
+                "(events, time, sum of d log(d / t))"
+            )
+        if (tree.statistics[:, 0] < 0).any() or (tree.statistics[:, 1] < 0).any():
+            raise ValueError("tree field 'statistics': negative events or time")
+        if tree.value.shape[1] != 1 or (tree.value < 0).any():
+            raise ValueError("tree field 'value' must hold one rate >= 0 per node")

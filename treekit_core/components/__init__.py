@@ -57,6 +57,8 @@ CAPABILITIES = {
     "score (Criterion.split_score) where the criterion defines one",
     "surrogate_splits": "trees whose nodes carry rpart's surrogate splits (propagator and "
     "evaluator 'surrogate' need each other)",
+    "class_decisions": "a target whose nodes decide among class labels, so a node's errors "
+    "are the training rows of other classes (not a number predicted for a measurement)",
 }
 
 __all__ = [

@@ -40,6 +40,12 @@ class Criterion(ReadsEvidence, Component):
     left class sums is smallest at a corner of the box, so a search may skip candidates the
     corners bound (UDT's pruned search reads it). Checked by the conformance kit."""
 
+    infinite_impurity: ClassVar[bool] = False
+    """True when the impurity is +inf for statistics no node may have (scikit-learn's
+    Poisson deviance of a node without response): a split that would make such a child has
+    the drop -inf and is never chosen. Read by the conformance kit, which then accepts
+    +inf (and only +inf) from the impurity."""
+
     @staticmethod
     def impurity(class_sums, total_weight, params):  # pragma: no cover - abstract
         """``impurity(class_sums: float64[::1], total_weight: float64, params: float64[::1])

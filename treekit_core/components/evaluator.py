@@ -24,6 +24,13 @@ class Evaluator(Component):
         ``labeler`` says how decisions and errors are counted. Default: {}."""
         return {}
 
+    def stopping_nodes(self, tree, X: np.ndarray):
+        """The node every sample stops at, when this evaluator sends each sample to one node
+        (rpart's surrogates: a leaf, or a node no surrogate passes); None when it mixes
+        several leaves. Called by ``apply`` (and so ``decision_path``); with None, ``apply``
+        routes hard and refuses samples with a missing tested value. Default: None."""
+        return None
+
     def predict_distribution(self, tree, X: np.ndarray) -> np.ndarray:  # pragma: no cover
         """Class distribution per sample (n x K): leaf distributions mixed by routing
         weights. Called by ``predict_proba``, ``decide`` and cross-validated pruning."""

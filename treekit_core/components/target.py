@@ -39,6 +39,7 @@ class Target(Component):
     """
 
     kind: ClassVar[str] = "target"
+    provides: ClassVar[frozenset] = frozenset({"class_decisions"})
 
     evidence: ClassVar[str] = "one_hot"
     """The kind of rows :meth:`encode` writes. Read at fit: the criterion (and, when
@@ -49,6 +50,11 @@ class Target(Component):
     """The arguments of ``fit`` that carry the target (``y``, ``counterexamples``,
     ``classes``) this target reads. Read by ``fit``, which refuses any other, naming this
     target and the argument."""
+
+    nonnegative_response: ClassVar[bool] = False
+    """True when :meth:`encode` refuses a negative ``y`` (counts, rates). Read by the
+    regressor's scikit-learn tags (``positive_only``), so scikit-learn's checks give it
+    the responses it accepts."""
 
     decides_with_labeler: ClassVar[bool] = True
     """Whether the composition's labeler turns node statistics into values and decisions
@@ -100,6 +106,19 @@ class Target(Component):
         proportions). Called by cross-validation and forests. Default: the labeler's class
         of each row."""
         return np.asarray(labeler.row_labels(rows), dtype=np.int64)
+
+    def category_order(self, sums: np.ndarray, weights: np.ndarray):
+        """A score per category (``sums``: the categories' summed statistics, one row each;
+        ``weights``: their weights, all > 0) whose ascending order makes the best subset
+        question "category in S" one of the prefixes of the ordered categories, or None
+        when no such order is known (the subset search then tries every subset up to its
+        limit, and past it orders by the share of the node's majority class). Called by
+        the subset search once per nominal feature per node. Default: for two statistic
+        columns, the share of the second (exact for two classes and any concave impurity:
+        Breiman et al., theorem 4.5); else None."""
+        if sums.shape[1] == 2:
+            return np.divide(sums[:, 1], weights, out=np.zeros(len(weights)), where=weights > 0)
+        return None
 
     def check_tree(self, tree, labels) -> None:
         """Raise ValueError naming the tree field when a model file's node statistics (or

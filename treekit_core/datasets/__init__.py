@@ -31,6 +31,29 @@ DATASETS = {
     "UCI congressional voting records, Weka's copy",
     "labor": "57 x 16 (8 numeric, 8 nominal) with missing values, bad/good; "
     "UCI labor relations, Weka's copy",
+    # regression (the response, a number, is the last column; rows without it are dropped)
+    "airquality": "116 x 5 with 5 missing Solar.R, response Ozone (ppb); New York air "
+    "quality, May to September 1973 (R's datasets::airquality; 37 rows without Ozone dropped)",
+    "quakes": "1000 x 4, response mag (Richter magnitude); earthquakes off Fiji since 1964 "
+    "(R's datasets::quakes)",
+    "cu_summary": "117 x 4 (Country, Type nominal; Reliability 1-5 and Mileage with missing "
+    "values), response Price (US$); cars of Consumer Reports 1990 (rpart's cu.summary)",
+    "car_test_frame": "60 x 7 (Country, Type nominal; Reliability 1-5 with missing values), "
+    "response Mileage (mpg); cars of Consumer Reports 1990 (rpart's car.test.frame)",
+    # counts (a response >= 0 counting events, for Poisson trees)
+    "solder": "900 x 5 (Opening, Solder, Mask, PadType nominal; Panel 1-3), response skips "
+    "(count of solder skips); AT&T's solder experiment (rpart's solder)",
+    "warpbreaks": "54 x 2 nominal (wool, tension), response breaks (count of warp breaks per "
+    "loom); Tippett 1950 (R's datasets::warpbreaks)",
+}
+#: Data sets whose last column is a numeric response (regression, counts), by its name.
+RESPONSES = {
+    "airquality": "Ozone",
+    "quakes": "mag",
+    "cu_summary": "Price",
+    "car_test_frame": "Mileage",
+    "solder": "skips",
+    "warpbreaks": "breaks",
 }
 MISSING = {"", "?", "NA"}
 
@@ -39,7 +62,9 @@ MISSING = {"", "?", "NA"}
 class Dataset:
     name: str
     data: np.ndarray  #: float64 n x d (NaN = missing; nominal columns as codes)
-    target: np.ndarray  #: class labels (str, or int when every label is an integer)
+    #: class labels (str, or int when every label is an integer); for the data sets in
+    #: :data:`RESPONSES`, the numeric response (float64)
+    target: np.ndarray
     feature_names: list
     categorical: np.ndarray  #: bool per feature
     categories: dict  #: feature name -> list of category strings (code = position)
@@ -75,8 +100,13 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
     with dataset_path(name).open(encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     header, body = rows[0], [r for r in rows[1:] if r]
-    if header[-1] != "class":
-        raise ValueError(f"data set {name!r}: the last column must be 'class', got {header[-1]!r}")
+    response = RESPONSES.get(name, "class")
+    if header[-1] != response:
+        raise ValueError(
+            f"data set {name!r}: the last column must be {response!r}, got {header[-1]!r}"
+        )
+    if name in RESPONSES:  # a row without its response is of no use to a regression
+        body = [r for r in body if r[-1].strip() not in MISSING]
     columns = list(zip(*body, strict=True))
     features, names, categorical, categories = [], header[:-1], [], {}
     for j, column in enumerate(columns[:-1]):
@@ -92,11 +122,12 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
             categories[names[j]] = levels
     X = np.array(features, dtype=np.float64).T
     labels = [v.strip() for v in columns[-1]]
-    y = (
-        np.array([int(v) for v in labels])
-        if all(v.lstrip("-").isdigit() for v in labels)
-        else np.array(labels)
-    )
+    if name in RESPONSES:
+        y = np.array([float(v) for v in labels])
+    elif all(v.lstrip("-").isdigit() for v in labels):
+        y = np.array([int(v) for v in labels])
+    else:
+        y = np.array(labels)
     if dropna:
         keep = ~np.isnan(X).any(axis=1)
         X, y = X[keep], y[keep]

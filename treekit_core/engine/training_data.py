@@ -27,6 +27,9 @@ class TrainingData:
     n_categories: np.ndarray | None = None
     #: Values derived from X alone (e.g. presorted orders), shared by data sets with the same X.
     cache: dict = attrs.field(factory=dict)
+    #: The target that wrote ``evidence``; the subset search asks it how to order a nominal
+    #: feature's categories (``Target.category_order``). None: the class labels' order.
+    target: object = None
 
     @property
     def n_samples(self) -> int:
@@ -76,6 +79,7 @@ class TrainingData:
             self.feature_names,
             self.classes,
             self.n_categories,
+            target=self.target,
         )
 
     def writeable(self) -> "TrainingData":

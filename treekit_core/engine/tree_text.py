@@ -17,23 +17,28 @@ def export_text(
     categories: dict | None = None,
     style: str = "sklearn",
     notes=None,
+    leaf_text=None,
 ) -> str:
     """Readable rules, one line per node, indented by depth. ``categories`` maps a nominal
     feature's index to its category names. ``notes(node, context)`` may give extra lines
     printed above an internal node's branches (surrogate splits; sklearn style only).
     ``style="sklearn"`` words them like scikit-learn's export_text; ``style="j48"`` like
     Weka's J48 (``attr = value: class (weight/errors)``), line for line, so the two can be
-    diffed."""
+    diffed. ``leaf_text(node)`` words a leaf instead of its class and distribution (a
+    regression tree's ``value: [mean]``, as scikit-learn prints a regressor's)."""
     if style not in ("sklearn", "j48"):
         raise ValueError(f"style must be 'sklearn' or 'j48', got {style!r}")
-    classes = _classes(tree, class_names)
     lines = []
     context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals, style)
-    if style == "j48":
-        return j48_text(tree, classes, context)
+    if leaf_text is None:
+        classes = _classes(tree, class_names)
+        if style == "j48":
+            return j48_text(tree, classes, context)
 
-    def leaf_text(node):
-        return leaf_label(tree, node, classes, decimals, show_distribution)
+        def leaf_text(node):
+            return leaf_label(tree, node, classes, decimals, show_distribution)
+    elif style == "j48":
+        raise ValueError("style 'j48' prints J48's classes; this tree predicts values")
 
     for node, depth, branch in depth_first(tree, context):
         if branch is not None:

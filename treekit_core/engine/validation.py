@@ -322,6 +322,56 @@ def check_y(y, n_samples: int, *, name: str = "y"):
     return classes, encoded.astype(np.int64).ravel()
 
 
+#: The largest |y| a regression target accepts: its square (a row statistic) and weighted
+#: sums of squares stay finite in float64.
+MAX_ABS_RESPONSE = 1e100
+
+
+def check_y_numeric(y, n_samples: int, *, name: str = "y") -> np.ndarray:
+    """Validate a numeric response (regression); return it as float64, 1-D."""
+    if y is None:
+        raise ValueError(f"this regressor requires y to be passed, but the target {name} is None")
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; it is read as "
+            f"{name}.ravel()",
+            as_sklearn(DataConversionWarning, "DataConversionWarning"),
+            stacklevel=3,
+        )
+        array = array.ravel()
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {array.shape}")
+    if array.shape[0] != n_samples:
+        raise ValueError(f"{name} has {array.shape[0]} values but X has {n_samples} samples")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} is empty; at least one sample is required")
+    if array.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers")
+    if array.dtype.kind not in "biuf":
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} must hold numbers for a regressor (a measurement per sample); got "
+                f"dtype {array.dtype} (for example {_short(array.ravel()[0])})"
+            ) from None
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"Input {name} contains {'NaN' if np.isnan(array[row]) else 'infinity'} at row "
+            f"{row}; every sample needs a finite response"
+        )
+    if np.abs(array).max() > MAX_ABS_RESPONSE:
+        raise ValueError(
+            f"{name} holds {array[np.argmax(np.abs(array))]:.3g}; a regressor accepts |{name}| "
+            f"<= {MAX_ABS_RESPONSE:g} (its squares are summed); rescale it"
+        )
+    return array
+
+
 def _refuse_mixed_label_types(y, name: str) -> None:
     """Labels mixing strings and numbers ("1" and 1) would be merged by numpy's conversion
     to strings; refuse them, naming both."""

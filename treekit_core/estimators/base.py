@@ -78,7 +78,7 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
         component would be made: its defaults, updated by ``<kind>_params``."""
         params = super().get_params(deep)
         if deep:
-            for kind in KINDS:
+            for kind in (kind for kind in KINDS if kind in params):
                 for name, value in self._component_params(kind).items():
                     params[f"{kind}__{name}"] = value
         return params

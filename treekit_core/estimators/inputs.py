@@ -142,6 +142,7 @@ class InputChecks:
             names,
             classes=encoded.labels,
             n_categories=n_categories,
+            target=composition.target,
         )
         return data, encoded.labels
 

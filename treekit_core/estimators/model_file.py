@@ -499,7 +499,7 @@ class ModelFile:
         """Constructor parameters as JSON; a component given as an instance is stored as
         its name and parameters."""
         params = self.get_params(deep=False)
-        for kind in KINDS:
+        for kind in (kind for kind in KINDS if kind in params):  # a regressor has no labeler
             component = params[kind]
             if component is not None and not isinstance(component, str):
                 params[kind] = component.name

@@ -38,14 +38,11 @@ class PruningPaths:
         0 first) and ``impurities`` (total weighted leaf impurity of each subtree, as a
         fraction of the root's weight). Needs no fit; the estimator stays unfitted."""
 
-        params = {
-            **self.get_params(deep=False),
-            "pruner": "none",
-            "pruner_params": None,
-            "reject": None,
-        }
+        params = {**self.get_params(deep=False), "pruner": "none", "pruner_params": None}
+        if "reject" in params:
+            params["reject"] = None
         grown = type(self)(**params).fit(X, y, sample_weight=sample_weight)
-        sequence = CostComplexity(risk="impurity").sequence(
+        sequence = CostComplexity(risk="impurity").pruning_sequence(
             grown.tree_, grown.composition_.labeler, grown.composition_.target
         )
         return Bunch(ccp_alphas=sequence.alphas, impurities=sequence.risk)
@@ -107,8 +104,10 @@ class PruningPaths:
         self._check_fitted()
         if (alpha is None) == (cp is None):
             raise ValueError("prune needs exactly one of alpha= or cp=")
+        fitted = self.composition_.pruner.get_params()
         if risk is None:
-            risk = self.composition_.pruner.get_params().get("risk", "misclassification")
+            risk = fitted.get("risk", "misclassification")
+        sequence = fitted.get("sequence", "weakest_link")  # rpart's snips prune as rpart
         source = getattr(self, "_grown_tree", None) or self.tree_
         if cp is not None:
             if not (isinstance(cp, numbers.Real) and cp >= 0 and np.isfinite(cp)):
@@ -116,7 +115,7 @@ class PruningPaths:
             composition = self.composition_
             root = float(node_risk(source, risk, composition.labeler, composition.target)[0])
             alpha = float(cp) * root
-        CostComplexity(risk=risk, alpha=alpha)  # validates both, naming them
+        CostComplexity(risk=risk, alpha=alpha, sequence=sequence)  # validates, naming them
         for kind in ("evaluator", "confidence"):
             if self.tree_.component_state.get(kind):
                 raise ValueError(
@@ -132,7 +131,11 @@ class PruningPaths:
         params = {
             **self.get_params(deep=False),
             "pruner": "cost_complexity",
-            "pruner_params": {"risk": risk, "alpha": float(alpha)},
+            "pruner_params": {
+                "risk": risk,
+                "alpha": float(alpha),
+                **({"sequence": sequence} if sequence != "weakest_link" else {}),
+            },
         }
         pruned = type(self)(**params)
         composition = pruned._make_composition()
@@ -200,7 +203,7 @@ class PruningPaths:
                     f"{fold.shape}"
                 )
         params = {**self.get_params(deep=False), "pruner": "none", "pruner_params": None}
-        params.update(reject=None, calibration=None)
+        params.update({key: None for key in ("reject", "calibration") if key in params})
         weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         out = None
         for k in np.unique(fold):

@@ -116,11 +116,14 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         return proba, decision, confidence
 
     def apply(self, X) -> np.ndarray:
-        """Leaf id of every sample (hard routing; a sample with a missing tested value
-        reaches several leaves and is refused: use predict_proba)."""
+        """Leaf id of every sample: where the evaluator sends each sample to one node
+        (rpart's surrogates, as rpart's ``where``), that node; else by hard routing, where
+        a sample with a missing tested value reaches several leaves and is refused (use
+        predict_proba)."""
 
         with self._checked_for_predict(X) as checked:
-            return apply_tree(self.tree_, checked)
+            nodes = self.composition_.evaluator.stopping_nodes(self.tree_, checked)
+            return apply_tree(self.tree_, checked) if nodes is None else np.asarray(nodes)
 
     def decision_path(self, X):
         """A scipy.sparse CSR indicator, n_samples x n_nodes: entry (i, j) is 1 when sample
@@ -150,18 +153,29 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         """The tree as text: ``style="sklearn"`` (scikit-learn's export_text) or ``"j48"``
         (Weka's J48 output, line for line)."""
         self._check_fitted()
-        self._refuse_without_labels("export_text")  # its leaves print classes
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        tree = self.tree_
+        values = not self.composition_.target.decides_with_labeler
         return export_text(
-            self.tree_,
+            tree,
             names,
-            self.classes_,
+            getattr(self, "classes_", None),
             decimals,
             show_distribution,
             getattr(self, "categories_", {}),
             style,
             notes=lambda node, context: self.composition_.propagator.node_notes(
-                self.tree_, node, context
+                tree, node, context
+            ),
+            # a tree predicting values prints them, as scikit-learn prints a regressor's
+            leaf_text=(
+                (
+                    lambda node: (
+                        f"value: [{', '.join(f'{v:.{decimals}f}' for v in tree.value[node])}]"
+                    )
+                )
+                if values
+                else None
             ),
         )
 

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from treekit_core import ForestClassifier, TreeClassifier
+from treekit_core import ForestClassifier, TreeClassifier, TreeRegressor
 from treekit_core.components import KINDS, REGISTERED_KINDS
 from treekit_core.datasets import load_dataset
 from treekit_core.engine.folds import stratified_folds
@@ -162,6 +162,26 @@ def parse_settings(items, forest: bool = False):
     return estimator, components
 
 
+#: A numeric target column with more distinct values than this (or with a fraction) is a
+#: measurement: ``--task auto`` fits a regression tree on it.
+MAX_CLASSES_AUTO = 20
+
+
+def choose_task(values: np.ndarray, task: str, target: str) -> tuple[str, str]:
+    """(``"classification"`` or ``"regression"``, why) for the target column ``values``."""
+    if task != "auto":
+        return task, f"--task {task}"
+    if values.dtype.kind != "f":
+        return "classification", f"{target!r} holds text"
+    known = values[~np.isnan(values)]
+    distinct = np.unique(known).size
+    if (known != np.round(known)).any():
+        return "regression", f"{target!r} holds numbers with fractions"
+    if distinct > MAX_CLASSES_AUTO:
+        return "regression", f"{target!r} holds {distinct} distinct numbers"
+    return "classification", f"{target!r} holds {distinct} distinct whole numbers"
+
+
 def cmd_fit(args) -> int:
     header, raw = read_text_table(args.data)
     columns = typed_columns(raw)
@@ -176,7 +196,22 @@ def cmd_fit(args) -> int:
         )
     _refuse_numbers_made_nominal(raw, columns, names, args.data)
     X, nominal = feature_matrix(columns, names)
-    y = label_column(columns[args.target])
+    task, why = choose_task(columns[args.target], args.task, args.target)
+    if task == "regression":
+        if args.forest is not None:
+            raise ValueError(
+                "--forest fits classification forests only (a regression forest "
+                "is to come); fit one regression tree, or --task classification"
+            )
+        y = columns[args.target]
+        if y.dtype.kind != "f":
+            raise ValueError(f"--task regression needs numbers in {args.target!r}; it holds text")
+        missing = np.isnan(y)
+        if missing.any():  # a row without its response teaches nothing (rpart drops it too)
+            X, y = X[~missing], y[~missing]
+    else:
+        y = label_column(columns[args.target])
+    print(f"task: {task} ({why}; --task to choose)")
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
     chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
     if args.forest is None and "pruner" not in chosen:
@@ -193,6 +228,14 @@ def cmd_fit(args) -> int:
             **components,
             **estimator,
             categorical_features=nominal or None,
+        )
+    elif task == "regression":
+        for kind in ("labeler", "confidence"):
+            if kind in chosen or f"{kind}_params" in components:
+                raise ValueError(f"--{kind}: a regression tree has no {kind} (it predicts numbers)")
+        chosen.setdefault("criterion", "squared_error")
+        model = TreeRegressor(
+            **chosen, **components, **estimator, categorical_features=nominal or None
         )
     else:
         model = TreeClassifier(
@@ -241,7 +284,11 @@ def _refuse_numbers_made_nominal(raw, columns, names, path) -> None:
 def load_model(path):
     """A TreeClassifier or ForestClassifier from its model file (the file says which)."""
 
-    estimators = {"TreeClassifier": TreeClassifier, "ForestClassifier": ForestClassifier}
+    estimators = {
+        "TreeClassifier": TreeClassifier,
+        "ForestClassifier": ForestClassifier,
+        "TreeRegressor": TreeRegressor,
+    }
     kind = read_json(path).get("estimator", "TreeClassifier")
     if kind not in estimators:
         raise ValueError(f"model file {path} holds an unknown estimator {kind!r}")
@@ -284,7 +331,7 @@ def _load_rows(model_path, data_path, target=None):
         for j, levels in categories.items()
         if levels and all(isinstance(v, str) for v in levels)
     }
-    if model.classes_.dtype.kind in "OUS":  # text labels stay text
+    if getattr(model, "classes_", np.zeros(0)).dtype.kind in "OUS":  # text labels stay text
         text.add(target)
     columns = typed_columns(raw, text)
     for j, name in enumerate(names):
@@ -302,8 +349,17 @@ def cmd_predict(args) -> int:
     import csv
 
     model, X, *_ = _load_rows(args.model, args.data)
-    decision = model.decide(X)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
+    if isinstance(model, TreeRegressor):
+        try:
+            writer = csv.writer(out)
+            writer.writerow(["prediction"])
+            writer.writerows([f"{v:.10g}"] for v in model.predict(X))
+        finally:
+            if args.out:
+                out.close()
+        return 0
+    decision = model.decide(X)
     try:
         writer = csv.writer(out)
         writer.writerow(
@@ -423,6 +479,8 @@ def cmd_evaluate(args) -> int:
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
+    if isinstance(model, TreeRegressor):
+        return _evaluate_regression(model, X, columns[args.target], raw, names, args)
     y = _true_classes(columns[args.target], model.classes_, args.target, args.data)
     composition = composition_line(model)
     if args.cv is not None or args.test_size is not None:
@@ -469,6 +527,72 @@ def cmd_evaluate(args) -> int:
         with open(args.report, "w", encoding="utf-8") as handle:
             handle.write(page)
         print(f"wrote {args.report}")
+    return 0
+
+
+def regression_figures(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
+    """RMSE, MAE and R^2 (scikit-learn's r2_score: 1 - SSE / SST)."""
+    residual = y_true - y_pred
+    total = float(((y_true - y_true.mean()) ** 2).sum())
+    sse = float((residual**2).sum())
+    return {
+        "n": int(y_true.size),
+        "rmse": float(np.sqrt(np.mean(residual**2))),
+        "mae": float(np.mean(np.abs(residual))),
+        "r2": (1.0 - sse / total) if total > 0 else (1.0 if sse == 0 else 0.0),
+    }
+
+
+def _evaluate_regression(model, X, values, raw, names, args) -> int:
+    """``evaluate`` for a regression tree: RMSE, MAE and R^2, on the file as it is or out
+    of sample (K-fold cross-validation or a held-out fraction, shuffled with the seed)."""
+    if args.plots or args.report:
+        raise ValueError("--plots and --report picture classification trees only, for now")
+    if values.dtype.kind != "f":
+        raise ValueError(f"{args.data}: the target column {args.target!r} must hold numbers")
+    if np.isnan(values).any():
+        row = int(np.flatnonzero(np.isnan(values))[0])
+        raise ValueError(
+            f"{args.data}: the target column {args.target!r} is empty on row {row + 2}; "
+            "every evaluated row needs its true value"
+        )
+    if args.cv is not None or args.test_size is not None:
+        params = _composition_for(model, args)
+        order = np.random.default_rng(args.seed).permutation(values.size)
+        if args.cv is not None:
+            if not (isinstance(args.cv, int) and args.cv >= 2):
+                raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
+            tests = np.array_split(order, args.cv)
+            what = f"{args.cv}-fold cross-validation (seed {args.seed})"
+        else:
+            if not 0.0 < args.test_size < 1.0:
+                raise ValueError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
+            tests = [order[: max(1, round(args.test_size * values.size))]]
+            what = f"a {1 - args.test_size:.0%}/{args.test_size:.0%} split (seed {args.seed})"
+        predicted = np.full(values.size, np.nan)
+        for test in tests:
+            train = np.setdiff1d(order, test)
+            fitted = TreeRegressor(**params).fit(X[train], values[train])
+            predicted[test] = fitted.predict(X[test])
+        held = np.concatenate(tests)
+        figures = regression_figures(values[held], predicted[held])
+        print(f"out-of-sample figures: {what}; composition: {composition_line(fitted)}")
+    else:
+        figures = regression_figures(values, model.predict(X))
+        training = _training_rows(args.model)
+        if training is not None and training == rows_digest(raw, names):
+            warning = (
+                f"warning: {args.data} holds the rows {args.model} was fitted on: these are "
+                "resubstitution figures, optimistic by construction; use --cv K or "
+                "--test-size F (or a file the model has not seen) for honest ones"
+            )
+            print(warning, file=sys.stderr)
+            print(warning)
+        print(f"the model as saved, on {args.data}; composition: {composition_line(model)}")
+    print(f"rows  {figures['n']}")
+    print(f"RMSE  {figures['rmse']:.6g}")
+    print(f"MAE   {figures['mae']:.6g}")
+    print(f"R^2   {figures['r2']:.6f}")
     return 0
 
 
@@ -521,7 +645,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     fit = sub.add_parser("fit", help="fit a tree on a CSV and save it as JSON")
     fit.add_argument("data")
-    fit.add_argument("--target", required=True, help="the class column")
+    fit.add_argument("--target", required=True, help="the class or response column")
+    fit.add_argument(
+        "--task",
+        choices=("auto", "classification", "regression"),
+        default="auto",
+        help=f"auto (default): regression when the target holds fractions or more than "
+        f"{MAX_CLASSES_AUTO} distinct numbers, else classification",
+    )
     for kind in OPTION_KINDS:
         fit.add_argument(
             f"--{kind}",

@@ -144,7 +144,10 @@ def composition_line(model) -> str:
     pruner cost_complexity(cv=10, rule='one_se')``, then the reject rule and the
     calibration when the model has them."""
     parts = []
+    chosen = model.get_params(deep=False)  # a regressor fixes the kinds it does not use
     for kind, entry in model.composition_.describe().items():
+        if kind not in chosen:
+            continue
         params = ", ".join(f"{k}={v!r}" for k, v in entry["params"].items() if v is not None)
         parts.append(f"{kind} {entry['name']}" + (f"({params})" if params else ""))
     rule = RejectRule.from_param(getattr(model, "reject", None))

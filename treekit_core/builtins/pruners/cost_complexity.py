@@ -110,6 +110,95 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
     )
 
 
+def rpart_complexities(tree, r_node: np.ndarray) -> np.ndarray:
+    """rpart's complexity of every node (alpha units), as rpart 4.1.19 computes it while it
+    grows with cp = 0 (partition.c) and then caps it by its parent's (make_cp_list.c).
+
+    A node's complexity is (R(t) - R(branch)) / splits of its branch, where the branch is
+    its subtree with the children that "go first" already collapsed: rpart compares the
+    node's complexity with its children's and collapses a child whose complexity is
+    smaller before computing the node's (a look at children and grandchildren, not the
+    exact weakest link). A node whose complexity is <= 0 collapses. A leaf's complexity is
+    0. pruning at alpha snips every node whose capped complexity is <= alpha, which is
+    what rpart's cp table and ``prune.rpart`` do."""
+    n = tree.n_nodes
+    complexity = np.zeros(n)
+    branch_risk = r_node.astype(np.float64).copy()  # rpart's *sumrisk
+    splits = np.zeros(n, dtype=np.int64)  # rpart's return value: splits kept below
+    for node in range(n - 1, -1, -1):  # children have larger ids than their parents
+        children = tree.children(node)
+        if children.size != 2:  # a leaf (rpart's trees are binary)
+            continue
+        left, right = (int(c) for c in children)
+        left_risk, right_risk = branch_risk[left], branch_risk[right]
+        left_split, right_split = splits[left], splits[right]
+        risk = r_node[node]
+        temp = (risk - (left_risk + right_risk)) / (left_split + right_split + 1)
+        if complexity[right] > complexity[left]:
+            if temp > complexity[left]:  # the left son collapses first
+                left_risk, left_split = r_node[left], 0
+                temp = (risk - (left_risk + right_risk)) / (left_split + right_split + 1)
+                if temp > complexity[right]:  # the right one goes too
+                    right_risk, right_split = r_node[right], 0
+        elif temp > complexity[right]:  # the right son goes first
+            right_risk, right_split = r_node[right], 0
+            temp = (risk - (left_risk + right_risk)) / (left_split + right_split + 1)
+            if temp > complexity[left]:
+                left_risk, left_split = r_node[left], 0
+        complexity[node] = (risk - (left_risk + right_risk)) / (left_split + right_split + 1)
+        if complexity[node] <= 0.0:  # "all was in vain": the node does not split
+            branch_risk[node], splits[node] = risk, 0
+        else:
+            branch_risk[node] = left_risk + right_risk
+            splits[node] = left_split + right_split + 1
+    parent = tree.parents()
+    for node in range(1, n):  # parents first: cap by the parent's (capped) complexity
+        complexity[node] = min(complexity[node], complexity[parent[node]])
+    return complexity
+
+
+def rpart_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
+    """Pruning steps that snip each internal node at its rpart complexity
+    (:func:`rpart_complexities`), smallest first (a parent before its children on ties):
+    pruned at alpha, the tree keeps the nodes whose complexity is > alpha."""
+    complexity = rpart_complexities(tree, r_node)
+    internal = np.flatnonzero(~tree.is_leaf)
+    order = internal[np.lexsort((tree.depth[internal], complexity[internal]))]
+    parent = tree.parents()
+    n_leaves = tree.leaves_under().astype(np.float64)
+    r_branch = np.zeros(tree.n_nodes)
+    for node in range(tree.n_nodes - 1, -1, -1):
+        children = tree.children(node)
+        r_branch[node] = r_node[node] if children.size == 0 else r_branch[children].sum()
+    removed = np.zeros(tree.n_nodes, dtype=bool)
+    pruned, alphas, risks, leaves = [], [], [r_branch[0]], [n_leaves[0]]
+    for node in order:
+        if removed[node]:
+            continue  # inside a branch snipped already
+        below = tree.descendants(node)
+        removed[below[1:]] = True
+        pruned.append(int(node))
+        alphas.append(max(complexity[node], 0.0))
+        removed_leaves, r_diff = n_leaves[node] - 1, r_node[node] - r_branch[node]
+        n_leaves[node], r_branch[node] = 1, r_node[node]
+        ancestor = parent[node]
+        while ancestor >= 0:
+            n_leaves[ancestor] -= removed_leaves
+            r_branch[ancestor] += r_diff
+            ancestor = parent[ancestor]
+        risks.append(r_branch[0])
+        leaves.append(n_leaves[0])
+    return WeakestLinkSequence(
+        np.array(pruned, dtype=np.int64),
+        np.array(alphas, dtype=np.float64),
+        np.array(risks),
+        np.array(leaves, dtype=np.int64),
+    )
+
+
+SEQUENCES = ("weakest_link", "rpart")
+
+
 def internal_nodes_left(tree, sequence: WeakestLinkSequence, alpha: float) -> int:
     """Internal nodes (rpart's nsplit) of the subtree pruned at ``alpha``."""
     mask = sequence.prune_mask(alpha, tree.n_nodes)
@@ -164,6 +253,10 @@ class CostComplexity(Pruner):
     rule : "min_error" (smallest tree with the least CV error; Tóth & Pataki) or "one_se"
         (smallest tree within one standard error of it; rpart's recommendation).
     seed : seed of the fold assignment (None: the estimator's random_state).
+    sequence : "weakest_link" (Breiman et al.'s exact sequence of optimal subtrees) or
+        "rpart" (rpart's: every node snipped at the complexity rpart computes while it
+        grows, which looks at children and grandchildren only, so its cp table, pruning
+        and xerror equal rpart's: :func:`rpart_complexities`).
 
     With ``alpha`` given, integer weights and repeated rows give the same tree (the risks
     are weighted sums). Chosen by CV they need not: folds are dealt by row, so three
@@ -181,6 +274,7 @@ class CostComplexity(Pruner):
     )
     rule: str = attrs.field(default="min_error", validator=attrs.validators.in_(RULES))
     seed: int | None = attrs.field(default=0)
+    sequence: str = attrs.field(default="weakest_link", validator=attrs.validators.in_(SEQUENCES))
 
     def check_state(self, state, tree):
         """The pruning path (``pruning_path_``): one entry per subtree level, finite."""
@@ -235,11 +329,15 @@ class CostComplexity(Pruner):
         table["selected"] = np.arange(levels.size) == (in_use[-1] if in_use.size else 0)
         return table
 
-    def sequence(self, tree, labeler, target=None) -> WeakestLinkSequence:
-        return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler, target))
+    def pruning_sequence(self, tree, labeler, target=None) -> WeakestLinkSequence:
+        """The nested subtrees of ``tree``: every pruning step and its alpha."""
+        risks = node_risk(tree, self.risk, labeler, target)
+        if self.sequence == "rpart":
+            return rpart_sequence(tree, risks)
+        return weakest_link_sequence(tree, risks)
 
     def prune(self, tree, context):
-        sequence = self.sequence(tree, context.labeler, context.target)
+        sequence = self.pruning_sequence(tree, context.labeler, context.target)
         levels = subtree_levels(sequence)
         leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
         risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
@@ -290,7 +388,7 @@ class CostComplexity(Pruner):
                 continue
             train, test = data.subset(train_rows), data.subset(test_rows)
             fold_tree = context.composition.grow(train, rng)
-            fold_sequence = self.sequence(fold_tree, context.labeler, context.target)
+            fold_sequence = self.pruning_sequence(fold_tree, context.labeler, context.target)
             for j, alpha in enumerate(evaluate_at):
                 pruned = fold_tree.collapse(fold_sequence.prune_mask(alpha, fold_tree.n_nodes))
                 errors[j, test_rows] = held_out_errors(context.composition, pruned, train, test)

@@ -377,6 +377,8 @@ class Pessimistic(Pruner):
     description: ClassVar[str] = (
         "C4.5 / J48 error-based pruning with confidence factor and subtree raising"
     )
+    # the binomial bound counts misclassified rows: a regression tree has none
+    requires: ClassVar[dict] = {"target": frozenset({"class_decisions"})}
     confidence_factor: float = attrs.field(default=0.25, validator=_check_confidence)
     subtree_raising: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     collapse: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))

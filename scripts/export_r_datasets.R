@@ -1,0 +1,26 @@
+#!/usr/bin/env Rscript
+# Write the regression and count data sets that treekit bundles from R's own packages
+# (R 4.2.2's datasets package and rpart 4.1.19, from Debian's r-base-core and r-cran-rpart):
+#
+#   Rscript scripts/export_r_datasets.R      (from the repository root)
+#
+# One CSV per data set into treekit_core/datasets/data: the predictors, then the response
+# as the last column; NA is an empty field. Ordered factors (Reliability) are written as
+# their level numbers 1..5, so R (reading the CSV back) and treekit both see numbers;
+# unordered factors keep their level names.
+suppressPackageStartupMessages(library(rpart))
+out <- file.path("treekit_core", "datasets", "data")
+write_set <- function(frame, response, name) {
+  frame <- frame[, c(setdiff(names(frame), response), response)]
+  for (column in names(frame)) {
+    if (is.ordered(frame[[column]])) frame[[column]] <- as.integer(frame[[column]])
+  }
+  write.csv(frame, file.path(out, paste0(name, ".csv")), row.names = FALSE, na = "",
+            quote = FALSE)
+}
+write_set(datasets::airquality, "Ozone", "airquality")
+write_set(datasets::quakes, "mag", "quakes")
+write_set(datasets::warpbreaks, "breaks", "warpbreaks")
+write_set(rpart::cu.summary, "Price", "cu_summary")
+write_set(rpart::car.test.frame, "Mileage", "car_test_frame")
+write_set(rpart::solder, "skips", "solder")
