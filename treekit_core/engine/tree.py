@@ -117,7 +117,7 @@ class Tree:
         shares = np.column_stack([share, 1.0 - share]).reshape(-1)
         if question is None:
             question = np.where(internal, 0, LEAF)
-        return cls(
+        tree = cls(
             child_start=start,
             child_ids=ids.astype(np.int64),
             child_shares=shares.astype(np.float64),
@@ -136,6 +136,12 @@ class Tree:
             node_fields=dict(node_fields or {}),
             component_state=dict(component_state or {}),
         )
+        # the binary child arrays are at hand: remembered, not derived again at the first
+        # prediction (53 ms for a tree of 600 000 nodes)
+        leaf = np.full(children_left.shape, LEAF, dtype=np.int64)
+        binary = (np.where(internal, children_left, leaf), np.where(internal, children_right, leaf))
+        tree.derived("binary children", lambda: binary)
+        return tree
 
     @property
     def n_nodes(self) -> int:
@@ -208,8 +214,8 @@ class Tree:
 
     def _compute_binary_children(self):
         counts = self.n_children
-        wider = [node for node in np.flatnonzero(counts != 2) if counts[node] != 0]
-        if wider:
+        wider = np.flatnonzero((counts != 2) & (counts != 0))  # vectorised: 1M leaves
+        if wider.size:
             node = int(wider[0])
             raise ValueError(
                 f"children_left / children_right describe binary trees; node {node} has "
