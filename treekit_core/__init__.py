@@ -45,7 +45,7 @@ from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_tab
 from treekit_core.engine.tree_text import export_dot
 from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
-from treekit_core.estimators.forest import ForestClassifier
+from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
@@ -113,6 +113,7 @@ __all__ = [
     "Evaluator",
     "FEATURE_THRESHOLD",
     "ForestClassifier",
+    "ForestRegressor",
     "IMPURITY_SIGNATURE",
     "IMPURITY_TYPE",
     "KINDS",

@@ -118,6 +118,10 @@ class Mean(Target):
     def strata(self, rows, labeler):
         return np.zeros(rows.shape[0], dtype=np.int64)
 
+    def responses(self, rows):
+        """y itself (column 0 of the rows)."""
+        return np.asarray(rows[:, 0], dtype=np.float64)
+
     def category_order(self, sums, weights):
         """The categories' means: ordered by mean response, the best subset question for
         squared error is a prefix (Breiman et al., section 9.4; rpart orders so)."""

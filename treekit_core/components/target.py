@@ -107,6 +107,12 @@ class Target(Component):
         of each row."""
         return np.asarray(labeler.row_labels(rows), dtype=np.int64)
 
+    def responses(self, rows: np.ndarray):
+        """The response of every training row (a number), from the rows :meth:`encode`
+        wrote, or None when the target has none to take quantiles of. Called once per fit
+        of a regressor, which keeps them for ``predict(X, quantiles=...)``. Default: None."""
+        return None
+
     def category_order(self, sums: np.ndarray, weights: np.ndarray):
         """A score per category (``sums``: the categories' summed statistics, one row each;
         ``weights``: their weights, all > 0) whose ascending order makes the best subset

@@ -41,6 +41,7 @@ from treekit_core.engine.rejection import RejectRule
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
 from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
+from treekit_core.estimators.regression import RegressionEstimator
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
@@ -240,8 +241,7 @@ class ForestClassifier(ComposedEstimatorMixin):
 
         composition = composition if composition is not None else self._make_composition()
         composition.check(data)
-        # the forest averages class distributions and votes
-        self._refuse_without_labels("ForestClassifier", composition)
+        self._check_forest_target(composition)
         if composition.confidence.needs_single_tree:
             raise ValueError(
                 f"confidence {composition.confidence.name!r} cannot score a forest: it needs the "
@@ -302,6 +302,10 @@ class ForestClassifier(ComposedEstimatorMixin):
         self._fit_rejection_and_calibration(data, rule)
         return self
 
+    def _check_forest_target(self, composition) -> None:
+        """The classifier's forest averages class distributions and votes."""
+        self._refuse_without_labels("ForestClassifier", composition)
+
     def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
         """How often the tree of ``seed`` drew each row (its first use of its generator)."""
         rng = np.random.default_rng(seed)
@@ -312,13 +316,21 @@ class ForestClassifier(ComposedEstimatorMixin):
         that did not draw it (NaN for a row every tree drew, with a warning);
         ``oob_score_``: the accuracy of the forest's decisions on them (an abstention is
         an error, as in ``score``), or ``oob_score(y_true, y_pred)`` when it is a metric."""
-        for name in ("oob_score_", "oob_decision_function_"):
+        for name in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
             if hasattr(self, name):
                 delattr(self, name)
         if not self.oob_score:
             return
+        averaged = self._oob_values(data, labels, n_strata, draws)
+        rows = np.flatnonzero(~np.isnan(averaged).any(axis=1))
+        self._score_oob(data, labels, averaged, rows)
+
+    def _oob_values(self, data, labels, n_strata, draws) -> np.ndarray:
+        """Every row's node values averaged over the trees that did not draw it (NaN for
+        a row every tree drew, with a warning)."""
         composition = self.composition_
-        total = np.zeros((data.n_samples, self.n_classes_))
+        width = self.estimators_[0].value.shape[1]
+        total = np.zeros((data.n_samples, width))
         n_trees = np.zeros(data.n_samples)
         for tree, seed in zip(self.estimators_, self._tree_seeds, strict=True):
             unseen = np.flatnonzero(self._drawn_counts(seed, labels, n_strata, draws) == 0)
@@ -331,14 +343,17 @@ class ForestClassifier(ComposedEstimatorMixin):
 
             warnings.warn(
                 f"{int((~scored).sum())} of {data.n_samples} rows were drawn by every tree and "
-                "have no out-of-bag prediction (NaN in oob_decision_function_; oob_score_ "
+                "have no out-of-bag prediction (NaN in the out-of-bag attributes; oob_score_ "
                 "scores the others); grow more trees",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         with np.errstate(invalid="ignore", divide="ignore"):
-            self.oob_decision_function_ = total / n_trees[:, None]
-        rows = np.flatnonzero(scored)
+            return total / n_trees[:, None]
+
+    def _score_oob(self, data, labels, averaged, rows) -> None:
+        composition = self.composition_
+        self.oob_decision_function_ = averaged
         if rows.size == 0:
             self.oob_score_ = float("nan")
             return
@@ -434,3 +449,99 @@ class ForestClassifier(ComposedEstimatorMixin):
     def feature_subset_size_(self) -> int:
         self._check_fitted()
         return self.composition_.feature_sampler.subset_size(self.n_features_in_)
+
+
+class ForestRegressor(RegressionEstimator, ForestClassifier):
+    """A random forest of composed regression trees (the module docstring's forest, for
+    a numeric response): every tree is grown by the same components on a bootstrap
+    sample with ``max_features`` features drawn at every node, and the forest predicts
+    the average of its trees' leaf values (scikit-learn's RandomForestRegressor when the
+    composition is ``squared_error`` grown out). ``oob_score=True`` gives
+    ``oob_prediction_`` and ``oob_score_`` as R^2 (or ``oob_score(y_true, y_pred)``);
+    ``max_samples``, ``warm_start``, ``n_jobs`` and the joblib backends as the classifier's
+    forest. TreeRegressor's parameters."""
+
+    def __init__(
+        self,
+        n_estimators=100,
+        criterion="squared_error",
+        splitter="exhaustive",
+        propagator="hard",
+        pruner="none",
+        evaluator="hard",
+        *,
+        target=None,
+        target_params=None,
+        criterion_params=None,
+        splitter_params=None,
+        propagator_params=None,
+        pruner_params=None,
+        evaluator_params=None,
+        max_features=1.0,
+        bootstrap=True,
+        max_samples=None,
+        oob_score=False,
+        warm_start=False,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        categorical_features=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self._store_params(locals())
+
+    # fixed for a regressor's forest (the mixin fixes the classifier's other parameters)
+    balanced_bootstrap = False
+    forest_confidence = "averaged"
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on a numeric response ``y`` (one number per row of X)."""
+        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        composition = self._make_composition()
+        self._refuse_classification_target(composition)
+        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
+        kept = self._warm_start_trees(data, None)
+        self._fit_validated(data, None, composition, None, kept)
+        strata = np.zeros(data.n_samples, dtype=np.int64)
+        draws = resolve_max_samples(self.max_samples, data.n_samples)
+        weights = [
+            data.weight * self._drawn_counts(seed, strata, 1, draws)
+            if self.bootstrap
+            else data.weight
+            for seed in self._tree_seeds
+        ]
+        self._keep_leaf_responses(data, weights)
+        return self
+
+    def _check_forest_target(self, composition) -> None:
+        self._refuse_classification_target(composition)
+
+    def _score_oob(self, data, labels, averaged, rows) -> None:
+        """``oob_prediction_`` (NaN where every tree drew the row) and ``oob_score_``: R^2
+        of the out-of-bag predictions of the response the target's rows start with (y)."""
+        target = self.composition_.target
+        prediction = np.full(data.n_samples, np.nan)
+        if rows.size:
+            prediction[rows] = target.predictions(averaged[rows], None, None)
+        self.oob_prediction_ = prediction
+        if rows.size == 0:
+            self.oob_score_ = float("nan")
+            return
+        truth = data.evidence[rows, 0]
+        if callable(self.oob_score):
+            self.oob_score_ = float(self.oob_score(truth, prediction[rows]))
+            return
+        residual = float(((truth - prediction[rows]) ** 2).sum())
+        total = float(((truth - truth.mean()) ** 2).sum())
+        self.oob_score_ = 1.0 - residual / total if total > 0 else float(residual == 0.0)
+
+    def _decide_arrays(self, X, with_confidence=True, reject=True):
+        evaluator = self.composition_.evaluator
+        values = sum(evaluator.predict_distribution(tree, X) for tree in self.estimators_)
+        values = values / len(self.estimators_)
+        return values, np.zeros(X.shape[0], dtype=np.int64), None

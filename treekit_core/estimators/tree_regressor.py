@@ -3,24 +3,11 @@ conventions (``score`` is R^2; the tree API of ``DecisionTreeRegressor``)."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from treekit_core.estimators.regression import RegressionEstimator
 from treekit_core.estimators.tree_classifier import TreeClassifier
 
 
-def _not_for_regression(name: str):
-    """A method a regressor does not have (``hasattr`` is False), as scikit-learn's
-    regressors have no ``predict_proba``."""
-
-    def refuse(self):
-        raise AttributeError(
-            f"{type(self).__name__} has no {name}: it predicts a number, not a class"
-        )
-
-    return property(refuse)
-
-
-class TreeRegressor(TreeClassifier):
+class TreeRegressor(RegressionEstimator, TreeClassifier):
     """A regression tree composed from registered components by name.
 
     ``criterion`` names a criterion that reads a numeric response (``squared_error``:
@@ -38,18 +25,6 @@ class TreeRegressor(TreeClassifier):
     ``cost_complexity_pruning_path``, ``pruning_path_``, ``printcp``, ``prune``, ``xpred``,
     ``export_text``, ``to_json`` / ``from_json``.
     """
-
-    # What a regressor does not choose: there are no classes to label, to reject or to
-    # calibrate. The composition still names every kind, so these are fixed here (they are
-    # not parameters: get_params, clone and grids never see them).
-    labeler = "majority"
-    labeler_params = None
-    confidence = "probability"
-    confidence_params = None
-    reject = None
-    calibration = None
-    abstain_value = None
-    class_weight = None
 
     def __init__(
         self,
@@ -81,51 +56,8 @@ class TreeRegressor(TreeClassifier):
     def fit(self, X, y, sample_weight=None):
         """Fit on a numeric response ``y`` (one number per row of X)."""
         composition = self._make_composition()
-        if composition.target.decides_with_labeler:
-            raise ValueError(
-                f"TreeRegressor predicts a number, but criterion {composition.criterion.name!r} "
-                f"reads class labels (its target is {composition.target.name!r}); use a "
-                "regression criterion such as 'squared_error', or TreeClassifier"
-            )
+        self._refuse_classification_target(composition)
         data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
-        return self._fit_validated(data, None, composition, None)
-
-    def predict(self, X) -> np.ndarray:
-        """The prediction for every sample: its leaf's (the mixture of the leaves it
-        reaches, where routing splits it)."""
-        self._check_fitted()
-        return self._target_predictions(X)
-
-    def score(self, X, y, sample_weight=None) -> float:
-        """The coefficient of determination R^2 of ``predict(X)`` (scikit-learn's
-        ``r2_score``: 1 - SSE / SST, both weighted; 1.0 for a perfect prediction of a
-        constant ``y``, else 0.0 when ``y`` is constant)."""
-        predicted = self.predict(X)
-        truth = np.asarray(y, dtype=np.float64).reshape(predicted.shape)
-        weight = np.ones_like(truth) if sample_weight is None else np.asarray(sample_weight, float)
-        residual = float(np.sum(weight * (truth - predicted) ** 2))
-        centre = float(np.average(truth, weights=weight))
-        total = float(np.sum(weight * (truth - centre) ** 2))
-        if total == 0.0:
-            return 1.0 if residual == 0.0 else 0.0
-        return 1.0 - residual / total
-
-    # the classifier's decisions among classes: a regressor has none of them
-    predict_proba = _not_for_regression("predict_proba")
-    predict_log_proba = _not_for_regression("predict_log_proba")
-    decide = _not_for_regression("decide")
-    risk_coverage = _not_for_regression("risk_coverage")
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import RegressorTags
-
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "regressor"
-        tags.classifier_tags = None
-        tags.regressor_tags = RegressorTags()
-        try:
-            target = self._make_composition().target
-        except Exception:  # an unknown component: fit will say so
-            return tags
-        tags.target_tags.positive_only = target.nonnegative_response
-        return tags
+        self._fit_validated(data, None, composition, None)
+        self._keep_leaf_responses(data, [data.weight])
+        return self

@@ -1,4 +1,5 @@
-"""A treekit tree as a fitted scikit-learn ``DecisionTreeClassifier``."""
+"""A treekit tree as a fitted scikit-learn ``DecisionTreeClassifier`` (or, for a tree that
+predicts numbers, ``DecisionTreeRegressor``)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ def to_sklearn(model, missing: str = "warn"):
     float32, so predictions are identical on X exactly representable in float32 (as
     between two scikit-learn trees). ``missing``: see :func:`treekit_core.export.to_onnx`.
     Nominal columns enter as their category codes (``model.categories_``)."""
-    from sklearn.tree import DecisionTreeClassifier
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     from sklearn.tree._tree import NODE_DTYPE
     from sklearn.tree._tree import Tree as SklearnTree
 
     target = "a scikit-learn tree"
     if hasattr(model, "estimators_"):
-        raise TypeError("to_sklearn converts a TreeClassifier; a forest has several trees")
+        raise TypeError("to_sklearn converts one tree; a forest has several trees")
+    # a tree that predicts numbers becomes a regressor whose leaves hold those numbers
+    regression = not model.composition_.target.decides_with_labeler
     check_hard(model, target)
-    check_argmax_labels(model, target)
+    if not regression:
+        check_argmax_labels(model, target)
     tree = model.tree_
     check_missing_rule(missing, [tree], target)
     arrays = binary_threshold_arrays(tree, missing, target)
@@ -44,7 +48,7 @@ def to_sklearn(model, missing: str = "warn"):
     nodes["missing_go_to_left"] = (arrays["children_default"] == arrays["children_left"]) & (
         arrays["children_left"] >= 0
     )
-    n_classes = np.array([model.n_classes_], dtype=np.intp)
+    n_classes = np.array([1 if regression else model.n_classes_], dtype=np.intp)
     sk_tree = SklearnTree(tree.n_features, n_classes, 1)
     sk_tree.__setstate__(
         {
@@ -55,10 +59,15 @@ def to_sklearn(model, missing: str = "warn"):
         }
     )
     # the criterion's name labels the impurities in plot_tree / export_graphviz
-    clf = DecisionTreeClassifier(criterion=model.composition_.criterion.name)
+    name = model.composition_.criterion.name
+    if regression:
+        known = ("squared_error", "friedman_mse", "absolute_error", "poisson")
+        clf = DecisionTreeRegressor(criterion=name if name in known else "squared_error")
+    else:
+        clf = DecisionTreeClassifier(criterion=name)
+        clf.classes_ = np.asarray(model.classes_)
+        clf.n_classes_ = int(model.n_classes_)
     clf.tree_ = sk_tree
-    clf.classes_ = np.asarray(model.classes_)
-    clf.n_classes_ = int(model.n_classes_)
     clf.n_outputs_ = 1
     clf.n_features_in_ = int(tree.n_features)
     clf.max_features_ = int(tree.n_features)

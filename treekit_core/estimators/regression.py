@@ -1,0 +1,192 @@
+"""What every regressor shares: predict, score (R^2), quantiles, and no class methods."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.engine.questions import tree_leaves
+
+
+def _not_for_regression(name: str):
+    """A method a regressor does not have (``hasattr`` is False), as scikit-learn's
+    regressors have no ``predict_proba``."""
+
+    def refuse(self):
+        raise AttributeError(
+            f"{type(self).__name__} has no {name}: it predicts a number, not a class"
+        )
+
+    return property(refuse)
+
+
+class RegressionEstimator:
+    """Mixin of TreeRegressor and ForestRegressor (placed before the classifier base): the
+    predictions are the target's, ``score`` is R^2, and the methods that decide among
+    classes do not exist."""
+
+    # What a regressor does not choose: there are no classes to label, to reject or to
+    # calibrate. The composition still names every kind, so these are fixed here (they are
+    # not parameters: get_params, clone and grids never see them).
+    labeler = "majority"
+    labeler_params = None
+    confidence = "probability"
+    confidence_params = None
+    reject = None
+    calibration = None
+    abstain_value = None
+    class_weight = None
+
+    def _refuse_classification_target(self, composition) -> None:
+        if composition.target.decides_with_labeler:
+            raise ValueError(
+                f"{type(self).__name__} predicts a number, but criterion "
+                f"{composition.criterion.name!r} reads class labels (its target is "
+                f"{composition.target.name!r}); use a regression criterion such as "
+                "'squared_error', or the classifier"
+            )
+
+    def predict(self, X, quantiles=None) -> np.ndarray:
+        """The prediction for every sample: its leaf's (the mixture of the leaves it
+        reaches, where routing splits it), or with ``quantiles`` (numbers in [0, 1]) an
+        (n, len(quantiles)) array of the weighted quantiles of the training responses of
+        the leaf the sample reaches (a forest: of every tree's leaf, each tree's rows
+        weighted by their bootstrap weight over their leaf's, averaged over the trees:
+        Meinshausen's quantile regression forest). The quantile is the smallest training
+        response whose cumulative weight share reaches q (with unit weights numpy's
+        ``method="inverted_cdf"``). A sample that cannot answer a question follows the
+        branch that took the most training weight; evaluators that mix leaves (soft
+        evaluation) are refused, naming them."""
+        self._check_fitted()
+        if quantiles is None:
+            return self._target_predictions(X)
+        q = check_quantiles(quantiles)
+        training = getattr(self, "_leaf_responses", None)
+        if training is None:
+            self._stopping_nodes(self._trees()[0], np.zeros((0, self.n_features_in_)))
+            raise ValueError(
+                "quantiles need the training responses of the leaves, which this model does "
+                "not hold (a model read from a JSON file, or its target gives no responses): "
+                "refit it, or keep it with pickle"
+            )
+        with self._checked_for_predict(X) as checked:
+            return self._quantiles(checked, q, training)
+
+    def _trees(self) -> list:
+        return list(getattr(self, "estimators_", None) or [self.tree_])
+
+    def _stopping_nodes(self, tree, X) -> np.ndarray:
+        """The node every sample stops at, for quantiles."""
+        evaluator = self.composition_.evaluator
+        nodes = evaluator.stopping_nodes(tree, X)
+        if nodes is not None:
+            return np.asarray(nodes, dtype=np.int64)
+        if "hard_routing" not in evaluator.provides:
+            raise ValueError(
+                f"quantiles need an evaluator that sends each sample to one leaf; evaluator "
+                f"{evaluator.name!r} mixes leaves"
+            )
+        return tree_leaves(tree, np.asarray(X, dtype=np.float64))
+
+    def _keep_leaf_responses(self, data, tree_weights) -> None:
+        """Remember, per tree, the node every training row stops at and its weight in that
+        tree, with the responses (what quantiles read)."""
+        self._leaf_responses = None
+        responses = self.composition_.target.responses(data.evidence)
+        evaluator = self.composition_.evaluator
+        mixes = "hard_routing" not in evaluator.provides
+        if responses is None or (
+            mixes and evaluator.stopping_nodes(self._trees()[0], data.X[:1]) is None
+        ):
+            return  # predict(quantiles=...) says why
+        nodes = [self._stopping_nodes(tree, data.X) for tree in self._trees()]
+        self._leaf_responses = (responses, nodes, tree_weights)
+
+    def _quantiles(self, X, q, training):
+        responses, train_nodes, tree_weights = training
+        trees = self._trees()
+        sample_nodes = [self._stopping_nodes(tree, X) for tree in trees]
+        # per tree: training rows grouped by node, and each node's training weight
+        groups = []
+        for nodes, weights in zip(train_nodes, tree_weights, strict=True):
+            order = np.argsort(nodes, kind="stable")
+            sorted_nodes = nodes[order]
+            starts = np.searchsorted(sorted_nodes, np.arange(nodes.max() + 2))
+            groups.append((order, starts, weights))
+        out = np.empty((X.shape[0], q.size))
+        for i in range(X.shape[0]):
+            rows, shares = [], []
+            for (order, starts, weights), nodes in zip(groups, sample_nodes, strict=True):
+                node = nodes[i]
+                if node + 1 >= starts.size:
+                    continue
+                members = order[starts[node] : starts[node + 1]]
+                w = weights[members]
+                total = w.sum()
+                if total > 0:
+                    rows.append(members)
+                    shares.append(w / (total * len(trees)))
+            if not rows:
+                out[i] = np.nan
+                continue
+            out[i] = weighted_quantiles(responses[np.concatenate(rows)], np.concatenate(shares), q)
+        return out
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """The coefficient of determination R^2 of ``predict(X)`` (scikit-learn's
+        ``r2_score``: 1 - SSE / SST, both weighted; 1.0 for a perfect prediction of a
+        constant ``y``, else 0.0 when ``y`` is constant)."""
+        predicted = self.predict(X)
+        truth = np.asarray(y, dtype=np.float64).reshape(predicted.shape)
+        weight = np.ones_like(truth) if sample_weight is None else np.asarray(sample_weight, float)
+        residual = float(np.sum(weight * (truth - predicted) ** 2))
+        centre = float(np.average(truth, weights=weight))
+        total = float(np.sum(weight * (truth - centre) ** 2))
+        if total == 0.0:
+            return 1.0 if residual == 0.0 else 0.0
+        return 1.0 - residual / total
+
+    # the classifier's decisions among classes: a regressor has none of them
+    predict_proba = _not_for_regression("predict_proba")
+    predict_log_proba = _not_for_regression("predict_log_proba")
+    decide = _not_for_regression("decide")
+    risk_coverage = _not_for_regression("risk_coverage")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import RegressorTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "regressor"
+        tags.classifier_tags = None
+        tags.regressor_tags = RegressorTags()
+        try:
+            target = self._make_composition().target
+        except Exception:  # an unknown component: fit will say so
+            return tags
+        tags.target_tags.positive_only = target.nonnegative_response
+        return tags
+
+
+def check_quantiles(quantiles) -> np.ndarray:
+    """``quantiles`` as a 1-D float array in [0, 1], or ValueError naming the parameter."""
+    try:
+        q = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"quantiles must be numbers in [0, 1], got {quantiles!r}") from None
+    if (
+        q.ndim != 1
+        or q.size == 0
+        or not (np.isfinite(q).all() and (q >= 0).all() and (q <= 1).all())
+    ):
+        raise ValueError(f"quantiles must be numbers in [0, 1], got {quantiles!r}")
+    return q
+
+
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The smallest value whose cumulative weight share reaches each q (values sorted here;
+    with unit weights, numpy's ``np.quantile(values, q, method="inverted_cdf")``)."""
+    order = np.argsort(values, kind="stable")
+    values, cumulative = values[order], np.cumsum(weights[order])
+    total = cumulative[-1]
+    # the first index whose share reaches q; a relative 1e-12 absorbs the sums' rounding
+    index = np.searchsorted(cumulative, q * total * (1 - 1e-12), side="left")
+    return values[np.minimum(index, values.size - 1)]
