@@ -341,3 +341,63 @@ def test_soft_evaluation_on_several_threads_equals_one_thread():
     ]
     np.testing.assert_array_equal(probabilities[0], probabilities[1])
     assert 0.0 < probabilities[0][:, 1].mean() < 1.0
+
+
+# -- regression (issue 39) ---------------------------------------------------------------
+
+
+def regression_data(seed=4, n=120):
+    """Values on a 0.1 grid with a noisy numeric response."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(5.0, 1.0, size=(n, 3)), 1)
+    y = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(0, 0.5, size=n)
+    return X, y
+
+
+def test_regression_soft_search_tends_to_the_exhaustive_partition_as_u_vanishes():
+    from treekit_core import TreeRegressor
+
+    X, y = regression_data()
+    exact = TreeRegressor(min_samples_leaf=5).fit(X, y)
+    soft = TreeRegressor(
+        min_samples_leaf=5,
+        splitter="soft_search",
+        splitter_params={"u": 1e-4, "max_candidates": None},
+    ).fit(X, y)
+    np.testing.assert_array_equal(soft.tree_.feature, exact.tree_.feature)
+    assert leaf_partition(soft, X) == leaf_partition(exact, X)
+    np.testing.assert_allclose(soft.predict(X), exact.predict(X), rtol=1e-12)
+
+
+def test_regression_soft_propagation_and_evaluation_tend_to_hard_as_u_vanishes():
+    from treekit_core import TreeRegressor
+
+    data = load_dataset("airquality", dropna=True)
+    hard = TreeRegressor(min_samples_leaf=5).fit(data.X, data.y)
+    soft = TreeRegressor(min_samples_leaf=5, propagator="soft", propagator_params={"u": 1e-9}).fit(
+        data.X, data.y
+    )
+    for field in ("feature", "threshold", "n_samples"):
+        np.testing.assert_array_equal(getattr(soft.tree_, field), getattr(hard.tree_, field))
+    np.testing.assert_allclose(soft.tree_.statistics, hard.tree_.statistics, rtol=1e-9)
+    evaluated = TreeRegressor(
+        min_samples_leaf=5, evaluator="soft", evaluator_params={"u": 1e-9}
+    ).fit(data.X, data.y)
+    np.testing.assert_allclose(evaluated.predict(data.X), hard.predict(data.X), rtol=1e-9)
+    wide = TreeRegressor(min_samples_leaf=5, evaluator="soft", evaluator_params={"u": 0.2})
+    assert np.abs(wide.fit(data.X, data.y).predict(data.X) - hard.predict(data.X)).max() > 1.0
+
+
+@pytest.mark.parametrize(
+    "params, component",
+    [
+        ({"splitter": "soft_search", "splitter_params": {"c45_rules": True}}, "soft_search"),
+        ({"evaluator": "quinlan_ramp"}, "quinlan_ramp"),
+    ],
+)
+def test_what_counts_classification_errors_refuses_a_regression_target(params, component):
+    from treekit_core import CompositionError, TreeRegressor
+
+    X, y = regression_data()
+    with pytest.raises(CompositionError, match=f"'{component}' cannot be combined with target"):
+        TreeRegressor(**params).fit(X, y)

@@ -56,7 +56,11 @@ class QuinlanRamp(Evaluator):
         "Quinlan's probabilistic thresholds: linear ramps between Z-, Z and Z+ (C4.5 PLT)"
     )
     provides: ClassVar[frozenset] = frozenset()
-    requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
+    # the ramps are placed where the node's classification errors cross Quinlan's limit
+    requires: ClassVar[dict] = {
+        "splitter": frozenset({"axis_aligned"}),
+        "target": frozenset({"class_decisions"}),
+    }
 
     def fit(self, tree, data, labeler):
         """Every softened node's error curve over its training rows (all in one pass: the

@@ -82,6 +82,13 @@ class SoftSearch(Splitter):
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
     c45_rules: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
+    def requirements(self) -> dict:
+        """C4.5's rules count classes (MinSplit, gain ratio): with them, class labels."""
+        needs = dict(self.requires)
+        if self.c45_rules:
+            needs["target"] = frozenset(needs.get("target", ())) | {"class_decisions"}
+        return needs
+
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import gather_sorted_feature, scan_sorted_feature
         from treekit_soft_search.kernels import soft_scan
