@@ -186,3 +186,33 @@ def test_the_pruning_path_labels_do_not_overlap():
     selected = int(np.flatnonzero(model.pruning_path_["selected"])[0])
     assert ax.get_xticklabels()[selected].get_text() != ""
     plt.close(fig)
+
+
+def test_a_regression_tree_and_its_residuals_are_drawn(tmp_path):
+    """Issue 39: a regressor's tree shows node values on a colour scale (a colour bar, no
+    class legend), its leaves their value and weight; the residual plot draws every row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treekit_core import TreeRegressor
+    from treekit_core.tools import plots
+
+    data = load_dataset("airquality")
+    model = TreeRegressor(min_samples_leaf=10, max_depth=3).fit(data.X, data.y)
+    fig, ax = plt.subplots(figsize=(9, 5))
+    plots.plot_tree(model, ax)
+    texts = [t.get_text() for t in ax.texts]
+    leaf = int(np.flatnonzero(model.tree_.is_leaf)[0])
+    assert f"value {model.tree_.value[leaf, 0]:.4g}, weight {model.tree_.weight[leaf]:.4g}" in texts
+    assert ax.get_legend() is None and len(fig.axes) == 2  # the tree and its colour bar
+    fig.savefig(tmp_path / "tree.png")
+    plt.close(fig)
+    assert (tmp_path / "tree.png").stat().st_size > 5000
+    fig, ax = plt.subplots()
+    plots.plot_residuals(model, data.X, data.y, ax)
+    offsets = ax.collections[0].get_offsets()
+    assert offsets.shape == (data.y.size, 2)
+    np.testing.assert_allclose(offsets[:, 1], data.y - model.predict(data.X))
+    plt.close(fig)

@@ -161,3 +161,23 @@ def test_exports_of_regressors_predict_what_treekit_predicts():
             np.asarray(values).reshape(200, -1).sum(axis=1) + np.ravel(explainer.expected_value)[0]
         )
         np.testing.assert_allclose(total, model.predict(X[:200]), rtol=1e-9, atol=1e-9)
+
+
+def test_onnx_export_of_regressors_predicts_what_treekit_predicts():
+    pytest.importorskip("onnx")
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from treekit_core.export import to_onnx
+
+    data = load_dataset("cu_summary")
+    X, y = data.X.astype(np.float32).astype(np.float64), data.y
+    complete = ~np.isnan(X).any(axis=1)
+    tree = TreeRegressor(min_samples_leaf=5, categorical_features=data.categorical).fit(X, y)
+    forest = ForestRegressor(
+        n_estimators=4, random_state=0, min_samples_leaf=5, categorical_features=data.categorical
+    ).fit(X, y)
+    for model in (tree, forest):
+        with pytest.warns(UserWarning, match="missing"):
+            proto = to_onnx(model)
+        session = onnxruntime.InferenceSession(proto.SerializeToString())
+        (out,) = session.run(None, {"X": X[complete].astype(np.float32)})
+        np.testing.assert_allclose(out[:, 0], model.predict(X[complete]), rtol=1e-6)

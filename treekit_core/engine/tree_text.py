@@ -111,7 +111,7 @@ def _names(tree, feature_names):
 def _classes(tree, class_names):
     if class_names is not None:
         return [str(c) for c in class_names]
-    return [str(k) for k in range(tree.n_statistics)]
+    return [str(k) for k in range(tree.value.shape[1])]
 
 
 def leaf_label(tree: Tree, node: int, classes, decimals: int, show_distribution: bool) -> str:
@@ -119,7 +119,7 @@ def leaf_label(tree: Tree, node: int, classes, decimals: int, show_distribution:
     text = f"class: {'abstain' if decided < 0 else classes[decided]}"
     if show_distribution:
         dist = ", ".join(
-            f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.n_statistics)
+            f"{classes[k]}={tree.value[node, k]:.{decimals}g}" for k in range(tree.value.shape[1])
         )
         text += f"  [{dist}; weight {tree.weight[node]:.{decimals}g}]"
     return text

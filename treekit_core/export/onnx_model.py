@@ -1,4 +1,5 @@
-"""A treekit tree or forest as an ONNX ``TreeEnsembleClassifier`` (ai.onnx.ml opset 3)."""
+"""A treekit tree or forest as an ONNX ``TreeEnsembleClassifier`` (ai.onnx.ml opset 3), or,
+for a regressor, an ONNX ``TreeEnsembleRegressor``."""
 
 from __future__ import annotations
 
@@ -131,6 +132,8 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     import onnx
     from onnx import TensorProto, helper
 
+    if not model.composition_.target.decides_with_labeler:
+        return _regressor_to_onnx(model, missing, name)
     check_hard(model, TARGET)
     check_argmax_labels(model, TARGET)
     trees = fitted_trees(model)
@@ -200,6 +203,69 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
             helper.make_tensor_value_info("label", label_type, [None]),
             helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, len(classes)]),
         ],
+    )
+    onnx_model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+        producer_name="treekit",
+    )
+    onnx_model.ir_version = 8
+    onnx.checker.check_model(onnx_model)
+    return onnx_model
+
+
+def _regressor_to_onnx(model, missing: str, name: str):
+    """A regressor as an ``onnx.ModelProto`` with one float32 input ``X`` [N, n_features]
+    and one output ``variable`` [N, 1] from an ai.onnx.ml opset 3
+    ``TreeEnsembleRegressor`` (a forest's leaf values weighted 1 / n_trees, summed): what
+    ``predict`` returns, for targets whose prediction is their one node value (the
+    mean; rpart's Poisson rate)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    target = "ONNX's TreeEnsembleRegressor"
+    check_hard(model, target)
+    trees = fitted_trees(model)
+    check_missing_rule(missing, trees, target)
+    if trees[0].value.shape[1] != 1:
+        raise NotExportableError(
+            f"{target} holds one value per leaf; target {model.composition_.target.name!r} "
+            f"stores {trees[0].value.shape[1]}"
+        )
+    categories = getattr(model, "categories_", {}) or {}
+    written = []
+    for tree_id, tree in enumerate(trees):
+        nodes = _TreeNodes(tree_id)
+        _write(tree, nodes, 1.0 / len(trees), categories, missing)
+        written.append(nodes)
+    rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
+    values = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]
+    ensemble = helper.make_node(
+        "TreeEnsembleRegressor",
+        ["X"],
+        ["variable"],
+        domain="ai.onnx.ml",
+        n_targets=1,
+        nodes_treeids=[r[0] for r in rows],
+        nodes_nodeids=[r[1] for r in rows],
+        nodes_modes=[r[2] for r in rows],
+        nodes_featureids=[r[3] for r in rows],
+        nodes_values=[r[4] for r in rows],
+        nodes_truenodeids=[r[5] for r in rows],
+        nodes_falsenodeids=[r[6] for r in rows],
+        nodes_missing_value_tracks_true=[int(r[7]) for r in rows],
+        target_treeids=[v[0] for v in values],
+        target_nodeids=[v[1] for v in values],
+        target_ids=[v[2] for v in values],
+        target_weights=[v[3] for v in values],
+        aggregate_function="SUM",
+        post_transform="NONE",
+    )
+    graph = helper.make_graph(
+        [ensemble],
+        name,
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, trees[0].n_features])],
+        [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])],
     )
     onnx_model = helper.make_model(
         graph,

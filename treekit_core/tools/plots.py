@@ -1,6 +1,8 @@
 """Pictures (matplotlib is an optional extra: ``pip install treekit-core[plots]``).
 
-* :func:`plot_tree`: the tree with its questions and leaf distributions;
+* :func:`plot_tree`: the tree with its questions and leaf distributions (a regression
+  tree: its values on a colour scale);
+* :func:`plot_residuals`: a regressor's residuals against its predictions;
 * :func:`plot_pruning_path`: rpart-style cross-validated error against cp, with 1-SE bars;
 * :func:`plot_risk_coverage`: risk-coverage curves comparing confidences;
 * :func:`plot_boundary_distance_map`: for 2-D data, decision regions shaded by the
@@ -77,7 +79,9 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
     categories = getattr(model, "categories_", {})
-    texts = node_labels(tree, names, model.classes_, categories, decimals=4)
+    # a regression tree: its values on a colour scale instead of classes
+    values = None if hasattr(model, "classes_") else tree.value[:, 0]
+    texts = node_labels(tree, names, getattr(model, "classes_", None), categories, decimals=4)
     context = QuestionTextContext(_names(tree, names), categories or {}, 3)
     limit = shown_depth(tree, max_leaves)
     leaves_under = tree.leaves_under()
@@ -122,7 +126,11 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
                 )
         decided = int(tree.decision[node])
         share = f"{tree.value[node].max():.0%} of weight {tree.weight[node]:.4g}"
-        if truncated:
+        if values is not None:
+            share = f"value {values[node]:.4g}, weight {tree.weight[node]:.4g}"
+        if values is not None and (truncated or tree.is_leaf[node]):
+            text = (f"{int(leaves_under[node])} leaves below\n" if truncated else "") + share
+        elif truncated:
             below = int(leaves_under[node])
             text = f"{below} leaves below\nmostly {_class_text(model, decided)}\n{share}"
         elif tree.is_leaf[node]:
@@ -139,23 +147,32 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             zorder=2,
             bbox={
                 "boxstyle": "round",
-                "fc": node_rgb(tree, node),
+                "fc": node_rgb(tree, node) if values is None else _value_rgb(values, node),
                 "ec": "0.3",
                 "ls": "--" if truncated or tree.decision[node] < 0 else "-",
             },
         )
-    handles = [
-        plt.Rectangle((0, 0), 1, 1, fc=class_rgb(k), ec="0.3") for k in range(len(model.classes_))
-    ]
-    ax.legend(
-        handles,
-        [str(c) for c in model.classes_],
-        title="decided class",
-        fontsize=7,
-        title_fontsize=7,
-        loc="upper right",
-        frameon=False,
-    )
+    if values is not None:
+        scale = plt.cm.ScalarMappable(
+            cmap=VALUE_COLOURS, norm=plt.Normalize(values.min(), values.max())
+        )
+        ax.figure.colorbar(scale, ax=ax, fraction=0.03, pad=0.01, label="node value")
+        handles = None
+    else:
+        handles = [
+            plt.Rectangle((0, 0), 1, 1, fc=class_rgb(k), ec="0.3")
+            for k in range(len(model.classes_))
+        ]
+    if handles is not None:
+        ax.legend(
+            handles,
+            [str(c) for c in model.classes_],
+            title="decided class",
+            fontsize=7,
+            title_fontsize=7,
+            loc="upper right",
+            frameon=False,
+        )
     if limit < tree.max_depth:
         ax.set_title(
             f"depth {limit} of {tree.max_depth} shown ({tree.n_leaves} leaves in all)", fontsize=8
@@ -163,6 +180,34 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     ax.set_xlim(-0.8, max(counter[0] - 0.2, 0.8))
     ax.set_ylim(-depth - 0.6, 0.6)
     ax.axis("off")
+    return ax
+
+
+#: The colour scale of a regression tree's node values (light for small values).
+VALUE_COLOURS = "YlGnBu"
+
+
+def _value_rgb(values, node):
+    """A node's value on :data:`VALUE_COLOURS`, kept light enough to read text on."""
+    plt = _pyplot()
+    span = values.max() - values.min()
+    share = (values[node] - values.min()) / span if span > 0 else 0.5
+    return plt.get_cmap(VALUE_COLOURS)(0.1 + 0.6 * share)
+
+
+def plot_residuals(model, X, y, ax=None):
+    """A regressor's residuals y - predict(X) against its predictions, with the zero line
+    and the RMSE in the title."""
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    predicted = model.predict(X)
+    residual = np.asarray(y, dtype=np.float64) - predicted
+    ax.scatter(predicted, residual, s=10, alpha=0.6, color="C0", edgecolor="none")
+    ax.axhline(0.0, color="0.4", lw=1)
+    ax.set_xlabel("prediction")
+    ax.set_ylabel("residual (y - prediction)")
+    ax.set_title(f"residuals: RMSE {np.sqrt(np.mean(residual**2)):.4g}", fontsize=9)
     return ax
 
 
