@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from treekit_core.datasets import dataset_path
@@ -96,3 +97,31 @@ def test_the_report_has_a_python_api_and_names_the_reject_rule(tmp_path):
     page = model_report(model, data.X, data.y, path=tmp_path / "report.html")
     assert (tmp_path / "report.html").read_text(encoding="utf-8") == page
     assert "reject coverage=0.8" in page and "sensitivity" in page and "<h2>Tree</h2>" in page
+
+
+def test_a_regression_model_has_a_report(tmp_path, capsys):
+    """Issue 39: the HTML report of a regressor shows its node values, RMSE / MAE / R^2
+    (the figures regression_figures computes), the residual picture and the pruning path,
+    from Python and from treekit evaluate --report."""
+    from treekit_core import TreeRegressor
+    from treekit_core.datasets import dataset_path, load_dataset
+    from treekit_core.tools.cli import main, regression_figures
+    from treekit_core.tools.report import model_report
+
+    data = load_dataset("airquality")
+    model = TreeRegressor(pruner="cost_complexity", min_samples_leaf=7).fit(data.X, data.y)
+    page = model_report(model, data.X, data.y, path=tmp_path / "r.html")
+    figures = regression_figures(data.y, model.predict(data.X))
+    assert f"<td>RMSE</td><td>{figures['rmse']:.6g}</td>" in page
+    assert f"<td>R^2</td><td>{figures['r2']:.6g}</td>" in page
+    assert page.count("data:image/png;base64") == 2  # residuals and the pruning path
+    leaf = int(np.flatnonzero(model.tree_.is_leaf)[0])
+    assert f"{model.tree_.value[leaf, 0]:.4g} · weight {model.tree_.weight[leaf]:.4g}" in page
+    model_file, report = tmp_path / "m.json", tmp_path / "cli.html"
+    assert (
+        main(["fit", str(dataset_path("quakes")), "--target", "mag", "--out", str(model_file)]) == 0
+    )
+    argv = ["evaluate", str(model_file), str(dataset_path("quakes")), "--target", "mag"]
+    assert main([*argv, "--cv", "3", "--report", str(report)]) == 0
+    text = report.read_text()
+    assert "out-of-sample figures: 3-fold cross-validation" in text and "<td>MAE</td>" in text

@@ -546,8 +546,11 @@ def regression_figures(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
 def _evaluate_regression(model, X, values, raw, names, args) -> int:
     """``evaluate`` for a regression tree: RMSE, MAE and R^2, on the file as it is or out
     of sample (K-fold cross-validation or a held-out fraction, shuffled with the seed)."""
-    if args.plots or args.report:
-        raise ValueError("--plots and --report picture classification trees only, for now")
+    if args.plots:
+        raise ValueError(
+            "--plots pictures classification trees only, for now; --report "
+            "draws a regression tree, its figures and residuals"
+        )
     if values.dtype.kind != "f":
         raise ValueError(f"{args.data}: the target column {args.target!r} must hold numbers")
     if np.isnan(values).any():
@@ -576,9 +579,13 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
             predicted[test] = fitted.predict(X[test])
         held = np.concatenate(tests)
         figures = regression_figures(values[held], predicted[held])
-        print(f"out-of-sample figures: {what}; composition: {composition_line(fitted)}")
+        what = f"out-of-sample figures: {what}"
+        print(f"{what}; composition: {composition_line(fitted)}")
     else:
-        figures = regression_figures(values, model.predict(X))
+        held = np.arange(values.size)
+        predicted = model.predict(X)
+        figures = regression_figures(values, predicted)
+        what = f"the model as saved, on {args.data}"
         training = _training_rows(args.model)
         if training is not None and training == rows_digest(raw, names):
             warning = (
@@ -593,6 +600,26 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
     print(f"RMSE  {figures['rmse']:.6g}")
     print(f"MAE   {figures['mae']:.6g}")
     print(f"R^2   {figures['r2']:.6f}")
+    if args.report:
+        evaluation = {
+            "what": what,
+            "regression": {
+                "rows": figures["n"],
+                "RMSE": figures["rmse"],
+                "MAE": figures["mae"],
+                "R^2": figures["r2"],
+            },
+            "residuals": (predicted[held], values[held] - predicted[held]),
+        }
+        page = html_report(
+            model,
+            title=f"treekit: {args.model} on {args.data}",
+            composition=composition_line(model),
+            evaluation=evaluation,
+        )
+        with open(args.report, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        print(f"wrote {args.report}")
     return 0
 
 

@@ -57,8 +57,16 @@ console.log('treekit report ready: ' + document.querySelectorAll('.tree .node').
 
 def _distribution(model, node) -> str:
     tree = model.tree_
+    if not hasattr(model, "classes_"):  # a regression tree: its value
+        return f"value {tree.value[node, 0]:.6g}; weight {tree.weight[node]:.4g}"
     shares = ", ".join(f"{c}: {tree.value[node, k]:.1%}" for k, c in enumerate(model.classes_))
     return f"{shares}; weight {tree.weight[node]:.4g}"
+
+
+def _value_hex(values, node) -> str:
+    """A regression node's value on the pictures' colour scale, as #rrggbb."""
+    red, green, blue, _ = plots._value_rgb(values, node)
+    return f"#{int(red * 255):02x}{int(green * 255):02x}{int(blue * 255):02x}"
 
 
 def tree_html(model) -> str:
@@ -68,8 +76,16 @@ def tree_html(model) -> str:
     names = list(getattr(model, "feature_names_in_", [])) or None
     context = QuestionTextContext(_names(tree, names), getattr(model, "categories_", {}), 4)
 
+    values = None if hasattr(model, "classes_") else tree.value[:, 0]
+
     def box(node, text) -> str:
         decided = int(tree.decision[node])
+        if values is not None:  # a regression tree: value and weight, a value colour
+            return (
+                f'<span class="node" style="background:{_value_hex(values, node)}" '
+                f'title="{html.escape(_distribution(model, node))}">{html.escape(text)}</span>'
+                f'<span class="dist">{values[node]:.4g} · weight {tree.weight[node]:.4g}</span>'
+            )
         label = "abstain" if decided < 0 else str(model.classes_[decided])
         css = "node abstain" if decided < 0 else "node"
         return (
@@ -93,7 +109,10 @@ def tree_html(model) -> str:
             stack.append("</li>")
         if tree.is_leaf[node]:
             decided = int(tree.decision[node])
-            pieces.append(box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided])))
+            if values is not None:
+                pieces.append(box(node, f"{values[node]:.4g}"))
+            else:
+                pieces.append(box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided])))
             continue
         texts = branch_texts(tree, node, context)
         question = texts[0] if len(texts) == 2 else texts[0].split(" = ")[0]
@@ -165,13 +184,16 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
     sensitivity, specificity, PPV and NPV with abstentions, the risk-coverage curve),
     written to ``path`` when given: the page ``treekit report`` writes, from Python."""
     y = np.asarray(y)
-    decision = model.decide(X)
-    figures = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
-    evaluation = {
-        "what": f"figures on the {y.shape[0]} rows given",
-        "report": figures,
-        "curve": model.risk_coverage(X, y),
-    }
+    if not hasattr(model, "decide"):  # a regressor: RMSE, MAE, R^2 and the residuals
+        evaluation = regression_evaluation(model, X, y, f"figures on the {y.shape[0]} rows given")
+    else:
+        decision = model.decide(X)
+        figures = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
+        evaluation = {
+            "what": f"figures on the {y.shape[0]} rows given",
+            "report": figures,
+            "curve": model.risk_coverage(X, y),
+        }
     page = html_report(
         model,
         title=title or f"treekit: {type(model).__name__}",
@@ -184,9 +206,45 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
     return page
 
 
+def regression_evaluation(model, X, y, what: str) -> dict:
+    """The figures of a regressor on (X, y) as :func:`html_report` shows them."""
+    predicted = model.predict(X)
+    residual = np.asarray(y, dtype=np.float64) - predicted
+    total = float(((y - np.mean(y)) ** 2).sum())
+    sse = float((residual**2).sum())
+    return {
+        "what": what,
+        "regression": {
+            "rows": int(residual.size),
+            "RMSE": float(np.sqrt(np.mean(residual**2))),
+            "MAE": float(np.mean(np.abs(residual))),
+            "R^2": 1.0 - sse / total if total > 0 else float(sse == 0.0),
+        },
+        "residuals": (predicted, residual),
+    }
+
+
+def _regression_block(block) -> list:
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{value:.6g}</td></tr>"
+        for name, value in block["regression"].items()
+    )
+    predicted, residual = block["residuals"]
+
+    def draw(ax):
+        ax.scatter(predicted, residual, s=10, alpha=0.6, color="C0", edgecolor="none")
+        ax.axhline(0.0, color="0.4", lw=1)
+        ax.set_xlabel("prediction")
+        ax.set_ylabel("residual (y - prediction)")
+
+    return [f"<table>{rows}</table>", _picture(draw)]
+
+
 def html_report(model, *, title, composition, evaluation, cross_validated=None) -> str:
     """The page. ``evaluation`` and ``cross_validated`` are dicts with ``what`` (a
-    sentence), ``report`` (a DiagnosticReport) and ``curve`` (a RiskCoverage)."""
+    sentence), ``report`` (a DiagnosticReport) and ``curve`` (a RiskCoverage); for a
+    regressor, ``regression`` (RMSE, MAE, R^2) and ``residuals`` (predictions, residuals):
+    :func:`regression_evaluation`."""
 
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
@@ -199,7 +257,7 @@ def html_report(model, *, title, composition, evaluation, cross_validated=None) 
         tree = model.tree_
         parts += [
             f"<h2>Tree</h2><p>{tree.n_leaves} leaves, depth {tree.max_depth}. Click a "
-            "question to open or close it; hover a box for its class distribution. "
+            "question to open or close it; hover a box for its class distribution or value. "
             '<button id="expand">expand all</button> '
             '<button id="collapse">collapse all</button></p>',
             f'<div class="tree">{tree_html(model)}</div>',
@@ -211,6 +269,10 @@ def html_report(model, *, title, composition, evaluation, cross_validated=None) 
         ]
     for heading, block in (("Evaluation", evaluation), ("Cross-validated", cross_validated)):
         if block is None:
+            continue
+        if "regression" in block:
+            parts += [f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>"]
+            parts += _regression_block(block)
             continue
         parts += [
             f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>",
