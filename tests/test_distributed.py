@@ -66,6 +66,34 @@ def test_dask_workers_grow_the_same_forest(soybean, dask_client):
     assert len(stream.data) >= 1 and workers <= set(dask_client.scheduler_info()["workers"])
 
 
+def test_a_regression_forest_grows_the_same_on_processes_and_dask(dask_client):
+    """Issue 39: ForestRegressor on loky processes and Dask workers, the same trees and
+    predictions (quantiles included) as n_jobs=1."""
+    from treekit_core import ForestRegressor
+
+    data = load_dataset("cu_summary")
+    X, y = data.X, data.y
+
+    def forest(**params):
+        return ForestRegressor(
+            n_estimators=4, random_state=0, categorical_features=data.categorical, **params
+        ).fit(X, y)
+
+    reference = forest()
+    with joblib.parallel_backend("loky"):
+        processes = forest(n_jobs=2)
+    with joblib.parallel_backend("dask"):
+        distributed = forest(n_jobs=2)
+    for other in (processes, distributed):
+        for left, right in zip(reference.estimators_, other.estimators_, strict=True):
+            np.testing.assert_array_equal(left.threshold, right.threshold)
+            np.testing.assert_array_equal(left.statistics, right.statistics)
+        np.testing.assert_array_equal(other.predict(X), reference.predict(X))
+        np.testing.assert_array_equal(
+            other.predict(X, quantiles=[0.5]), reference.predict(X, quantiles=[0.5])
+        )
+
+
 @attrs.define(slots=False)
 class FailsOnWorkers(Exhaustive):
     """Registered only in this process: a worker cannot re-create it by name."""

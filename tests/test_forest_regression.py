@@ -181,3 +181,14 @@ def test_onnx_export_of_regressors_predicts_what_treekit_predicts():
         session = onnxruntime.InferenceSession(proto.SerializeToString())
         (out,) = session.run(None, {"X": X[complete].astype(np.float32)})
         np.testing.assert_allclose(out[:, 0], model.predict(X[complete]), rtol=1e-6)
+
+
+def test_dtreeviz_draws_a_regression_tree():
+    pytest.importorskip("dtreeviz")
+    from treekit_core.export import dtreeviz_model
+
+    data = load_dataset("quakes")
+    model = TreeRegressor(max_depth=2).fit(data.X, data.y)
+    rendered = dtreeviz_model(model, data.X, data.y, target_name="mag").view()
+    assert rendered.dot.lstrip().startswith("digraph")
+    assert rendered.dot.count("leaf") >= model.get_n_leaves()

@@ -19,6 +19,10 @@ def _not_for_regression(name: str):
     return property(refuse)
 
 
+#: Rows whose leaf mixtures are computed at once (memory: rows x leaves floats).
+MIXTURE_CHUNK = 64
+
+
 class RegressionEstimator:
     """Mixin of TreeRegressor and ForestRegressor (placed before the classifier base): the
     predictions are the target's, ``score`` is R^2, and the methods that decide among
@@ -53,16 +57,17 @@ class RegressionEstimator:
         weighted by their bootstrap weight over their leaf's, averaged over the trees:
         Meinshausen's quantile regression forest). The quantile is the smallest training
         response whose cumulative weight share reaches q (with unit weights numpy's
-        ``method="inverted_cdf"``). A sample that cannot answer a question follows the
-        branch that took the most training weight; evaluators that mix leaves (soft
-        evaluation) are refused, naming them."""
+        ``method="inverted_cdf"``). Where the evaluator mixes leaves (soft evaluation),
+        every leaf's rows are weighted by the leaf's share in the sample's mixture. A
+        training row is counted in the leaf hard routing sends it to (a question it cannot
+        answer: the branch that took the most training weight); a sample to predict goes
+        where the evaluator sends it."""
         self._check_fitted()
         if quantiles is None:
             return self._target_predictions(X)
         q = check_quantiles(quantiles)
         training = getattr(self, "_leaf_responses", None)
         if training is None:
-            self._stopping_nodes(self._trees()[0], np.zeros((0, self.n_features_in_)))
             raise ValueError(
                 "quantiles need the training responses of the leaves, which this model does "
                 "not hold (a model read from a JSON file, or its target gives no responses): "
@@ -74,57 +79,73 @@ class RegressionEstimator:
     def _trees(self) -> list:
         return list(getattr(self, "estimators_", None) or [self.tree_])
 
-    def _stopping_nodes(self, tree, X) -> np.ndarray:
-        """The node every sample stops at, for quantiles."""
-        evaluator = self.composition_.evaluator
-        nodes = evaluator.stopping_nodes(tree, X)
+    def _training_nodes(self, tree, X) -> np.ndarray:
+        """The node every training row is counted in for quantiles: where the evaluator
+        sends it, or by hard routing (a question it cannot answer: the heaviest branch)."""
+        nodes = self.composition_.evaluator.stopping_nodes(tree, X)
         if nodes is not None:
             return np.asarray(nodes, dtype=np.int64)
-        if "hard_routing" not in evaluator.provides:
-            raise ValueError(
-                f"quantiles need an evaluator that sends each sample to one leaf; evaluator "
-                f"{evaluator.name!r} mixes leaves"
-            )
         return tree_leaves(tree, np.asarray(X, dtype=np.float64))
 
+    def _mixtures(self, tree, X):
+        """Per sample, (nodes, weights): where the evaluator sends it, with what weight.
+        An evaluator that sends a sample to one node gives it weight 1 there; one that
+        mixes leaves (soft evaluation) is asked to mix the leaves' indicator vectors, so
+        its mixture weights come out exactly as it weighs the leaves' values."""
+        import attrs
+
+        evaluator = self.composition_.evaluator
+        nodes = evaluator.stopping_nodes(tree, X)
+        if nodes is None and "hard_routing" in evaluator.provides:
+            nodes = tree_leaves(tree, np.asarray(X, dtype=np.float64))
+        if nodes is not None:
+            nodes = np.asarray(nodes, dtype=np.int64)
+            return [(nodes[i : i + 1], np.ones(1)) for i in range(X.shape[0])]
+        leaves = np.flatnonzero(tree.is_leaf)
+        indicator = np.zeros((tree.n_nodes, leaves.size))
+        indicator[leaves, np.arange(leaves.size)] = 1.0
+        proxy = attrs.evolve(tree, value=indicator)
+        out = []
+        for start in range(0, X.shape[0], MIXTURE_CHUNK):
+            weights = evaluator.predict_distribution(proxy, X[start : start + MIXTURE_CHUNK])
+            for row in np.asarray(weights):
+                reached = np.flatnonzero(row > 0)
+                out.append((leaves[reached], row[reached]))
+        return out
+
     def _keep_leaf_responses(self, data, tree_weights) -> None:
-        """Remember, per tree, the node every training row stops at and its weight in that
-        tree, with the responses (what quantiles read)."""
+        """Remember, per tree, the node every training row is counted in and its weight in
+        that tree, with the responses (what quantiles read)."""
         self._leaf_responses = None
         responses = self.composition_.target.responses(data.evidence)
-        evaluator = self.composition_.evaluator
-        mixes = "hard_routing" not in evaluator.provides
-        if responses is None or (
-            mixes and evaluator.stopping_nodes(self._trees()[0], data.X[:1]) is None
-        ):
+        if responses is None:
             return  # predict(quantiles=...) says why
-        nodes = [self._stopping_nodes(tree, data.X) for tree in self._trees()]
+        nodes = [self._training_nodes(tree, data.X) for tree in self._trees()]
         self._leaf_responses = (responses, nodes, tree_weights)
 
     def _quantiles(self, X, q, training):
         responses, train_nodes, tree_weights = training
         trees = self._trees()
-        sample_nodes = [self._stopping_nodes(tree, X) for tree in trees]
-        # per tree: training rows grouped by node, and each node's training weight
+        mixtures = [self._mixtures(tree, X) for tree in trees]
+        # per tree: training rows grouped by node, with their weights in that tree
         groups = []
         for nodes, weights in zip(train_nodes, tree_weights, strict=True):
             order = np.argsort(nodes, kind="stable")
-            sorted_nodes = nodes[order]
-            starts = np.searchsorted(sorted_nodes, np.arange(nodes.max() + 2))
+            starts = np.searchsorted(nodes[order], np.arange(nodes.max() + 2))
             groups.append((order, starts, weights))
         out = np.empty((X.shape[0], q.size))
         for i in range(X.shape[0]):
             rows, shares = [], []
-            for (order, starts, weights), nodes in zip(groups, sample_nodes, strict=True):
-                node = nodes[i]
-                if node + 1 >= starts.size:
-                    continue
-                members = order[starts[node] : starts[node + 1]]
-                w = weights[members]
-                total = w.sum()
-                if total > 0:
-                    rows.append(members)
-                    shares.append(w / (total * len(trees)))
+            for (order, starts, weights), mixture in zip(groups, mixtures, strict=True):
+                for node, share in zip(*mixture[i], strict=True):
+                    if node + 1 >= starts.size:
+                        continue
+                    members = order[starts[node] : starts[node + 1]]
+                    w = weights[members]
+                    total = w.sum()
+                    if total > 0:
+                        rows.append(members)
+                        shares.append(w * (share / (total * len(trees))))
             if not rows:
                 out[i] = np.nan
                 continue

@@ -30,11 +30,22 @@ def dtreeviz_model(model, X, y, *, tree_index=None, feature_names=None, class_na
             raise ValueError("a forest has several trees: say which with tree_index=")
         model = _one_tree(model, tree_index)
     twin = to_sklearn(model, missing=kwargs.pop("missing", "larger_share"))
-    twin.classes_ = np.arange(model.n_classes_)  # dtreeviz wants class indices; names below
     if feature_names is None:
         feature_names = list(getattr(model, "feature_names_in_", [])) or [
             f"x[{j}]" for j in range(model.n_features_in_)
         ]
+    if not hasattr(model, "classes_"):  # a regressor: dtreeviz draws y in every node
+        return _Pictures(
+            dtreeviz.model(
+                twin,
+                X_train=np.asarray(X, dtype=np.float64),
+                y_train=np.asarray(y, dtype=np.float64),
+                feature_names=feature_names,
+                target_name=kwargs.pop("target_name", "y"),
+                **kwargs,
+            )
+        )
+    twin.classes_ = np.arange(model.n_classes_)  # dtreeviz wants class indices; names below
     if class_names is None:
         class_names = [str(c) for c in model.classes_]
     encoded = np.searchsorted(model.classes_, np.asarray(y))

@@ -401,3 +401,32 @@ def test_what_counts_classification_errors_refuses_a_regression_target(params, c
     X, y = regression_data()
     with pytest.raises(CompositionError, match=f"'{component}' cannot be combined with target"):
         TreeRegressor(**params).fit(X, y)
+
+
+def test_regression_quantiles_under_soft_evaluation_mix_the_leaves_rows():
+    """Issue 39: with soft evaluation a sample's quantile is taken over both leaves' rows,
+    each leaf's weighted by its share in the sample's mixture; on a one-split tree that
+    share follows from the predicted mean (pi m_left + (1 - pi) m_right), so the quantile
+    is checked by hand; u -> 0 gives the hard tree's quantiles."""
+    from treekit_core import TreeRegressor
+
+    X, y = regression_data(n=200)
+    soft = TreeRegressor(max_depth=1, evaluator="soft", evaluator_params={"u": 0.2}).fit(X, y)
+    tree = soft.tree_
+    left, right = tree.children(0)
+    going_left = X[:, tree.feature[0]] <= tree.threshold[0]
+    m_left, m_right = tree.value[left, 0], tree.value[right, 0]
+    q = np.array([0.1, 0.5, 0.9])
+    predicted = soft.predict(X[:30], quantiles=q)
+    for i in range(30):
+        share = (soft.predict(X[i : i + 1])[0] - m_right) / (m_left - m_right)
+        weights = np.where(going_left, share / going_left.sum(), (1 - share) / (~going_left).sum())
+        order = np.argsort(y, kind="stable")
+        cumulative = np.cumsum(weights[order]) / weights.sum()
+        expected = [y[order][np.flatnonzero(cumulative >= p - 1e-9)[0]] for p in q]
+        np.testing.assert_allclose(predicted[i], expected)
+    hard = TreeRegressor(max_depth=3).fit(X, y)
+    vanishing = TreeRegressor(max_depth=3, evaluator="soft", evaluator_params={"u": 1e-9})
+    np.testing.assert_array_equal(
+        vanishing.fit(X, y).predict(X, quantiles=q), hard.predict(X, quantiles=q)
+    )

@@ -65,7 +65,9 @@ def mixture(
         else np.ascontiguousarray(standard_points, dtype=np.float64),
         stack_size,
     )
-    out = np.zeros((X.shape[0], tree.n_statistics))
+    # one column per node value (a regression tree stores 1 value but 2 statistics):
+    # the kernel writes value.shape[1] columns, and numba does not check bounds
+    out = np.zeros((X.shape[0], tree.value.shape[1]))
     for start in range(0, X.shape[0], CHUNK_ROWS):
         rows = X[start : start + CHUNK_ROWS]
         if hard_nodes.size:
