@@ -192,3 +192,28 @@ def test_dtreeviz_draws_a_regression_tree():
     rendered = dtreeviz_model(model, data.X, data.y, target_name="mag").view()
     assert rendered.dot.lstrip().startswith("digraph")
     assert rendered.dot.count("leaf") >= model.get_n_leaves()
+
+
+def test_quantiles_with_missing_values_mix_both_branches_by_c45_shares():
+    """A row missing the tested value reaches both leaves with the node's training shares
+    (as its mean does), and training rows missing it are counted in both leaves with the
+    same shares: the quantile by hand on a one-split tree."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 10, 120)
+    y = np.where(x > 5, 10.0, 0.0) + rng.normal(0, 1, 120)
+    x[::9] = np.nan
+    X = x[:, None]
+    tree = TreeRegressor(max_depth=1).fit(X, y)
+    shares = tree.tree_.child_shares[:2]  # of the root's two branches
+    left = X[:, 0] <= tree.tree_.threshold[0]
+    missing = np.isnan(X[:, 0])
+    membership = np.column_stack(
+        [np.where(missing, shares[0], left), np.where(missing, shares[1], ~left & ~missing)]
+    )
+    totals = membership.sum(axis=0)
+    q = np.array([0.1, 0.5, 0.9])
+    weights = (membership * (shares / totals)).sum(axis=1)  # a sample missing x
+    got = tree.predict(np.array([[np.nan]]), quantiles=q)[0]
+    np.testing.assert_array_equal(got, by_hand(y, weights, q))
+    mean = tree.predict(np.array([[np.nan]]))[0]
+    assert mean == pytest.approx((weights * y).sum() / weights.sum(), rel=1e-12)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
 from treekit_core.engine.questions import tree_leaves
@@ -57,11 +58,11 @@ class RegressionEstimator:
         weighted by their bootstrap weight over their leaf's, averaged over the trees:
         Meinshausen's quantile regression forest). The quantile is the smallest training
         response whose cumulative weight share reaches q (with unit weights numpy's
-        ``method="inverted_cdf"``). Where the evaluator mixes leaves (soft evaluation),
-        every leaf's rows are weighted by the leaf's share in the sample's mixture. A
-        training row is counted in the leaf hard routing sends it to (a question it cannot
-        answer: the branch that took the most training weight); a sample to predict goes
-        where the evaluator sends it."""
+        ``method="inverted_cdf"``). Where a sample reaches several leaves (a missing tested
+        value and C4.5's shares; soft evaluation), every leaf's rows are weighted by the
+        leaf's share in the sample's mixture, as its mean mixes the leaves' means. A
+        training row is counted in the leaves hard routing sends it to, with C4.5's shares
+        for a missing value (the node rpart's surrogates send it to, with them)."""
         self._check_fitted()
         if quantiles is None:
             return self._target_predictions(X)
@@ -79,77 +80,96 @@ class RegressionEstimator:
     def _trees(self) -> list:
         return list(getattr(self, "estimators_", None) or [self.tree_])
 
-    def _training_nodes(self, tree, X) -> np.ndarray:
-        """The node every training row is counted in for quantiles: where the evaluator
-        sends it, or by hard routing (a question it cannot answer: the heaviest branch)."""
-        nodes = self.composition_.evaluator.stopping_nodes(tree, X)
-        if nodes is not None:
-            return np.asarray(nodes, dtype=np.int64)
-        return tree_leaves(tree, np.asarray(X, dtype=np.float64))
+    def _mixtures(self, tree, X, evaluator=None):
+        """Per sample, (nodes, shares): the leaves it reaches and with what share. An
+        evaluator that sends a sample to one node gives it share 1 there; hard routing
+        gives a sample with a missing tested value C4.5's shares; an evaluator that mixes
+        leaves (soft evaluation) is asked to mix the leaves' indicator vectors, so its
+        shares come out exactly as it weighs the leaves' values. Without ``evaluator``,
+        hard routing (how training rows are counted in the leaves)."""
+        from treekit_core.builtins.evaluators import hard_distribution
+        from treekit_core.engine.validation import has_missing
 
-    def _mixtures(self, tree, X):
-        """Per sample, (nodes, weights): where the evaluator sends it, with what weight.
-        An evaluator that sends a sample to one node gives it weight 1 there; one that
-        mixes leaves (soft evaluation) is asked to mix the leaves' indicator vectors, so
-        its mixture weights come out exactly as it weighs the leaves' values."""
-        import attrs
-
-        evaluator = self.composition_.evaluator
-        nodes = evaluator.stopping_nodes(tree, X)
-        if nodes is None and "hard_routing" in evaluator.provides:
-            nodes = tree_leaves(tree, np.asarray(X, dtype=np.float64))
-        if nodes is not None:
-            nodes = np.asarray(nodes, dtype=np.int64)
-            return [(nodes[i : i + 1], np.ones(1)) for i in range(X.shape[0])]
-        leaves = np.flatnonzero(tree.is_leaf)
-        indicator = np.zeros((tree.n_nodes, leaves.size))
-        indicator[leaves, np.arange(leaves.size)] = 1.0
-        proxy = attrs.evolve(tree, value=indicator)
-        out = []
-        for start in range(0, X.shape[0], MIXTURE_CHUNK):
-            weights = evaluator.predict_distribution(proxy, X[start : start + MIXTURE_CHUNK])
-            for row in np.asarray(weights):
-                reached = np.flatnonzero(row > 0)
-                out.append((leaves[reached], row[reached]))
+        X = np.asarray(X, dtype=np.float64)
+        if evaluator is not None:
+            nodes = evaluator.stopping_nodes(tree, X)
+            if nodes is not None:
+                nodes = np.asarray(nodes, dtype=np.int64)
+                return [(nodes[i : i + 1], np.ones(1)) for i in range(X.shape[0])]
+        mix = hard_distribution
+        if evaluator is not None and "hard_routing" not in evaluator.provides:
+            mix = evaluator.predict_distribution
+        out = [None] * X.shape[0]
+        incomplete = np.isnan(X).any(axis=1) if has_missing(X) else np.zeros(len(X), bool)
+        if mix is hard_distribution:  # a complete row reaches one leaf
+            complete = np.flatnonzero(~incomplete)
+            if complete.size:
+                leaves = tree_leaves(tree, np.ascontiguousarray(X[complete]), complete=True)
+                for i, leaf in zip(complete, leaves, strict=True):
+                    out[i] = (leaf[None], np.ones(1))
+            mixed = np.flatnonzero(incomplete)
+        else:
+            mixed = np.arange(X.shape[0])
+        if mixed.size:
+            leaves = np.flatnonzero(tree.is_leaf)
+            indicator = np.zeros((tree.n_nodes, leaves.size))
+            indicator[leaves, np.arange(leaves.size)] = 1.0
+            proxy = attrs.evolve(tree, value=indicator)
+            for start in range(0, mixed.size, MIXTURE_CHUNK):
+                rows = mixed[start : start + MIXTURE_CHUNK]
+                shares = np.asarray(mix(proxy, np.ascontiguousarray(X[rows])))
+                for i, row in zip(rows, shares, strict=True):
+                    reached = np.flatnonzero(row > 0)
+                    out[i] = (leaves[reached], row[reached])
         return out
 
     def _keep_leaf_responses(self, data, tree_weights) -> None:
-        """Remember, per tree, the node every training row is counted in and its weight in
-        that tree, with the responses (what quantiles read)."""
+        """Remember, per tree, every training row's share in each leaf hard routing sends
+        it to (C4.5's shares for a missing value; the node rpart's surrogates send it to),
+        times its weight in that tree, with the responses (what quantiles read)."""
         self._leaf_responses = None
         responses = self.composition_.target.responses(data.evidence)
         if responses is None:
             return  # predict(quantiles=...) says why
-        nodes = [self._training_nodes(tree, data.X) for tree in self._trees()]
-        self._leaf_responses = (responses, nodes, tree_weights)
+        members = []
+        for tree, weights in zip(self._trees(), tree_weights, strict=True):
+            surrogate = self.composition_.evaluator
+            mixtures = self._mixtures(
+                tree,
+                data.X,
+                surrogate if surrogate.stopping_nodes(tree, data.X[:0]) is not None else None,
+            )
+            rows = np.repeat(np.arange(len(mixtures)), [m[0].size for m in mixtures])
+            nodes = np.concatenate([m[0] for m in mixtures]).astype(np.int64)
+            shares = np.concatenate([m[1] for m in mixtures]) * weights[rows]
+            order = np.argsort(nodes, kind="stable")
+            starts = np.searchsorted(nodes[order], np.arange(tree.n_nodes + 1))
+            members.append((rows[order], shares[order], starts))
+        self._leaf_responses = (responses, members)
 
     def _quantiles(self, X, q, training):
-        responses, train_nodes, tree_weights = training
+        responses, members = training
         trees = self._trees()
-        mixtures = [self._mixtures(tree, X) for tree in trees]
-        # per tree: training rows grouped by node, with their weights in that tree
-        groups = []
-        for nodes, weights in zip(train_nodes, tree_weights, strict=True):
-            order = np.argsort(nodes, kind="stable")
-            starts = np.searchsorted(nodes[order], np.arange(nodes.max() + 2))
-            groups.append((order, starts, weights))
+        evaluator = self.composition_.evaluator
+        mixtures = [self._mixtures(tree, X, evaluator) for tree in trees]
         out = np.empty((X.shape[0], q.size))
         for i in range(X.shape[0]):
-            rows, shares = [], []
-            for (order, starts, weights), mixture in zip(groups, mixtures, strict=True):
+            rows, weights = [], []
+            for (member_rows, member_shares, starts), mixture in zip(
+                members, mixtures, strict=True
+            ):
                 for node, share in zip(*mixture[i], strict=True):
                     if node + 1 >= starts.size:
                         continue
-                    members = order[starts[node] : starts[node + 1]]
-                    w = weights[members]
+                    w = member_shares[starts[node] : starts[node + 1]]
                     total = w.sum()
                     if total > 0:
-                        rows.append(members)
-                        shares.append(w * (share / (total * len(trees))))
+                        rows.append(member_rows[starts[node] : starts[node + 1]])
+                        weights.append(w * (share / (total * len(trees))))
             if not rows:
                 out[i] = np.nan
                 continue
-            out[i] = weighted_quantiles(responses[np.concatenate(rows)], np.concatenate(shares), q)
+            out[i] = weighted_quantiles(responses[np.concatenate(rows)], np.concatenate(weights), q)
         return out
 
     def score(self, X, y, sample_weight=None) -> float:
