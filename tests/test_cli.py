@@ -396,8 +396,13 @@ def test_the_task_can_be_chosen_and_is_said(tmp_path, capsys):
     argv = ["fit", path, "--target", "breaks", "--out", str(model_file)]
     assert main([*argv, "--task", "classification", "--pruner", "none"]) == 0
     assert "task: classification (--task classification" in capsys.readouterr().out
-    assert main([*argv, "--forest", "3"]) == 2
-    assert "--forest fits classification forests only" in capsys.readouterr().err
+    assert main([*argv, "--forest", "3"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model_file), path, "--target", "breaks", "--cv", "3"]) == 0
+    assert "R^2" in capsys.readouterr().out
+    from treekit_core import ForestRegressor
+
+    assert isinstance(ForestRegressor.from_json(str(model_file)), ForestRegressor)
     assert main([*argv, "--criterion", "rpart_poisson"]) == 0
     assert main(["path", str(model_file)]) == 0
     assert "Root node error" in capsys.readouterr().out

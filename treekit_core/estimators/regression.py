@@ -5,7 +5,9 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from treekit_core.builtins.evaluators import hard_distribution
 from treekit_core.engine.questions import tree_leaves
+from treekit_core.engine.validation import has_missing
 
 
 def _not_for_regression(name: str):
@@ -87,9 +89,6 @@ class RegressionEstimator:
         leaves (soft evaluation) is asked to mix the leaves' indicator vectors, so its
         shares come out exactly as it weighs the leaves' values. Without ``evaluator``,
         hard routing (how training rows are counted in the leaves)."""
-        from treekit_core.builtins.evaluators import hard_distribution
-        from treekit_core.engine.validation import has_missing
-
         X = np.asarray(X, dtype=np.float64)
         if evaluator is not None:
             nodes = evaluator.stopping_nodes(tree, X)

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from treekit_core import ForestClassifier, TreeClassifier, TreeRegressor
+from treekit_core import ForestClassifier, ForestRegressor, TreeClassifier, TreeRegressor
 from treekit_core.components import KINDS, REGISTERED_KINDS
 from treekit_core.datasets import load_dataset
 from treekit_core.engine.folds import stratified_folds
@@ -198,11 +198,6 @@ def cmd_fit(args) -> int:
     X, nominal = feature_matrix(columns, names)
     task, why = choose_task(columns[args.target], args.task, args.target)
     if task == "regression":
-        if args.forest is not None:
-            raise ValueError(
-                "--forest fits classification forests only (a regression forest "
-                "is to come); fit one regression tree, or --task classification"
-            )
         y = columns[args.target]
         if y.dtype.kind != "f":
             raise ValueError(f"--task regression needs numbers in {args.target!r}; it holds text")
@@ -222,7 +217,10 @@ def cmd_fit(args) -> int:
         if args.forest < 1:
             raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
         estimator.setdefault("random_state", 0)
-        model = ForestClassifier(
+        forest = ForestRegressor if task == "regression" else ForestClassifier
+        if task == "regression":
+            chosen.setdefault("criterion", "squared_error")
+        model = forest(
             n_estimators=args.forest,
             **chosen,
             **components,
@@ -288,6 +286,7 @@ def load_model(path):
         "TreeClassifier": TreeClassifier,
         "ForestClassifier": ForestClassifier,
         "TreeRegressor": TreeRegressor,
+        "ForestRegressor": ForestRegressor,
     }
     kind = read_json(path).get("estimator", "TreeClassifier")
     if kind not in estimators:
@@ -350,7 +349,7 @@ def cmd_predict(args) -> int:
 
     model, X, *_ = _load_rows(args.model, args.data)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
-    if isinstance(model, TreeRegressor):
+    if isinstance(model, (TreeRegressor, ForestRegressor)):
         try:
             writer = csv.writer(out)
             writer.writerow(["prediction"])
@@ -479,7 +478,7 @@ def cmd_evaluate(args) -> int:
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
-    if isinstance(model, TreeRegressor):
+    if isinstance(model, (TreeRegressor, ForestRegressor)):
         return _evaluate_regression(model, X, columns[args.target], raw, names, args)
     y = _true_classes(columns[args.target], model.classes_, args.target, args.data)
     composition = composition_line(model)
@@ -575,7 +574,7 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
         predicted = np.full(values.size, np.nan)
         for test in tests:
             train = np.setdiff1d(order, test)
-            fitted = TreeRegressor(**params).fit(X[train], values[train])
+            fitted = type(model)(**params).fit(X[train], values[train])
             predicted[test] = fitted.predict(X[test])
         held = np.concatenate(tests)
         figures = regression_figures(values[held], predicted[held])
