@@ -272,21 +272,7 @@ def check_y(y, n_samples: int, *, name: str = "y"):
             "labels are required"
         )
     _refuse_mixed_label_types(y, name)
-    array = np.asarray(y)
-    if array.ndim == 2 and array.shape[1] == 1:
-        warnings.warn(
-            f"A column-vector {name} was passed when a 1d array was expected; it is read as "
-            f"{name}.ravel()",
-            as_sklearn(DataConversionWarning, "DataConversionWarning"),
-            stacklevel=3,
-        )
-        array = array.ravel()
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {array.shape}")
-    if array.shape[0] != n_samples:
-        raise ValueError(f"{name} has {array.shape[0]} labels but X has {n_samples} samples")
-    if array.shape[0] == 0:
-        raise ValueError(f"{name} is empty; at least one labelled sample is required")
+    array = _one_per_sample(y, n_samples, name, "labels", "labelled sample")
     if array.dtype.kind == "f" and np.isnan(array).any():
         raise ValueError(
             f"{name} contains NaN at row {int(np.flatnonzero(np.isnan(array))[0])}; every sample "
@@ -322,6 +308,27 @@ def check_y(y, n_samples: int, *, name: str = "y"):
     return classes, encoded.astype(np.int64).ravel()
 
 
+def _one_per_sample(y, n_samples: int, name: str, what: str, one: str) -> np.ndarray:
+    """``y`` as a 1-D array of ``n_samples`` entries (a column vector is read as its
+    ravel, with scikit-learn's DataConversionWarning), or ValueError naming ``name``."""
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; it is read as "
+            f"{name}.ravel()",
+            as_sklearn(DataConversionWarning, "DataConversionWarning"),
+            stacklevel=4,
+        )
+        array = array.ravel()
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {array.shape}")
+    if array.shape[0] != n_samples:
+        raise ValueError(f"{name} has {array.shape[0]} {what} but X has {n_samples} samples")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} is empty; at least one {one} is required")
+    return array
+
+
 #: The largest |y| a regression target accepts: its square (a row statistic) and weighted
 #: sums of squares stay finite in float64.
 MAX_ABS_RESPONSE = 1e100
@@ -331,21 +338,7 @@ def check_y_numeric(y, n_samples: int, *, name: str = "y") -> np.ndarray:
     """Validate a numeric response (regression); return it as float64, 1-D."""
     if y is None:
         raise ValueError(f"this regressor requires y to be passed, but the target {name} is None")
-    array = np.asarray(y)
-    if array.ndim == 2 and array.shape[1] == 1:
-        warnings.warn(
-            f"A column-vector {name} was passed when a 1d array was expected; it is read as "
-            f"{name}.ravel()",
-            as_sklearn(DataConversionWarning, "DataConversionWarning"),
-            stacklevel=3,
-        )
-        array = array.ravel()
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (n_samples,); got shape {array.shape}")
-    if array.shape[0] != n_samples:
-        raise ValueError(f"{name} has {array.shape[0]} values but X has {n_samples} samples")
-    if array.shape[0] == 0:
-        raise ValueError(f"{name} is empty; at least one sample is required")
+    array = _one_per_sample(y, n_samples, name, "values", "sample")
     if array.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} holds complex numbers")
     if array.dtype.kind not in "biuf":

@@ -113,6 +113,33 @@ def _node_tests(tree, node, own_id, nodes: _TreeNodes, categories, missing):
     return write
 
 
+def _ensemble_attributes(trees, categories, missing, leaf_prefix: str) -> dict:
+    """The ``nodes_*`` attributes of a tree-ensemble operator and its leaf attributes
+    (``{leaf_prefix}_treeids``, ``_nodeids``, ``_ids``, ``_weights``: a classifier's class
+    votes, a regressor's target values), each tree's leaves weighted 1 / n_trees."""
+    written = []
+    for tree_id, tree in enumerate(trees):
+        nodes = _TreeNodes(tree_id)
+        _write(tree, nodes, 1.0 / len(trees), categories, missing)
+        written.append(nodes)
+    rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
+    leaves = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]
+    return {
+        "nodes_treeids": [r[0] for r in rows],
+        "nodes_nodeids": [r[1] for r in rows],
+        "nodes_modes": [r[2] for r in rows],
+        "nodes_featureids": [r[3] for r in rows],
+        "nodes_values": [r[4] for r in rows],
+        "nodes_truenodeids": [r[5] for r in rows],
+        "nodes_falsenodeids": [r[6] for r in rows],
+        "nodes_missing_value_tracks_true": [int(r[7]) for r in rows],
+        f"{leaf_prefix}_treeids": [v[0] for v in leaves],
+        f"{leaf_prefix}_nodeids": [v[1] for v in leaves],
+        f"{leaf_prefix}_ids": [v[2] for v in leaves],
+        f"{leaf_prefix}_weights": [v[3] for v in leaves],
+    }
+
+
 def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     """An ``onnx.ModelProto``: one float32 input ``X`` [N, n_features], outputs ``label``
     [N] and ``probabilities`` [N, n_classes], in that order, from an ai.onnx.ml opset 3
@@ -139,13 +166,7 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     trees = fitted_trees(model)
     check_missing_rule(missing, trees, TARGET)
     categories = getattr(model, "categories_", {}) or {}
-    written = []
-    for tree_id, tree in enumerate(trees):
-        nodes = _TreeNodes(tree_id)
-        _write(tree, nodes, 1.0 / len(trees), categories, missing)
-        written.append(nodes)
-    rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
-    votes = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]
+    attributes = _ensemble_attributes(trees, categories, missing, "class")
     classes = np.asarray(model.classes_)
     if classes.dtype.kind in "biu" or (
         classes.dtype.kind == "f" and np.all(classes == np.round(classes))
@@ -160,18 +181,7 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
         ["X"],
         ["ensemble_label", "probabilities"],
         domain="ai.onnx.ml",
-        nodes_treeids=[r[0] for r in rows],
-        nodes_nodeids=[r[1] for r in rows],
-        nodes_modes=[r[2] for r in rows],
-        nodes_featureids=[r[3] for r in rows],
-        nodes_values=[r[4] for r in rows],
-        nodes_truenodeids=[r[5] for r in rows],
-        nodes_falsenodeids=[r[6] for r in rows],
-        nodes_missing_value_tracks_true=[int(r[7]) for r in rows],
-        class_treeids=[v[0] for v in votes],
-        class_nodeids=[v[1] for v in votes],
-        class_ids=[v[2] for v in votes],
-        class_weights=[v[3] for v in votes],
+        **attributes,
         post_transform="NONE",
         **labels,
     )
@@ -233,31 +243,14 @@ def _regressor_to_onnx(model, missing: str, name: str):
             f"stores {trees[0].value.shape[1]}"
         )
     categories = getattr(model, "categories_", {}) or {}
-    written = []
-    for tree_id, tree in enumerate(trees):
-        nodes = _TreeNodes(tree_id)
-        _write(tree, nodes, 1.0 / len(trees), categories, missing)
-        written.append(nodes)
-    rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
-    values = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]
+    attributes = _ensemble_attributes(trees, categories, missing, "target")
     ensemble = helper.make_node(
         "TreeEnsembleRegressor",
         ["X"],
         ["variable"],
         domain="ai.onnx.ml",
         n_targets=1,
-        nodes_treeids=[r[0] for r in rows],
-        nodes_nodeids=[r[1] for r in rows],
-        nodes_modes=[r[2] for r in rows],
-        nodes_featureids=[r[3] for r in rows],
-        nodes_values=[r[4] for r in rows],
-        nodes_truenodeids=[r[5] for r in rows],
-        nodes_falsenodeids=[r[6] for r in rows],
-        nodes_missing_value_tracks_true=[int(r[7]) for r in rows],
-        target_treeids=[v[0] for v in values],
-        target_nodeids=[v[1] for v in values],
-        target_ids=[v[2] for v in values],
-        target_weights=[v[3] for v in values],
+        **attributes,
         aggregate_function="SUM",
         post_transform="NONE",
     )

@@ -490,15 +490,7 @@ def cmd_evaluate(args) -> int:
     else:
         decision = model.decide(X)
         what = f"the model as saved, on {args.data}"
-        training = _training_rows(args.model)
-        if training is not None and training == rows_digest(raw, names):
-            warning = (
-                f"warning: {args.data} holds the rows {args.model} was fitted on: these are "
-                "resubstitution figures, optimistic by construction; use --cv K or "
-                "--test-size F (or a file the model has not seen) for honest ones"
-            )
-            print(warning, file=sys.stderr)
-            print(warning)
+        if _warn_if_resubstitution(args, raw, names):
             what += " (the training rows: resubstitution figures)"
         figures = _figures(model, decision.labels, decision.abstained, decision.confidence, y, what)
     print(figures["report"].to_text())
@@ -585,15 +577,7 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
         predicted = model.predict(X)
         figures = regression_figures(values, predicted)
         what = f"the model as saved, on {args.data}"
-        training = _training_rows(args.model)
-        if training is not None and training == rows_digest(raw, names):
-            warning = (
-                f"warning: {args.data} holds the rows {args.model} was fitted on: these are "
-                "resubstitution figures, optimistic by construction; use --cv K or "
-                "--test-size F (or a file the model has not seen) for honest ones"
-            )
-            print(warning, file=sys.stderr)
-            print(warning)
+        _warn_if_resubstitution(args, raw, names)
         print(f"the model as saved, on {args.data}; composition: {composition_line(model)}")
     print(f"rows  {figures['n']}")
     print(f"RMSE  {figures['rmse']:.6g}")
@@ -624,6 +608,22 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
 
 #: Folds of the cross-validation a report adds when ``--cv`` was not asked for.
 REPORT_FOLDS = 5
+
+
+def _warn_if_resubstitution(args, raw, names) -> bool:
+    """Say (on stderr and stdout) when the evaluated file holds the rows the model was
+    fitted on; True when it does."""
+    training = _training_rows(args.model)
+    if training is None or training != rows_digest(raw, names):
+        return False
+    warning = (
+        f"warning: {args.data} holds the rows {args.model} was fitted on: these are "
+        "resubstitution figures, optimistic by construction; use --cv K or "
+        "--test-size F (or a file the model has not seen) for honest ones"
+    )
+    print(warning, file=sys.stderr)
+    print(warning)
+    return True
 
 
 def _training_rows(model_path):

@@ -71,6 +71,18 @@ def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
     return target.node_risk(tree.statistics, tree.weight, labeler) / total
 
 
+def _collapse(node, parent, r_node, r_branch, n_leaves) -> None:
+    """Make ``node`` a leaf in the running counts: its branch's risk becomes its own, and
+    every ancestor's leaves and branch risk change by what the branch lost."""
+    removed_leaves, r_diff = n_leaves[node] - 1, r_node[node] - r_branch[node]
+    n_leaves[node], r_branch[node] = 1, r_node[node]
+    ancestor = parent[node]
+    while ancestor >= 0:
+        n_leaves[ancestor] -= removed_leaves
+        r_branch[ancestor] += r_diff
+        ancestor = parent[ancestor]
+
+
 def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
     parent = tree.parents()
     is_leaf = tree.is_leaf
@@ -91,15 +103,7 @@ def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
         alphas.append(g[node])
         # Remove the branch below ``node`` from the candidates.
         candidate[tree.descendants(node)] = False
-        removed_leaves = n_leaves[node] - 1
-        r_diff = r_node[node] - r_branch[node]
-        n_leaves[node] = 1
-        r_branch[node] = r_node[node]
-        ancestor = parent[node]
-        while ancestor >= 0:
-            n_leaves[ancestor] -= removed_leaves
-            r_branch[ancestor] += r_diff
-            ancestor = parent[ancestor]
+        _collapse(node, parent, r_node, r_branch, n_leaves)
         risks.append(r_branch[0])
         leaves.append(n_leaves[0])
     return WeakestLinkSequence(
@@ -179,13 +183,7 @@ def rpart_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
         removed[below[1:]] = True
         pruned.append(int(node))
         alphas.append(max(complexity[node], 0.0))
-        removed_leaves, r_diff = n_leaves[node] - 1, r_node[node] - r_branch[node]
-        n_leaves[node], r_branch[node] = 1, r_node[node]
-        ancestor = parent[node]
-        while ancestor >= 0:
-            n_leaves[ancestor] -= removed_leaves
-            r_branch[ancestor] += r_diff
-            ancestor = parent[ancestor]
+        _collapse(node, parent, r_node, r_branch, n_leaves)
         risks.append(r_branch[0])
         leaves.append(n_leaves[0])
     return WeakestLinkSequence(
