@@ -7,7 +7,7 @@ import attrs
 import numpy as np
 import pytest
 
-from treekit_core import Criterion, Labeler, Question, TreeClassifier, registered
+from treekit_core import Criterion, Evaluator, Labeler, Question, TreeClassifier, registered
 from treekit_core.builtins import Multiway
 from treekit_core.builtins.splitters import Exhaustive
 from treekit_core.components.question import threshold_answer
@@ -257,3 +257,30 @@ def test_checking_a_criterion_compiles_no_grower_specialised_to_it(tmp_path, mon
     with registered(KitGini):
         TreeClassifier(criterion=KitGini(), max_depth=2).fit(*small_data(2))
     assert any(path.name.startswith("treekit_growth") for path in tmp_path.iterdir())
+
+
+@attrs.define(slots=False)
+class SizesByStatistics(Evaluator):
+    """Mixes leaf values into an array sized by the statistics, as the soft evaluator's
+    caller once did (its kernel then wrote past the array when values outnumbered them)."""
+
+    name: ClassVar[str] = "sizes_by_statistics"
+
+    def predict_distribution(self, tree, X):
+        from treekit_core.builtins.evaluators import hard_distribution
+
+        values = hard_distribution(tree, X)
+        out = np.zeros((X.shape[0], tree.n_statistics))
+        width = min(out.shape[1], values.shape[1])
+        out[:, :width] = values[:, :width]
+        return out
+
+
+def test_an_evaluator_that_sizes_its_output_by_the_statistics_is_caught():
+    from treekit_core.testing import check_evaluator
+
+    with pytest.raises(ConformanceError, match="one column per node value"):
+        check_evaluator(SizesByStatistics)
+    from treekit_core.builtins import HardEvaluator
+
+    check_evaluator(HardEvaluator)

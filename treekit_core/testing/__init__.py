@@ -475,6 +475,43 @@ def check_target(target, params=None, y=None, criterion=None):
                 _fail(instance, "a model predicts differently after a JSON or pickle round trip")
 
 
+def check_evaluator(evaluator, params=None):
+    """An evaluator mixes node values, whatever their width: on a fitted tree whose nodes
+    hold more values than statistics (a regression tree holds fewer), ``predict_distribution``
+    returns one column per value, finite, each row a mixture of the leaves' rows (between
+    their smallest and largest). An evaluator whose kernels sized their output by the
+    statistics wrote past it (numba does not check bounds); this shape check finds that."""
+    import attrs
+
+    instance = _instance(evaluator, params)
+    X, y = small_data(2)
+    with _registered(instance):
+        try:
+            model = TreeClassifier(max_depth=3, evaluator=instance).fit(X, y)
+        except ValueError as exc:
+            if "cannot be combined" in str(exc) or "needs" in str(exc):
+                return
+            raise
+    tree = model.tree_
+    width = tree.n_statistics + 3
+    values = np.random.default_rng(0).uniform(0, 1, size=(tree.n_nodes, width))
+    wide = attrs.evolve(tree, value=values)
+    mixed = np.asarray(instance.predict_distribution(wide, X))
+    if mixed.shape != (X.shape[0], width):
+        _fail(
+            instance,
+            f"predict_distribution returned shape {mixed.shape} for a tree whose nodes hold "
+            f"{width} values; one column per node value is expected",
+        )
+    leaves = values[tree.is_leaf]
+    if (
+        not np.isfinite(mixed).all()
+        or (mixed < leaves.min(axis=0) - 1e-9).any()
+        or (mixed > leaves.max(axis=0) + 1e-9).any()
+    ):
+        _fail(instance, "predict_distribution is not a mixture of the leaves' values")
+
+
 def check_json_round_trip(model, X):
     loaded = type(model).from_json(model.to_json())
     labels = model.composition_.target.decides_with_labeler
@@ -689,6 +726,7 @@ def check_component(component, params=None, y=None):
         "labeler": check_labeler,
         "confidence": check_confidence,
         "pruner": check_pruner,
+        "evaluator": check_evaluator,
     }
     if instance.kind in checks:
         checks[instance.kind](instance)
@@ -716,6 +754,7 @@ __all__ = [
     "check_confidence",
     "check_corrupted_model_files",
     "check_criterion",
+    "check_evaluator",
     "check_json_round_trip",
     "check_labeler",
     "check_pruner",
