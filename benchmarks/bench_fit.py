@@ -45,10 +45,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from common import (  # noqa: E402
+    SPAN_CLOCK,
     machine_line,
     median_rows,
     one_core_busy,
     run_in_fresh_process,
+    saved_data,
 )
 
 FIT_WORKER = textwrap.dedent("""
@@ -104,27 +106,9 @@ FIT_WORKER = textwrap.dedent("""
 """)
 
 
-MAKE_DATA = textwrap.dedent("""
-    import sys
-    import numpy as np
-    from sklearn.datasets import make_classification
-    X, y = make_classification(n_samples=int(sys.argv[1]), n_features=20, n_informative=10,
-                               random_state=0)
-    np.save(sys.argv[2], X)
-    np.save(sys.argv[3], y)
-""")
-
-FIRST_WORKER = textwrap.dedent("""
-    import json, resource, sys, time
-    import numpy as np
+FIRST_WORKER = SPAN_CLOCK + textwrap.dedent("""
     library, data_file, labels_file = sys.argv[1], sys.argv[2], sys.argv[3]
     X, y = np.load(data_file), np.load(labels_file)
-    clock = lambda: (time.perf_counter(), time.process_time())
-    spans = {}
-    def span(name, since):
-        now = clock()
-        spans[name + "_wall"], spans[name + "_cpu"] = now[0] - since[0], now[1] - since[1]
-        return now
     start = clock()
     if library == "sklearn":
         from sklearn.tree import DecisionTreeClassifier
@@ -276,10 +260,7 @@ def first_fit_section(repeats, n=100_000):
         **{k: v for k, v in CONTESTANTS.items() if k != "treekit 1 thread"},
     }
     with tempfile.TemporaryDirectory() as folder:
-        files = [os.path.join(folder, "X.npy"), os.path.join(folder, "y.npy")]
-        # the data are made in another process: a child's peak memory (ru_maxrss) starts
-        # at its parent's, so this process stays small
-        subprocess.run([sys.executable, "-c", MAKE_DATA, str(n), *files], check=True, cwd=ROOT)
+        files = saved_data(folder, "classification", n)
         runs = {name: [] for name in contestants}
         for _ in range(repeats):
             for name, (library, threads) in contestants.items():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -26,30 +25,17 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from common import machine_line, median_rows, run_in_fresh_process  # noqa: E402
+from common import (  # noqa: E402
+    SPAN_CLOCK,
+    machine_line,
+    median_rows,
+    run_in_fresh_process,
+    saved_data,
+)
 
-MAKE_DATA = textwrap.dedent("""
-    import sys
-    import numpy as np
-    from sklearn.datasets import make_regression
-    n = int(sys.argv[1])
-    X, y = make_regression(n_samples=n + 100_000, n_features=20, n_informative=10, noise=10.0,
-                           random_state=0)
-    np.save(sys.argv[2], X[:n]); np.save(sys.argv[3], y[:n])
-    np.save(sys.argv[4], X[n:]); np.save(sys.argv[5], y[n:])
-""")
-
-WORKER = textwrap.dedent("""
-    import json, resource, sys, time
-    import numpy as np
+WORKER = SPAN_CLOCK + textwrap.dedent("""
     library, criterion = sys.argv[1], sys.argv[2]
     X, y, X_test, y_test = (np.load(path) for path in sys.argv[3:7])
-    clock = lambda: (time.perf_counter(), time.process_time())
-    spans = {}
-    def span(name, since):
-        now = clock()
-        spans[name + "_wall"], spans[name + "_cpu"] = now[0] - since[0], now[1] - since[1]
-        return now
     start = clock()
     if library == "sklearn":
         from sklearn.tree import DecisionTreeRegressor
@@ -81,8 +67,7 @@ CONTESTANTS = {
 
 def section(n, repeats, criterion="squared_error"):
     with tempfile.TemporaryDirectory() as folder:
-        files = [os.path.join(folder, f"{name}.npy") for name in ("X", "y", "Xt", "yt")]
-        subprocess.run([sys.executable, "-c", MAKE_DATA, str(n), *files], check=True)
+        files = saved_data(folder, "regression", n, n_test=100_000)
         runs = {name: [] for name in CONTESTANTS}
         for _ in range(repeats):
             for name, (library, threads) in CONTESTANTS.items():

@@ -137,3 +137,52 @@ def one_core_busy(seconds: float):
     finally:
         hog.kill()
         hog.wait()
+
+
+#: The start of a fresh-process worker's source: ``clock()`` the wall and CPU time now,
+#: ``span(name, since)`` records the wall and CPU seconds since ``since`` in ``spans``
+#: (as ``name_wall``, ``name_cpu``) and returns the time now.
+SPAN_CLOCK = """
+import json, resource, sys, time
+import numpy as np
+clock = lambda: (time.perf_counter(), time.process_time())
+spans = {}
+def span(name, since):
+    now = clock()
+    spans[name + "_wall"], spans[name + "_cpu"] = now[0] - since[0], now[1] - since[1]
+    return now
+"""
+
+_MAKE_DATA = """
+import sys
+import numpy as np
+from sklearn import datasets
+kind, n, n_test = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if kind == "classification":
+    X, y = datasets.make_classification(
+        n_samples=n + n_test, n_features=20, n_informative=10, random_state=0)
+else:
+    X, y = datasets.make_regression(
+        n_samples=n + n_test, n_features=20, n_informative=10, noise=10.0, random_state=0)
+paths = sys.argv[4:]
+np.save(paths[0], X[:n]); np.save(paths[1], y[:n])
+if n_test:
+    np.save(paths[2], X[n:]); np.save(paths[3], y[n:])
+"""
+
+
+def saved_data(folder: str, kind: str, n: int, n_test: int = 0) -> list:
+    """Paths of .npy files (X, y, and with ``n_test`` rows held out, X_test, y_test) of
+    scikit-learn's make_classification or make_regression (20 features, 10 informative,
+    seeded), written by another process: a child's peak memory (ru_maxrss) starts at its
+    parent's on Linux, so the data must not pass through the measuring script."""
+    import os
+    import subprocess
+    import sys
+
+    names = ["X", "y"] + (["X_test", "y_test"] if n_test else [])
+    paths = [os.path.join(folder, f"{name}.npy") for name in names]
+    subprocess.run(
+        [sys.executable, "-c", _MAKE_DATA, kind, str(n), str(n_test), *paths], check=True
+    )
+    return paths

@@ -105,7 +105,8 @@ def test_a_regression_model_has_a_report(tmp_path, capsys):
     from Python and from treekit evaluate --report."""
     from treekit_core import TreeRegressor
     from treekit_core.datasets import dataset_path, load_dataset
-    from treekit_core.tools.cli import main, regression_figures
+    from treekit_core.tools.cli import main
+    from treekit_core.tools.metrics import regression_figures
     from treekit_core.tools.report import model_report
 
     data = load_dataset("airquality")

@@ -229,33 +229,19 @@ def test_question_kinds_breaking_the_contract_are_caught():
     check_question(Multiway, n_branches=5)
 
 
-def _kit_gini(class_sums, total_weight, params):
-    if total_weight <= 0.0:
-        return 0.0
-    s = 0.0
-    for k in range(class_sums.shape[0]):
-        p = class_sums[k] / total_weight
-        s += p * p
-    return 1.0 - s
-
-
-@attrs.define(slots=False)
-class KitGini(Criterion):
-    name: ClassVar[str] = "kit_gini"
-    impurity: ClassVar[object] = staticmethod(_kit_gini)
-
-
 def test_checking_a_criterion_compiles_no_grower_specialised_to_it(tmp_path, monkeypatch):
     """Issue 37: the kit grows its trees with the core's function-value kernels (shared by
     every criterion), so checking a criterion a plugin author has just edited writes and
     compiles no grower for it; ``splitters`` limits the trees to the splitters named."""
     monkeypatch.setenv("TREEKIT_KERNEL_DIR", str(tmp_path))
-    check_criterion(KitGini, splitters=["exhaustive", "c45"])
+    from test_third_party_criterion import MyGini  # a third party's criterion, in a file
+
+    check_criterion(MyGini, splitters=["exhaustive", "c45"])
     written = [path.name for path in tmp_path.iterdir()]
     assert not any(name.startswith("treekit_growth") for name in written), written
     # outside the kit, a fit specialises the grower to the criterion as before
-    with registered(KitGini):
-        TreeClassifier(criterion=KitGini(), max_depth=2).fit(*small_data(2))
+    with registered(MyGini):
+        TreeClassifier(criterion=MyGini(), max_depth=2).fit(*small_data(2))
     assert any(path.name.startswith("treekit_growth") for path in tmp_path.iterdir())
 
 

@@ -176,8 +176,10 @@ class Exhaustive(Splitter):
             if not self.gain_ratio
             else [features[i : i + 1] for i in range(features.size)]
         )
-        for group in groups if features.size else []:
-            feature, threshold, drop, share = kernel(
+
+        def search(compiled, candidates):
+            """A compiled search of this node's rows over ``candidates`` (features)."""
+            return compiled(
                 params,
                 data.X,
                 data.evidence,
@@ -185,10 +187,13 @@ class Exhaustive(Splitter):
                 node.row_weights,
                 node.statistics,
                 node.weight,
-                group,
+                candidates,
                 rules.min_samples_leaf,
                 rules.min_weight_leaf,
             )
+
+        for group in groups if features.size else []:
+            feature, threshold, drop, share = search(kernel, group)
             if feature < 0:
                 continue
             split = Split(
@@ -211,19 +216,8 @@ class Exhaustive(Splitter):
             )
             if split is not None and score > best_score:
                 best, best_score = split, score
-        for question, search in ranges if features.size else []:
-            found = search(
-                params,
-                data.X,
-                data.evidence,
-                node.rows,
-                node.row_weights,
-                node.statistics,
-                node.weight,
-                features,
-                rules.min_samples_leaf,
-                rules.min_weight_leaf,
-            )
+        for question, range_search in ranges if features.size else []:
+            found = search(range_search, features)
             feature, drop = int(found[0]), float(found[3])
             if feature < 0 or not drop > best_score:  # a kind's question must be strictly better
                 continue

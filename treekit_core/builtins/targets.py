@@ -18,6 +18,16 @@ from treekit_core.engine.validation import (
 )
 
 
+def check_statistics_width(tree, expected: int, meaning: str) -> None:
+    """Refuse a model file's tree whose statistics do not have ``expected`` columns,
+    saying what they hold (``meaning``)."""
+    if tree.statistics.shape[1] != expected:
+        raise ValueError(
+            f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected "
+            f"{expected} ({meaning})"
+        )
+
+
 def check_class_statistics(n_samples: int, n_classes: int, name: str = "y") -> None:
     """Refuse class labels whose statistics (a column per class) would not fit in memory
     (:func:`~treekit_core.engine.validation.check_statistics_size`), with a hint when nearly
@@ -48,11 +58,7 @@ class ClassLabels(Target):
         """Sums of weights per class: one column per label, >= 0 and within the bound fit
         puts on weights; distributions >= 0; decisions index a label or abstain (-1)."""
         n_labels = len(labels)
-        if tree.statistics.shape[1] != n_labels:
-            raise ValueError(
-                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected "
-                f"{n_labels} (one per class)"
-            )
+        check_statistics_width(tree, n_labels, "one per class")
         sums = tree.statistics
         if (sums < 0).any():
             raise ValueError("tree field 'statistics' must hold finite numbers >= 0")
@@ -130,11 +136,7 @@ class Mean(Target):
     def check_tree(self, tree, labels) -> None:
         """Two statistic columns (sums of y and y^2, the second >= 0) and one value per node,
         all finite."""
-        if tree.statistics.shape[1] != 2:
-            raise ValueError(
-                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected 2 "
-                "(the weighted sums of y and y^2)"
-            )
+        check_statistics_width(tree, 2, "the weighted sums of y and y^2")
         if (tree.statistics[:, 1] < 0).any():
             raise ValueError("tree field 'statistics': a weighted sum of y^2 is negative")
         if tree.value.shape[1] != 1:
@@ -189,11 +191,7 @@ class PoissonMean(Mean):
 
     def check_tree(self, tree, labels) -> None:
         """Two statistic columns (sums of y >= 0 and y log y) and one value >= 0 per node."""
-        if tree.statistics.shape[1] != 2:
-            raise ValueError(
-                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected 2 "
-                "(the weighted sums of y and y log y)"
-            )
+        check_statistics_width(tree, 2, "the weighted sums of y and y log y")
         if (tree.statistics[:, 0] < 0).any():
             raise ValueError("tree field 'statistics': a weighted sum of y is negative")
         if tree.value.shape[1] != 1 or (tree.value < 0).any():
@@ -229,8 +227,8 @@ class RpartPoissonRate(Target):
     shrink: float = attrs.field(default=1.0, validator=_check_shrink)
 
     def encode(self, y, n_samples, **given):
-        array = np.asarray(y, dtype=object if y is None else None)
-        if y is not None and array.ndim == 2 and array.shape[1] == 2:
+        array = None if y is None else np.asarray(y)
+        if array is not None and array.ndim == 2 and array.shape[1] == 2:
             time = check_y_numeric(array[:, 0], n_samples, name="y[:, 0] (time)")
             events = check_y_numeric(array[:, 1], n_samples, name="y[:, 1] (events)")
             if (time <= 0).any():
@@ -304,11 +302,7 @@ class RpartPoissonRate(Target):
     def check_tree(self, tree, labels) -> None:
         """Three statistic columns (events >= 0, time > 0 where a node has weight, the sum of
         d log(d / t)) and one rate >= 0 per node."""
-        if tree.statistics.shape[1] != 3:
-            raise ValueError(
-                f"tree field 'statistics' has {tree.statistics.shape[1]} columns, expected 3 "
-                "(events, time, sum of d log(d / t))"
-            )
+        check_statistics_width(tree, 3, "events, time, sum of d log(d / t)")
         if (tree.statistics[:, 0] < 0).any() or (tree.statistics[:, 1] < 0).any():
             raise ValueError("tree field 'statistics': negative events or time")
         if tree.value.shape[1] != 1 or (tree.value < 0).any():

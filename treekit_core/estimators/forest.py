@@ -41,7 +41,7 @@ from treekit_core.engine.rejection import RejectRule
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
 from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
-from treekit_core.estimators.regression import RegressionEstimator
+from treekit_core.estimators.regression import RegressionEstimator, r2_score
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
@@ -185,8 +185,7 @@ class ForestClassifier(ComposedEstimatorMixin):
 
     def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
         """Fit on class labels ``y`` (or on ``counterexamples``, as a tree does)."""
-        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        self._check_n_estimators()
         if self.forest_confidence not in FOREST_CONFIDENCES:
             raise ValueError(
                 f"forest_confidence must be one of {FOREST_CONFIDENCES}, got "
@@ -199,6 +198,10 @@ class ForestClassifier(ComposedEstimatorMixin):
         )
         kept = self._warm_start_trees(data, classes)
         return self._fit_validated(data, classes, composition, rule, kept)
+
+    def _check_n_estimators(self) -> None:
+        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
 
     def _warm_start_trees(self, data, classes) -> list:
         """The fitted trees ``warm_start`` keeps (none without it, or before a first fit)."""
@@ -500,17 +503,19 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on a numeric response ``y`` (one number per row of X)."""
-        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        self._check_n_estimators()
         composition = self._make_composition()
         self._refuse_classification_target(composition)
         data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
         kept = self._warm_start_trees(data, None)
         self._fit_validated(data, None, composition, None, kept)
-        strata = np.zeros(data.n_samples, dtype=np.int64)
+        # each tree's weights as it was grown: the bootstrap drawn again from its seed,
+        # stratified by the target's strata as _fit_validated drew it
+        strata = composition.target.strata(data.evidence, composition.labeler)
+        n_strata = int(strata.max()) + 1
         draws = resolve_max_samples(self.max_samples, data.n_samples)
         weights = [
-            data.weight * self._drawn_counts(seed, strata, 1, draws)
+            data.weight * self._drawn_counts(seed, strata, n_strata, draws)
             if self.bootstrap
             else data.weight
             for seed in self._tree_seeds
@@ -536,9 +541,7 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
         if callable(self.oob_score):
             self.oob_score_ = float(self.oob_score(truth, prediction[rows]))
             return
-        residual = float(((truth - prediction[rows]) ** 2).sum())
-        total = float(((truth - truth.mean()) ** 2).sum())
-        self.oob_score_ = 1.0 - residual / total if total > 0 else float(residual == 0.0)
+        self.oob_score_ = r2_score(truth, prediction[rows])
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):
         evaluator = self.composition_.evaluator

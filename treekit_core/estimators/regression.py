@@ -82,21 +82,22 @@ class RegressionEstimator:
     def _trees(self) -> list:
         return list(getattr(self, "estimators_", None) or [self.tree_])
 
-    def _mixtures(self, tree, X, evaluator=None):
+    def _mixtures(self, tree, X, training: bool = False):
         """(rows, nodes, shares), sorted by row: the leaves each sample reaches and with
         what share. An evaluator that sends a sample to one node gives it share 1 there;
         hard routing gives a sample with a missing tested value C4.5's shares; an
         evaluator that mixes leaves (soft evaluation) is asked to mix the leaves' indicator
-        vectors, so its shares come out exactly as it weighs the leaves' values. Without
-        ``evaluator``, hard routing (how training rows are counted in the leaves)."""
+        vectors, so its shares come out exactly as it weighs the leaves' values. With
+        ``training``, the rows are counted in the leaves as they were grown: by hard
+        routing, whatever the evaluator mixes."""
         X = np.asarray(X, dtype=np.float64)
         n = X.shape[0]
-        if evaluator is not None:
-            nodes = evaluator.stopping_nodes(tree, X)
-            if nodes is not None:
-                return np.arange(n), np.asarray(nodes, dtype=np.int64), np.ones(n)
+        evaluator = self.composition_.evaluator
+        nodes = evaluator.stopping_nodes(tree, X)
+        if nodes is not None:
+            return np.arange(n), np.asarray(nodes, dtype=np.int64), np.ones(n)
         mix = hard_distribution
-        if evaluator is not None and "hard_routing" not in evaluator.provides:
+        if not training and "hard_routing" not in evaluator.provides:
             mix = evaluator.predict_distribution
         parts = []
         if mix is hard_distribution:  # a complete row reaches one leaf
@@ -137,11 +138,9 @@ class RegressionEstimator:
         responses = self.composition_.target.responses(data.evidence)
         if responses is None:
             return  # predict(quantiles=...) says why
-        evaluator = self.composition_.evaluator
         members = []
         for tree, weights in zip(self._trees(), tree_weights, strict=True):
-            routing = evaluator if evaluator.stopping_nodes(tree, data.X[:0]) is not None else None
-            rows, nodes, shares = self._mixtures(tree, data.X, routing)
+            rows, nodes, shares = self._mixtures(tree, data.X, training=True)
             shares = shares * weights[rows]
             kept = shares > 0
             rows, nodes, shares = rows[kept], nodes[kept], shares[kept]
@@ -153,11 +152,10 @@ class RegressionEstimator:
     def _quantiles(self, X, q, training):
         responses, members = training
         trees = self._trees()
-        evaluator = self.composition_.evaluator
         n = X.shape[0]
         mixtures = []
         for tree in trees:
-            rows, nodes, shares = self._mixtures(tree, X, evaluator)
+            rows, nodes, shares = self._mixtures(tree, X)
             mixtures.append((np.searchsorted(rows, np.arange(n + 1)), nodes, shares))
         out = np.empty((n, q.size))
         for i in range(n):
@@ -181,18 +179,10 @@ class RegressionEstimator:
         return out
 
     def score(self, X, y, sample_weight=None) -> float:
-        """The coefficient of determination R^2 of ``predict(X)`` (scikit-learn's
-        ``r2_score``: 1 - SSE / SST, both weighted; 1.0 for a perfect prediction of a
-        constant ``y``, else 0.0 when ``y`` is constant)."""
+        """The coefficient of determination R^2 of ``predict(X)`` (:func:`r2_score`)."""
         predicted = self.predict(X)
         truth = np.asarray(y, dtype=np.float64).reshape(predicted.shape)
-        weight = np.ones_like(truth) if sample_weight is None else np.asarray(sample_weight, float)
-        residual = float(np.sum(weight * (truth - predicted) ** 2))
-        centre = float(np.average(truth, weights=weight))
-        total = float(np.sum(weight * (truth - centre) ** 2))
-        if total == 0.0:
-            return 1.0 if residual == 0.0 else 0.0
-        return 1.0 - residual / total
+        return r2_score(truth, predicted, sample_weight)
 
     # the classifier's decisions among classes: a regressor has none of them
     predict_proba = _not_for_regression("predict_proba")
@@ -213,6 +203,19 @@ class RegressionEstimator:
             return tags
         tags.target_tags.positive_only = target.nonnegative_response
         return tags
+
+
+def r2_score(truth, predicted, weight=None) -> float:
+    """The coefficient of determination, scikit-learn's ``r2_score``: 1 - SSE / SST, both
+    weighted by ``weight``; for a constant ``truth``, 1.0 when predicted exactly, else 0.0."""
+    truth, predicted = np.asarray(truth, dtype=np.float64), np.asarray(predicted, float)
+    weight = np.ones_like(truth) if weight is None else np.asarray(weight, dtype=np.float64)
+    residual = float(np.sum(weight * (truth - predicted) ** 2))
+    centre = float(np.average(truth, weights=weight))
+    total = float(np.sum(weight * (truth - centre) ** 2))
+    if total == 0.0:
+        return 1.0 if residual == 0.0 else 0.0
+    return 1.0 - residual / total
 
 
 def check_quantiles(quantiles) -> np.ndarray:

@@ -156,7 +156,6 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     the larger share, so only rows missing a tested value can differ from treekit;
     ``"warn"`` (the default) says so once (:class:`MissingValueExportWarning`),
     ``"larger_share"`` does not, ``"error"`` refuses with :class:`NotExportableError`."""
-    import onnx
     from onnx import TensorProto, helper
 
     if not model.composition_.target.decides_with_labeler:
@@ -204,15 +203,28 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
         helper.make_node("ArgMax", ["probabilities"], ["best"], axis=1, keepdims=0),
         helper.make_node("Gather", ["classes", "best"], ["label"], axis=0),
     ]
-    n_features = trees[0].n_features
-    graph = helper.make_graph(
+    return _checked_model(
         nodes,
         name,
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, n_features])],
+        trees[0].n_features,
         [
             helper.make_tensor_value_info("label", label_type, [None]),
             helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, len(classes)]),
         ],
+    )
+
+
+def _checked_model(nodes, name: str, n_features: int, outputs):
+    """The model of a graph of ``nodes`` with one float32 input ``X`` [N, n_features] and
+    ``outputs``, opsets 17 and ai.onnx.ml 3, checked by onnx's checker."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, n_features])],
+        outputs,
     )
     onnx_model = helper.make_model(
         graph,
@@ -230,7 +242,6 @@ def _regressor_to_onnx(model, missing: str, name: str):
     ``TreeEnsembleRegressor`` (a forest's leaf values weighted 1 / n_trees, summed): what
     ``predict`` returns, for targets whose prediction is their one node value (the
     mean; rpart's Poisson rate)."""
-    import onnx
     from onnx import TensorProto, helper
 
     target = "ONNX's TreeEnsembleRegressor"
@@ -254,17 +265,9 @@ def _regressor_to_onnx(model, missing: str, name: str):
         aggregate_function="SUM",
         post_transform="NONE",
     )
-    graph = helper.make_graph(
+    return _checked_model(
         [ensemble],
         name,
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, trees[0].n_features])],
+        trees[0].n_features,
         [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])],
     )
-    onnx_model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
-        producer_name="treekit",
-    )
-    onnx_model.ir_version = 8
-    onnx.checker.check_model(onnx_model)
-    return onnx_model

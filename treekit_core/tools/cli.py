@@ -27,9 +27,9 @@ from treekit_core.tools.csvdata import (
     typed_columns,
 )
 from treekit_core.tools.export import export_text
-from treekit_core.tools.metrics import diagnostic_report
+from treekit_core.tools.metrics import diagnostic_report, regression_figures
 from treekit_core.tools.progress import Progress
-from treekit_core.tools.report import composition_line, html_report
+from treekit_core.tools.report import composition_line, html_report, regression_evaluation
 
 #: The kinds chosen by an option of their name (``--criterion gini``). Not the target: on the
 #: command line ``--target`` names the CSV column of class labels; a target kind is chosen
@@ -521,19 +521,6 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def regression_figures(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
-    """RMSE, MAE and R^2 (scikit-learn's r2_score: 1 - SSE / SST)."""
-    residual = y_true - y_pred
-    total = float(((y_true - y_true.mean()) ** 2).sum())
-    sse = float((residual**2).sum())
-    return {
-        "n": int(y_true.size),
-        "rmse": float(np.sqrt(np.mean(residual**2))),
-        "mae": float(np.mean(np.abs(residual))),
-        "r2": (1.0 - sse / total) if total > 0 else (1.0 if sse == 0 else 0.0),
-    }
-
-
 def _evaluate_regression(model, X, values, raw, names, args) -> int:
     """``evaluate`` for a regression tree: RMSE, MAE and R^2, on the file as it is or out
     of sample (K-fold cross-validation or a held-out fraction, shuffled with the seed)."""
@@ -584,16 +571,7 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
     print(f"MAE   {figures['mae']:.6g}")
     print(f"R^2   {figures['r2']:.6f}")
     if args.report:
-        evaluation = {
-            "what": what,
-            "regression": {
-                "rows": figures["n"],
-                "RMSE": figures["rmse"],
-                "MAE": figures["mae"],
-                "R^2": figures["r2"],
-            },
-            "residuals": (predicted[held], values[held] - predicted[held]),
-        }
+        evaluation = regression_evaluation(values[held], predicted[held], what)
         page = html_report(
             model,
             title=f"treekit: {args.model} on {args.data}",

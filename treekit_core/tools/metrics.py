@@ -17,6 +17,8 @@ from statistics import NormalDist
 import attrs
 import numpy as np
 
+from treekit_core.estimators.regression import r2_score
+
 
 def _ratio(num: float, den: float) -> float:
     return float(num) / float(den) if den > 0 else float("nan")
@@ -163,3 +165,16 @@ def diagnostic_report(
         )
     accuracy = _ratio(w[t == p].sum(), w.sum())
     return DiagnosticReport(list(classes), per_class, accuracy, n, int(abstained.sum()))
+
+
+def regression_figures(y_true, y_pred) -> dict:
+    """A regressor's figures: ``n``, ``rmse``, ``mae`` and ``r2`` (scikit-learn's
+    ``r2_score``), what ``treekit evaluate`` prints and the HTML report shows."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    residual = y_true - y_pred
+    return {
+        "n": int(y_true.size),
+        "rmse": float(np.sqrt(np.mean(residual**2))),
+        "mae": float(np.mean(np.abs(residual))),
+        "r2": r2_score(y_true, y_pred),
+    }

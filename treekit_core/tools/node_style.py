@@ -33,9 +33,14 @@ def node_rgb(tree, node) -> tuple:
     return tuple(1.0 - strength * (1.0 - c) for c in class_rgb(decided))
 
 
+def rgb_hex(rgb) -> str:
+    """Three floats in [0, 1] (a fourth, alpha, is ignored) as ``#rrggbb``."""
+    return "#" + "".join(f"{round(255 * c):02x}" for c in tuple(rgb)[:3])
+
+
 def node_hex(tree, node) -> str:
     """:func:`node_rgb` as ``#rrggbb``."""
-    return "#" + "".join(f"{round(255 * c):02x}" for c in node_rgb(tree, node))
+    return rgb_hex(node_rgb(tree, node))
 
 
 def edge_labels(tree, node, context) -> list[str]:

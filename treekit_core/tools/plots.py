@@ -147,7 +147,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             zorder=2,
             bbox={
                 "boxstyle": "round",
-                "fc": node_rgb(tree, node) if values is None else _value_rgb(values, node),
+                "fc": node_rgb(tree, node) if values is None else value_rgb(values, node),
                 "ec": "0.3",
                 "ls": "--" if truncated or tree.decision[node] < 0 else "-",
             },
@@ -187,7 +187,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
 VALUE_COLOURS = "YlGnBu"
 
 
-def _value_rgb(values, node):
+def value_rgb(values, node):
     """A node's value on :data:`VALUE_COLOURS`, kept light enough to read text on."""
     plt = _pyplot()
     span = values.max() - values.min()
@@ -198,16 +198,22 @@ def _value_rgb(values, node):
 def plot_residuals(model, X, y, ax=None):
     """A regressor's residuals y - predict(X) against its predictions, with the zero line
     and the RMSE in the title."""
+    predicted = model.predict(X)
+    return draw_residuals(predicted, np.asarray(y, dtype=np.float64) - predicted, ax)
+
+
+def draw_residuals(predicted, residual, ax=None, title: bool = True):
+    """Residuals against predictions (:func:`plot_residuals`, and the HTML report's
+    pooled out-of-sample ones), with the zero line; ``title``: the RMSE above."""
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    predicted = model.predict(X)
-    residual = np.asarray(y, dtype=np.float64) - predicted
     ax.scatter(predicted, residual, s=10, alpha=0.6, color="C0", edgecolor="none")
     ax.axhline(0.0, color="0.4", lw=1)
     ax.set_xlabel("prediction")
     ax.set_ylabel("residual (y - prediction)")
-    ax.set_title(f"residuals: RMSE {np.sqrt(np.mean(residual**2)):.4g}", fontsize=9)
+    if title:
+        ax.set_title(f"residuals: RMSE {np.sqrt(np.mean(residual**2)):.4g}", fontsize=9)
     return ax
 
 

@@ -20,8 +20,8 @@ from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import _names, branch_texts
 from treekit_core.tools import plots
-from treekit_core.tools.metrics import diagnostic_report
-from treekit_core.tools.node_style import edge_labels, node_hex
+from treekit_core.tools.metrics import diagnostic_report, regression_figures
+from treekit_core.tools.node_style import edge_labels, node_hex, rgb_hex
 from treekit_core.tools.plots import _pyplot
 
 OPEN_DEPTH = 3  #: nodes shallower than this start expanded
@@ -63,12 +63,6 @@ def _distribution(model, node) -> str:
     return f"{shares}; weight {tree.weight[node]:.4g}"
 
 
-def _value_hex(values, node) -> str:
-    """A regression node's value on the pictures' colour scale, as #rrggbb."""
-    red, green, blue, _ = plots._value_rgb(values, node)
-    return f"#{int(red * 255):02x}{int(green * 255):02x}{int(blue * 255):02x}"
-
-
 def tree_html(model) -> str:
     """The tree as nested lists; internal nodes are <details> that open and close."""
 
@@ -82,7 +76,7 @@ def tree_html(model) -> str:
         decided = int(tree.decision[node])
         if values is not None:  # a regression tree: value and weight, a value colour
             return (
-                f'<span class="node" style="background:{_value_hex(values, node)}" '
+                f'<span class="node" style="background:{rgb_hex(plots.value_rgb(values, node))}" '
                 f'title="{html.escape(_distribution(model, node))}">{html.escape(text)}</span>'
                 f'<span class="dist">{values[node]:.4g} · weight {tree.weight[node]:.4g}</span>'
             )
@@ -185,7 +179,9 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
     written to ``path`` when given: the page ``treekit report`` writes, from Python."""
     y = np.asarray(y)
     if not hasattr(model, "decide"):  # a regressor: RMSE, MAE, R^2 and the residuals
-        evaluation = regression_evaluation(model, X, y, f"figures on the {y.shape[0]} rows given")
+        evaluation = regression_evaluation(
+            y, model.predict(X), f"figures on the {y.shape[0]} rows given"
+        )
     else:
         decision = model.decide(X)
         figures = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
@@ -206,21 +202,21 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
     return page
 
 
-def regression_evaluation(model, X, y, what: str) -> dict:
-    """The figures of a regressor on (X, y) as :func:`html_report` shows them."""
-    predicted = model.predict(X)
-    residual = np.asarray(y, dtype=np.float64) - predicted
-    total = float(((y - np.mean(y)) ** 2).sum())
-    sse = float((residual**2).sum())
+def regression_evaluation(y_true, y_pred, what: str) -> dict:
+    """A regressor's figures on rows with responses ``y_true`` and predictions ``y_pred``,
+    as :func:`html_report` shows them (:func:`treekit_core.tools.metrics.regression_figures`
+    and the residuals)."""
+    y_true, y_pred = np.asarray(y_true, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
+    figures = regression_figures(y_true, y_pred)
     return {
         "what": what,
         "regression": {
-            "rows": int(residual.size),
-            "RMSE": float(np.sqrt(np.mean(residual**2))),
-            "MAE": float(np.mean(np.abs(residual))),
-            "R^2": 1.0 - sse / total if total > 0 else float(sse == 0.0),
+            "rows": figures["n"],
+            "RMSE": figures["rmse"],
+            "MAE": figures["mae"],
+            "R^2": figures["r2"],
         },
-        "residuals": (predicted, residual),
+        "residuals": (y_pred, y_true - y_pred),
     }
 
 
@@ -230,14 +226,10 @@ def _regression_block(block) -> list:
         for name, value in block["regression"].items()
     )
     predicted, residual = block["residuals"]
-
-    def draw(ax):
-        ax.scatter(predicted, residual, s=10, alpha=0.6, color="C0", edgecolor="none")
-        ax.axhline(0.0, color="0.4", lw=1)
-        ax.set_xlabel("prediction")
-        ax.set_ylabel("residual (y - prediction)")
-
-    return [f"<table>{rows}</table>", _picture(draw)]
+    return [
+        f"<table>{rows}</table>",
+        _picture(lambda ax: plots.draw_residuals(predicted, residual, ax, title=False)),
+    ]
 
 
 def html_report(model, *, title, composition, evaluation, cross_validated=None) -> str:

@@ -71,47 +71,58 @@ def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
     return target.node_risk(tree.statistics, tree.weight, labeler) / total
 
 
-def _collapse(node, parent, r_node, r_branch, n_leaves) -> None:
-    """Make ``node`` a leaf in the running counts: its branch's risk becomes its own, and
-    every ancestor's leaves and branch risk change by what the branch lost."""
-    removed_leaves, r_diff = n_leaves[node] - 1, r_node[node] - r_branch[node]
-    n_leaves[node], r_branch[node] = 1, r_node[node]
-    ancestor = parent[node]
-    while ancestor >= 0:
-        n_leaves[ancestor] -= removed_leaves
-        r_branch[ancestor] += r_diff
-        ancestor = parent[ancestor]
+class _Steps:
+    """The running counts of a pruning sequence: every branch's risk and leaves, and the
+    steps taken (node, alpha) with the total risk and leaves after each."""
+
+    def __init__(self, tree, r_node: np.ndarray):
+        self.parent, self.r_node = tree.parents(), r_node
+        self.n_leaves = tree.leaves_under().astype(np.float64)
+        self.r_branch = np.zeros(tree.n_nodes)
+        for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids
+            children = tree.children(node)
+            self.r_branch[node] = (
+                r_node[node] if children.size == 0 else self.r_branch[children].sum()
+            )
+        self.pruned, self.alphas = [], []
+        self.risks, self.leaves = [self.r_branch[0]], [self.n_leaves[0]]
+
+    def collapse(self, node: int, alpha: float) -> None:
+        """Make ``node`` a leaf at ``alpha``: its branch's risk becomes its own, and every
+        ancestor's leaves and branch risk change by what the branch lost."""
+        n_leaves, r_branch = self.n_leaves, self.r_branch
+        removed_leaves, r_diff = n_leaves[node] - 1, self.r_node[node] - r_branch[node]
+        n_leaves[node], r_branch[node] = 1, self.r_node[node]
+        ancestor = self.parent[node]
+        while ancestor >= 0:
+            n_leaves[ancestor] -= removed_leaves
+            r_branch[ancestor] += r_diff
+            ancestor = self.parent[ancestor]
+        self.pruned.append(int(node))
+        self.alphas.append(alpha)
+        self.risks.append(r_branch[0])
+        self.leaves.append(n_leaves[0])
+
+    def sequence(self) -> WeakestLinkSequence:
+        return WeakestLinkSequence(
+            np.array(self.pruned, dtype=np.int64),
+            np.array(self.alphas, dtype=np.float64),
+            np.array(self.risks),
+            np.array(self.leaves, dtype=np.int64),
+        )
 
 
 def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
-    parent = tree.parents()
-    is_leaf = tree.is_leaf
-    n_leaves = tree.leaves_under().astype(np.float64)
-    r_branch = np.zeros(tree.n_nodes)
-    for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than parents
-        if is_leaf[node]:
-            r_branch[node] = r_node[node]
-        else:
-            r_branch[node] = r_branch[tree.children(node)].sum()
-    candidate = ~is_leaf
-    pruned, alphas, risks, leaves = [], [], [r_branch[0]], [n_leaves[0]]
+    steps = _Steps(tree, r_node)
+    candidate = ~tree.is_leaf
     while candidate[0]:
         with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.where(candidate, (r_node - r_branch) / (n_leaves - 1), np.inf)
+            g = np.where(candidate, (r_node - steps.r_branch) / (steps.n_leaves - 1), np.inf)
         node = int(np.argmin(g))
-        pruned.append(node)
-        alphas.append(g[node])
         # Remove the branch below ``node`` from the candidates.
         candidate[tree.descendants(node)] = False
-        _collapse(node, parent, r_node, r_branch, n_leaves)
-        risks.append(r_branch[0])
-        leaves.append(n_leaves[0])
-    return WeakestLinkSequence(
-        np.array(pruned, dtype=np.int64),
-        np.array(alphas, dtype=np.float64),
-        np.array(risks),
-        np.array(leaves, dtype=np.int64),
-    )
+        steps.collapse(node, g[node])
+    return steps.sequence()
 
 
 def rpart_complexities(tree, r_node: np.ndarray) -> np.ndarray:
@@ -168,30 +179,14 @@ def rpart_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
     complexity = rpart_complexities(tree, r_node)
     internal = np.flatnonzero(~tree.is_leaf)
     order = internal[np.lexsort((tree.depth[internal], complexity[internal]))]
-    parent = tree.parents()
-    n_leaves = tree.leaves_under().astype(np.float64)
-    r_branch = np.zeros(tree.n_nodes)
-    for node in range(tree.n_nodes - 1, -1, -1):
-        children = tree.children(node)
-        r_branch[node] = r_node[node] if children.size == 0 else r_branch[children].sum()
+    steps = _Steps(tree, r_node)
     removed = np.zeros(tree.n_nodes, dtype=bool)
-    pruned, alphas, risks, leaves = [], [], [r_branch[0]], [n_leaves[0]]
     for node in order:
         if removed[node]:
             continue  # inside a branch snipped already
-        below = tree.descendants(node)
-        removed[below[1:]] = True
-        pruned.append(int(node))
-        alphas.append(max(complexity[node], 0.0))
-        _collapse(node, parent, r_node, r_branch, n_leaves)
-        risks.append(r_branch[0])
-        leaves.append(n_leaves[0])
-    return WeakestLinkSequence(
-        np.array(pruned, dtype=np.int64),
-        np.array(alphas, dtype=np.float64),
-        np.array(risks),
-        np.array(leaves, dtype=np.int64),
-    )
+        removed[tree.descendants(node)[1:]] = True
+        steps.collapse(node, max(complexity[node], 0.0))
+    return steps.sequence()
 
 
 SEQUENCES = ("weakest_link", "rpart")
