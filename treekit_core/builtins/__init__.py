@@ -8,6 +8,7 @@ public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's
 from treekit_core.builtins.c45_nominal import c45_nominal_split
 from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import (
+    AbsoluteError,
     Entropy,
     Gini,
     Misclassification,
@@ -30,6 +31,7 @@ from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropag
 from treekit_core.builtins.targets import (
     ClassLabels,
     Mean,
+    Median,
     PoissonMean,
     RpartPoissonRate,
     check_class_statistics,
@@ -37,6 +39,7 @@ from treekit_core.builtins.targets import (
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
+    "AbsoluteError",
     "C45",
     "ClassLabels",
     "MDL",
@@ -49,6 +52,7 @@ __all__ = [
     "CostMatrix",
     "Majority",
     "Mean",
+    "Median",
     "Misclassification",
     "Multiway",
     "Poisson",
@@ -74,12 +78,21 @@ __all__ = [
 
 @hookimpl
 def treekit_targets():
-    return [ClassLabels, Mean, PoissonMean, RpartPoissonRate]
+    return [ClassLabels, Mean, PoissonMean, RpartPoissonRate, Median]
 
 
 @hookimpl
 def treekit_criteria():
-    return [Gini, Entropy, Misclassification, Variance, SquaredError, Poisson, RpartPoisson]
+    return [
+        Gini,
+        Entropy,
+        Misclassification,
+        Variance,
+        SquaredError,
+        AbsoluteError,
+        Poisson,
+        RpartPoisson,
+    ]
 
 
 @hookimpl

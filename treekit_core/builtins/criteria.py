@@ -117,6 +117,30 @@ class SquaredError(Criterion):
     impurity = staticmethod(squared_error_impurity)
 
 
+def absolute_error_impurity(summary, total_weight, params):
+    """The mean absolute deviation from the node's weighted median, from the ``median``
+    target's summary (median, sum of w |y - median|)."""
+    if total_weight <= 0.0:
+        return 0.0
+    return summary[1] / total_weight
+
+
+@attrs.define(slots=False)
+class AbsoluteError(Criterion):
+    """Absolute error: a node's impurity is the weighted mean absolute deviation of its
+    responses from their weighted median, the value the node predicts (scikit-learn's
+    ``criterion="absolute_error"``). A median is no function of summed statistics, so the
+    splitter scores cuts from the node's rows (:attr:`row_search`); reads the ``median``
+    target's node summaries."""
+
+    name: ClassVar[str] = "absolute_error"
+    description: ClassVar[str] = "mean absolute deviation from the median (regression)"
+    evidence: ClassVar[str] = "median_summaries"
+    default_target: ClassVar[str] = "median"
+    row_search: ClassVar[str] = "absolute_deviation_search"
+    impurity = staticmethod(absolute_error_impurity)
+
+
 #: scikit-learn's EPSILON: a node whose mean response is at most this has an infinite
 #: Poisson deviance (its log is undefined), so no split may make such a child.
 POISSON_EPSILON = 2.220446049250313e-16

@@ -63,7 +63,11 @@ class Exhaustive(Splitter):
 
     name: ClassVar[str] = "exhaustive"
     handles_missing: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder", "split_scores"}
+    provides: ClassVar[frozenset] = Splitter.provides | {
+        "fused_builder",
+        "split_scores",
+        "absolute_deviation_search",
+    }
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
     nominal_split: str = attrs.field(
         default="subset", validator=attrs.validators.in_(NOMINAL_SPLITS)
@@ -75,6 +79,8 @@ class Exhaustive(Splitter):
         from treekit_core.kernels.specialised import criterion_kernels
 
         refuse_scored_nominal(self, criterion, data)
+        if type(criterion).row_search is not None:
+            return self._prepare_row_search(data, criterion)
         kernels = criterion_kernels(criterion)
         return (
             kernels.best_split_of_node,
@@ -83,6 +89,28 @@ class Exhaustive(Splitter):
             data,
             self._range_searches(criterion),
         )
+
+    def _prepare_row_search(self, data, criterion):
+        """The state of a search from the node's rows (absolute error: the only row search
+        this splitter provides); nominal features and further question kinds are refused,
+        their searches add statistics up."""
+        from treekit_core.kernels.absolute_deviation import best_absolute_split_of_node
+
+        if data.nominal_features.size:
+            j = int(data.nominal_features[0])
+            raise CompositionError(
+                f"splitter {self.name!r} cannot search nominal feature {j} with criterion "
+                f"{criterion.name!r}: its subset and multiway searches add statistics up, and "
+                "the criterion scores medians; encode the feature, or use squared_error"
+            )
+        if self.questions:
+            raise CompositionError(
+                f"splitter {self.name!r} cannot search question kind {self.questions[0]!r} "
+                f"with criterion {criterion.name!r}: the range search adds statistics up, "
+                "and the criterion scores medians"
+            )
+        response = np.ascontiguousarray(data.evidence[:, 0])
+        return ("rows", best_absolute_split_of_node, response, data)
 
     def _range_searches(self, criterion) -> list:
         """(question kind, compiled search) for every kind named in ``questions``: kinds
@@ -125,8 +153,9 @@ class Exhaustive(Splitter):
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree with the presorted builder (the same tree as the
-        node-by-node loop, faster, on ``composition.fit_threads()`` threads); None with
-        missing values, nominal features or gain ratio."""
+        node-by-node loop, faster, on ``composition.fit_threads()`` threads), or, for a
+        criterion searched from rows (absolute error), with its compiled builder (one
+        thread); None with missing values, nominal features or gain ratio."""
         if not self._presorted_growth(data):
             return None
         from treekit_core.kernels.builder import build_table
@@ -134,6 +163,22 @@ class Exhaustive(Splitter):
 
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         criterion = composition.criterion
+        if type(criterion).row_search is not None:
+            self._prepare_row_search(data, criterion)  # the same refusals as node by node
+            from treekit_core.kernels.absolute_deviation import grow_absolute_error_tree
+            from treekit_core.kernels.builder import kept_first, presort, stable_order
+
+            response = np.ascontiguousarray(data.evidence[:, 0])
+            weight = np.ascontiguousarray(data.weight, dtype=np.float64)
+            # every feature's rows sorted, then the responses' (the last row)
+            order = np.empty((data.n_features + 1, data.n_samples), dtype=np.int32)
+            order[:-1] = presort(data.X, composition.fit_threads())
+            order[-1] = stable_order(response)
+            order, n_rows = kept_first(order, weight)
+            table = grow_absolute_error_tree(
+                response, data.X, weight, order, n_rows, rule_vector(rules), max_features, seed
+            )
+            return tree_from_table(table, data.n_features)
         table = build_table(
             criterion,
             criterion.impurity_params(data.n_statistics),
@@ -149,8 +194,10 @@ class Exhaustive(Splitter):
         return tree_from_table(table, data.n_features)
 
     def share_across_trees(self, data) -> None:
-        """Presort X once for all trees of a forest (when they grow presorted)."""
-        if not self._presorted_growth(data):
+        """Presort X once for all trees of a forest (when they grow presorted: not for a
+        target whose statistics are no sums, which is searched from the rows)."""
+        summarised = data.target is not None and data.target.summarises_rows
+        if summarised or not self._presorted_growth(data):
             return
         from treekit_core.kernels.builder import presort
 
@@ -164,6 +211,8 @@ class Exhaustive(Splitter):
         )
 
     def find_split(self, state, node, rules):
+        if state[0] == "rows":
+            return self._find_split_from_rows(state, node, rules)
         kernel, impurity, params, data, ranges = state
         features = node.features
         nominal = np.zeros(0, dtype=np.int64)
@@ -199,15 +248,7 @@ class Exhaustive(Splitter):
             split = Split(
                 int(feature), float(threshold), float(drop), {"missing_left": float(share)}
             )
-            score = drop
-            if self.gain_ratio:
-                x = data.X[node.rows, feature]
-                known = ~np.isnan(x)
-                left = node.row_weights[known & (x <= threshold)].sum()
-                right = node.row_weights[known].sum() - left
-                info = split_information(np.array([left, right]), node.weight)
-                score = drop / info if info > 1e-12 else -np.inf
-                split.node_fields["gain_ratio"] = score
+            score = self._gain_ratio(split, data, node) if self.gain_ratio else drop
             if score > best_score:
                 best, best_score = split, score
         if nominal.size:
@@ -232,6 +273,45 @@ class Exhaustive(Splitter):
                 branch_shares=(share, 1.0 - share),
             )
             best_score = drop
+        return best
+
+    @staticmethod
+    def _gain_ratio(split, data, node) -> float:
+        """The split's drop over its split information (missing values one more part),
+        recorded in the split's node fields."""
+        x = data.X[node.rows, split.feature]
+        known = ~np.isnan(x)
+        left = node.row_weights[known & (x <= split.threshold)].sum()
+        right = node.row_weights[known].sum() - left
+        info = split_information(np.array([left, right]), node.weight)
+        score = split.improvement / info if info > 1e-12 else -np.inf
+        split.node_fields["gain_ratio"] = score
+        return score
+
+    def _find_split_from_rows(self, state, node, rules):
+        """The best threshold question by a row search (gain ratio as for sums)."""
+        _, kernel, response, data = state
+        features = node.features
+        groups = [features] if not self.gain_ratio else [[f] for f in features]
+        best, best_score = None, -np.inf
+        for group in groups if features.size else []:
+            feature, threshold, drop, share = kernel(
+                response,
+                data.X,
+                node.rows,
+                node.row_weights,
+                np.ascontiguousarray(group, dtype=np.int64),
+                rules.min_samples_leaf,
+                rules.min_weight_leaf,
+            )
+            if feature < 0:
+                continue
+            split = Split(
+                int(feature), float(threshold), float(drop), {"missing_left": float(share)}
+            )
+            score = self._gain_ratio(split, data, node) if self.gain_ratio else drop
+            if score > best_score:
+                best, best_score = split, score
         return best
 
     node_field_names = ()

@@ -1,6 +1,7 @@
 """Built-in targets: ``class_labels`` (y holds class labels, a node stores the labeler's class
 distribution and decision, prediction returns labels) and ``mean`` (y holds a measurement,
-a node stores the weighted mean of its rows' y, prediction returns it: regression)."""
+a node stores the weighted mean of its rows' y, prediction returns it: regression), its
+variants for counts (``poisson_mean``, ``rpart_poisson``) and ``median`` (absolute error)."""
 
 from __future__ import annotations
 
@@ -145,6 +146,62 @@ class Mean(Target):
             )
 
 
+@attrs.define(slots=False)
+class Median(Mean):
+    """y holds one number per sample; a node predicts the weighted median of its responses
+    (scikit-learn's ``criterion="absolute_error"``: the smallest response whose cumulative
+    weight reaches half the node's weight, the midpoint with the next one when it is
+    exactly half); its risk is the weighted sum of absolute deviations from it, a sample's
+    loss the absolute error. No sum of per-row numbers gives a median, so a node's
+    statistics are a summary of its rows (:attr:`summarises_rows`): (median, sum of
+    w |y - median|); a sample's row is (y, 0), the summary of a node holding it alone."""
+
+    name: ClassVar[str] = "median"
+    description: ClassVar[str] = "a measurement: the weighted median per node (absolute error)"
+    evidence: ClassVar[str] = "median_summaries"
+    summarises_rows: ClassVar[bool] = True
+
+    def encode(self, y, n_samples, **given):
+        response = check_y_numeric(y, n_samples)
+        return TargetRows(np.column_stack([response, np.zeros_like(response)]), None)
+
+    def node_statistics(self, rows, row_weights):
+        """(weighted median, weighted absolute deviations from it) of the rows' responses."""
+        from treekit_core.kernels.absolute_deviation import median_summary
+
+        values = np.ascontiguousarray(rows[:, 0], dtype=np.float64)
+        weights = np.ascontiguousarray(row_weights, dtype=np.float64)
+        return np.array(median_summary(values, weights))
+
+    def node_values(self, statistics, weights, labeler):
+        return statistics[:, :1].copy(), np.zeros(statistics.shape[0], np.int64)
+
+    def node_risk(self, statistics, weights, labeler):
+        """The weighted absolute deviations from the node's median (its summary)."""
+        return np.maximum(statistics[:, 1], 0.0)
+
+    def sample_loss(self, rows, values, decisions, labeler):
+        return np.abs(rows[:, 0] - values[:, 0])
+
+    def category_order(self, sums, weights):
+        return None  # no order of categories is known to make the best subset a prefix
+
+    def check_tree(self, tree, labels) -> None:
+        """Two statistic columns (the median and the absolute deviations from it, >= 0) and
+        one value per node, the median."""
+        check_statistics_width(
+            tree, 2, "the weighted median and the weighted absolute deviations from it"
+        )
+        if (tree.statistics[:, 1] < 0).any():
+            raise ValueError(
+                "tree field 'statistics': a sum of absolute deviations (column 1) is negative"
+            )
+        if tree.value.shape[1] != 1:
+            raise ValueError(
+                f"tree field 'value' has {tree.value.shape[1]} columns, expected 1 (the median)"
+            )
+
+
 def _x_log_x(values):
     """x log x, 0 at x = 0."""
     out = np.zeros_like(values)
@@ -185,7 +242,9 @@ class PoissonMean(Mean):
         """Half the Poisson deviance of predicting ``values`` for y: y log(y / m) - y + m
         (infinite where m = 0 < y)."""
         y, mean = rows[:, 0], values[:, 0]
-        with np.errstate(divide="ignore"):
+        # where y = 0 the term is 0 whatever the mean: the branch not taken may compute
+        # 0 * inf there, which must not warn
+        with np.errstate(divide="ignore", invalid="ignore"):
             ratio_log = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1.0)) - np.log(mean)), 0.0)
         return ratio_log - y + mean
 

@@ -57,6 +57,9 @@ CAPABILITIES = {
     "score (Criterion.split_score) where the criterion defines one",
     "surrogate_splits": "trees whose nodes carry rpart's surrogate splits (propagator and "
     "evaluator 'surrogate' need each other)",
+    "absolute_deviation_search": "a splitter that scores cuts by the absolute deviations of "
+    "each side from its weighted median, searched from the node's rows "
+    "(Criterion.row_search)",
     "class_decisions": "a target whose nodes decide among class labels, so a node's errors "
     "are the training rows of other classes (not a number predicted for a measurement)",
 }

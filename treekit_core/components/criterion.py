@@ -69,12 +69,24 @@ class Criterion(ReadsEvidence, Component):
     A criterion with a split score needs a splitter that provides ``split_scores``
     (:meth:`requirements`)."""
 
+    row_search: ClassVar[str | None] = None
+    """None (the default), or the capability a splitter must provide to score this
+    criterion's cuts from a node's rows, for a criterion whose impurity is no function of
+    summed statistics (``"absolute_deviation_search"``: the absolute deviations from each
+    side's weighted median, which reads the ``median`` target's node summaries). Read by
+    :meth:`requirements`, and by a splitter, which then searches with its kernel for that
+    capability instead of running sums; :attr:`impurity` still scores a whole node from
+    its statistics (the target's summary)."""
+
     def requirements(self) -> dict:
         """Default :attr:`requires`, plus ``split_scores`` of the splitter when the criterion
-        defines :attr:`split_score`. Called by the composition check at fit."""
+        defines :attr:`split_score` and the :attr:`row_search` capability when it names one.
+        Called by the composition check at fit."""
         needs = dict(self.requires)
         if type(self).split_score is not None:
             needs["splitter"] = frozenset(needs.get("splitter", ())) | {"split_scores"}
+        if type(self).row_search is not None:
+            needs["splitter"] = frozenset(needs.get("splitter", ())) | {type(self).row_search}
         return needs
 
     def impurity_params(self, n_classes: int) -> np.ndarray:

@@ -69,6 +69,20 @@ class Target(Component):
         Raise ValueError naming the argument and what was expected."""
         raise NotImplementedError
 
+    summarises_rows: ClassVar[bool] = False
+    """False (the default) when a node's statistics are the weighted sums of its rows, so
+    a split search may score cuts from running sums; True when :meth:`node_statistics`
+    summarises a node's rows in a way no sum gives (a median): then only a criterion
+    that searches cuts from the rows themselves can score this target's splits
+    (:attr:`Criterion.row_search`), and the rows' evidence kind pairs the two. Read by the
+    conformance kit."""
+
+    def node_statistics(self, rows: np.ndarray, row_weights: np.ndarray) -> np.ndarray:
+        """The statistics (S) of a node from its training rows (:meth:`encode`'s rows, n x S)
+        and their weights at the node. Called by the grow loop for every node it makes and
+        by the conformance kit. Default: the weighted sums ``row_weights @ rows``."""
+        return row_weights @ rows
+
     def node_values(self, statistics: np.ndarray, weights: np.ndarray, labeler):
         """(values n_nodes x V, decisions n_nodes int64) of nodes with these summed
         ``statistics`` (n_nodes x S) and ``weights``. Called on every node after growing and

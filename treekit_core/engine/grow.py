@@ -51,9 +51,10 @@ class Node:
         return float(shares.sum())
 
 
-def node_statistics(evidence, rows, row_weights):
-    """Weighted evidence sums and total weight of a node."""
-    return row_weights @ evidence[rows], float(row_weights.sum())
+def node_statistics(target, evidence, rows, row_weights):
+    """A node's statistics (the target's: weighted sums of its rows' evidence unless the
+    target summarises rows otherwise) and total weight."""
+    return target.node_statistics(evidence[rows], row_weights), float(row_weights.sum())
 
 
 def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
@@ -101,7 +102,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     stack = [(all_rows, data.weight[all_rows].copy(), 0, -1, 0, root_bounds)]
     while stack:
         rows, row_weights, depth, parent, branch, bounds = stack.pop()
-        sums, weight = node_statistics(data.evidence, rows, row_weights)
+        sums, weight = node_statistics(composition.target, data.evidence, rows, row_weights)
         node = Node(
             rows,
             row_weights,

@@ -191,9 +191,10 @@ class PruningPaths:
         if isinstance(xval, numbers.Integral) and not isinstance(xval, bool):
             if xval < 2:
                 raise ValueError(f"xval must be >= 2 folds or a fold id per row, got {xval}")
-            if y.ndim != 1:
-                raise ValueError("xval as a number of folds needs one label per row in y")
-            strata = np.unique(y.astype(str), return_inverse=True)[1]
+            # the strata the pruner deals folds by: the target's (classes; none for a
+            # measurement), so the same seed gives the pruner's folds
+            target, labeler = self.composition_.target, self.composition_.labeler
+            strata = target.strata(target.encode(y, n).rows, labeler)
             fold = stratified_folds(strata, int(xval), np.random.default_rng(seed))
         else:
             fold = np.asarray(xval)

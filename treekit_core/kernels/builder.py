@@ -100,6 +100,17 @@ def presort(X, n_threads=1):
     return order
 
 
+def kept_first(order, weight):
+    """(``order`` with each row's rows of positive weight first, still sorted; how many
+    there are). A zero-weight row is a removed row (a forest's out-of-bag rows): it must
+    place no threshold and make no leaf, and the root holds only the others."""
+    kept = weight > 0
+    if kept.all():
+        return order, order.shape[1]
+    moved = np.argsort(~kept[order], axis=1, kind="stable")
+    return np.ascontiguousarray(np.take_along_axis(order, moved, axis=1)), int(kept.sum())
+
+
 def build_table(
     criterion, params, X, evidence, weight, rules, max_features, seed, n_threads=1, presorted=None
 ):
@@ -114,14 +125,7 @@ def build_table(
     kernels = criterion_kernels(criterion)
     n, d = X.shape
     order = presorted.copy() if presorted is not None else presort(X, n_threads)
-    kept = weight > 0
-    if not kept.all():
-        # A zero-weight row is a removed row (a forest's out-of-bag rows): it must place no
-        # threshold and make no leaf. Each feature's order lists the others first, in
-        # sorted order, and the root holds only those.
-        moved = np.argsort(~kept[order], axis=1, kind="stable")
-        order = np.ascontiguousarray(np.take_along_axis(order, moved, axis=1))
-        n = int(kept.sum())
+    order, n = kept_first(order, weight)
     grow = _Growth(kernels, params, X, growth.row_table(evidence, weight), order, rules)
     if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK:
         return grow.with_threads(n_threads, n)

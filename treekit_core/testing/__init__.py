@@ -165,15 +165,15 @@ def _check_impurity_on_target_rows(instance, compiled, y) -> None:
     """The impurity of sums of random subsets of the rows the criterion's default target
     writes for ``y``: finite and >= 0."""
     X, _ = small_data(2)
-    rows = get_registry().create("target", instance.default_target).encode(y, X.shape[0]).rows
-    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    target = get_registry().create("target", instance.default_target)
+    rows = np.ascontiguousarray(target.encode(y, X.shape[0]).rows, dtype=np.float64)
     p = instance.impurity_params(rows.shape[1])
     rng = np.random.default_rng(0)
     for _ in range(50):
         chosen = rng.random(rows.shape[0]) < rng.uniform(0.05, 1.0)
         if not chosen.any():
             continue
-        sums = np.ascontiguousarray(rows[chosen].sum(axis=0))
+        sums = np.ascontiguousarray(target.node_statistics(rows[chosen], np.ones(chosen.sum())))
         value = compiled(sums, float(chosen.sum()), p)
         if instance.infinite_impurity and value == np.inf:
             continue  # statistics no node may have (the criterion declares it)
@@ -412,7 +412,8 @@ def _matching_criterion(target):
 def check_target(target, params=None, y=None, criterion=None):
     """A target kind, on :func:`small_data`'s rows with ``y`` (default: its class labels)
     and ``criterion`` (default: an installed one reading the target's rows): ``encode``
-    writes one finite row per sample; ``node_values`` gives a row of finite values and a
+    writes one finite row per sample, the statistics of a node holding that row alone
+    (``node_statistics``); ``node_values`` gives a row of finite values and a
     decision per node; the risk is finite, >= 0 and never grows by splitting a node (what
     cost-complexity pruning relies on: R(t) >= R(left) + R(right) on random partitions);
     sample losses are finite and >= 0, strata are integers >= 0; a tree fits, prunes by
@@ -435,7 +436,9 @@ def check_target(target, params=None, y=None, criterion=None):
             parent = rng.random(n) < 0.6
             left = parent & (rng.random(n) < 0.5)
             right = parent & ~left
-            sums = np.stack([rows[m].sum(axis=0) for m in (parent, left, right)])
+            sums = np.stack(
+                [instance.node_statistics(rows[m], np.ones(m.sum())) for m in (parent, left, right)]
+            )
             weights = np.array([m.sum() for m in (parent, left, right)], dtype=np.float64)
             values, decisions = instance.node_values(sums, weights, labeler)
             if np.shape(values)[0] != 3 or not np.isfinite(values).all():
@@ -451,6 +454,11 @@ def check_target(target, params=None, y=None, criterion=None):
                     f"splitting a node raised its risk ({risk[0]:g} < {risk[1]:g} + {risk[2]:g}); "
                     "cost-complexity pruning needs R(t) >= R(left) + R(right)",
                 )
+        # a row is the statistics of a node holding it alone (per-sample values and losses
+        # read rows as such nodes)
+        own = np.stack([instance.node_statistics(rows[i : i + 1], np.ones(1)) for i in range(n)])
+        if not np.allclose(own, rows, rtol=1e-12, atol=1e-12):
+            _fail(instance, "the node statistics of a single row with weight 1 are not the row")
         values, decisions = instance.node_values(rows, np.ones(n), labeler)
         loss = np.asarray(instance.sample_loss(rows, values, decisions, labeler))
         if loss.shape != (n,) or not np.isfinite(loss).all() or (loss < 0).any():
