@@ -8,17 +8,26 @@ classes) all 2^(m-1) - 1 subsets when m <= ``EXACT_LIMIT``; beyond that the orde
 the proportion of the node's majority class (a heuristic, documented as such). Categories
 absent from the node go to the heavier side, so a category unseen here follows the bulk of
 the training data.
+
+Splitters search with :func:`best_nominal_split`, which runs the same searches compiled
+(:mod:`treekit_core.kernels.nominal_search`: the same candidates, order and sums, so the
+same questions; a test grows both ways); the Python functions here are their readable
+definition and the reference (``compiled=False``).
 """
 
 from __future__ import annotations
 
 import itertools
+import types
 
 import numpy as np
 
+from treekit_core.builtins.targets import ClassLabels
 from treekit_core.components import Split
 
 EXACT_LIMIT = 10
+#: The target whose order data without one (a splitter's own tests) is searched by.
+_CLASS_LABELS = ClassLabels()
 
 
 def category_statistics(codes, weights, evidence, m):
@@ -41,11 +50,8 @@ def candidate_subsets(sums, weight, present, target=None):
     categories (None: the class labels' rule, :meth:`treekit_core.Target.category_order`)."""
     categories = np.flatnonzero(present)
     m = categories.size
-    k = sums.shape[1]
-    if target is not None:
-        score = target.category_order(sums[categories], weight[categories])
-    else:
-        score = sums[categories, 1] / weight[categories] if k == 2 else None
+    target = target if target is not None else _CLASS_LABELS
+    score = target.category_order(sums[categories], weight[categories])
     if score is None and m > EXACT_LIMIT:
         majority = int(np.argmax(sums.sum(axis=0)))
         score = sums[categories, majority] / weight[categories]
@@ -187,15 +193,13 @@ def split_information(branch_weights, node_weight) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
-def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=False):
-    """The best split of ``node`` on the nominal ``features``: a subset question (CART) or
-    a multi-way question (one branch per category), scored by impurity drop or gain ratio.
-    ``state`` is (impurity, params, data). Returns (Split or None, score)."""
-
+def python_nominal_questions(state, node, rules, features, mode):
+    """Per feature of ``features``: (drop, branch shares, weight per branch, category mask)
+    by the Python searches above (the readable definition the compiled search is tested
+    against); drop -inf where no question is admissible."""
     impurity, params, data = state
-    best, best_score = None, -np.inf
+    found = []
     for f in features:
-        m = int(data.n_categories[f])
         args = (
             impurity,
             params,
@@ -204,21 +208,127 @@ def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=F
             node.rows,
             node.row_weights,
             int(f),
-            m,
+            int(data.n_categories[f]),
             node.weight,
             rules.min_samples_leaf,
             rules.min_weight_leaf,
         )
         if mode == "multiway":
             drop, shares, branch_weight = multiway_split(*args)
-            if shares is None:
-                continue
+            found.append((drop, shares, branch_weight, 0) if shares is not None else (-np.inf,) * 4)
+            continue
+        drop, mask, share, known = subset_split(*args, getattr(data, "target", None))
+        shares = (float(share), 1.0 - float(share))
+        found.append((drop, shares, np.array(shares) * known, mask))
+    return found
+
+
+class CompiledNominalQuestions:
+    """The same as :func:`python_nominal_questions`, searched by the compiled kernels of
+    :mod:`treekit_core.kernels.nominal_search` (the target orders the categories of every
+    feature in one call); per feature lazily, as the choice reads them."""
+
+    def __init__(self, state, node, rules, features, mode):
+        impurity, params, data = state
+        kernels = _nominal_kernels(impurity)
+        layout = data.cache.get("nominal_layout")
+        if layout is None:  # per fit: the categories as int64, and the most of any feature
+            counts_of = data.n_categories.astype(np.int64)
+            layout = data.cache["nominal_layout"] = (counts_of, int(counts_of.max()))
+        n_categories = layout[0][features]
+        shape = (features.size, layout[1])
+        sums = np.empty((*shape, data.evidence.shape[1]))
+        weights, counts = np.empty(shape), np.empty(shape, dtype=np.int64)
+        kernels.statistics(
+            data.X, data.evidence, node.rows, node.row_weights, features, sums, weights, counts
+        )
+        multiway = mode == "multiway"
+        scores, ordered = _EMPTY_SCORES, False
+        if not multiway:
+            present = counts > 0
+            target = data.target if data.target is not None else _CLASS_LABELS
+            score = target.category_order(sums[present], weights[present])
+            if score is not None:
+                scores = np.zeros(shape)
+                scores[present], ordered = score, True
+        self.results = np.empty((features.size, 4))
+        kernels.best_nominal_questions(
+            params,
+            sums,
+            weights,
+            counts,
+            n_categories,
+            scores,
+            ordered,
+            node.weight,
+            min(rules.min_samples_leaf, 2**62),
+            float(rules.min_weight_leaf),
+            multiway,
+            EXACT_LIMIT,
+            self.results,
+        )
+        self.drops, self.weights, self.n_categories = self.results[:, 0], weights, n_categories
+        self.multiway = multiway
+
+    def __getitem__(self, a):
+        """(drop, branch shares, weight per branch, category mask) of the a-th feature."""
+        drop, mask, share, known = self.results[a]
+        if self.multiway:
+            branch_weight = self.weights[a, : self.n_categories[a]].copy()
+            return drop, tuple(branch_weight / known) if known > 0 else None, branch_weight, 0
+        shares = (float(share), 1.0 - float(share))
+        return drop, shares, np.array(shares) * known, int(mask)
+
+
+def _nominal_kernels(impurity):
+    """The compiled nominal searches for this impurity (specialised to it where it can be,
+    compiled once per machine) and the categories' statistics, looked up once per process."""
+    kernels = _NOMINAL_KERNELS.get(impurity)
+    if kernels is None:
+        from treekit_core.kernels import nominal_search
+        from treekit_core.kernels.nominal_statistics import nominal_category_statistics
+        from treekit_core.kernels.specialised import function_kernels
+
+        search = function_kernels(
+            impurity, nominal_search, nominal_search.ENTRY_SIGNATURES, (), "nominal search kernels"
+        )
+        kernels = types.SimpleNamespace(
+            statistics=nominal_category_statistics,
+            best_nominal_questions=search.best_nominal_questions,
+        )
+        _NOMINAL_KERNELS[impurity] = kernels
+    return kernels
+
+
+_NOMINAL_KERNELS: dict = {}
+#: Scores of an unordered search (the kernel reads none).
+_EMPTY_SCORES = np.zeros((0, 0))
+
+
+def best_nominal_split(
+    state, node, rules, features, mode="subset", gain_ratio=False, compiled=True
+):
+    """The best split of ``node`` on the nominal ``features``: a subset question (CART) or
+    a multi-way question (one branch per category), scored by impurity drop or gain ratio
+    (the first strictly best feature wins). ``state`` is (compiled impurity, params, data);
+    ``compiled=False`` searches in Python (the reference). Returns (Split or None, score)."""
+    if compiled:
+        found = CompiledNominalQuestions(state, node, rules, features, mode)
+        drops = found.drops
+        if not gain_ratio:  # only the best feature's question is needed
+            if not (drops > -np.inf).any():
+                return None, -np.inf
+            candidates = [int(np.argmax(drops))]
         else:
-            drop, mask, share, known = subset_split(*args, getattr(data, "target", None))
-            if not drop > -np.inf:
-                continue
-            shares = (float(share), 1.0 - float(share))
-            branch_weight = np.array(shares) * known
+            candidates = range(len(features))
+    else:
+        found = python_nominal_questions(state, node, rules, features, mode)
+        candidates = range(len(features))
+    best, best_score = None, -np.inf
+    for a in candidates:
+        drop, shares, branch_weight, mask = found[a]
+        if not drop > -np.inf:
+            continue
         score = drop
         if gain_ratio:
             info = split_information(branch_weight, node.weight)
@@ -226,10 +336,12 @@ def best_nominal_split(state, node, rules, features, mode="subset", gain_ratio=F
         if score <= best_score:
             continue
         best_score = score
+        f = int(features[a])
         if mode == "multiway":
-            best = Split(int(f), -2.0, float(drop), question="multiway", n_branches=m)
+            m = int(state[2].n_categories[f])
+            best = Split(f, -2.0, float(drop), question="multiway", n_branches=m)
         else:
-            best = Split(int(f), -2.0, float(drop), {"category_mask": float(mask)}, "subset")
+            best = Split(f, -2.0, float(drop), {"category_mask": float(mask)}, "subset")
         best.branch_shares = shares
         if gain_ratio:
             best.node_fields["gain_ratio"] = score

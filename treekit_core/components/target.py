@@ -133,9 +133,11 @@ class Target(Component):
         question "category in S" one of the prefixes of the ordered categories, or None
         when no such order is known (the subset search then tries every subset up to its
         limit, and past it orders by the share of the node's majority class). Called by
-        the subset search once per nominal feature per node. Default: for two statistic
-        columns, the share of the second (exact for two classes and any concave impurity:
-        Breiman et al., theorem 4.5); else None."""
+        the subset search once per node, with the categories of all the nominal features
+        searched there stacked (one row each), so a category's score must depend on its
+        own row only; None applies to every feature. Default: for two statistic columns,
+        the share of the second (exact for two classes and any concave impurity: Breiman
+        et al., theorem 4.5); else None."""
         if sums.shape[1] == 2:
             return np.divide(sums[:, 1], weights, out=np.zeros(len(weights)), where=weights > 0)
         return None

@@ -121,10 +121,25 @@ def _sorted_levels(values):
         return sorted(values, key=str)
 
 
+def _pandas_categorical(X, j):
+    """Column j of a DataFrame when it is a pandas ``category`` column, else None: its
+    codes and categories give what a pass over its values would, in numpy time."""
+    if not hasattr(X, "iloc"):
+        return None
+    column = X.iloc[:, j]
+    return column if str(column.dtype) == "category" else None
+
+
 def fit_categories(X, indices, names) -> dict:
     categories = {}
     for j in indices:
-        present = {v for v in _column(X, j) if not _is_missing(v)}
+        column = _pandas_categorical(X, j)
+        if column is not None:
+            codes = column.cat.codes.to_numpy()
+            levels_seen = column.cat.categories[np.unique(codes[codes >= 0])]
+            present = {v for v in levels_seen if not _is_missing(v)}
+        else:
+            present = {v for v in _column(X, j) if not _is_missing(v)}
         levels = _sorted_levels(present)
         if len(levels) > MAX_CATEGORIES:
             label = f"column {j}" + (f" ({names[j]!r})" if names is not None else "")
@@ -142,23 +157,30 @@ def encode(X, categories: dict) -> np.ndarray | object:
     if not categories:
         return X
     d = n_columns(X)
-    columns = []
+    coded = np.empty((np.shape(X)[0], d), order="F")  # column by column, as kernels read it
+    as_objects = None if hasattr(X, "iloc") else np.asarray(X, dtype=object)
     for j in range(d):
-        values = _column(X, j)
         if j in categories:
-            code = {v: float(i) for i, v in enumerate(categories[j])}
-            columns.append([np.nan if _is_missing(v) else code.get(v, np.nan) for v in values])
-        else:
-            columns.append(values)
-    try:
-        return np.array(columns, dtype=np.float64).T
-    except (TypeError, ValueError):
-        for j, values in enumerate(columns):
-            try:
-                np.asarray(values, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"X column {j} has values that are not numbers; declare it in "
-                    f"categorical_features if it is nominal"
-                ) from None
-        raise
+            coded[:, j] = _codes(X, j, categories[j])
+            continue
+        values = X.iloc[:, j].to_numpy() if as_objects is None else as_objects[:, j]
+        try:
+            coded[:, j] = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"X column {j} has values that are not numbers; declare it in "
+                f"categorical_features if it is nominal"
+            ) from None
+    return coded
+
+
+def _codes(X, j, levels) -> np.ndarray:
+    """Column j's codes: the position of each value among ``levels``, NaN for a missing or
+    unseen value."""
+    code = {v: float(i) for i, v in enumerate(levels)}
+    column = _pandas_categorical(X, j)
+    if column is not None:
+        per_category = np.array([code.get(v, np.nan) for v in column.cat.categories] + [np.nan])
+        codes = column.cat.codes.to_numpy()
+        return per_category[np.where(codes >= 0, codes, len(per_category) - 1)]
+    return np.array([np.nan if _is_missing(v) else code.get(v, np.nan) for v in _column(X, j)])

@@ -37,9 +37,15 @@ class TrainingData:
 
     @property
     def nominal_features(self) -> np.ndarray:
-        if self.n_categories is None:
-            return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(self.n_categories > 0)
+        """The nominal features' indices (remembered: every node's split search asks)."""
+        cached = self.cache.get("nominal_features")
+        if cached is None:
+            if self.n_categories is None:
+                cached = np.zeros(0, dtype=np.int64)
+            else:
+                cached = np.flatnonzero(self.n_categories > 0)
+            self.cache["nominal_features"] = cached
+        return cached
 
     def refuse_nominal(self, component, advice: str | None = None) -> None:
         """For components that only understand numeric features; ``advice`` ends the

@@ -171,7 +171,7 @@ def impurity_kernels(
     gets the generic kernels with the impurity bound as an argument, compiled in each
     process."""
     function, score = type(criterion).impurity, split_score_of(criterion)
-    if score is not None or (_specialising() and source_file(function) is not None):
+    if score is not None:
         return _specialised_module(
             function,
             kernel_module,
@@ -179,6 +179,20 @@ def impurity_kernels(
             tuple(depends_on),
             purpose,
             score,
+        )
+    return function_kernels(function, kernel_module, entry_signatures, depends_on, purpose)
+
+
+def function_kernels(
+    function, kernel_module, entry_signatures: dict, depends_on=(), purpose="kernels"
+):
+    """:func:`impurity_kernels` for an impurity function (plain Python, or a compiled
+    impurity: its Python function is used) instead of a criterion; for kernels that need
+    no split score (the nominal searches, which score impurity drops)."""
+    function = python_function(function)
+    if _specialising() and source_file(function) is not None:
+        return _specialised_module(
+            function, kernel_module, tuple(entry_signatures.items()), tuple(depends_on), purpose
         )
     return _bound_module(function, kernel_module, tuple(entry_signatures))
 
