@@ -24,3 +24,20 @@ write_set(datasets::warpbreaks, "breaks", "warpbreaks")
 write_set(rpart::cu.summary, "Price", "cu_summary")
 write_set(rpart::car.test.frame, "Mileage", "car_test_frame")
 write_set(rpart::solder, "skips", "solder")
+
+# Censored follow-up (survival 3.5.3, Debian's r-cran-survival): the predictors, then the
+# follow-up time and the event indicator (1 = the event, 0 = censored) as the last two
+# columns, "time" and "status".
+suppressPackageStartupMessages(library(survival))
+write_survival <- function(frame, name) {
+  frame <- frame[, c(setdiff(names(frame), c("time", "status")), "time", "status")]
+  write.csv(frame, file.path(out, paste0(name, ".csv")), row.names = FALSE, na = "",
+            quote = FALSE)
+}
+lung <- survival::lung
+lung$status <- lung$status - 1L  # 1 censored, 2 dead in survival's coding
+write_survival(lung, "lung")
+write_survival(survival::veteran, "veteran")
+pbc <- survival::pbc[, setdiff(names(survival::pbc), "id")]
+pbc$status <- as.integer(pbc$status == 2)  # death; a transplant (1) censors follow-up
+write_survival(pbc, "pbc")

@@ -94,12 +94,25 @@ def _base(choice):
     return base
 
 
-def _predicts_values(registry, kind, name) -> bool:
-    """Whether the component reads or is a target that predicts numbers (regression)."""
+def _target_class(registry, kind, name):
+    """The target a criterion reads (or the target itself); None for other kinds."""
+    if kind not in ("criterion", "target"):
+        return None
     cls = registry.get_class(kind, name)
-    if kind == "criterion":
-        cls = registry.get_class("target", cls.default_target)
-    return kind in ("criterion", "target") and not cls.decides_with_labeler
+    return registry.get_class("target", cls.default_target) if kind == "criterion" else cls
+
+
+def _predicts_values(registry, kind, name) -> bool:
+    """Whether the component reads or is a target that predicts numbers (regression, or
+    censored follow-up)."""
+    cls = _target_class(registry, kind, name)
+    return cls is not None and not cls.decides_with_labeler
+
+
+def _reads_follow_up(registry, kind, name) -> bool:
+    """Whether the component reads or is a target of censored follow-up (survival)."""
+    cls = _target_class(registry, kind, name)
+    return cls is not None and "survival_curves" in cls.provides
 
 
 def test_composition_matrix(registry):
@@ -162,7 +175,10 @@ def test_regression_composition_matrix(registry):
     X, y = data.X, data.y
     names = {kind: sorted(registry.components(kind)) for kind in REGRESSION_KINDS}
     names["criterion"] = [
-        n for n in names["criterion"] if _predicts_values(registry, "criterion", n)
+        n
+        for n in names["criterion"]
+        if _predicts_values(registry, "criterion", n)
+        and not _reads_follow_up(registry, "criterion", n)
     ]
     fitted, refused = 0, 0
     for kind_a, kind_b in itertools.combinations(REGRESSION_KINDS, 2):
@@ -195,6 +211,55 @@ def test_regression_composition_matrix(registry):
                 np.testing.assert_array_equal(copy.predict(X), predicted, err_msg=f"{a} + {b}")
             fitted += 1
     assert fitted > 40 and refused >= 2
+
+
+def test_survival_composition_matrix(registry):
+    """Every splitter, propagator, pruner and evaluator with each survival criterion (and
+    every pair of them with log-rank): fitted (curves finite, JSON and pickle round trips
+    exact), or refused naming both components."""
+    from treekit_core import SurvivalTree
+
+    data = load_dataset("veteran")
+    X, y = data.X, data.y  # celltype as its code: a number
+    criteria = sorted(
+        n for n in registry.components("criterion") if _reads_follow_up(registry, "criterion", n)
+    )
+    assert criteria == ["exponential", "logrank"]
+    kinds = REGRESSION_KINDS[1:]
+    names = {kind: sorted(registry.components(kind)) for kind in kinds}
+    choices = [
+        {"criterion": criterion, kind: name}
+        for criterion in criteria
+        for kind in kinds
+        for name in names[kind]
+    ]
+    choices += [
+        {"criterion": "logrank", kind_a: a, kind_b: b}
+        for kind_a, kind_b in itertools.combinations(kinds, 2)
+        for a, b in itertools.product(names[kind_a], names[kind_b])
+    ]
+    fitted, refused = 0, 0
+    for choice in choices:
+        chosen = {kind: choice.get(kind, _base({})[kind]) for kind in REGRESSION_KINDS}
+        params = {f"{kind}_params": PARAMS[name] for kind, name in chosen.items() if name in PARAMS}
+        model = SurvivalTree(**chosen, **params, max_depth=3, min_samples_leaf=10)
+        named = [name for kind, name in choice.items() if kind != "criterion"]
+        try:
+            model.fit(X, y)
+        except CompositionError as exc:
+            assert any(f"'{name}'" in str(exc) for name in named), f"{choice}: {exc}"
+            refused += 1
+            continue
+        except ValueError as exc:
+            raise AssertionError(f"{choice} failed: {exc}") from exc
+        hazard = model.predict_cumulative_hazard_function(X, return_array=True)
+        assert np.isfinite(hazard).all(), choice
+        for copy in (pickle.loads(pickle.dumps(model)), SurvivalTree.from_json(model.to_json())):
+            np.testing.assert_array_equal(
+                copy.predict_cumulative_hazard_function(X, return_array=True), hazard, str(choice)
+            )
+        fitted += 1
+    assert fitted > 20 and refused >= 4
 
 
 def test_the_design_card_example_end_to_end(registry):

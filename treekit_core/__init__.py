@@ -49,6 +49,7 @@ from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
+from treekit_core.estimators.survival import SurvivalTree, concordance_index
 from treekit_core.estimators.text import export_text
 from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.estimators.tree_regressor import TreeRegressor
@@ -141,6 +142,8 @@ __all__ = [
     "Tree",
     "TreeClassifier",
     "TreeRegressor",
+    "SurvivalTree",
+    "concordance_index",
     "answers_at",
     "apply_tree",
     "compile_impurity",

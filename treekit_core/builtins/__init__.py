@@ -10,7 +10,9 @@ from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import (
     AbsoluteError,
     Entropy,
+    Exponential,
     Gini,
+    Logrank,
     Misclassification,
     Poisson,
     RpartPoisson,
@@ -33,7 +35,9 @@ from treekit_core.builtins.targets import (
     Mean,
     Median,
     PoissonMean,
+    RpartExponential,
     RpartPoissonRate,
+    SurvivalCurves,
     check_class_statistics,
 )
 from treekit_core.hookspecs import hookimpl
@@ -46,9 +50,11 @@ __all__ = [
     "CostComplexity",
     "Entropy",
     "Exhaustive",
+    "Exponential",
     "Gini",
     "HardEvaluator",
     "HardPropagator",
+    "Logrank",
     "CostMatrix",
     "Majority",
     "Mean",
@@ -61,9 +67,11 @@ __all__ = [
     "Pessimistic",
     "Probability",
     "RpartPoisson",
+    "RpartExponential",
     "RpartPoissonRate",
     "SquaredError",
     "Subset",
+    "SurvivalCurves",
     "SurrogateEvaluator",
     "SurrogatePropagator",
     "Threshold",
@@ -78,7 +86,15 @@ __all__ = [
 
 @hookimpl
 def treekit_targets():
-    return [ClassLabels, Mean, PoissonMean, RpartPoissonRate, Median]
+    return [
+        ClassLabels,
+        Mean,
+        PoissonMean,
+        RpartPoissonRate,
+        Median,
+        RpartExponential,
+        SurvivalCurves,
+    ]
 
 
 @hookimpl
@@ -92,6 +108,8 @@ def treekit_criteria():
         AbsoluteError,
         Poisson,
         RpartPoisson,
+        Exponential,
+        Logrank,
     ]
 
 

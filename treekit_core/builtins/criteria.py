@@ -194,3 +194,38 @@ class RpartPoisson(Criterion):
     evidence: ClassVar[str] = "events_time"
     default_target: ClassVar[str] = "rpart_poisson"
     impurity = staticmethod(rpart_poisson_impurity)
+
+
+@attrs.define(slots=False)
+class Exponential(RpartPoisson):
+    """rpart's ``method = "exp"`` for censored follow-up: its Poisson method's split search
+    on rpart's rescaled times (the ``rpart_exponential`` target rescales them)."""
+
+    name: ClassVar[str] = "exponential"
+    description: ClassVar[str] = "rpart's exponential method (censored follow-up, event rates)"
+    default_target: ClassVar[str] = "rpart_exponential"
+
+
+def event_share_impurity(sums, total_weight, params):
+    """The node's share of events (the ``survival`` target's statistics: weighted events,
+    follow-up): 0 for a node without events, which no log-rank cut can split."""
+    if total_weight <= 0.0:
+        return 0.0
+    return sums[0] / total_weight
+
+
+@attrs.define(slots=False)
+class Logrank(Criterion):
+    """The log-rank statistic between the two children (LeBlanc and Crowley 1993;
+    scikit-survival's ``SurvivalTree``): a cut scores |U| / sqrt(V), U the observed minus
+    expected events of the left child over the node's event times, V its variance; the
+    largest wins. No sum of statistics gives it, so the splitter scores cuts from the rows
+    (:attr:`row_search`, ``kernels/logrank.py``). The impurity, the node's share of events,
+    only stops growth where there is no event; reads the ``survival`` target's rows."""
+
+    name: ClassVar[str] = "logrank"
+    description: ClassVar[str] = "log-rank statistic between the children (survival trees)"
+    evidence: ClassVar[str] = "event_time"
+    default_target: ClassVar[str] = "survival"
+    row_search: ClassVar[str] = "logrank_search"
+    impurity = staticmethod(event_share_impurity)

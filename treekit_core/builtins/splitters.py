@@ -24,6 +24,24 @@ def _check_question_names(instance, attribute, value):
         raise ValueError(f"questions must be names of question kinds, got {list(value)!r}")
 
 
+#: The searches from a node's rows this splitter provides (Criterion.row_search): the
+#: kernel module and function, the target's row columns it reads (the evidence kind fixes
+#: them), and what it scores (for refusals).
+ROW_SEARCHES = {
+    "absolute_deviation_search": (
+        "treekit_core.kernels.absolute_deviation",
+        "best_absolute_split_of_node",
+        (0,),
+        "medians",
+    ),
+    "logrank_search": (
+        "treekit_core.kernels.logrank",
+        "best_logrank_split_of_node",
+        (0, 1),
+        "log-rank statistics",
+    ),
+}
+
 #: Weka's comparison tolerance (Utils.SMALL).
 WEKA_SMALL = 1e-6
 
@@ -67,6 +85,7 @@ class Exhaustive(Splitter):
         "fused_builder",
         "split_scores",
         "absolute_deviation_search",
+        "logrank_search",
     }
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
     nominal_split: str = attrs.field(
@@ -91,26 +110,28 @@ class Exhaustive(Splitter):
         )
 
     def _prepare_row_search(self, data, criterion):
-        """The state of a search from the node's rows (absolute error: the only row search
-        this splitter provides); nominal features and further question kinds are refused,
-        their searches add statistics up."""
-        from treekit_core.kernels.absolute_deviation import best_absolute_split_of_node
+        """The state of a search from the node's rows (:data:`ROW_SEARCHES`: the kernel for
+        the criterion's row search and the target's columns it reads); nominal features
+        and further question kinds are refused, their searches add statistics up."""
+        import importlib
 
+        module, kernel, columns, scores = ROW_SEARCHES[type(criterion).row_search]
         if data.nominal_features.size:
             j = int(data.nominal_features[0])
             raise CompositionError(
                 f"splitter {self.name!r} cannot search nominal feature {j} with criterion "
                 f"{criterion.name!r}: its subset and multiway searches add statistics up, and "
-                "the criterion scores medians; encode the feature, or use squared_error"
+                f"the criterion scores {scores}; encode the feature"
             )
         if self.questions:
             raise CompositionError(
                 f"splitter {self.name!r} cannot search question kind {self.questions[0]!r} "
                 f"with criterion {criterion.name!r}: the range search adds statistics up, "
-                "and the criterion scores medians"
+                f"and the criterion scores {scores}"
             )
-        response = np.ascontiguousarray(data.evidence[:, 0])
-        return ("rows", best_absolute_split_of_node, response, data)
+        kernel = getattr(importlib.import_module(module), kernel)
+        read = tuple(np.ascontiguousarray(data.evidence[:, c]) for c in columns)
+        return ("rows", kernel, read, data)
 
     def _range_searches(self, criterion) -> list:
         """(question kind, compiled search) for every kind named in ``questions``: kinds
@@ -163,6 +184,8 @@ class Exhaustive(Splitter):
 
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         criterion = composition.criterion
+        if type(criterion).row_search == "logrank_search":
+            return None  # grown node by node
         if type(criterion).row_search is not None:
             self._prepare_row_search(data, criterion)  # the same refusals as node by node
             from treekit_core.kernels.absolute_deviation import grow_absolute_error_tree
@@ -290,13 +313,13 @@ class Exhaustive(Splitter):
 
     def _find_split_from_rows(self, state, node, rules):
         """The best threshold question by a row search (gain ratio as for sums)."""
-        _, kernel, response, data = state
+        _, kernel, columns, data = state
         features = node.features
         groups = [features] if not self.gain_ratio else [[f] for f in features]
         best, best_score = None, -np.inf
         for group in groups if features.size else []:
             feature, threshold, drop, share = kernel(
-                response,
+                *columns,
                 data.X,
                 node.rows,
                 node.row_weights,

@@ -10,10 +10,19 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.survival_curves import (
+    check_jumps,
+    curves_on_grid,
+    leaf_jumps,
+    risk_scores,
+    unique_times,
+)
 from treekit_core.components import Target, TargetRows, one_hot
+from treekit_core.components.base import state_array
 from treekit_core.engine.validation import (
     MAX_TOTAL_WEIGHT,
     check_statistics_size,
+    check_survival_y,
     check_y,
     check_y_numeric,
 )
@@ -96,7 +105,7 @@ class Mean(Target):
     description: ClassVar[str] = "a measurement: the weighted mean per node (regression)"
     evidence: ClassVar[str] = "moments"
     decides_with_labeler: ClassVar[bool] = False
-    provides: ClassVar[frozenset] = frozenset()
+    provides: ClassVar[frozenset] = frozenset({"node_risk"})
 
     def encode(self, y, n_samples, **given):
         response = check_y_numeric(y, n_samples)
@@ -282,7 +291,7 @@ class RpartPoissonRate(Target):
     evidence: ClassVar[str] = "events_time"
     decides_with_labeler: ClassVar[bool] = False
     nonnegative_response: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = frozenset()
+    provides: ClassVar[frozenset] = frozenset({"node_risk"})
     shrink: float = attrs.field(default=1.0, validator=_check_shrink)
 
     def encode(self, y, n_samples, **given):
@@ -366,3 +375,224 @@ class RpartPoissonRate(Target):
             raise ValueError("tree field 'statistics': negative events or time")
         if tree.value.shape[1] != 1 or (tree.value < 0).any():
             raise ValueError("tree field 'value' must hold one rate >= 0 per node")
+
+
+#: rpart.exp's most intervals of constant hazard (more death times are thinned to the
+#: 1001 quantiles of the death times).
+RPART_EXP_INTERVALS = 1000
+
+
+def rpart_exponential_table(time: np.ndarray, event: np.ndarray):
+    """(interval ends, cumulative hazard at them) of rpart's rescaling of time: see
+    :func:`rpart_exponential_time`."""
+    deaths = np.unique(time[event])
+    if deaths.size > 1:  # rpartexp2: drop death times within delta of the last kept one
+        delta = np.finfo(np.float64).eps * (
+            deaths[(3 * deaths.size) // 4] - deaths[deaths.size // 4]
+        )
+        keep = np.zeros(deaths.size, dtype=bool)
+        keep[0], last = True, deaths[0]
+        for i in range(1, deaths.size):
+            if deaths[i] - last > delta:
+                keep[i], last = True, deaths[i]
+        deaths = deaths[keep]
+    if deaths.size > RPART_EXP_INTERVALS:
+        deaths = np.quantile(deaths, np.arange(RPART_EXP_INTERVALS + 1) / RPART_EXP_INTERVALS)
+    table = np.concatenate([[0.0], deaths[:-1], [time.max()]])
+    lengths = np.diff(table)
+    # the interval (table[k-1], table[k]] each follow-up ends in, the first closed at 0
+    index = np.maximum(np.searchsorted(table, time, side="left"), 1) - 1
+    groups = lengths.size
+    ending = np.bincount(index, minlength=groups)
+    later = np.concatenate([np.cumsum(ending[::-1])[::-1][1:], [0]])
+    exposure = lengths * later + np.bincount(index, weights=time - table[index], minlength=groups)
+    rate = np.bincount(index, weights=event.astype(np.float64), minlength=groups) / exposure
+    hazard = np.concatenate([[0.0], np.cumsum(rate * lengths)])
+    return table, hazard
+
+
+def rpart_exponential_time(time: np.ndarray, event: np.ndarray) -> np.ndarray:
+    """rpart's rescaled follow-up time (``rpart.exp``, rpart 4.1.19): the hazard is taken as
+    constant between successive distinct death times (the first interval from 0, the last
+    to the largest time; death times closer than machine epsilon times their interquartile
+    range merged, as rpart's C routine ``rpartexp2`` does; more than 1000 intervals thinned
+    to the quantiles of the death times), its rate per interval the deaths over the time
+    spent there, and every time is replaced by the cumulative hazard at it, interpolated
+    linearly. The overall death rate becomes 1, and the data look Poisson. Case weights do
+    not enter (rpart's ``drate2`` ignores them)."""
+    table, hazard = rpart_exponential_table(time, event)
+    return np.interp(time, table, hazard)
+
+
+@attrs.define(slots=False)
+class RpartExponential(RpartPoissonRate):
+    """rpart's ``method = "exp"``: y is censored follow-up (:func:`check_survival_y`: a
+    structured (event, time) array as scikit-survival's ``Surv``, or columns (time, event));
+    times must be > 0 and some must end in the event. Each time is rescaled to rpart's
+    cumulative hazard (:func:`rpart_exponential_time`), and the rows are then rpart's
+    Poisson method's (events, scaled time): a node's rate is the shrunk event rate relative
+    to the whole sample (the root's is 1), its risk the deviance at it."""
+
+    name: ClassVar[str] = "rpart_exponential"
+    description: ClassVar[str] = "censored follow-up: rpart's exponential scaling, Poisson rates"
+
+    provides: ClassVar[frozenset] = frozenset({"node_risk", "survival_curves"})
+    #: ``predict`` returns the leaf's rate (rpart's ``predict``), not a sum of hazards.
+    risk_from_curves: ClassVar[bool] = False
+
+    def encode(self, y, n_samples, **given):
+        event, time = check_survival_y(y, n_samples)
+        if (time <= 0).any():
+            row = int(np.flatnonzero(time <= 0)[0])
+            raise ValueError(
+                f"the time of row {row} is {time[row]:g}; rpart's exponential method needs "
+                "times > 0"
+            )
+        if not event.any():
+            raise ValueError(
+                "y holds no event (every time is censored); rpart's exponential method needs deaths"
+            )
+        scaled = rpart_exponential_time(time, event)
+        return super().encode(np.column_stack([scaled, event.astype(np.float64)]), n_samples)
+
+    def fit_state(self, y, rows, tree, memberships):
+        """rpart's rescaling of time (its interval table and the cumulative hazard at its
+        ends), so that a leaf of rate r has the cumulative hazard r Lambda(t), Lambda the
+        rescaling: what the survival functions read."""
+        event, time = check_survival_y(y, len(y))
+        table, hazard = rpart_exponential_table(time, event)
+        return {**_time_grid(event, time), "table": table, "table_hazard": hazard}
+
+    def check_state(self, state, tree) -> None:
+        if not state:
+            return
+        _check_time_grid(state)
+        size = np.shape(state.get("table", []))
+        table = state_array(state, "table", size, "target", minimum=0.0)
+        hazard = state_array(state, "table_hazard", size, "target", minimum=0.0)
+        if table.ndim != 1 or (np.diff(table) <= 0).any() or (np.diff(hazard) < 0).any():
+            raise ValueError("model file: target.table must rise, target.table_hazard not fall")
+
+    def hazard_curves(self, state, tree, nodes, grid):
+        """Cumulative hazard of each of ``nodes`` at the ``grid`` times: the node's rate
+        times rpart's rescaled time."""
+        baseline = np.interp(
+            grid, np.asarray(state["table"], float), np.asarray(state["table_hazard"], float)
+        )
+        return tree.value[nodes, 0][:, None] * baseline[None, :]
+
+    def survival_curves(self, state, tree, nodes, grid):
+        return np.exp(-self.hazard_curves(state, tree, nodes, grid))
+
+
+@attrs.define(slots=False)
+class SurvivalCurves(Target):
+    """Censored follow-up for log-rank trees (scikit-survival's ``SurvivalTree``): y as
+    :func:`check_survival_y` reads it (times >= 0); a row is (event, time), so a node's
+    statistics are its weighted events and follow-up. A leaf predicts the Nelson-Aalen
+    cumulative hazard and the Kaplan-Meier survival of the training rows that reach it
+    (kept per leaf after fitting: :meth:`fit_state`), on the grid of every distinct training
+    time; ``predict`` sums the cumulative hazard over the event times (scikit-survival's
+    risk score). A node's value is its share of events. It has no node risk, so
+    cost-complexity pruning is refused (log-rank trees grow, as scikit-survival's, unpruned
+    or with MDL's size penalty on the event share)."""
+
+    name: ClassVar[str] = "survival"
+    description: ClassVar[str] = "censored follow-up: Nelson-Aalen and Kaplan-Meier per leaf"
+    evidence: ClassVar[str] = "event_time"
+    decides_with_labeler: ClassVar[bool] = False
+    provides: ClassVar[frozenset] = frozenset({"survival_curves"})
+    risk_from_curves: ClassVar[bool] = True
+
+    def encode(self, y, n_samples, **given):
+        event, time = check_survival_y(y, n_samples)
+        return TargetRows(np.column_stack([event.astype(np.float64), time]), None)
+
+    def node_values(self, statistics, weights, labeler):
+        return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)
+
+    def decide(self, values, labeler):
+        return np.zeros(values.shape[0], dtype=np.int64)
+
+    def predictions(self, values, decisions, labels):
+        return np.asarray(values[:, 0], dtype=np.float64)
+
+    def node_risk(self, statistics, weights, labeler):
+        raise NotImplementedError("the survival target has no node risk (see its docstring)")
+
+    def sample_loss(self, rows, values, decisions, labeler):
+        """The squared difference between the event indicator and the event share."""
+        return (rows[:, 0] - values[:, 0]) ** 2
+
+    def strata(self, rows, labeler):
+        """Folds and bootstrap samples keep the share of events."""
+        return (rows[:, 0] > 0).astype(np.int64)
+
+    def category_order(self, sums, weights):
+        return None
+
+    def fit_state(self, y, rows, tree, memberships):
+        """The grid of every distinct training time, which of them saw an event, and every
+        leaf's Nelson-Aalen and Kaplan-Meier jumps (:func:`leaf_jumps`)."""
+        grid = _time_grid(*check_survival_y(y, len(y)))
+        event, time = rows[:, 0] > 0, rows[:, 1]
+        return {**grid, **leaf_jumps(event, time, grid["grid"], *memberships, tree.n_nodes)}
+
+    def check_state(self, state, tree) -> None:
+        if not state:
+            return
+        size = _check_time_grid(state)
+        check_jumps(state, tree.n_nodes, size, "target")
+
+    def hazard_curves(self, state, tree, nodes, grid):
+        """Cumulative hazard of each of ``nodes`` at the ``grid`` times."""
+        return _on_grid(state, nodes, grid, "hazard")
+
+    def risk_scores(self, state, tree, nodes):
+        """Each of ``nodes``' cumulative hazard summed over the training event times."""
+        return risk_scores(state, nodes)
+
+    def survival_curves(self, state, tree, nodes, grid):
+        return _on_grid(state, nodes, grid, "survival")
+
+    def check_tree(self, tree, labels) -> None:
+        """Two statistic columns (weighted events and follow-up, >= 0; events at most the
+        weight) and one value per node, the event share in [0, 1]."""
+        check_statistics_width(tree, 2, "the weighted events and follow-up time")
+        if (tree.statistics < 0).any():
+            raise ValueError("tree field 'statistics': negative events or follow-up")
+        if (tree.statistics[:, 0] > tree.weight * (1 + 1e-9) + 1e-12).any():
+            raise ValueError("tree field 'statistics': more events than weight at a node")
+        if tree.value.shape[1] != 1:
+            raise ValueError("tree field 'value' must hold one event share per node")
+
+
+def _time_grid(event, time) -> dict:
+    """Every distinct training time and whether an event happened at it, as a survival
+    target's state keeps them (the estimator's ``unique_times_``, ``is_event_time_``)."""
+    grid, has_event = unique_times(event, time)
+    return {"grid": grid, "is_event_time": has_event.astype(np.float64)}
+
+
+def _check_time_grid(state) -> int:
+    """Refuse a model file's time grid that is not rising, or event flags not 0/1; the
+    number of grid times."""
+    size = (np.shape(state.get("grid", [])) or (0,))[0]
+    grid = state_array(state, "grid", (size,), "target", minimum=0.0)
+    if (np.diff(grid) <= 0).any():
+        raise ValueError("model file: target.grid must rise")
+    flags = state_array(state, "is_event_time", (size,), "target", integer=True)
+    if ((flags != 0) & (flags != 1)).any():
+        raise ValueError("model file: target.is_event_time must hold 0 or 1")
+    return size
+
+
+def _on_grid(state, nodes, grid, which):
+    """A survival state's curves at ``grid`` times (the training grid's, or any)."""
+    positions = np.searchsorted(np.asarray(state["grid"], dtype=np.float64), grid, "right") - 1
+    on_training_grid = curves_on_grid(state, nodes, len(state["grid"]), which)
+    before = 0.0 if which == "hazard" else 1.0
+    out = np.full((len(nodes), len(grid)), before)
+    known = positions >= 0
+    out[:, known] = on_training_grid[:, positions[known]]
+    return out

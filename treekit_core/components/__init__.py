@@ -60,6 +60,12 @@ CAPABILITIES = {
     "absolute_deviation_search": "a splitter that scores cuts by the absolute deviations of "
     "each side from its weighted median, searched from the node's rows "
     "(Criterion.row_search)",
+    "logrank_search": "a splitter that scores cuts by the log-rank statistic of the two "
+    "children's follow-up, searched from the node's rows (Criterion.row_search)",
+    "node_risk": "a target whose node statistics give the loss of a node's own prediction "
+    "(Target.node_risk), which cost-complexity pruning minimises",
+    "survival_curves": "a target whose fitted tree keeps each leaf's cumulative hazard and "
+    "survival function (Target.fit_state), which survival estimators predict from",
     "class_decisions": "a target whose nodes decide among class labels, so a node's errors "
     "are the training rows of other classes (not a number predicted for a measurement)",
 }

@@ -39,7 +39,7 @@ class Target(Component):
     """
 
     kind: ClassVar[str] = "target"
-    provides: ClassVar[frozenset] = frozenset({"class_decisions"})
+    provides: ClassVar[frozenset] = frozenset({"class_decisions", "node_risk"})
 
     evidence: ClassVar[str] = "one_hot"
     """The kind of rows :meth:`encode` writes. Read at fit: the criterion (and, when
@@ -141,6 +141,15 @@ class Target(Component):
         if sums.shape[1] == 2:
             return np.divide(sums[:, 1], weights, out=np.zeros(len(weights)), where=weights > 0)
         return None
+
+    def fit_state(self, y, rows: np.ndarray, tree, memberships) -> dict:
+        """What the target keeps of the training data in the fitted tree (its
+        ``component_state["target"]``, which model files keep and :meth:`check_state`
+        checks when one is read): ``y`` as ``fit`` was given it, ``rows`` as :meth:`encode`
+        wrote them without the rows of weight 0, ``memberships`` (rows, nodes, weights)
+        each kept row's weight in each leaf it reaches. Called once per fit, after pruning,
+        by the estimators that predict from such state (survival curves). Default: {}."""
+        return {}
 
     def check_tree(self, tree, labels) -> None:
         """Raise ValueError naming the tree field when a model file's node statistics (or

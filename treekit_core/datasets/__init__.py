@@ -45,7 +45,17 @@ DATASETS = {
     "(count of solder skips); AT&T's solder experiment (rpart's solder)",
     "warpbreaks": "54 x 2 nominal (wool, tension), response breaks (count of warp breaks per "
     "loom); Tippett 1950 (R's datasets::warpbreaks)",
+    # censored follow-up (the last two columns: time, and status 1 = the event, 0 = censored)
+    "lung": "228 x 8 with missing values, survival of advanced lung cancer patients (days; "
+    "165 deaths); North Central Cancer Treatment Group (R's survival::lung)",
+    "veteran": "137 x 6 (celltype nominal), survival in the Veterans' Administration lung "
+    "cancer trial (days; 128 deaths); Kalbfleisch and Prentice (R's survival::veteran)",
+    "pbc": "418 x 17 (sex nominal) with missing values, survival in the Mayo Clinic primary "
+    "biliary cholangitis trial (days; 161 deaths, a transplant censors); R's survival::pbc",
 }
+#: Data sets whose last two columns are a follow-up time and an event indicator: their
+#: ``y`` is a structured array of (event, time), as scikit-survival's ``Surv`` makes it.
+SURVIVAL = ("lung", "veteran", "pbc")
 #: Data sets whose last column is a numeric response (regression, counts), by its name.
 RESPONSES = {
     "airquality": "Ozone",
@@ -100,6 +110,8 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
     with dataset_path(name).open(encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     header, body = rows[0], [r for r in rows[1:] if r]
+    if name in SURVIVAL:
+        return _survival_dataset(name, header, body, dropna)
     response = RESPONSES.get(name, "class")
     if header[-1] != response:
         raise ValueError(
@@ -108,19 +120,7 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
     if name in RESPONSES:  # a row without its response is of no use to a regression
         body = [r for r in body if r[-1].strip() not in MISSING]
     columns = list(zip(*body, strict=True))
-    features, names, categorical, categories = [], header[:-1], [], {}
-    for j, column in enumerate(columns[:-1]):
-        present = [v.strip() for v in column if v.strip() not in MISSING]
-        if all(_is_number(v) for v in present):
-            features.append([float(v) if v.strip() not in MISSING else np.nan for v in column])
-            categorical.append(False)
-        else:
-            levels = sorted(set(present))
-            code = {v: float(i) for i, v in enumerate(levels)}
-            features.append([code.get(v.strip(), np.nan) for v in column])
-            categorical.append(True)
-            categories[names[j]] = levels
-    X = np.array(features, dtype=np.float64).T
+    X, categorical, categories = _features(columns[:-1], header[:-1])
     labels = [v.strip() for v in columns[-1]]
     if name in RESPONSES:
         y = np.array([float(v) for v in labels])
@@ -131,7 +131,46 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
     if dropna:
         keep = ~np.isnan(X).any(axis=1)
         X, y = X[keep], y[keep]
-    return Dataset(name, X, y, names, np.array(categorical), categories, DATASETS[name])
+    return Dataset(name, X, y, header[:-1], np.array(categorical), categories, DATASETS[name])
+
+
+def survival_array(event, time) -> np.ndarray:
+    """(event, time) as a structured array with fields ``event`` (bool) and ``time``
+    (float64), as scikit-survival's ``Surv.from_arrays`` makes it."""
+    y = np.empty(len(time), dtype=[("event", "?"), ("time", "<f8")])
+    y["event"], y["time"] = np.asarray(event, dtype=bool), np.asarray(time, dtype=np.float64)
+    return y
+
+
+def _survival_dataset(name, header, body, dropna):
+    if header[-2:] != ["time", "status"]:
+        raise ValueError(f"data set {name!r}: the last columns must be time and status")
+    columns = list(zip(*body, strict=True))
+    X, categorical, categories = _features(columns[:-2], header[:-2])
+    time = np.array([float(v) for v in columns[-2]])
+    y = survival_array([v.strip() == "1" for v in columns[-1]], time)
+    if dropna:
+        keep = ~np.isnan(X).any(axis=1)
+        X, y = X[keep], y[keep]
+    return Dataset(name, X, y, header[:-2], np.array(categorical), categories, DATASETS[name])
+
+
+def _features(columns, names):
+    """The feature columns as float64 (NaN missing; text columns as codes of their sorted
+    levels), which are nominal, and their levels."""
+    features, categorical, categories = [], [], {}
+    for j, column in enumerate(columns):
+        present = [v.strip() for v in column if v.strip() not in MISSING]
+        if all(_is_number(v) for v in present):
+            features.append([float(v) if v.strip() not in MISSING else np.nan for v in column])
+            categorical.append(False)
+        else:
+            levels = sorted(set(present))
+            code = {v: float(i) for i, v in enumerate(levels)}
+            features.append([code.get(v.strip(), np.nan) for v in column])
+            categorical.append(True)
+            categories[names[j]] = levels
+    return np.array(features, dtype=np.float64).T, categorical, categories
 
 
 def load_X_y(name: str, *, dropna: bool = False):

@@ -438,6 +438,61 @@ def _not_numbers(array, name, names) -> str:
     return f"{name} has values that are not numbers; numeric features are expected"
 
 
+def check_survival_y(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """(event: bool, time: float64) from censored follow-up ``y``: a structured array of
+    (event, time) as scikit-survival's ``Surv`` makes it (the boolean field is the event,
+    the other the time; any field names), or a two-column array or frame of (time, event),
+    rpart's ``Surv(time, status)`` order, the event 0/1 or boolean. Times must be finite
+    and >= 0. ValueError naming ``y`` (and the field or column) otherwise."""
+    if y is None:
+        raise ValueError("a survival tree requires y (event, time) to be passed, got None")
+    array = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if array.dtype.names is not None:
+        names = array.dtype.names
+        if len(names) != 2:
+            raise ValueError(
+                f"y has the fields {list(names)}; expected two: the event (boolean) and the "
+                "time, as scikit-survival's Surv makes them"
+            )
+        booleans = [name for name in names if array.dtype[name].kind == "b"]
+        if len(booleans) != 1:
+            raise ValueError(
+                f"y has the fields {list(names)}; exactly one must be boolean (the event "
+                "indicator), as scikit-survival's Surv makes it"
+            )
+        event_field = booleans[0]
+        time_field = names[1] if names[0] == event_field else names[0]
+        event = _one_per_sample(
+            array[event_field], n_samples, f"y[{event_field!r}]", "values", "sample"
+        )
+        time = array[time_field]
+        time_name = f"y[{time_field!r}] (time)"
+    else:
+        if array.ndim != 2 or array.shape[1] != 2:
+            raise ValueError(
+                f"y must be a structured array of (event, time), as scikit-survival's Surv "
+                f"makes it, or two columns (time, event); got shape {array.shape}"
+            )
+        raw_event = array[:, 1]
+        try:
+            numeric_event = np.asarray(raw_event, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y[:, 1] (event) must hold 0/1 or booleans") from None
+        if not np.isin(numeric_event, (0.0, 1.0)).all():
+            bad = numeric_event[~np.isin(numeric_event, (0.0, 1.0))][0]
+            raise ValueError(f"y[:, 1] (event) holds {bad:g}; expected 0/1 or booleans")
+        event = _one_per_sample(
+            numeric_event == 1.0, n_samples, "y[:, 1] (event)", "values", "sample"
+        )
+        time = array[:, 0]
+        time_name = "y[:, 0] (time)"
+    time = check_y_numeric(time, n_samples, name=time_name)
+    if (time < 0).any():
+        row = int(np.flatnonzero(time < 0)[0])
+        raise ValueError(f"{time_name} is {time[row]:g} at row {row}; times must be >= 0")
+    return np.asarray(event, dtype=bool), time
+
+
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -374,7 +374,7 @@ def read_tree(
     composition,
     labels,
     where: str = "model file: tree",
-    stateful=("pruner", "evaluator", "confidence"),
+    stateful=("pruner", "evaluator", "confidence", "target"),
 ):
     """The tree, checked (its structure, then its statistics by the composition's target
     with the model's ``labels``), its values and decisions recomputed by the target, its

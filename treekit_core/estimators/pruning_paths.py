@@ -104,6 +104,12 @@ class PruningPaths:
         self._check_fitted()
         if (alpha is None) == (cp is None):
             raise ValueError("prune needs exactly one of alpha= or cp=")
+        target = self.composition_.target
+        if "node_risk" not in target.provides:
+            raise ValueError(
+                f"target {target.name!r} has no node risk, which cost-complexity pruning "
+                "minimises: prune() cannot prune this tree"
+            )
         fitted = self.composition_.pruner.get_params()
         if risk is None:
             risk = fitted.get("risk", "misclassification")

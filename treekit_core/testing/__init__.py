@@ -22,7 +22,7 @@ import numpy as np
 
 from treekit_core import TrainingData, TreeClassifier, hookimpl
 from treekit_core.components import ABSTAIN, MISSING_BRANCH, Component, QuestionTextContext
-from treekit_core.datasets import load_dataset
+from treekit_core.datasets import load_dataset, survival_array
 from treekit_core.hookspecs import REGISTRATION_HOOKS
 from treekit_core.registry import get_registry
 
@@ -109,8 +109,8 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
         _fail(instance, f"its impurity does not compile under numba: {exc}")
     if y is None and instance.evidence != "one_hot":
         # rows that are not one-hot class counts: probed as the criterion's target writes
-        # them, for small_data's labels as the numbers 0 and 1
-        y = np.unique(small_data(2)[1], return_inverse=True)[1].astype(np.float64)
+        # them, for small_data's labels as the numbers 0 and 1 (or as censored follow-up)
+        y = example_response(get_registry().get_class("target", instance.default_target))
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
         _grow_with_every_splitter(instance, y, splitters)
@@ -159,6 +159,22 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
                     f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0",
                 )
     _grow_with_every_splitter(instance, small_data(2)[1], splitters)
+
+
+def example_response(target_class):
+    """A ``y`` for :func:`small_data`'s rows that a target of this class reads: its labels
+    as the numbers 0 and 1, or, for a target of censored follow-up (``survival_curves``),
+    those labels as the event and a positive time per row."""
+    labels = np.unique(small_data(2)[1], return_inverse=True)[1]
+    if "survival_curves" in target_class.provides:
+        time = 1.0 + (np.arange(labels.size) * 7919 % 97) / 10.0
+        return survival_array(labels == 1, time)
+    return labels.astype(np.float64)
+
+
+def _target_example(target):
+    """The kit's default ``y`` for a target: class labels, or follow-up for a survival one."""
+    return example_response(type(target)) if "survival_curves" in target.provides else None
 
 
 def _check_impurity_on_target_rows(instance, compiled, y) -> None:
@@ -417,8 +433,8 @@ def check_target(target, params=None, y=None, criterion=None):
     decision per node; the risk is finite, >= 0 and never grows by splitting a node (what
     cost-complexity pruning relies on: R(t) >= R(left) + R(right) on random partitions);
     sample losses are finite and >= 0, strata are integers >= 0; a tree fits, prunes by
-    cross-validation, predicts, and predicts the same after a JSON and a pickle round
-    trip; ``check_tree`` accepts the fitted trees."""
+    cross-validation (when the target provides ``node_risk``), predicts, and predicts the
+    same after a JSON and a pickle round trip; ``check_tree`` accepts the fitted trees."""
     import pickle
 
     instance = _instance(target, params)
@@ -445,6 +461,8 @@ def check_target(target, params=None, y=None, criterion=None):
                 _fail(instance, "node_values must give a row of finite values per node")
             if np.shape(decisions) != (3,):
                 _fail(instance, "node_values must give one decision per node")
+            if "node_risk" not in instance.provides:
+                continue  # no risk to check (cost-complexity pruning refuses the target)
             risk = np.asarray(instance.node_risk(sums, weights, labeler), dtype=np.float64)
             if risk.shape != (3,) or not np.isfinite(risk).all() or (risk < -1e-9).any():
                 _fail(instance, f"node_risk must be finite and >= 0, got {risk}")
@@ -469,12 +487,13 @@ def check_target(target, params=None, y=None, criterion=None):
         criterion = _matching_criterion(instance) if criterion is None else criterion
         if isinstance(criterion, str):
             criterion = get_registry().create("criterion", criterion)
+        pruned = "node_risk" in instance.provides
         model = TreeClassifier(
             target=instance,
             criterion=criterion,
             labeler=_matching_labeler(criterion),
-            pruner="cost_complexity",
-            pruner_params={"cv": 2, "seed": 0},
+            pruner="cost_complexity" if pruned else "none",
+            pruner_params={"cv": 2, "seed": 0} if pruned else None,
             max_depth=4,
         ).fit(X, y)
         predicted = model.predict(X)
@@ -723,7 +742,7 @@ def check_component(component, params=None, y=None):
         check_question(instance)
         return
     if instance.kind == "target":  # it fits with a criterion of its own rows
-        check_target(instance, y=y)
+        check_target(instance, y=y if y is not None else _target_example(instance))
         return
     if y is not None and instance.kind == "criterion":
         check_criterion(instance, y=y)
@@ -743,8 +762,8 @@ def check_component(component, params=None, y=None):
     kind_args = {instance.kind: instance}
     if instance.kind == "criterion":
         kind_args["labeler"] = _matching_labeler(instance)
-        if instance.evidence != "one_hot":  # a regression criterion: labels as numbers
-            y = np.unique(y, return_inverse=True)[1].astype(np.float64)
+        if instance.evidence != "one_hot":  # labels as numbers, or as follow-up
+            y = example_response(get_registry().get_class("target", instance.default_target))
     with _registered(instance):
         try:
             model = TreeClassifier(max_depth=3, **kind_args).fit(X, y)

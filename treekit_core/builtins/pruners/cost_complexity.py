@@ -256,6 +256,7 @@ class CostComplexity(Pruner):
     repeated rows may fall in three folds where one row of weight 3 falls in one.
     """
 
+    requires: ClassVar[dict] = {"target": frozenset({"node_risk"})}
     name: ClassVar[str] = "cost_complexity"
     description: ClassVar[str] = (
         "minimal cost-complexity (weakest link) pruning, alpha given or chosen by CV"

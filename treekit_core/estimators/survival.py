@@ -1,0 +1,246 @@
+"""SurvivalTree: a composed tree for censored follow-up, with scikit-survival's API.
+
+``fit(X, y)`` takes y as scikit-survival's ``Surv`` makes it (a structured array of
+(event, time)) or two columns (time, event); ``predict`` returns a risk score (higher:
+riskier), ``predict_cumulative_hazard_function`` and ``predict_survival_function`` the
+curves on the grid of every distinct training time (``unique_times_``), ``score`` Harrell's
+concordance index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treekit_core.engine.validation import check_survival_y
+from treekit_core.estimators.regression import RegressionEstimator
+from treekit_core.estimators.tree_classifier import TreeClassifier
+
+
+class StepFunction:
+    """A right-continuous step function on the training grid (scikit-survival's
+    ``StepFunction``): ``f(t)`` is the value at the last grid time <= t; before the first,
+    ``before`` (0 for a cumulative hazard, 1 for a survival function)."""
+
+    def __init__(self, x, y, before=0.0):
+        self.x, self.y, self.before = np.asarray(x), np.asarray(y), before
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=np.float64)
+        position = np.searchsorted(self.x, t, side="right") - 1
+        values = np.where(position >= 0, self.y[np.maximum(position, 0)], self.before)
+        return values if values.ndim else float(values)
+
+    def __repr__(self):
+        return f"StepFunction(x={self.x!r}, y={self.y!r})"
+
+
+class SurvivalEstimator(RegressionEstimator):
+    """Mixin of SurvivalTree (placed before the classifier base): predictions and curves
+    from the target's state, ``score`` Harrell's concordance index."""
+
+    def _refuse_classification_target(self, composition) -> None:
+        if "survival_curves" not in composition.target.provides:
+            raise ValueError(
+                f"{type(self).__name__} predicts from censored follow-up, but criterion "
+                f"{composition.criterion.name!r} reads other rows (its target is "
+                f"{composition.target.name!r}); use 'logrank' or 'exponential'"
+            )
+
+    def _keep_survival_state(self, data, y) -> None:
+        """The target's state of the fitted tree (its leaves' curves or rpart's rescaling),
+        kept on the tree (model files keep it) and on the grown tree (``prune``)."""
+        tree = self.tree_
+        rows, nodes, shares = self._mixtures(tree, data.X, training=True)
+        memberships = (rows, nodes, shares * data.weight[rows])
+        state = self.composition_.target.fit_state(y, data.evidence, tree, memberships)
+        tree.component_state["target"] = state
+        grown = getattr(self, "_grown_tree", None)
+        if grown is not None and not self.composition_.target.risk_from_curves:
+            grown.component_state["target"] = state  # not per node: pruning keeps it
+
+    @property
+    def unique_times_(self) -> np.ndarray:
+        """Every distinct training time, event or censored, ascending (the grid of the
+        curves; kept in the tree's target state, so model files keep it)."""
+        self._check_fitted()
+        return np.asarray(self.tree_.component_state["target"]["grid"], dtype=np.float64)
+
+    @property
+    def is_event_time_(self) -> np.ndarray:
+        """Whether an event happened at each of :attr:`unique_times_`."""
+        self._check_fitted()
+        return np.asarray(self.tree_.component_state["target"]["is_event_time"]) == 1
+
+    def _curves(self, X, which: str) -> np.ndarray:
+        """Every sample's cumulative hazard or survival at ``unique_times_``: its leaf's,
+        or the mixture of the leaves it reaches by their shares."""
+        self._check_fitted()
+        with self._checked_for_predict(X) as checked:
+            rows, nodes, shares = self._mixtures(self.tree_, checked)
+            n = checked.shape[0]
+        target, tree = self.composition_.target, self.tree_
+        state = tree.component_state.get("target", {})
+        reached = np.unique(nodes)
+        method = target.hazard_curves if which == "hazard" else target.survival_curves
+        per_node = method(state, tree, reached, self.unique_times_)
+        out = np.zeros((n, self.unique_times_.size))
+        np.add.at(out, rows, shares[:, None] * per_node[np.searchsorted(reached, nodes)])
+        return out
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        """Every sample's cumulative hazard at ``unique_times_`` (an n x len(unique_times_)
+        array with ``return_array``; else one :class:`StepFunction` per sample)."""
+        curves = self._curves(X, "hazard")
+        if return_array:
+            return curves
+        return np.array([StepFunction(self.unique_times_, c, 0.0) for c in curves], dtype=object)
+
+    def predict_survival_function(self, X, return_array=False):
+        """Every sample's survival function at ``unique_times_`` (array or step
+        functions, as :meth:`predict_cumulative_hazard_function`)."""
+        curves = self._curves(X, "survival")
+        if return_array:
+            return curves
+        return np.array([StepFunction(self.unique_times_, c, 1.0) for c in curves], dtype=object)
+
+    def predict(self, X, quantiles=None) -> np.ndarray:
+        """The risk score of every sample (higher: riskier): scikit-survival's, the sum of
+        its cumulative hazard over the training event times; for rpart's exponential
+        method, its leaf's event rate relative to the whole sample (rpart's ``predict``)."""
+        if quantiles is not None:
+            raise ValueError("a survival tree predicts no quantiles of a response")
+        target = self.composition_.target
+        if not target.risk_from_curves:
+            return super().predict(X)
+        self._check_fitted()
+        with self._checked_for_predict(X) as checked:
+            rows, nodes, shares = self._mixtures(self.tree_, checked)
+            n = checked.shape[0]
+        reached = np.unique(nodes)
+        risk = target.risk_scores(self.tree_.component_state["target"], self.tree_, reached)
+        return np.bincount(
+            rows, weights=shares * risk[np.searchsorted(reached, nodes)], minlength=n
+        )
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Harrell's concordance index of :meth:`predict` on censored ``y``
+        (:func:`concordance_index`)."""
+        if sample_weight is not None:
+            raise ValueError("Harrell's concordance index takes no sample_weight")
+        event, time = check_survival_y(y, len(y))
+        return concordance_index(event, time, self.predict(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = False
+        return tags
+
+
+def concordance_index(event, time, estimate, tied_tol: float = 1e-8) -> float:
+    """Harrell's concordance index, as scikit-survival's ``concordance_index_censored``:
+    over the pairs where the earlier time ends in an event (and an event with a censored
+    time equal to it), the share whose earlier one has the higher estimate, estimates
+    within ``tied_tol`` counting a half. O(n log n) (a Fenwick tree over the estimates'
+    ranks, the times taken from the latest)."""
+    event = np.asarray(event, dtype=bool)
+    time = np.asarray(time, dtype=np.float64)
+    estimate = np.asarray(estimate, dtype=np.float64)
+    n = estimate.size
+    values = np.sort(estimate)
+    position = np.searchsorted(values, estimate, side="left")
+    below = np.searchsorted(values, estimate - tied_tol, side="left")
+    within = np.searchsorted(values, estimate + tied_tol, side="right")
+    counts = np.zeros(n + 1)
+
+    def add(p):
+        p += 1
+        while p <= n:
+            counts[p] += 1
+            p += p & -p
+
+    def prefix(p):  # entries at positions < p
+        total = 0.0
+        while p > 0:
+            total += counts[p]
+            p -= p & -p
+        return total
+
+    order = np.argsort(-time, kind="stable")
+    numerator = denominator = 0.0
+    inserted = 0
+    start = 0
+    while start < n:
+        end = start
+        while end < n and time[order[end]] == time[order[start]]:
+            end += 1
+        group = order[start:end]
+        for i in group[~event[group]]:  # censored at this time: comparable to its events
+            add(position[i])
+            inserted += 1
+        for i in group[event[group]]:
+            lower = prefix(below[i])
+            numerator += lower + 0.5 * (prefix(within[i]) - lower)
+            denominator += inserted
+        for i in group[event[group]]:
+            add(position[i])
+            inserted += 1
+        start = end
+    if denominator == 0:
+        raise ValueError("no comparable pairs: the concordance index is undefined")
+    return numerator / denominator
+
+
+class SurvivalTree(SurvivalEstimator, TreeClassifier):
+    """A survival tree composed from registered components by name.
+
+    ``criterion``: ``logrank`` (the log-rank statistic between the children, LeBlanc and
+    Crowley; scikit-survival's ``SurvivalTree``; leaves hold the Nelson-Aalen cumulative
+    hazard and the Kaplan-Meier survival of their training rows) or ``exponential``
+    (rpart's ``method = "exp"``: its Poisson method on rpart's rescaled time; a leaf's
+    rate relative to the whole sample, cumulative hazard the rate times the rescaled time;
+    ``prune(cp=...)``, ``pruning_path_`` and ``printcp()`` as rpart's). Defaults are
+    scikit-survival's (``min_samples_split=6``, ``min_samples_leaf=3``, unpruned).
+
+    ``fit(X, y)``: y a structured array of (event, time) as ``sksurv.util.Surv`` makes it
+    (the boolean field is the event), or two columns (time, event); times >= 0 (> 0 for
+    ``exponential``). ``unique_times_`` holds every distinct training time (event or
+    censored), ``is_event_time_`` marks those with an event. Missing values go down every
+    branch by the training shares (C4.5) or by rpart's surrogates
+    (``propagator="surrogate", evaluator="surrogate"``), as for the other targets.
+    """
+
+    def __init__(
+        self,
+        criterion="logrank",
+        splitter="exhaustive",
+        propagator="hard",
+        pruner="none",
+        evaluator="hard",
+        *,
+        target=None,
+        target_params=None,
+        criterion_params=None,
+        splitter_params=None,
+        propagator_params=None,
+        pruner_params=None,
+        evaluator_params=None,
+        max_depth=None,
+        min_samples_split=6,
+        min_samples_leaf=3,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        categorical_features=None,
+        random_state=None,
+        n_threads=None,
+    ):
+        self._store_params(locals())
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on censored follow-up ``y`` (see the class docstring)."""
+        composition = self._make_composition()
+        self._refuse_classification_target(composition)
+        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
+        self._fit_validated(data, None, composition, None)
+        self._keep_survival_state(data, y)
+        return self

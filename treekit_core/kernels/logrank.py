@@ -1,0 +1,284 @@
+"""The split search for survival trees: the log-rank statistic of every cut of a node's rows
+sorted by a feature (LeBlanc and Crowley; scikit-survival's ``LogrankCriterion``).
+
+For a left child L of a node whose distinct follow-up times are t_0 < t_1 < ..., with n_k
+the node's weight at risk at t_k and d_k its events there, and n_Lk, d_Lk the same in L,
+
+    U = sum_k (d_Lk - d_k n_Lk / n_k),   V = sum_k n_Lk (n_k - n_Lk) c_k,
+    c_k = d_k (n_k - d_k) / ((n_k - 1) n_k^2)  (0 where n_k <= 1),
+
+and the cut scores |U| / sqrt(V) (no cut where V = 0). scikit-survival sums over every
+time for every cut: O(n T) per cut. Here rows enter L one at a time in feature order, and
+each term is kept up to date in O(log T): with A, B, C the prefix sums of d_k / n_k,
+c_k n_k and c_k over the times, a row of weight w, event indicator e and time rank r adds
+w (e - A(r)) to U and w B(r) to V1 = sum c_k n_k n_Lk, and 2 w Q(r) + w^2 C(r) to
+V2 = sum c_k n_Lk^2, where Q(r) = sum_{k <= r} c_k n_Lk comes from two Fenwick trees over
+the ranks of the rows in L (their weights, and their weights times C at their rank); V is
+V1 - V2. A second pass from the right gives the right child's terms, and each cut reads
+the terms of its lighter side, whose V has no cancellation to lose digits to (V is the
+same for both sides, U changes sign).
+"""
+
+import numpy as np
+from numba import types
+
+from treekit_core.kernels.compiling import F1, F2A, I1, f8, generic_jit, i8, jit
+from treekit_core.numerics import FEATURE_THRESHOLD
+
+#: V below this share of V1 is rounding: every at-risk row at every event time is on one
+#: side, where scikit-survival's sum of non-negative terms is exactly 0 (no cut).
+CANCELLED = 1e-12
+#: Cuts whose incremental statistics are within this share of the best are scored again
+#: by scikit-survival's sums (:func:`summed_statistic`): cuts that tie exactly (rows that
+#: change no term, censored before the node's first event, say) or within rounding get
+#: its choice, where the incremental terms (from either side) differ in the last bits.
+TIE = 1e-9
+
+
+@generic_jit
+def fenwick_add(tree, size, rank, value):
+    position = rank + 1
+    while position <= size:
+        tree[position] += value
+        position += position & -position
+
+
+@generic_jit
+def fenwick_prefix(tree, rank):
+    """The sum of the values at ranks 0..rank."""
+    total = 0.0
+    position = rank + 1
+    while position > 0:
+        total += tree[position]
+        position -= position & -position
+    return total
+
+
+@generic_jit
+def time_terms(ranks, weights, events, count, size, at_risk, dead, a_sum, b_sum, c_sum):
+    """The node's weight at risk and events at each of its ``size`` time ranks for the
+    ``count`` rows given, and the prefix sums ``a_sum[k]`` = sum_{j <= k} d_j / n_j,
+    ``b_sum`` of c_j n_j, ``c_sum`` of c_j."""
+    for k in range(size):
+        at_risk[k] = 0.0
+        dead[k] = 0.0
+    for j in range(count):
+        at_risk[ranks[j]] += weights[j]
+        if events[j]:
+            dead[ranks[j]] += weights[j]
+    for k in range(size - 2, -1, -1):  # weight at risk: every row whose time is >= t_k
+        at_risk[k] += at_risk[k + 1]
+    a, b, c = 0.0, 0.0, 0.0
+    for k in range(size):
+        n = at_risk[k]
+        d = dead[k]
+        if n > 0.0:
+            a += d / n
+        if n > 1.0:
+            term = d * (n - d) / ((n - 1.0) * n * n)
+            c += term
+            b += term * n
+        a_sum[k], b_sum[k], c_sum[k] = a, b, c
+
+
+@generic_jit
+def one_side(
+    ranks, weights, events, count, forward, size, a_sum, b_sum, c_sum, tree_w, tree_wc, out
+):
+    """For each prefix (``forward``) or suffix of the rows in feature order: U, V1 and V2
+    of that side, into ``out[k, 0:3]`` (k: the last row the side holds)."""
+    for j in range(size + 1):
+        tree_w[j] = 0.0
+        tree_wc[j] = 0.0
+    u, v1, v2, side_weight = 0.0, 0.0, 0.0, 0.0
+    for step in range(count):
+        k = step if forward else count - 1 - step
+        r = ranks[k]
+        w = weights[k]
+        q = fenwick_prefix(tree_wc, r) + c_sum[r] * (side_weight - fenwick_prefix(tree_w, r))
+        u += w * ((1.0 if events[k] else 0.0) - a_sum[r])
+        v1 += w * b_sum[r]
+        v2 += 2.0 * w * q + w * w * c_sum[r]
+        fenwick_add(tree_w, size, r, w)
+        fenwick_add(tree_wc, size, r, w * c_sum[r])
+        side_weight += w
+        out[k, 0], out[k, 1], out[k, 2] = u, v1, v2
+
+
+@generic_jit
+def logrank_statistic(u, v1, v2):
+    """|U| / sqrt(V), or -inf where V is 0 (up to rounding)."""
+    v = v1 - v2
+    if not v > CANCELLED * abs(v1):
+        return -np.inf
+    return abs(u) / np.sqrt(v)
+
+
+@generic_jit
+def summed_statistic(
+    ranks, weights, events, n_left, left_weight, size, at_risk, dead, events_left, at_time_left
+):
+    """The statistic of the cut whose left child holds the first ``n_left`` rows, summed
+    over the times as scikit-survival's ``LogrankCriterion.proxy_impurity_improvement``
+    sums it (the same operations in the same order; the times where the node has no row
+    add exact zeros there): O(rows + times), for the few cuts that tie."""
+    for k in range(size):
+        events_left[k] = 0.0
+        at_time_left[k] = 0.0
+    for j in range(n_left):
+        at_time_left[ranks[j]] += weights[j]
+        if events[j]:
+            events_left[ranks[j]] += weights[j]
+    at_risk_left = left_weight
+    numer = 0.0
+    denom = 0.0
+    for k in range(size):
+        total = at_risk[k]
+        if total == 0.0:
+            break
+        ratio = at_risk_left / total
+        numer += events_left[k] - dead[k] * ratio
+        if total > 1.0:
+            v = (total - dead[k]) / (total - 1.0) * dead[k]
+            denom += ratio * (1.0 - ratio) * v
+        at_risk_left -= at_time_left[k]
+    if denom == 0.0:
+        return -np.inf
+    return abs(numer / np.sqrt(denom))
+
+
+NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(F1, F1, F2A, I1, F1, I1, i8, f8)
+
+
+@jit(NODE_SIGNATURE)
+def best_logrank_split_of_node(
+    event, time, X, rows, row_weights, features, min_samples_leaf, min_weight_leaf
+):
+    """Best (feature, threshold, statistic, missing share) over ``features`` for the rows
+    of a node: the cut with the largest log-rank statistic, the first feature and the
+    leftmost cut on ties (near ties settled by scikit-survival's sums). A feature with
+    missing values is judged on its known rows (their own risk sets), its statistic scaled
+    by their weight share (C4.5); the missing share is the known weight sent left. Feature
+    -1 when no cut is admissible. ``event`` (1/0) and ``time`` are per training row."""
+    n = rows.shape[0]
+    node_time = np.empty(n)
+    for j in range(n):
+        node_time[j] = time[rows[j]]
+    by_time = np.argsort(node_time, kind="mergesort")
+    rank_of = np.empty(n, dtype=np.int64)
+    size = 0
+    for j in range(n):
+        if j > 0 and node_time[by_time[j]] != node_time[by_time[j - 1]]:
+            size += 1
+        rank_of[by_time[j]] = size
+    size += 1
+    parent_weight = 0.0
+    for j in range(n):
+        parent_weight += row_weights[j]
+    unsorted = np.empty(n)
+    values = np.empty(n)
+    weights = np.empty(n)
+    ranks = np.empty(n, dtype=np.int64)
+    events = np.empty(n, dtype=np.bool_)
+    at_risk = np.empty(size)
+    a_sum = np.empty(size)
+    b_sum = np.empty(size)
+    c_sum = np.empty(size)
+    tree_w = np.empty(size + 1)
+    tree_wc = np.empty(size + 1)
+    left = np.empty((n, 3))
+    right = np.empty((n, 3))
+    scores = np.empty(n)
+    cumulative = np.empty(n)
+    dead = np.empty(size)
+    events_left = np.empty(size)
+    at_time_left = np.empty(size)
+    node_terms = False
+    best_feature = -1
+    best_threshold = 0.0
+    best_score = -np.inf
+    best_share = 0.5
+    for f in features:
+        for j in range(n):
+            unsorted[j] = X[rows[j], f]
+        order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
+        known = 0
+        known_weight = 0.0
+        for j in range(n):
+            i = order[j]
+            values[j] = unsorted[i]
+            weights[j] = row_weights[i]
+            ranks[j] = rank_of[i]
+            events[j] = event[rows[i]] != 0.0
+            if not np.isnan(unsorted[i]):
+                known += 1
+                known_weight += row_weights[i]
+        if known < 2 or known_weight <= 0.0:
+            continue
+        if values[known - 1] <= values[0] + FEATURE_THRESHOLD:
+            continue
+        if known < n or not node_terms:  # the risk sets of the rows judged
+            time_terms(ranks, weights, events, known, size, at_risk, dead, a_sum, b_sum, c_sum)
+            node_terms = known == n
+        one_side(
+            ranks, weights, events, known, True, size, a_sum, b_sum, c_sum, tree_w, tree_wc, left
+        )
+        one_side(
+            ranks, weights, events, known, False, size, a_sum, b_sum, c_sum, tree_w, tree_wc, right
+        )
+        # every admissible cut's statistic from the incremental terms
+        top = -np.inf
+        left_weight = 0.0
+        for j in range(known - 1):
+            scores[j] = -np.inf
+            left_weight += weights[j]
+            cumulative[j] = left_weight
+            if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
+                continue
+            n_left = j + 1
+            if n_left < min_samples_leaf or known - n_left < min_samples_leaf:
+                continue
+            right_weight = known_weight - left_weight
+            if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
+                continue
+            if left_weight <= right_weight:
+                scores[j] = logrank_statistic(left[j, 0], left[j, 1], left[j, 2])
+            else:
+                scores[j] = logrank_statistic(right[j + 1, 0], right[j + 1, 1], right[j + 1, 2])
+            if scores[j] > top:
+                top = scores[j]
+        if top == -np.inf:
+            continue
+        # the cuts within TIE of the best, scored again as scikit-survival sums (the first
+        # strictly best of those wins): its choice wherever its own sums tell cuts apart
+        feature_score = -np.inf
+        position = -1
+        for j in range(known - 1):
+            if scores[j] >= top - TIE * abs(top):
+                exact = summed_statistic(
+                    ranks,
+                    weights,
+                    events,
+                    j + 1,
+                    cumulative[j],
+                    size,
+                    at_risk,
+                    dead,
+                    events_left,
+                    at_time_left,
+                )
+                if exact > feature_score:
+                    feature_score, position = exact, j
+        if position < 0:
+            continue
+        threshold = values[position] / 2.0 + values[position + 1] / 2.0
+        if threshold == values[position + 1] or threshold == np.inf or threshold == -np.inf:
+            threshold = values[position]
+        if known < n:
+            feature_score *= known_weight / parent_weight
+        if feature_score > best_score:
+            best_score = feature_score
+            best_feature = f
+            best_threshold = threshold
+            best_share = cumulative[position] / known_weight
+    return best_feature, best_threshold, best_score, best_share
