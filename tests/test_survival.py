@@ -342,3 +342,104 @@ def test_a_model_file_with_impossible_curves_is_refused():
     payload["tree"]["component_state"]["target"]["jump_index"][0] = 10**6
     with pytest.raises(ModelFileError, match="jump_index points past"):
         SurvivalTree.from_json(json.dumps(payload))
+
+
+# -- the random survival forest (issue 42) --------------------------------------------------
+
+
+def test_a_one_tree_forest_without_bootstrap_is_the_survival_tree():
+    from treekit_core import ForestSurvival
+
+    data = load_dataset("veteran")
+    params = dict(min_samples_leaf=5, criterion="logrank")
+    forest = ForestSurvival(n_estimators=1, bootstrap=False, max_features=None, **params)
+    forest.fit(data.X, data.y)
+    tree = SurvivalTree(**params).fit(data.X, data.y)
+    for method in ("predict_cumulative_hazard_function", "predict_survival_function"):
+        np.testing.assert_array_equal(
+            getattr(forest, method)(data.X, return_array=True),
+            getattr(tree, method)(data.X, return_array=True),
+        )
+    np.testing.assert_allclose(forest.predict(data.X), tree.predict(data.X), rtol=1e-12)
+
+
+def test_the_forests_curves_are_the_average_of_its_trees():
+    from treekit_core import ForestSurvival
+    from treekit_core.builtins.evaluators import apply_tree
+
+    data = load_dataset("veteran")
+    forest = ForestSurvival(n_estimators=4, random_state=0, oob_score=True).fit(data.X, data.y)
+    target, grid = forest.composition_.target, forest.unique_times_
+    by_hand = np.mean(
+        [
+            target.survival_curves(
+                tree.component_state["target"], tree, apply_tree(tree, data.X), grid
+            )
+            for tree in forest.estimators_
+        ],
+        axis=0,
+    )
+    np.testing.assert_allclose(
+        forest.predict_survival_function(data.X, return_array=True), by_hand, rtol=1e-12
+    )
+    scored = ~np.isnan(forest.oob_prediction_)
+    assert scored.sum() > 100
+    assert forest.oob_score_ == pytest.approx(
+        concordance_index(
+            data.y["event"][scored], data.y["time"][scored], forest.oob_prediction_[scored]
+        )
+    )
+    for copy in (type(forest).from_json(forest.to_json()), pickle.loads(pickle.dumps(forest))):
+        np.testing.assert_array_equal(copy.predict(data.X), forest.predict(data.X))
+
+
+# -- metrics (issue 42) ------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 60), censoring=st.floats(0.0, 0.9))
+def test_brier_scores_are_scikit_survivals(seed, n, censoring):
+    metrics = pytest.importorskip("sksurv.metrics")
+    from treekit_core.tools.metrics import brier_score, integrated_brier_score
+
+    rng = np.random.default_rng(seed)
+    train = survival_array(rng.random(n) >= censoring, rng.integers(1, 10, n).astype(float))
+    test = survival_array(rng.random(n) >= censoring, rng.integers(1, 10, n).astype(float))
+    low, high = test["time"].min(), test["time"].max()
+    times = np.unique(rng.uniform(low, high, 4).round(1))
+    times = times[(times >= low) & (times < high)]
+    if times.size == 0:
+        return
+    estimate = rng.uniform(0, 1, (n, times.size))
+    try:
+        theirs = metrics.brier_score(train, test, estimate, times)
+    except ValueError as error:  # past the training follow-up, or all censored
+        with pytest.raises(ValueError, match="censored" if "censored" in str(error) else "time"):
+            brier_score(train, test, estimate, times)
+        return
+    ours = brier_score(train, test, estimate, times)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+    if times.size >= 2:
+        assert integrated_brier_score(train, test, estimate, times) == pytest.approx(
+            metrics.integrated_brier_score(train, test, estimate, times), rel=1e-12
+        )
+
+
+def test_the_brier_score_of_a_forests_survival_on_held_out_rows():
+    from treekit_core import ForestSurvival
+    from treekit_core.tools.metrics import brier_score, integrated_brier_score
+
+    data = load_dataset("pbc", dropna=True)
+    fold = np.arange(len(data.y)) % 3 == 0
+    forest = ForestSurvival(n_estimators=20, random_state=0, min_samples_leaf=10)
+    forest.fit(data.X[~fold], data.y[~fold])
+    test = data.y[fold]
+    times = np.quantile(test["time"][test["event"]], [0.2, 0.4, 0.6, 0.8])
+    survival = np.array(
+        [[f(t) for t in times] for f in forest.predict_survival_function(data.X[fold])]
+    )
+    _, scores = brier_score(data.y[~fold], test, survival, times)
+    # a useful model beats predicting 0.5 for everyone (Brier 0.25)
+    assert (scores < 0.25).all()
+    assert 0 < integrated_brier_score(data.y[~fold], test, survival, times) < 0.25

@@ -49,7 +49,7 @@ from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
-from treekit_core.estimators.survival import SurvivalTree, concordance_index
+from treekit_core.estimators.survival import ForestSurvival, SurvivalTree, concordance_index
 from treekit_core.estimators.text import export_text
 from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.estimators.tree_regressor import TreeRegressor
@@ -143,6 +143,7 @@ __all__ = [
     "TreeClassifier",
     "TreeRegressor",
     "SurvivalTree",
+    "ForestSurvival",
     "concordance_index",
     "answers_at",
     "apply_tree",

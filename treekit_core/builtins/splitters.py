@@ -265,13 +265,7 @@ class Exhaustive(Splitter):
             )
 
         for group in groups if features.size else []:
-            feature, threshold, drop, share = search(kernel, group)
-            if feature < 0:
-                continue
-            split = Split(
-                int(feature), float(threshold), float(drop), {"missing_left": float(share)}
-            )
-            score = self._gain_ratio(split, data, node) if self.gain_ratio else drop
+            split, score = self._threshold_split(*search(kernel, group), data, node)
             if score > best_score:
                 best, best_score = split, score
         if nominal.size:
@@ -318,7 +312,7 @@ class Exhaustive(Splitter):
         groups = [features] if not self.gain_ratio else [[f] for f in features]
         best, best_score = None, -np.inf
         for group in groups if features.size else []:
-            feature, threshold, drop, share = kernel(
+            found = kernel(
                 *columns,
                 data.X,
                 node.rows,
@@ -327,15 +321,18 @@ class Exhaustive(Splitter):
                 rules.min_samples_leaf,
                 rules.min_weight_leaf,
             )
-            if feature < 0:
-                continue
-            split = Split(
-                int(feature), float(threshold), float(drop), {"missing_left": float(share)}
-            )
-            score = self._gain_ratio(split, data, node) if self.gain_ratio else drop
+            split, score = self._threshold_split(*found, data, node)
             if score > best_score:
                 best, best_score = split, score
         return best
+
+    def _threshold_split(self, feature, threshold, drop, share, data, node):
+        """(Split, score) of a kernel's best threshold cut, (None, -inf) for none (feature
+        -1); the score is the drop, or with gain_ratio the gain ratio."""
+        if feature < 0:
+            return None, -np.inf
+        split = Split(int(feature), float(threshold), float(drop), {"missing_left": float(share)})
+        return split, self._gain_ratio(split, data, node) if self.gain_ratio else float(drop)
 
     node_field_names = ()
 

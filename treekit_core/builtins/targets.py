@@ -94,8 +94,22 @@ def _means(statistics, weights):
     return np.where(weights > 0, statistics[:, 0] / safe, 0.0)
 
 
+class PredictsOneNumber:
+    """What targets whose nodes hold one number (a mean, a rate, an event share) and decide
+    among nothing share: every decision is 0, and ``predict`` returns the number. Placed
+    before :class:`~treekit_core.Target` among the bases."""
+
+    decides_with_labeler: ClassVar[bool] = False
+
+    def decide(self, values, labeler):
+        return np.zeros(values.shape[0], dtype=np.int64)
+
+    def predictions(self, values, decisions, labels):
+        return np.asarray(values[:, 0], dtype=np.float64)
+
+
 @attrs.define(slots=False)
-class Mean(Target):
+class Mean(PredictsOneNumber, Target):
     """y holds one number per sample; its row is (y, y^2), so a node's statistics are the
     weighted sum and sum of squares of its responses. A node predicts their weighted mean
     (CART's regression tree, rpart's ``anova``, scikit-learn's regressor); its risk is the
@@ -104,7 +118,6 @@ class Mean(Target):
     name: ClassVar[str] = "mean"
     description: ClassVar[str] = "a measurement: the weighted mean per node (regression)"
     evidence: ClassVar[str] = "moments"
-    decides_with_labeler: ClassVar[bool] = False
     provides: ClassVar[frozenset] = frozenset({"node_risk"})
 
     def encode(self, y, n_samples, **given):
@@ -113,12 +126,6 @@ class Mean(Target):
 
     def node_values(self, statistics, weights, labeler):
         return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)
-
-    def decide(self, values, labeler):
-        return np.zeros(values.shape[0], dtype=np.int64)
-
-    def predictions(self, values, decisions, labels):
-        return np.asarray(values[:, 0], dtype=np.float64)
 
     def node_risk(self, statistics, weights, labeler):
         """The weighted sum of squared deviations from the node's mean, S2 - S1^2 / W (never
@@ -276,7 +283,7 @@ def _check_shrink(instance, attribute, value):
 
 
 @attrs.define(slots=False)
-class RpartPoissonRate(Target):
+class RpartPoissonRate(PredictsOneNumber, Target):
     """rpart's ``method = "poisson"``: y holds event counts (exposure 1 each), or is an
     n x 2 array of (time, events) as rpart's ``cbind(time, events)`` response (time > 0,
     events >= 0). A row is (events, time, d log(d / t)). A node's rate is rpart's shrunk
@@ -289,7 +296,6 @@ class RpartPoissonRate(Target):
     name: ClassVar[str] = "rpart_poisson"
     description: ClassVar[str] = "event counts or (time, events): rpart's shrunk Poisson rate"
     evidence: ClassVar[str] = "events_time"
-    decides_with_labeler: ClassVar[bool] = False
     nonnegative_response: ClassVar[bool] = True
     provides: ClassVar[frozenset] = frozenset({"node_risk"})
     shrink: float = attrs.field(default=1.0, validator=_check_shrink)
@@ -327,12 +333,6 @@ class RpartPoissonRate(Target):
 
     def node_values(self, statistics, weights, labeler):
         return self.rates(statistics)[:, None], np.zeros(statistics.shape[0], np.int64)
-
-    def decide(self, values, labeler):
-        return np.zeros(values.shape[0], dtype=np.int64)
-
-    def predictions(self, values, decisions, labels):
-        return np.asarray(values[:, 0], dtype=np.float64)
 
     def node_risk(self, statistics, weights, labeler):
         """rpart's deviance at the node's shrunk rate r:
@@ -437,8 +437,8 @@ class RpartExponential(RpartPoissonRate):
     description: ClassVar[str] = "censored follow-up: rpart's exponential scaling, Poisson rates"
 
     provides: ClassVar[frozenset] = frozenset({"node_risk", "survival_curves"})
-    #: ``predict`` returns the leaf's rate (rpart's ``predict``), not a sum of hazards.
-    risk_from_curves: ClassVar[bool] = False
+    #: The state is rpart's rescaling, not per node: a pruned tree keeps it.
+    state_per_node: ClassVar[bool] = False
 
     def encode(self, y, n_samples, **given):
         event, time = check_survival_y(y, n_samples)
@@ -484,9 +484,13 @@ class RpartExponential(RpartPoissonRate):
     def survival_curves(self, state, tree, nodes, grid):
         return np.exp(-self.hazard_curves(state, tree, nodes, grid))
 
+    def risk_scores(self, state, tree, nodes):
+        """Each of ``nodes``' rate relative to the whole sample (rpart's ``predict``)."""
+        return tree.value[nodes, 0]
+
 
 @attrs.define(slots=False)
-class SurvivalCurves(Target):
+class SurvivalCurves(PredictsOneNumber, Target):
     """Censored follow-up for log-rank trees (scikit-survival's ``SurvivalTree``): y as
     :func:`check_survival_y` reads it (times >= 0); a row is (event, time), so a node's
     statistics are its weighted events and follow-up. A leaf predicts the Nelson-Aalen
@@ -500,9 +504,9 @@ class SurvivalCurves(Target):
     name: ClassVar[str] = "survival"
     description: ClassVar[str] = "censored follow-up: Nelson-Aalen and Kaplan-Meier per leaf"
     evidence: ClassVar[str] = "event_time"
-    decides_with_labeler: ClassVar[bool] = False
     provides: ClassVar[frozenset] = frozenset({"survival_curves"})
-    risk_from_curves: ClassVar[bool] = True
+    #: The state holds a curve per leaf of the fitted tree.
+    state_per_node: ClassVar[bool] = True
 
     def encode(self, y, n_samples, **given):
         event, time = check_survival_y(y, n_samples)
@@ -510,12 +514,6 @@ class SurvivalCurves(Target):
 
     def node_values(self, statistics, weights, labeler):
         return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)
-
-    def decide(self, values, labeler):
-        return np.zeros(values.shape[0], dtype=np.int64)
-
-    def predictions(self, values, decisions, labels):
-        return np.asarray(values[:, 0], dtype=np.float64)
 
     def node_risk(self, statistics, weights, labeler):
         raise NotImplementedError("the survival target has no node risk (see its docstring)")

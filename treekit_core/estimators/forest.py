@@ -309,6 +309,20 @@ class ForestClassifier(ComposedEstimatorMixin):
         """The classifier's forest averages class distributions and votes."""
         self._refuse_without_labels("ForestClassifier", composition)
 
+    def _tree_weights(self, data) -> list:
+        """Each tree's training weights as it was grown: its bootstrap drawn again from its
+        seed, stratified by the target's strata as :meth:`_fit_validated` drew it."""
+        composition = self.composition_
+        strata = composition.target.strata(data.evidence, composition.labeler)
+        n_strata = int(strata.max()) + 1
+        draws = resolve_max_samples(self.max_samples, data.n_samples)
+        return [
+            data.weight * self._drawn_counts(seed, strata, n_strata, draws)
+            if self.bootstrap
+            else data.weight
+            for seed in self._tree_seeds
+        ]
+
     def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
         """How often the tree of ``seed`` drew each row (its first use of its generator)."""
         rng = np.random.default_rng(seed)
@@ -509,18 +523,7 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
         data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
         kept = self._warm_start_trees(data, None)
         self._fit_validated(data, None, composition, None, kept)
-        # each tree's weights as it was grown: the bootstrap drawn again from its seed,
-        # stratified by the target's strata as _fit_validated drew it
-        strata = composition.target.strata(data.evidence, composition.labeler)
-        n_strata = int(strata.max()) + 1
-        draws = resolve_max_samples(self.max_samples, data.n_samples)
-        weights = [
-            data.weight * self._drawn_counts(seed, strata, n_strata, draws)
-            if self.bootstrap
-            else data.weight
-            for seed in self._tree_seeds
-        ]
-        self._keep_leaf_responses(data, weights)
+        self._keep_leaf_responses(data, self._tree_weights(data))
         return self
 
     def _check_forest_target(self, composition) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from treekit_core.engine.validation import check_survival_y
+from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.regression import RegressionEstimator
 from treekit_core.estimators.tree_classifier import TreeClassifier
 
@@ -46,46 +47,62 @@ class SurvivalEstimator(RegressionEstimator):
                 f"{composition.target.name!r}); use 'logrank' or 'exponential'"
             )
 
-    def _keep_survival_state(self, data, y) -> None:
-        """The target's state of the fitted tree (its leaves' curves or rpart's rescaling),
-        kept on the tree (model files keep it) and on the grown tree (``prune``)."""
-        tree = self.tree_
-        rows, nodes, shares = self._mixtures(tree, data.X, training=True)
-        memberships = (rows, nodes, shares * data.weight[rows])
-        state = self.composition_.target.fit_state(y, data.evidence, tree, memberships)
-        tree.component_state["target"] = state
+    def _keep_survival_state(self, data, y, tree_weights) -> None:
+        """Every tree's target state (its leaves' curves, or rpart's rescaling) from the
+        training rows with the weights it was grown with, kept on the tree (model files
+        keep it) and, for a single tree, on its grown tree too (``prune``)."""
+        target = self.composition_.target
+        for tree, weights in zip(self._trees(), tree_weights, strict=True):
+            rows, nodes, shares = self._mixtures(tree, data.X, training=True)
+            shares = shares * weights[rows]
+            kept = shares > 0
+            memberships = (rows[kept], nodes[kept], shares[kept])
+            tree.component_state["target"] = target.fit_state(y, data.evidence, tree, memberships)
         grown = getattr(self, "_grown_tree", None)
-        if grown is not None and not self.composition_.target.risk_from_curves:
-            grown.component_state["target"] = state  # not per node: pruning keeps it
+        if grown is not None and not target.state_per_node:
+            grown.component_state["target"] = self.tree_.component_state["target"]
 
     @property
     def unique_times_(self) -> np.ndarray:
         """Every distinct training time, event or censored, ascending (the grid of the
-        curves; kept in the tree's target state, so model files keep it)."""
+        curves; kept in the trees' target state, so model files keep it)."""
         self._check_fitted()
-        return np.asarray(self.tree_.component_state["target"]["grid"], dtype=np.float64)
+        state = self._trees()[0].component_state["target"]
+        return np.asarray(state["grid"], dtype=np.float64)
 
     @property
     def is_event_time_(self) -> np.ndarray:
         """Whether an event happened at each of :attr:`unique_times_`."""
         self._check_fitted()
-        return np.asarray(self.tree_.component_state["target"]["is_event_time"]) == 1
+        return np.asarray(self._trees()[0].component_state["target"]["is_event_time"]) == 1
 
-    def _curves(self, X, which: str) -> np.ndarray:
-        """Every sample's cumulative hazard or survival at ``unique_times_``: its leaf's,
-        or the mixture of the leaves it reaches by their shares."""
+    def _per_tree(self, X, evaluate) -> list:
+        """``evaluate(tree, state, rows, nodes, shares, reached)`` for every tree, with the
+        leaves every sample of X reaches and their shares."""
         self._check_fitted()
         with self._checked_for_predict(X) as checked:
-            rows, nodes, shares = self._mixtures(self.tree_, checked)
-            n = checked.shape[0]
-        target, tree = self.composition_.target, self.tree_
-        state = tree.component_state.get("target", {})
-        reached = np.unique(nodes)
-        method = target.hazard_curves if which == "hazard" else target.survival_curves
-        per_node = method(state, tree, reached, self.unique_times_)
-        out = np.zeros((n, self.unique_times_.size))
-        np.add.at(out, rows, shares[:, None] * per_node[np.searchsorted(reached, nodes)])
-        return out
+            out = []
+            for tree in self._trees():
+                rows, nodes, shares = self._mixtures(tree, checked)
+                reached = np.unique(nodes)
+                state = tree.component_state.get("target", {})
+                out.append(evaluate(tree, state, rows, nodes, shares, reached))
+            return out
+
+    def _curves(self, X, which: str) -> np.ndarray:
+        """Every sample's cumulative hazard or survival at ``unique_times_``: its leaf's
+        (the mixture of the leaves it reaches, by their shares), averaged over the trees."""
+        target, grid = self.composition_.target, self.unique_times_
+        n = np.asarray(X).shape[0] if not hasattr(X, "iloc") else len(X)
+
+        def curves(tree, state, rows, nodes, shares, reached):
+            method = target.hazard_curves if which == "hazard" else target.survival_curves
+            per_node = method(state, tree, reached, grid)
+            out = np.zeros((n, grid.size))
+            np.add.at(out, rows, shares[:, None] * per_node[np.searchsorted(reached, nodes)])
+            return out
+
+        return sum(self._per_tree(X, curves)) / len(self._trees())
 
     def predict_cumulative_hazard_function(self, X, return_array=False):
         """Every sample's cumulative hazard at ``unique_times_`` (an n x len(unique_times_)
@@ -110,17 +127,14 @@ class SurvivalEstimator(RegressionEstimator):
         if quantiles is not None:
             raise ValueError("a survival tree predicts no quantiles of a response")
         target = self.composition_.target
-        if not target.risk_from_curves:
-            return super().predict(X)
-        self._check_fitted()
-        with self._checked_for_predict(X) as checked:
-            rows, nodes, shares = self._mixtures(self.tree_, checked)
-            n = checked.shape[0]
-        reached = np.unique(nodes)
-        risk = target.risk_scores(self.tree_.component_state["target"], self.tree_, reached)
-        return np.bincount(
-            rows, weights=shares * risk[np.searchsorted(reached, nodes)], minlength=n
-        )
+        n = np.asarray(X).shape[0] if not hasattr(X, "iloc") else len(X)
+
+        def risks(tree, state, rows, nodes, shares, reached):
+            risk = target.risk_scores(state, tree, reached)
+            at = np.searchsorted(reached, nodes)
+            return np.bincount(rows, weights=shares * risk[at], minlength=n)
+
+        return sum(self._per_tree(X, risks)) / len(self._trees())
 
     def score(self, X, y, sample_weight=None) -> float:
         """Harrell's concordance index of :meth:`predict` on censored ``y``
@@ -242,5 +256,108 @@ class SurvivalTree(SurvivalEstimator, TreeClassifier):
         self._refuse_classification_target(composition)
         data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
         self._fit_validated(data, None, composition, None)
-        self._keep_survival_state(data, y)
+        self._keep_survival_state(data, y, [data.weight])
         return self
+
+
+class ForestSurvival(SurvivalEstimator, ForestClassifier):
+    """A random survival forest of composed survival trees (scikit-survival's
+    ``RandomSurvivalForest``): every tree is grown by the same components on a bootstrap
+    sample with ``max_features`` features drawn at every node; the forest's cumulative
+    hazard and survival functions are the averages of its trees' (each tree's leaves hold
+    the curves of the rows it drew, as weighted by its bootstrap), its risk score the
+    average of theirs. ``oob_score=True`` gives ``oob_prediction_`` (each row's risk
+    averaged over the trees that did not draw it) and ``oob_score_``, their Harrell's
+    concordance. ``max_samples``, ``warm_start``, ``n_jobs`` and the joblib backends as
+    the classifier's forest; SurvivalTree's parameters."""
+
+    def __init__(
+        self,
+        n_estimators=100,
+        criterion="logrank",
+        splitter="exhaustive",
+        propagator="hard",
+        pruner="none",
+        evaluator="hard",
+        *,
+        target=None,
+        target_params=None,
+        criterion_params=None,
+        splitter_params=None,
+        propagator_params=None,
+        pruner_params=None,
+        evaluator_params=None,
+        max_features="sqrt",
+        bootstrap=True,
+        max_samples=None,
+        oob_score=False,
+        warm_start=False,
+        max_depth=None,
+        min_samples_split=6,
+        min_samples_leaf=3,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        categorical_features=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self._store_params(locals())
+
+    # fixed for a survival forest (the mixin fixes the classifier's other parameters)
+    balanced_bootstrap = False
+    forest_confidence = "averaged"
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on censored follow-up ``y`` (as :class:`SurvivalTree`)."""
+        self._check_n_estimators()
+        composition = self._make_composition()
+        self._refuse_classification_target(composition)
+        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
+        kept = self._warm_start_trees(data, None)
+        self._fit_validated(data, None, composition, None, kept)
+        weights = self._tree_weights(data)
+        self._keep_survival_state(data, y, weights)
+        self._survival_oob(data, y, sample_weight, weights)
+        return self
+
+    def _check_forest_target(self, composition) -> None:
+        self._refuse_classification_target(composition)
+
+    def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
+        """Nothing while the trees grow: the out-of-bag risks need every tree's curves
+        (:meth:`_survival_oob` scores them after)."""
+        for name in ("oob_score_", "oob_prediction_"):
+            if hasattr(self, name):
+                delattr(self, name)
+
+    def _survival_oob(self, data, y, sample_weight, weights) -> None:
+        if not self.oob_score:
+            return
+        target = self.composition_.target
+        total, count = np.zeros(data.n_samples), np.zeros(data.n_samples)
+        for tree, tree_weight in zip(self.estimators_, weights, strict=True):
+            unseen = np.flatnonzero(tree_weight == 0)
+            if unseen.size == 0:
+                continue
+            rows, nodes, shares = self._mixtures(tree, data.X[unseen])
+            reached = np.unique(nodes)
+            risk = target.risk_scores(tree.component_state["target"], tree, reached)
+            at = np.searchsorted(reached, nodes)
+            total[unseen] += np.bincount(rows, weights=shares * risk[at], minlength=unseen.size)
+            count[unseen] += 1
+        with np.errstate(invalid="ignore"):
+            self.oob_prediction_ = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        event, time = check_survival_y(y, len(y))
+        if sample_weight is not None:  # the rows fit kept (a weight of 0 removes a row)
+            positive = np.asarray(sample_weight, dtype=np.float64) > 0
+            event, time = event[positive], time[positive]
+        scored = count > 0
+        if callable(self.oob_score):
+            self.oob_score_ = float(
+                self.oob_score(event[scored], time[scored], self.oob_prediction_[scored])
+            )
+            return
+        self.oob_score_ = concordance_index(
+            event[scored], time[scored], self.oob_prediction_[scored]
+        )

@@ -31,13 +31,15 @@ from treekit_core.kernels.growth import (
     SUMS,
     THRESHOLD,
     accepts_split,
+    admissible_cut,
+    cut_threshold,
     fill_node,
     grow_array,
     mark_left,
     may_split,
     partition_features,
+    push_children,
 )
-from treekit_core.numerics import FEATURE_THRESHOLD
 
 
 @generic_jit
@@ -178,13 +180,10 @@ def scan_ranked_feature(
     left_weight = 0.0
     for j in range(count - 1):
         left_weight += weights[j]
-        if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
-            continue
-        n_left = j + 1
-        if n_left < min_samples_leaf or count - n_left < min_samples_leaf:
-            continue
         right_weight = total_weight - left_weight
-        if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
+        if not admissible_cut(
+            values, j, count, left_weight, right_weight, min_samples_leaf, min_weight_leaf
+        ):
             continue
         # scikit-learn's proxy, w_L (e_L / w_L) + w_R (e_R / w_R), in its order
         children = left_weight * (left_errors[j] / left_weight) + right_weight * (
@@ -194,11 +193,8 @@ def scan_ranked_feature(
         if drop > best_drop:
             best_drop = drop
             best_left_weight = left_weight
-            best_position = n_left
-            threshold = values[j] / 2.0 + values[j + 1] / 2.0
-            if threshold == values[j + 1] or threshold == np.inf or threshold == -np.inf:
-                threshold = values[j]
-            best_threshold = threshold
+            best_position = j + 1
+            best_threshold = cut_threshold(values, j)
     return best_drop, best_threshold, best_left_weight, best_position
 
 
@@ -426,12 +422,5 @@ def grow_absolute_error_tree(response, X, weight, order, n_rows, rules, max_feat
         table[node, IMPROVEMENT] = best_drop
         mark_left(order, best_feature, start, end, best_position, goes_left)
         partition_features(order, partitioned, best_feature, start, end, goes_left, scratch)
-        if top + 2 > stack.shape[0]:
-            stack = grow_array(stack, 2 * stack.shape[0])
-        middle = start + best_position
-        stack[top, 0], stack[top, 1], stack[top, 2] = middle, end, depth + 1
-        stack[top, 3], stack[top, 4] = node, 0
-        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = start, middle, depth + 1
-        stack[top + 1, 3], stack[top + 1, 4] = node, 1
-        top += 2
+        stack, top = push_children(stack, top, node, start, start + best_position, end, depth)
     return table[: node + 1].copy()

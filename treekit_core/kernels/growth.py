@@ -97,14 +97,12 @@ def scan_sorted_feature(
         for k in range(n_stats):
             left_sums[k] += weighted_evidence[j, k]
         left_weight += weights[j]
-        if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
+        right_weight = parent_weight - left_weight
+        if not admissible_cut(
+            values, j, n, left_weight, right_weight, min_samples_leaf, min_weight_leaf
+        ):
             continue
         n_left = j + 1
-        if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-            continue
-        right_weight = parent_weight - left_weight
-        if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
-            continue
         drop = split_drop(
             impurity,
             params,
@@ -118,11 +116,32 @@ def scan_sorted_feature(
         if drop > best_drop:
             best_drop = drop
             best_position = n_left
-            threshold = values[j] / 2.0 + values[j + 1] / 2.0
-            if threshold == values[j + 1] or threshold == np.inf or threshold == -np.inf:
-                threshold = values[j]
-            best_threshold = threshold
+            best_threshold = cut_threshold(values, j)
     return best_drop, best_threshold, best_position
+
+
+@generic_jit
+def admissible_cut(values, j, count, left_weight, right_weight, min_samples_leaf, min_weight_leaf):
+    """Whether a threshold search may cut ``count`` rows sorted by ``values`` after row j:
+    the values on both sides differ (scikit-learn's FEATURE_THRESHOLD) and both sides keep
+    min_samples_leaf rows and min_weight_leaf weight. The one rule every threshold search
+    (running sums, absolute deviations, log-rank) applies."""
+    if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
+        return False
+    n_left = j + 1
+    if n_left < min_samples_leaf or count - n_left < min_samples_leaf:
+        return False
+    return not (left_weight < min_weight_leaf or right_weight < min_weight_leaf)
+
+
+@generic_jit
+def cut_threshold(values, j):
+    """The threshold of a cut after row j of sorted ``values``: the midpoint, or the left
+    value where the midpoint rounds onto the right one or overflows (scikit-learn's)."""
+    threshold = values[j] / 2.0 + values[j + 1] / 2.0
+    if threshold == values[j + 1] or threshold == np.inf or threshold == -np.inf:
+        threshold = values[j]
+    return threshold
 
 
 @generic_jit
@@ -523,15 +542,24 @@ def grow_subtree(
         table[node, IMPROVEMENT] = drops[chosen]
         mark_left(order, f, node_start, node_end, n_left, goes_left)
         partition_features(order, candidates, f, node_start, node_end, goes_left, scratch)
-        if top + 2 > stack.shape[0]:
-            stack = grow_array(stack, 2 * stack.shape[0])
-        middle = node_start + n_left
-        stack[top, 0], stack[top, 1], stack[top, 2] = middle, node_end, node_depth + 1
-        stack[top, 3], stack[top, 4] = node, 0
-        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = node_start, middle, node_depth + 1
-        stack[top + 1, 3], stack[top + 1, 4] = node, 1
-        top += 2
+        stack, top = push_children(
+            stack, top, node, node_start, node_start + n_left, node_end, node_depth
+        )
     return table[: node + 1].copy()
+
+
+@generic_jit
+def push_children(stack, top, node, start, middle, end, depth):
+    """Push the children of ``node`` (rows [start, middle) left, [middle, end) right) on a
+    depth-first grower's stack of (start, end, depth, parent, is_left), the right one first
+    so the left one grows first (scikit-learn's numbering); returns (stack, new top)."""
+    if top + 2 > stack.shape[0]:
+        stack = grow_array(stack, 2 * stack.shape[0])
+    stack[top, 0], stack[top, 1], stack[top, 2] = middle, end, depth + 1
+    stack[top, 3], stack[top, 4] = node, 0
+    stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = start, middle, depth + 1
+    stack[top + 1, 3], stack[top + 1, 4] = node, 1
+    return stack, top + 2
 
 
 @generic_jit

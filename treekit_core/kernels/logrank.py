@@ -23,6 +23,7 @@ import numpy as np
 from numba import types
 
 from treekit_core.kernels.compiling import F1, F2A, I1, f8, generic_jit, i8, jit
+from treekit_core.kernels.growth import admissible_cut, cut_threshold
 from treekit_core.numerics import FEATURE_THRESHOLD
 
 #: V below this share of V1 is rounding: every at-risk row at every event time is on one
@@ -233,13 +234,10 @@ def best_logrank_split_of_node(
             scores[j] = -np.inf
             left_weight += weights[j]
             cumulative[j] = left_weight
-            if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
-                continue
-            n_left = j + 1
-            if n_left < min_samples_leaf or known - n_left < min_samples_leaf:
-                continue
             right_weight = known_weight - left_weight
-            if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
+            if not admissible_cut(
+                values, j, known, left_weight, right_weight, min_samples_leaf, min_weight_leaf
+            ):
                 continue
             if left_weight <= right_weight:
                 scores[j] = logrank_statistic(left[j, 0], left[j, 1], left[j, 2])
@@ -271,9 +269,7 @@ def best_logrank_split_of_node(
                     feature_score, position = exact, j
         if position < 0:
             continue
-        threshold = values[position] / 2.0 + values[position + 1] / 2.0
-        if threshold == values[position + 1] or threshold == np.inf or threshold == -np.inf:
-            threshold = values[position]
+        threshold = cut_threshold(values, position)
         if known < n:
             feature_score *= known_weight / parent_weight
         if feature_score > best_score:

@@ -17,6 +17,7 @@ from statistics import NormalDist
 import attrs
 import numpy as np
 
+from treekit_core.engine.validation import check_survival_y
 from treekit_core.estimators.regression import r2_score
 
 
@@ -178,3 +179,95 @@ def regression_figures(y_true, y_pred) -> dict:
         "mae": float(np.mean(np.abs(residual))),
         "r2": r2_score(y_true, y_pred),
     }
+
+
+# -- censored follow-up (issue 42) ----------------------------------------------------------
+
+
+def censoring_survival(event, time):
+    """The Kaplan-Meier estimate of the censoring distribution G(t) = P(C > t) from
+    follow-up (scikit-survival's ``CensoringDistributionEstimator``): (times, G at them),
+    -inf and 1 first; with no censored row, G is 1 at every time."""
+    event = np.asarray(event, dtype=bool)
+    time = np.asarray(time, dtype=np.float64)
+    times, position = np.unique(time, return_inverse=True)
+    if event.all():
+        return times, np.ones(times.size)
+    count = np.bincount(position, minlength=times.size)
+    events = np.bincount(position, weights=event.astype(float), minlength=times.size)
+    at_risk = time.size - np.concatenate([[0], np.cumsum(count)[:-1]])
+    # the reverse estimator: censorings are its events, the rows that died leave the risk set
+    at_risk = at_risk - events
+    censored = count - events
+    ratio = np.divide(censored, at_risk, out=np.zeros(times.size), where=censored != 0)
+    return np.concatenate([[-np.inf], times]), np.concatenate([[1.0], np.cumprod(1.0 - ratio)])
+
+
+def _censoring_at(estimate, time):
+    """G at ``time`` (scikit-survival's ``predict_proba``: the step at or before each time;
+    0 past the last time where G reached 0, else an error)."""
+    times, probability = estimate
+    time = np.asarray(time, dtype=np.float64)
+    extends = time > times[-1]
+    if probability[-1] > 0 and extends.any():
+        raise ValueError(
+            f"time must be smaller than the largest observed time point of the training "
+            f"follow-up: {times[-1]:g}"
+        )
+    out = np.zeros(time.shape)
+    index = np.searchsorted(times, time[~extends])
+    exact = np.abs(times[np.minimum(index, times.size - 1)] - time[~extends]) < np.finfo(float).eps
+    index[~exact] -= 1
+    out[~extends] = probability[index]
+    return out
+
+
+def brier_score(survival_train, survival_test, estimate, times):
+    """The time-dependent Brier score of predicted survival probabilities with inverse
+    probability of censoring weights (Graf et al. 1999; scikit-survival's
+    ``brier_score``): at each of ``times`` (distinct, within the test follow-up),
+    mean over test rows of S^2 / G(y) for an event by t and (1 - S)^2 / G(t) for a row
+    still followed at t, G the censoring distribution of ``survival_train``.
+    ``estimate``: the predicted survival at ``times`` (n x len(times), e.g. a survival
+    estimator's ``predict_survival_function`` at them). Returns (times, scores)."""
+    train_event, train_time = check_survival_y(survival_train, len(survival_train))
+    event, time = check_survival_y(survival_test, len(survival_test))
+    for name, events in (("survival_train", train_event), ("survival_test", event)):
+        if not events.any():  # scikit-survival refuses such follow-up too
+            raise ValueError(f"all samples of {name} are censored")
+    times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
+    if times.max() >= time.max() or times.min() < time.min():
+        raise ValueError(
+            f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
+        )
+    estimate = np.asarray(estimate, dtype=np.float64)
+    if estimate.ndim == 1 and times.size == 1:
+        estimate = estimate.reshape(-1, 1)
+    if estimate.shape != (time.size, times.size):
+        raise ValueError(
+            f"estimate has shape {estimate.shape}; expected ({time.size}, {times.size}): a "
+            "survival probability per test row and time"
+        )
+    censoring = censoring_survival(train_event, train_time)
+    at_times = _censoring_at(censoring, times)
+    at_times[at_times == 0] = np.inf
+    at_rows = _censoring_at(censoring, time)
+    at_rows[at_rows == 0] = np.inf
+    scores = np.empty(times.size)
+    for i, t in enumerate(times):
+        case = ((time <= t) & event).astype(int)
+        control = (time > t).astype(int)
+        scores[i] = np.mean(
+            np.square(estimate[:, i]) * case / at_rows
+            + np.square(1.0 - estimate[:, i]) * control / at_times[i]
+        )
+    return times, scores
+
+
+def integrated_brier_score(survival_train, survival_test, estimate, times) -> float:
+    """The Brier score integrated over ``times`` by the trapezoidal rule, over their span
+    (scikit-survival's ``integrated_brier_score``; at least two times)."""
+    times, scores = brier_score(survival_train, survival_test, estimate, times)
+    if times.size < 2:
+        raise ValueError("At least two time points must be given")
+    return float(np.trapezoid(scores, times) / (times[-1] - times[0]))
