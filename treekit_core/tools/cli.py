@@ -9,9 +9,17 @@ import sys
 
 import numpy as np
 
-from treekit_core import ForestClassifier, ForestRegressor, TreeClassifier, TreeRegressor
+from treekit_core import (
+    ForestClassifier,
+    ForestRegressor,
+    ForestSurvival,
+    SurvivalTree,
+    TreeClassifier,
+    TreeRegressor,
+    concordance_index,
+)
 from treekit_core.components import KINDS, REGISTERED_KINDS
-from treekit_core.datasets import load_dataset
+from treekit_core.datasets import load_dataset, survival_array
 from treekit_core.engine.folds import stratified_folds
 from treekit_core.engine.rejection import risk_coverage
 from treekit_core.estimators.model_file import read_json
@@ -27,7 +35,11 @@ from treekit_core.tools.csvdata import (
     typed_columns,
 )
 from treekit_core.tools.export import export_text
-from treekit_core.tools.metrics import diagnostic_report, regression_figures
+from treekit_core.tools.metrics import (
+    diagnostic_report,
+    integrated_brier_score,
+    regression_figures,
+)
 from treekit_core.tools.progress import Progress
 from treekit_core.tools.report import composition_line, html_report, regression_evaluation
 
@@ -182,9 +194,73 @@ def choose_task(values: np.ndarray, task: str, target: str) -> tuple[str, str]:
     return "classification", f"{target!r} holds {distinct} distinct whole numbers"
 
 
+def follow_up(columns, args, path):
+    """(y as a structured (event, time) array, rows kept) from the ``--time`` and
+    ``--event`` columns: times numbers >= 0, events 0/1; a row missing either is dropped
+    (it teaches nothing), which the caller reports."""
+    for option, name in (("--time", args.time), ("--event", args.event)):
+        if name is None:
+            raise ValueError("survival follow-up needs both --time and --event")
+        if name not in columns:
+            raise ValueError(f"{option} {name!r} is not a column of {path}")
+        if columns[name].dtype.kind != "f":
+            raise ValueError(f"{option} {name!r} must hold numbers; it holds text")
+    time, event = columns[args.time], columns[args.event]
+    kept = ~(np.isnan(time) | np.isnan(event))
+    bad = kept & ~np.isin(event, (0.0, 1.0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"--event {args.event!r} holds {event[row]:g} on row {row + 2}; expected 1 (the "
+            "event) or 0 (censored)"
+        )
+    return survival_array(event[kept] == 1.0, time[kept]), kept
+
+
+def _fit_survival(args, columns, header, raw) -> int:
+    names = [name for name in header if name not in (args.time, args.event)]
+    _refuse_numbers_made_nominal(raw, columns, names, args.data)
+    X, nominal = feature_matrix(columns, names)
+    y, kept = follow_up(columns, args, args.data)
+    X = X[kept]
+    print(
+        f"task: survival (--time {args.time}, --event {args.event}; {int((~kept).sum())} rows "
+        "without follow-up dropped)"
+    )
+    estimator, components = parse_settings(args.set, forest=args.forest is not None)
+    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
+    for kind in ("labeler", "confidence"):
+        if kind in chosen or f"{kind}_params" in components:
+            raise ValueError(f"--{kind}: a survival tree has no {kind}")
+    if args.forest is not None:
+        if args.forest < 1:
+            raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
+        estimator.setdefault("random_state", 0)
+        model = ForestSurvival(
+            n_estimators=args.forest,
+            **chosen,
+            **components,
+            **estimator,
+            categorical_features=nominal or None,
+        )
+    else:
+        model = SurvivalTree(
+            **chosen, **components, **estimator, categorical_features=nominal or None
+        )
+    with observing_progress():
+        model.fit(X, y)
+    return _write_model(model, args, raw, names, X.shape[0])
+
+
 def cmd_fit(args) -> int:
     header, raw = read_text_table(args.data)
     columns = typed_columns(raw)
+    if args.time is not None or args.event is not None:
+        if args.target is not None:
+            raise ValueError("give --target (classes, a response) or --time and --event, not both")
+        return _fit_survival(args, columns, header, raw)
+    if args.target is None:
+        raise ValueError("fit needs --target (a class or response column), or --time and --event")
     if args.target not in columns:
         raise ValueError(
             f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}"
@@ -241,10 +317,16 @@ def cmd_fit(args) -> int:
         )
     with observing_progress():
         model.fit(X, y)
+    return _write_model(model, args, raw, names, X.shape[0])
+
+
+def _write_model(model, args, raw, names, n_rows) -> int:
+    """Save a fitted model with its feature names and its training rows' digest, and say
+    what was fitted."""
     model.feature_names_in_ = np.asarray(names, dtype=object)
     payload = json.loads(model.to_json())
     # evaluate recognises these rows and says its figures are resubstitution figures
-    payload["training_rows"] = {"sha256": rows_digest(raw, names), "n_rows": int(X.shape[0])}
+    payload["training_rows"] = {"sha256": rows_digest(raw, names), "n_rows": int(n_rows)}
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(payload, handle)
     size = (
@@ -253,7 +335,7 @@ def cmd_fit(args) -> int:
         else f"{model.get_n_leaves()} leaves"
     )
     print(f"composition: {composition_line(model)}")
-    print(f"fitted {size} on {X.shape[0]} rows; wrote {args.out}")
+    print(f"fitted {size} on {n_rows} rows; wrote {args.out}")
     return 0
 
 
@@ -287,6 +369,8 @@ def load_model(path):
         "ForestClassifier": ForestClassifier,
         "TreeRegressor": TreeRegressor,
         "ForestRegressor": ForestRegressor,
+        "SurvivalTree": SurvivalTree,
+        "ForestSurvival": ForestSurvival,
     }
     kind = read_json(path).get("estimator", "TreeClassifier")
     if kind not in estimators:
@@ -349,6 +433,18 @@ def cmd_predict(args) -> int:
 
     model, X, *_ = _load_rows(args.model, args.data)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
+    if isinstance(model, (SurvivalTree, ForestSurvival)):
+        times = _survival_times(model, args.times)
+        survival = np.array([[f(t) for t in times] for f in model.predict_survival_function(X)])
+        try:
+            writer = csv.writer(out)
+            writer.writerow(["risk"] + [f"survival_at_{t:g}" for t in times])
+            for risk, row in zip(model.predict(X), survival, strict=True):
+                writer.writerow([f"{risk:.10g}"] + [f"{v:.6g}" for v in row])
+        finally:
+            if args.out:
+                out.close()
+        return 0
     if isinstance(model, (TreeRegressor, ForestRegressor)):
         try:
             writer = csv.writer(out)
@@ -373,6 +469,64 @@ def cmd_predict(args) -> int:
     finally:
         if args.out:
             out.close()
+    return 0
+
+
+def _survival_times(model, text):
+    """The times of ``--times`` (comma-separated numbers), or the quartiles of the model's
+    training event times."""
+    if text:
+        try:
+            times = np.array([float(v) for v in text.split(",")])
+        except ValueError:
+            raise ValueError(f"--times must be numbers separated by commas, got {text!r}") from None
+        if not (np.isfinite(times).all() and (times >= 0).all()):
+            raise ValueError(f"--times must be finite numbers >= 0, got {text!r}")
+        return times
+    events = model.unique_times_[model.is_event_time_]
+    return np.unique(np.quantile(events, [0.25, 0.5, 0.75], method="inverted_cdf"))
+
+
+def _evaluate_survival(model, X, columns, args, raw, names) -> int:
+    """``evaluate`` for a survival model: Harrell's concordance and the integrated Brier
+    score over the quartiles of the event times (the file's own follow-up gives the
+    censoring weights), on the file as it is or out of sample (K-fold CV)."""
+    y, kept = follow_up(columns, args, args.data)
+    X = X[kept]
+    if args.cv is not None:
+        if not (isinstance(args.cv, int) and args.cv >= 2):
+            raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
+        fold = stratified_folds(
+            y["event"].astype(np.int64), args.cv, np.random.default_rng(args.seed)
+        )
+        risk = np.empty(len(y))
+        survival_parts = []
+        params = _composition_for(model, args)
+        for k in range(args.cv):
+            test = np.flatnonzero(fold == k)
+            fitted = type(model)(**params).fit(X[fold != k], y[fold != k])
+            risk[test] = fitted.predict(X[test])
+            survival_parts.append((test, fitted))
+        what = f"{args.cv}-fold cross-validation stratified by event (seed {args.seed})"
+    else:
+        risk = model.predict(X)
+        survival_parts = [(np.arange(len(y)), model)]
+        what = f"the model as saved, on {args.data}"
+        if _warn_if_resubstitution(args, raw, names):
+            what += " (the training rows: resubstitution figures)"
+    times = np.quantile(y["time"][y["event"]], [0.25, 0.5, 0.75])
+    times = np.unique(times[(times >= y["time"].min()) & (times < y["time"].max())])
+    survival = np.empty((len(y), times.size))
+    for rows, fitted in survival_parts:
+        functions = fitted.predict_survival_function(X[rows])
+        survival[rows] = [[f(t) for t in times] for f in functions]
+    print(f"{what}; composition: {composition_line(model)}")
+    print(f"rows: {len(y)} ({int(y['event'].sum())} events)")
+    print(f"Harrell's concordance: {concordance_index(y['event'], y['time'], risk):.4f}")
+    if times.size >= 2:
+        score = integrated_brier_score(y, y, survival, times)
+        listed = ", ".join(f"{t:g}" for t in times)
+        print(f"integrated Brier score over the event-time quartiles ({listed}): {score:.4f}")
     return 0
 
 
@@ -475,6 +629,13 @@ def cmd_evaluate(args) -> int:
             raise ValueError("--plots needs matplotlib: pip install matplotlib")
     if args.cv is not None and args.test_size is not None:
         raise ValueError("give --cv K or --test-size F, not both")
+    if args.time is not None or args.event is not None:
+        model, X, columns, raw, names = _load_rows(args.model, args.data, None)
+        if not isinstance(model, (SurvivalTree, ForestSurvival)):
+            raise ValueError(f"--time and --event evaluate a survival model; {args.model} is not")
+        return _evaluate_survival(model, X, columns, args, raw, names)
+    if args.target is None:
+        raise ValueError("evaluate needs --target, or --time and --event for a survival model")
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
@@ -649,7 +810,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     fit = sub.add_parser("fit", help="fit a tree on a CSV and save it as JSON")
     fit.add_argument("data")
-    fit.add_argument("--target", required=True, help="the class or response column")
+    fit.add_argument("--target", default=None, help="the class or response column")
+    fit.add_argument("--time", default=None, help="survival: the follow-up time column")
+    fit.add_argument(
+        "--event", default=None, help="survival: the event column (1 event, 0 censored)"
+    )
     fit.add_argument(
         "--task",
         choices=("auto", "classification", "regression"),
@@ -689,13 +854,21 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("model")
     predict.add_argument("data")
     predict.add_argument("--out", default=None)
+    predict.add_argument(
+        "--times",
+        default=None,
+        help="survival models: times to write the survival at (comma-separated; default the "
+        "quartiles of the training event times)",
+    )
     predict.set_defaults(run=cmd_predict)
     evaluate = sub.add_parser(
         "evaluate", help="metrics with abstentions, coverage and a risk-coverage table"
     )
     evaluate.add_argument("model")
     evaluate.add_argument("data")
-    evaluate.add_argument("--target", required=True)
+    evaluate.add_argument("--target", default=None, help="the class or response column")
+    evaluate.add_argument("--time", default=None, help="survival: the follow-up time column")
+    evaluate.add_argument("--event", default=None, help="survival: the event column")
     evaluate.add_argument(
         "--cv",
         type=int,

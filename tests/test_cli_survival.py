@@ -1,0 +1,129 @@
+"""Issue 42: the command line on censored follow-up, end to end."""
+
+import csv
+import shutil
+
+import numpy as np
+import pytest
+
+from treekit_core import SurvivalTree, concordance_index
+from treekit_core.datasets import dataset_path, load_dataset
+from treekit_core.tools.cli import main
+
+
+@pytest.fixture()
+def lung_csv(tmp_path):
+    path = tmp_path / "lung.csv"
+    with dataset_path("lung").open("rb") as source, open(path, "wb") as copy:
+        shutil.copyfileobj(source, copy)
+    return path
+
+
+def read_rows(path):
+    with open(path, newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def test_fit_predict_evaluate_a_survival_tree(lung_csv, tmp_path, capsys):
+    model_path, predictions = tmp_path / "model.json", tmp_path / "predictions.csv"
+    survival = ["--time", "time", "--event", "status"]
+    assert (
+        main(
+            [
+                "fit",
+                str(lung_csv),
+                *survival,
+                "--set",
+                "min_samples_leaf=10",
+                "--out",
+                str(model_path),
+            ]
+        )
+        == 0
+    )
+    assert "task: survival" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "predict",
+                str(model_path),
+                str(lung_csv),
+                "--times",
+                "100,365",
+                "--out",
+                str(predictions),
+            ]
+        )
+        == 0
+    )
+    rows = read_rows(predictions)
+    assert rows[0] == ["risk", "survival_at_100", "survival_at_365"]
+    values = np.array(rows[1:], dtype=float)
+    assert ((values[:, 1:] >= 0) & (values[:, 1:] <= 1)).all()
+    assert (values[:, 2] <= values[:, 1]).all()  # survival does not rise
+    # the same model in Python
+    data = load_dataset("lung")
+    model = SurvivalTree(min_samples_leaf=10).fit(data.X, data.y)
+    np.testing.assert_allclose(values[:, 0], model.predict(data.X), rtol=1e-9)
+    capsys.readouterr()
+    assert main(["evaluate", str(model_path), str(lung_csv), *survival]) == 0
+    out = capsys.readouterr().out
+    assert "resubstitution" in out
+    expected = concordance_index(data.y["event"], data.y["time"], model.predict(data.X))
+    assert f"Harrell's concordance: {expected:.4f}" in out
+    assert "integrated Brier score" in out
+    assert main(["evaluate", str(model_path), str(lung_csv), *survival, "--cv", "3"]) == 0
+    assert "3-fold cross-validation" in capsys.readouterr().out
+
+
+def test_a_survival_forest_and_the_exponential_method(lung_csv, tmp_path, capsys):
+    survival = ["--time", "time", "--event", "status"]
+    forest = tmp_path / "forest.json"
+    assert main(["fit", str(lung_csv), *survival, "--forest", "5", "--out", str(forest)]) == 0
+    assert "fitted 5 trees" in capsys.readouterr().out
+    assert main(["evaluate", str(forest), str(lung_csv), *survival]) == 0
+    exponential = tmp_path / "exp.json"
+    assert (
+        main(
+            [
+                "fit",
+                str(lung_csv),
+                *survival,
+                "--criterion",
+                "exponential",
+                "--out",
+                str(exponential),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["predict", str(exponential), str(lung_csv)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header.startswith("risk,survival_at_")
+
+
+def test_bad_follow_up_options_are_refused(lung_csv, tmp_path, capsys):
+    out = str(tmp_path / "m.json")
+    assert main(["fit", str(lung_csv), "--time", "time", "--out", out]) != 0
+    assert "both --time and --event" in capsys.readouterr().err
+    assert main(["fit", str(lung_csv), "--time", "time", "--event", "sex", "--out", out]) != 0
+    assert "--event 'sex' holds 2" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "fit",
+                str(lung_csv),
+                "--target",
+                "status",
+                "--time",
+                "time",
+                "--event",
+                "status",
+                "--out",
+                out,
+            ]
+        )
+        != 0
+    )
+    assert "not both" in capsys.readouterr().err
