@@ -127,3 +127,31 @@ def test_bad_follow_up_options_are_refused(lung_csv, tmp_path, capsys):
         != 0
     )
     assert "not both" in capsys.readouterr().err
+
+
+def test_the_kaplan_meier_picture_draws_every_leafs_curve_and_numbers_at_risk(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treekit_core.tools import plots
+
+    data = load_dataset("veteran")
+    model = SurvivalTree(min_samples_leaf=20, max_depth=2).fit(data.X, data.y)
+    fig, ax = plt.subplots(figsize=(7, 5))
+    plots.plot_survival_curves(model, data.X, data.y, ax, times=[0, 100, 200])
+    leaves = model.apply(data.X)
+    assert len(ax.lines) == model.get_n_leaves()
+    # each line is its leaf's Kaplan-Meier curve on the training grid
+    table = ax.tables[0]
+    for k, line in enumerate(ax.lines):
+        leaf = int(ax.get_legend().get_texts()[k].get_text().split()[1])
+        rows = leaves == leaf
+        expected = model.predict_survival_function(data.X[rows][:1], return_array=True)[0]
+        np.testing.assert_allclose(line.get_ydata()[1:], expected)
+        at_risk = [int(table[k + 1, j].get_text().get_text()) for j in range(3)]
+        assert at_risk == [int((data.y["time"][rows] >= t).sum()) for t in (0, 100, 200)]
+    fig.savefig(tmp_path / "km.png", bbox_inches="tight")
+    plt.close(fig)
+    assert (tmp_path / "km.png").stat().st_size > 5000

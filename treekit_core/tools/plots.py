@@ -16,12 +16,14 @@
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.tree_text import _names, node_labels
+from treekit_core.engine.validation import check_survival_y
 from treekit_core.registry import get_registry
 from treekit_core.tools.node_style import class_rgb, edge_labels, node_rgb
 
@@ -214,6 +216,44 @@ def draw_residuals(predicted, residual, ax=None, title: bool = True):
     ax.set_ylabel("residual (y - prediction)")
     if title:
         ax.set_title(f"residuals: RMSE {np.sqrt(np.mean(residual**2)):.4g}", fontsize=9)
+    return ax
+
+
+def plot_survival_curves(model, X, y, ax=None, times=None, max_leaves: int = 8):
+    """Every leaf's Kaplan-Meier survival curve (a survival tree's; the rows of X reaching
+    a leaf by hard routing, at most ``max_leaves`` of the largest), with the numbers at
+    risk below the axis at ``times`` (default: five times across the follow-up), as
+    clinical papers print them. ``y``: the follow-up of X's rows ((event, time))."""
+    plt = _pyplot()
+    event, time = check_survival_y(y, np.shape(X)[0])
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    leaves = np.asarray(model.apply(X))
+    shown = [leaf for leaf, _ in Counter(leaves.tolist()).most_common(max_leaves)]
+    grid = model.unique_times_
+    curves = model.composition_.target.survival_curves(
+        model.tree_.component_state["target"], model.tree_, np.array(shown), grid
+    )
+    times = np.linspace(0.0, time.max(), 5) if times is None else np.asarray(times, float)
+    table = []
+    for k, leaf in enumerate(shown):
+        rows = leaves == leaf
+        label = f"leaf {leaf} (n={int(rows.sum())}, events {int(event[rows].sum())})"
+        ax.step(np.r_[0.0, grid], np.r_[1.0, curves[k]], where="post", color=f"C{k}", label=label)
+        table.append([int((time[rows] >= t).sum()) for t in times])
+    ax.set_xlabel("time")
+    ax.set_ylabel("survival (Kaplan-Meier)")
+    ax.set_ylim(0.0, 1.02)
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("survival by leaf; numbers at risk below", fontsize=9)
+    at_risk = ax.table(
+        cellText=[[str(v) for v in row] for row in table],
+        rowLabels=[f"leaf {leaf}" for leaf in shown],
+        colLabels=[f"{t:.4g}" for t in times],
+        loc="bottom",
+        bbox=[0.0, -0.25 - 0.07 * len(shown), 1.0, 0.07 * (len(shown) + 1)],
+    )
+    at_risk.set_fontsize(7)
     return ax
 
 
