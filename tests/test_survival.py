@@ -443,3 +443,28 @@ def test_the_brier_score_of_a_forests_survival_on_held_out_rows():
     # a useful model beats predicting 0.5 for everyone (Brier 0.25)
     assert (scores < 0.25).all()
     assert 0 < integrated_brier_score(data.y[~fold], test, survival, times) < 0.25
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 80), tau=st.sampled_from([None, 6.0]))
+def test_unos_concordance_is_scikit_survivals(seed, n, tau):
+    metrics = pytest.importorskip("sksurv.metrics")
+    from treekit_core.tools.metrics import concordance_index_ipcw
+
+    rng = np.random.default_rng(seed)
+    train = survival_array(rng.random(n) < 0.7, rng.integers(1, 12, n).astype(float))
+    test = survival_array(rng.random(n) < 0.7, rng.integers(1, 11, n).astype(float))
+    estimate = rng.integers(0, 5, n) + rng.choice([0.0, 0.25], n)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            theirs = metrics.concordance_index_ipcw(train, test, estimate, tau=tau)[0]
+        except Exception:
+            theirs = np.nan
+    if np.isnan(theirs):
+        with pytest.raises(ValueError):
+            concordance_index_ipcw(train, test, estimate, tau=tau)
+        return
+    assert concordance_index_ipcw(train, test, estimate, tau=tau) == pytest.approx(
+        theirs, rel=1e-12
+    )

@@ -150,12 +150,14 @@ class SurvivalEstimator(RegressionEstimator):
         return tags
 
 
-def concordance_index(event, time, estimate, tied_tol: float = 1e-8) -> float:
+def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=None) -> float:
     """Harrell's concordance index, as scikit-survival's ``concordance_index_censored``:
     over the pairs where the earlier time ends in an event (and an event with a censored
     time equal to it), the share whose earlier one has the higher estimate, estimates
-    within ``tied_tol`` counting a half. O(n log n) (a Fenwick tree over the estimates'
-    ranks, the times taken from the latest)."""
+    within ``tied_tol`` counting a half. ``weights``: a weight per row for the pairs its
+    event opens (Uno's inverse probability of censoring weights; default 1). O(n log n) (a
+    Fenwick tree over the estimates' ranks, the times taken from the latest)."""
+    weights = np.ones(len(time)) if weights is None else np.asarray(weights, dtype=np.float64)
     event = np.asarray(event, dtype=bool)
     time = np.asarray(time, dtype=np.float64)
     estimate = np.asarray(estimate, dtype=np.float64)
@@ -193,8 +195,8 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8) -> float:
             inserted += 1
         for i in group[event[group]]:
             lower = prefix(below[i])
-            numerator += lower + 0.5 * (prefix(within[i]) - lower)
-            denominator += inserted
+            numerator += weights[i] * lower + 0.5 * weights[i] * (prefix(within[i]) - lower)
+            denominator += weights[i] * inserted
         for i in group[event[group]]:
             add(position[i])
             inserted += 1

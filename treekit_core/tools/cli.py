@@ -36,6 +36,7 @@ from treekit_core.tools.csvdata import (
 )
 from treekit_core.tools.export import export_text
 from treekit_core.tools.metrics import (
+    concordance_index_ipcw,
     diagnostic_report,
     integrated_brier_score,
     regression_figures,
@@ -523,6 +524,10 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
     print(f"{what}; composition: {composition_line(model)}")
     print(f"rows: {len(y)} ({int(y['event'].sum())} events)")
     print(f"Harrell's concordance: {concordance_index(y['event'], y['time'], risk):.4f}")
+    print(
+        f"Uno's concordance (censoring weights from this file): "
+        f"{concordance_index_ipcw(y, y, risk):.4f}"
+    )
     if times.size >= 2:
         score = integrated_brier_score(y, y, survival, times)
         listed = ", ".join(f"{t:g}" for t in times)

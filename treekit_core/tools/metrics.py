@@ -19,6 +19,7 @@ import numpy as np
 
 from treekit_core.engine.validation import check_survival_y
 from treekit_core.estimators.regression import r2_score
+from treekit_core.estimators.survival import concordance_index
 
 
 def _ratio(num: float, den: float) -> float:
@@ -271,3 +272,23 @@ def integrated_brier_score(survival_train, survival_test, estimate, times) -> fl
     if times.size < 2:
         raise ValueError("At least two time points must be given")
     return float(np.trapezoid(scores, times) / (times[-1] - times[0]))
+
+
+def concordance_index_ipcw(survival_train, survival_test, estimate, tau=None, tied_tol=1e-8):
+    """Uno's concordance index (scikit-survival's ``concordance_index_ipcw``): Harrell's
+    pairs weighted by the squared inverse probability of censoring at the earlier event
+    (G from ``survival_train``), only events before ``tau`` opening pairs; unlike Harrell's,
+    it does not depend on the censoring distribution."""
+    train_event, train_time = check_survival_y(survival_train, len(survival_train))
+    event, time = check_survival_y(survival_test, len(survival_test))
+    estimate = np.asarray(estimate, dtype=np.float64)
+    if estimate.shape != time.shape:
+        raise ValueError(f"estimate has shape {estimate.shape}; expected ({time.size},)")
+    opens = event if tau is None else event & (time < tau)
+    censoring = censoring_survival(train_event, train_time)
+    at_events = _censoring_at(censoring, time[opens])
+    if (at_events == 0).any():
+        raise ValueError("the censoring survival function is zero at an event time")
+    weights = np.zeros(time.size)
+    weights[opens] = 1.0 / at_events
+    return concordance_index(event, time, estimate, tied_tol, np.square(weights))
