@@ -71,7 +71,8 @@ def test_fit_predict_evaluate_a_survival_tree(lung_csv, tmp_path, capsys):
     assert "resubstitution" in out
     expected = concordance_index(data.y["event"], data.y["time"], model.predict(data.X))
     assert f"Harrell's concordance: {expected:.4f}" in out
-    assert "integrated Brier score" in out
+    assert "integrated Brier score" in out and "time-dependent AUC" in out
+    assert "Uno's concordance" in out
     assert main(["evaluate", str(model_path), str(lung_csv), *survival, "--cv", "3"]) == 0
     assert "3-fold cross-validation" in capsys.readouterr().out
 

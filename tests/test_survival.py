@@ -468,3 +468,30 @@ def test_unos_concordance_is_scikit_survivals(seed, n, tau):
     assert concordance_index_ipcw(train, test, estimate, tau=tau) == pytest.approx(
         theirs, rel=1e-12
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 80), ties=st.booleans())
+def test_time_dependent_auc_is_scikit_survivals(seed, n, ties):
+    metrics = pytest.importorskip("sksurv.metrics")
+    from treekit_core.tools.metrics import cumulative_dynamic_auc
+
+    rng = np.random.default_rng(seed)
+    train = survival_array(rng.random(n) < 0.7, rng.integers(1, 12, n).astype(float))
+    test = survival_array(rng.random(n) < 0.7, rng.integers(1, 11, n).astype(float))
+    estimate = rng.integers(0, 4, n) + (0.0 if ties else rng.random(n))
+    times = np.array([3.0, 5.0, 7.0])
+    times = times[(times >= test["time"].min()) & (times < test["time"].max())]
+    if times.size == 0:
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            theirs = metrics.cumulative_dynamic_auc(train, test, estimate, times)
+        except Exception:
+            theirs = None
+    if theirs is None or not np.isfinite(theirs[1]):
+        return  # no case or no control at a time: both undefined
+    scores, mean = cumulative_dynamic_auc(train, test, estimate, times)
+    np.testing.assert_allclose(scores, theirs[0], rtol=1e-12)
+    assert mean == pytest.approx(theirs[1], rel=1e-12)

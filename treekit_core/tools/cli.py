@@ -37,6 +37,7 @@ from treekit_core.tools.csvdata import (
 from treekit_core.tools.export import export_text
 from treekit_core.tools.metrics import (
     concordance_index_ipcw,
+    cumulative_dynamic_auc,
     diagnostic_report,
     integrated_brier_score,
     regression_figures,
@@ -529,9 +530,11 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
         f"{concordance_index_ipcw(y, y, risk):.4f}"
     )
     if times.size >= 2:
-        score = integrated_brier_score(y, y, survival, times)
         listed = ", ".join(f"{t:g}" for t in times)
+        score = integrated_brier_score(y, y, survival, times)
         print(f"integrated Brier score over the event-time quartiles ({listed}): {score:.4f}")
+        _, auc = cumulative_dynamic_auc(y, y, risk, times)
+        print(f"time-dependent AUC, mean over the same times: {auc:.4f}")
     return 0
 
 

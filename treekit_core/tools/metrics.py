@@ -185,23 +185,29 @@ def regression_figures(y_true, y_pred) -> dict:
 # -- censored follow-up (issue 42) ----------------------------------------------------------
 
 
-def censoring_survival(event, time):
-    """The Kaplan-Meier estimate of the censoring distribution G(t) = P(C > t) from
-    follow-up (scikit-survival's ``CensoringDistributionEstimator``): (times, G at them),
-    -inf and 1 first; with no censored row, G is 1 at every time."""
+def kaplan_meier(event, time, reverse: bool = False):
+    """The Kaplan-Meier estimate from follow-up, as scikit-survival's estimators keep it:
+    (times with -inf first, the estimate with 1 first). ``reverse``: of the censoring
+    distribution G(t) = P(C > t) (``CensoringDistributionEstimator``: censorings are the
+    events, and rows that died leave the risk set), which is 1 at every time when no row
+    is censored."""
     event = np.asarray(event, dtype=bool)
     time = np.asarray(time, dtype=np.float64)
     times, position = np.unique(time, return_inverse=True)
-    if event.all():
+    if reverse and event.all():
         return times, np.ones(times.size)
     count = np.bincount(position, minlength=times.size)
     events = np.bincount(position, weights=event.astype(float), minlength=times.size)
     at_risk = time.size - np.concatenate([[0], np.cumsum(count)[:-1]])
-    # the reverse estimator: censorings are its events, the rows that died leave the risk set
-    at_risk = at_risk - events
-    censored = count - events
-    ratio = np.divide(censored, at_risk, out=np.zeros(times.size), where=censored != 0)
+    if reverse:
+        at_risk, events = at_risk - events, count - events
+    ratio = np.divide(events, at_risk, out=np.zeros(times.size), where=events != 0)
     return np.concatenate([[-np.inf], times]), np.concatenate([[1.0], np.cumprod(1.0 - ratio)])
+
+
+def censoring_survival(event, time):
+    """The censoring distribution's Kaplan-Meier estimate (:func:`kaplan_meier` reversed)."""
+    return kaplan_meier(event, time, reverse=True)
 
 
 def _censoring_at(estimate, time):
@@ -292,3 +298,54 @@ def concordance_index_ipcw(survival_train, survival_test, estimate, tau=None, ti
     weights = np.zeros(time.size)
     weights[opens] = 1.0 / at_events
     return concordance_index(event, time, estimate, tied_tol, np.square(weights))
+
+
+def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_tol=1e-8):
+    """The time-dependent AUC (scikit-survival's ``cumulative_dynamic_auc``): at each of
+    ``times``, how well the risk ``estimate`` (n, or n x len(times)) ranks the rows with
+    an event by t (cases, weighted by the inverse probability of censoring at their time,
+    G from ``survival_train``) above the rows still followed after t (controls). Returns
+    (AUC per time, their mean weighted by the test follow-up's Kaplan-Meier drops)."""
+    train_event, train_time = check_survival_y(survival_train, len(survival_train))
+    event, time = check_survival_y(survival_test, len(survival_test))
+    for name, events in (("survival_train", train_event), ("survival_test", event)):
+        if not events.any():
+            raise ValueError(f"all samples of {name} are censored")
+    times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
+    if times.max() >= time.max() or times.min() < time.min():
+        raise ValueError(
+            f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
+        )
+    estimate = np.asarray(estimate, dtype=np.float64)
+    if estimate.ndim == 1:
+        estimate = np.broadcast_to(estimate[:, None], (time.size, times.size))
+    if estimate.shape != (time.size, times.size):
+        raise ValueError(
+            f"estimate has shape {estimate.shape}; expected ({time.size}, {times.size})"
+        )
+    at_events = _censoring_at(censoring_survival(train_event, train_time), time[event])
+    if (at_events == 0).any():
+        raise ValueError("the censoring survival function is zero at an event time")
+    ipcw = np.zeros(time.size)
+    ipcw[event] = 1.0 / at_events
+    scores = np.empty(times.size)
+    for i, t in enumerate(times):
+        order = np.argsort(-estimate[:, i], kind="stable")
+        ranked = estimate[order, i]
+        case = ((time[order] <= t) & event[order]) * ipcw[order]
+        control = (time[order] > t).astype(float)
+        true_positive = np.cumsum(case) / np.sum(case)
+        false_positive = np.cumsum(control) / np.sum(control)
+        # the last of each run of tied risks only: a threshold cannot part them
+        tied = np.abs(np.diff(np.concatenate([[np.inf], ranked]))) <= tied_tol
+        keep = np.ones(time.size, dtype=bool)
+        keep[np.flatnonzero(tied) - 1] = False
+        scores[i] = np.trapezoid(
+            np.concatenate([[0.0], true_positive[keep]]),
+            np.concatenate([[0.0], false_positive[keep]]),
+        )
+    if times.size == 1:
+        return scores, float(scores[0])
+    survival = _censoring_at(kaplan_meier(event, time), times)
+    drops = -np.diff(np.concatenate([[1.0], survival]))
+    return scores, float((scores * drops).sum() / (1.0 - survival[-1]))
