@@ -495,3 +495,22 @@ def test_time_dependent_auc_is_scikit_survivals(seed, n, ties):
     scores, mean = cumulative_dynamic_auc(train, test, estimate, times)
     np.testing.assert_allclose(scores, theirs[0], rtol=1e-12)
     assert mean == pytest.approx(theirs[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("forest", [False, True])
+def test_shap_values_of_the_risk_score_add_up_to_predict(forest):
+    shap = pytest.importorskip("shap")
+    from treekit_core import ForestSurvival
+    from treekit_core.export import to_shap
+
+    data = load_dataset("veteran")
+    model = (
+        ForestSurvival(n_estimators=5, random_state=0, min_samples_leaf=10)
+        if forest
+        else SurvivalTree(min_samples_leaf=10)
+    ).fit(data.X, data.y)
+    explainer = shap.TreeExplainer(to_shap(model, missing="larger_share"))
+    values = explainer.shap_values(data.X)
+    np.testing.assert_allclose(
+        values.sum(axis=1) + explainer.expected_value, model.predict(data.X), rtol=1e-9
+    )

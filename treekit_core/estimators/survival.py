@@ -76,6 +76,21 @@ class SurvivalEstimator(RegressionEstimator):
         self._check_fitted()
         return np.asarray(self._trees()[0].component_state["target"]["is_event_time"]) == 1
 
+    def node_risk_values(self, tree) -> np.ndarray:
+        """Every node's risk score in ``tree`` (one of this model's): a leaf's is what
+        :meth:`predict` gives a row reaching it, an inner node's the training-weight average
+        of its children's (what SHAP's tree explainer reads as the expected output)."""
+        target = self.composition_.target
+        values = np.zeros(tree.n_nodes)
+        leaves = np.flatnonzero(tree.is_leaf)
+        values[leaves] = target.risk_scores(tree.component_state["target"], tree, leaves)
+        for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids
+            children = tree.children(node)
+            if children.size:
+                weight = tree.weight[children]
+                values[node] = float(np.dot(weight, values[children]) / weight.sum())
+        return values
+
     def _per_tree(self, X, evaluate) -> list:
         """``evaluate(tree, state, rows, nodes, shares, reached)`` for every tree, with the
         leaves every sample of X reaches and their shares."""

@@ -12,11 +12,20 @@ from treekit_core.export.hard_trees import (
 )
 
 
+def explained_values(model, tree) -> np.ndarray:
+    """The node values SHAP explains: the tree's (class probabilities, a regression value),
+    or what the estimator says its prediction is per node (a survival model's risk score:
+    its ``node_risk_values``)."""
+    per_node = getattr(model, "node_risk_values", None)
+    return tree.value if per_node is None else per_node(tree)[:, None]
+
+
 def to_shap(model, missing: str = "warn") -> dict:
     """``{"trees": [...]}`` for ``shap.TreeExplainer``: per tree ``children_left``,
     ``children_right``, ``children_default``, ``features``, ``thresholds``, ``values``
-    (n_nodes x n_classes class probabilities; divided by the number of trees for a forest,
-    so the trees' outputs sum to ``predict_proba``) and ``node_sample_weight`` (the
+    (n_nodes x n_classes class probabilities, a regressor's values or a survival model's
+    risk scores; divided by the number of trees for a forest, so the trees' outputs sum to
+    ``predict_proba`` / ``predict``) and ``node_sample_weight`` (the
     training weight reaching each node: the cover of path-dependent TreeSHAP). Needs
     binary ``x <= t`` questions and hard routing; abstention does not matter (SHAP
     explains the probabilities). ``missing``: see :func:`treekit_core.export.to_onnx`."""
@@ -34,7 +43,7 @@ def to_shap(model, missing: str = "warn") -> dict:
                 "children_default": arrays["children_default"].astype(np.int32),
                 "features": arrays["feature"].astype(np.int32),
                 "thresholds": arrays["threshold"].astype(np.float64),
-                "values": tree.value / len(trees),
+                "values": explained_values(model, tree) / len(trees),
                 "node_sample_weight": tree.weight.astype(np.float64),
             }
         )
