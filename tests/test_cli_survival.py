@@ -156,3 +156,24 @@ def test_the_kaplan_meier_picture_draws_every_leafs_curve_and_numbers_at_risk(tm
     fig.savefig(tmp_path / "km.png", bbox_inches="tight")
     plt.close(fig)
     assert (tmp_path / "km.png").stat().st_size > 5000
+
+
+def test_the_html_report_of_a_survival_model(lung_csv, tmp_path, capsys):
+    from treekit_core.tools.metrics import concordance_index_ipcw
+    from treekit_core.tools.report import model_report
+
+    data = load_dataset("lung")
+    model = SurvivalTree(min_samples_leaf=20).fit(data.X, data.y)
+    page = model_report(model, data.X, data.y, path=tmp_path / "report.html")
+    uno = concordance_index_ipcw(data.y, data.y, model.predict(data.X))
+    assert f"<td>Uno&#x27;s concordance</td><td>{uno:.6g}</td>" in page
+    assert "integrated Brier score" in page and page.count("data:image/png;base64") == 1
+    assert (tmp_path / "report.html").read_text() == page
+    model_path = tmp_path / "m.json"
+    survival = ["--time", "time", "--event", "status"]
+    assert main(["fit", str(lung_csv), *survival, "--out", str(model_path)]) == 0
+    report = tmp_path / "cli.html"
+    assert (
+        main(["evaluate", str(model_path), str(lung_csv), *survival, "--report", str(report)]) == 0
+    )
+    assert "Harrell&#x27;s concordance" in report.read_text()

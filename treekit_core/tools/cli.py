@@ -16,7 +16,6 @@ from treekit_core import (
     SurvivalTree,
     TreeClassifier,
     TreeRegressor,
-    concordance_index,
 )
 from treekit_core.components import KINDS, REGISTERED_KINDS
 from treekit_core.datasets import load_dataset, survival_array
@@ -35,15 +34,14 @@ from treekit_core.tools.csvdata import (
     typed_columns,
 )
 from treekit_core.tools.export import export_text
-from treekit_core.tools.metrics import (
-    concordance_index_ipcw,
-    cumulative_dynamic_auc,
-    diagnostic_report,
-    integrated_brier_score,
-    regression_figures,
-)
+from treekit_core.tools.metrics import diagnostic_report, regression_figures, survival_figures
 from treekit_core.tools.progress import Progress
-from treekit_core.tools.report import composition_line, html_report, regression_evaluation
+from treekit_core.tools.report import (
+    composition_line,
+    html_report,
+    regression_evaluation,
+    survival_evaluation,
+)
 
 #: The kinds chosen by an option of their name (``--criterion gini``). Not the target: on the
 #: command line ``--target`` names the CSV column of class labels; a target kind is chosen
@@ -522,19 +520,25 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
     for rows, fitted in survival_parts:
         functions = fitted.predict_survival_function(X[rows])
         survival[rows] = [[f(t) for t in times] for f in functions]
+    figures = survival_figures(y, risk, survival, times)
     print(f"{what}; composition: {composition_line(model)}")
-    print(f"rows: {len(y)} ({int(y['event'].sum())} events)")
-    print(f"Harrell's concordance: {concordance_index(y['event'], y['time'], risk):.4f}")
-    print(
-        f"Uno's concordance (censoring weights from this file): "
-        f"{concordance_index_ipcw(y, y, risk):.4f}"
-    )
-    if times.size >= 2:
-        listed = ", ".join(f"{t:g}" for t in times)
-        score = integrated_brier_score(y, y, survival, times)
-        print(f"integrated Brier score over the event-time quartiles ({listed}): {score:.4f}")
-        _, auc = cumulative_dynamic_auc(y, y, risk, times)
-        print(f"time-dependent AUC, mean over the same times: {auc:.4f}")
+    print(f"rows: {figures['rows']} ({figures['events']} events)")
+    listed = ", ".join(f"{t:g}" for t in times)
+    for name, value in list(figures.items())[2:]:
+        where = (
+            f" (at the event-time quartiles {listed})" if "Brier" in name or "AUC" in name else ""
+        )
+        print(f"{name}{where}: {value:.4f}")
+    if args.report:
+        page = html_report(
+            model,
+            title=f"treekit: {args.model} on {args.data}",
+            composition=composition_line(model),
+            evaluation=survival_evaluation(figures, model, X, y, what),
+        )
+        with open(args.report, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        print(f"wrote {args.report}")
     return 0
 
 

@@ -349,3 +349,22 @@ def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_
     survival = _censoring_at(kaplan_meier(event, time), times)
     drops = -np.diff(np.concatenate([[1.0], survival]))
     return scores, float((scores * drops).sum() / (1.0 - survival[-1]))
+
+
+def survival_figures(y, risk, survival, times) -> dict:
+    """What ``treekit evaluate`` and the HTML report show of a survival model on follow-up
+    ``y``: rows, events, Harrell's and Uno's concordance of ``risk``, and, with two or more
+    ``times`` (``survival``: the predicted survival at them, n x len(times)), the integrated
+    Brier score and the mean time-dependent AUC there. The rows' own follow-up gives the
+    censoring weights."""
+    event, time = check_survival_y(y, len(y))
+    figures = {
+        "rows": int(time.size),
+        "events": int(event.sum()),
+        "Harrell's concordance": concordance_index(event, time, risk),
+        "Uno's concordance": concordance_index_ipcw(y, y, risk),
+    }
+    if len(times) >= 2:
+        figures["integrated Brier score"] = integrated_brier_score(y, y, survival, times)
+        figures["time-dependent AUC (mean)"] = cumulative_dynamic_auc(y, y, risk, times)[1]
+    return figures

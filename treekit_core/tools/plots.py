@@ -220,16 +220,22 @@ def draw_residuals(predicted, residual, ax=None, title: bool = True):
 
 
 def plot_survival_curves(model, X, y, ax=None, times=None, max_leaves: int = 8):
-    """Every leaf's Kaplan-Meier survival curve (a survival tree's; the rows of X reaching
-    a leaf by hard routing, at most ``max_leaves`` of the largest), with the numbers at
-    risk below the axis at ``times`` (default: five times across the follow-up), as
-    clinical papers print them. ``y``: the follow-up of X's rows ((event, time))."""
+    """Every leaf's Kaplan-Meier survival curve (a survival tree's), at most ``max_leaves``
+    of the largest, with the numbers at risk below the axis at ``times`` (default: five
+    times across the follow-up), as clinical papers print them. The rows of X count in
+    the leaves they reach (a row missing a tested value by its training shares); ``y``:
+    their follow-up ((event, time))."""
     plt = _pyplot()
     event, time = check_survival_y(y, np.shape(X)[0])
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
-    leaves = np.asarray(model.apply(X))
-    shown = [leaf for leaf, _ in Counter(leaves.tolist()).most_common(max_leaves)]
+    # each row's share in each leaf it reaches (several, by the training shares, where a
+    # tested value is missing)
+    rows, nodes, shares = model._mixtures(model.tree_, np.asarray(X, dtype=np.float64))
+    weight = Counter()
+    for node, share in zip(nodes.tolist(), shares.tolist(), strict=True):
+        weight[node] += share
+    shown = [leaf for leaf, _ in weight.most_common(max_leaves)]
     grid = model.unique_times_
     curves = model.composition_.target.survival_curves(
         model.tree_.component_state["target"], model.tree_, np.array(shown), grid
@@ -237,17 +243,17 @@ def plot_survival_curves(model, X, y, ax=None, times=None, max_leaves: int = 8):
     times = np.linspace(0.0, time.max(), 5) if times is None else np.asarray(times, float)
     table = []
     for k, leaf in enumerate(shown):
-        rows = leaves == leaf
-        label = f"leaf {leaf} (n={int(rows.sum())}, events {int(event[rows].sum())})"
+        at, share = rows[nodes == leaf], shares[nodes == leaf]
+        label = f"leaf {leaf} (n={share.sum():.4g}, events {share[event[at]].sum():.4g})"
         ax.step(np.r_[0.0, grid], np.r_[1.0, curves[k]], where="post", color=f"C{k}", label=label)
-        table.append([int((time[rows] >= t).sum()) for t in times])
+        table.append([f"{share[time[at] >= t].sum():.4g}" for t in times])
     ax.set_xlabel("time")
     ax.set_ylabel("survival (Kaplan-Meier)")
     ax.set_ylim(0.0, 1.02)
     ax.legend(fontsize=7, loc="upper right")
     ax.set_title("survival by leaf; numbers at risk below", fontsize=9)
     at_risk = ax.table(
-        cellText=[[str(v) for v in row] for row in table],
+        cellText=table,
         rowLabels=[f"leaf {leaf}" for leaf in shown],
         colLabels=[f"{t:.4g}" for t in times],
         loc="bottom",

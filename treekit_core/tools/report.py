@@ -20,7 +20,7 @@ from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import _names, branch_texts
 from treekit_core.tools import plots
-from treekit_core.tools.metrics import diagnostic_report, regression_figures
+from treekit_core.tools.metrics import diagnostic_report, regression_figures, survival_figures
 from treekit_core.tools.node_style import edge_labels, node_hex, rgb_hex
 from treekit_core.tools.plots import _pyplot
 
@@ -175,21 +175,24 @@ def composition_line(model) -> str:
 
 def model_report(model, X, y, *, title=None, path=None) -> str:
     """The HTML report of a fitted model on rows ``X`` with labels ``y`` (its figures:
-    sensitivity, specificity, PPV and NPV with abstentions, the risk-coverage curve),
-    written to ``path`` when given: the page ``treekit report`` writes, from Python."""
-    y = np.asarray(y)
-    if not hasattr(model, "decide"):  # a regressor: RMSE, MAE, R^2 and the residuals
-        evaluation = regression_evaluation(
-            y, model.predict(X), f"figures on the {y.shape[0]} rows given"
-        )
+    sensitivity, specificity, PPV and NPV with abstentions, the risk-coverage curve; a
+    regressor's RMSE, MAE, R^2 and residuals; a survival model's concordance, Brier score,
+    time-dependent AUC and leaves' Kaplan-Meier curves, ``y`` its follow-up), written to
+    ``path`` when given: the page ``treekit evaluate --report`` writes, from Python."""
+    what = f"figures on the {len(y)} rows given"
+    if hasattr(model, "predict_survival_function"):
+        event_times = model.unique_times_[model.is_event_time_]
+        times = np.unique(np.quantile(event_times, [0.25, 0.5, 0.75], method="inverted_cdf"))
+        survival = np.array([[f(t) for t in times] for f in model.predict_survival_function(X)])
+        figures = survival_figures(y, model.predict(X), survival, times)
+        evaluation = survival_evaluation(figures, model, X, y, what)
+    elif not hasattr(model, "decide"):  # a regressor: RMSE, MAE, R^2 and the residuals
+        evaluation = regression_evaluation(np.asarray(y), model.predict(X), what)
     else:
+        y = np.asarray(y)
         decision = model.decide(X)
         figures = diagnostic_report(y, decision.labels, decision.abstained, list(model.classes_))
-        evaluation = {
-            "what": f"figures on the {y.shape[0]} rows given",
-            "report": figures,
-            "curve": model.risk_coverage(X, y),
-        }
+        evaluation = {"what": what, "report": figures, "curve": model.risk_coverage(X, y)}
     page = html_report(
         model,
         title=title or f"treekit: {type(model).__name__}",
@@ -218,6 +221,26 @@ def regression_evaluation(y_true, y_pred, what: str) -> dict:
         },
         "residuals": (y_pred, y_true - y_pred),
     }
+
+
+def survival_evaluation(figures, model, X, y, what: str) -> dict:
+    """A survival model's figures (:func:`treekit_core.tools.metrics.survival_figures`) as
+    :func:`html_report` shows them, with its leaves' Kaplan-Meier curves on ``X``, ``y``."""
+    return {"what": what, "survival": figures, "curves": (model, X, y)}
+
+
+def _survival_block(block) -> list:
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{value:.6g}</td></tr>"
+        for name, value in block["survival"].items()
+    )
+    model, X, y = block["curves"]
+    if not hasattr(model, "tree_"):  # a forest: no leaves to draw
+        return [f"<table>{rows}</table>"]
+    return [
+        f"<table>{rows}</table>",
+        _picture(lambda ax: plots.plot_survival_curves(model, X, y, ax)),
+    ]
 
 
 def _regression_block(block) -> list:
@@ -262,9 +285,9 @@ def html_report(model, *, title, composition, evaluation, cross_validated=None) 
     for heading, block in (("Evaluation", evaluation), ("Cross-validated", cross_validated)):
         if block is None:
             continue
-        if "regression" in block:
+        if "regression" in block or "survival" in block:
             parts += [f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>"]
-            parts += _regression_block(block)
+            parts += _regression_block(block) if "regression" in block else _survival_block(block)
             continue
         parts += [
             f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>",
