@@ -514,3 +514,17 @@ def test_shap_values_of_the_risk_score_add_up_to_predict(forest):
     np.testing.assert_allclose(
         values.sum(axis=1) + explainer.expected_value, model.predict(data.X), rtol=1e-9
     )
+
+
+def test_scikit_learns_model_selection_searches_survival_compositions():
+    from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+
+    data = load_dataset("veteran")
+    folds = KFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(SurvivalTree(min_samples_leaf=10), data.X, data.y, cv=folds)
+    for k, (train, test) in enumerate(folds.split(data.X)):
+        model = SurvivalTree(min_samples_leaf=10).fit(data.X[train], data.y[train])
+        assert scores[k] == pytest.approx(model.score(data.X[test], data.y[test]))
+    grid = {"min_samples_leaf": [5, 20], "criterion": ["logrank", "exponential"]}
+    search = GridSearchCV(SurvivalTree(), grid, cv=folds).fit(data.X, data.y)
+    assert search.best_estimator_.composition_.criterion.name == search.best_params_["criterion"]
