@@ -6,24 +6,21 @@ for missing values and soft propagation, a whole-tree builder otherwise)."""
 
 import json
 import pickle
-from typing import ClassVar
 
-import attrs
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_fused_builder import Plugin as NodeByNodePlugin
 
 from treekit_core import (
     CompositionError,
     ForestRegressor,
     ModelFileError,
     TreeRegressor,
-    hookimpl,
     registered,
 )
-from treekit_core.builtins.splitters import Exhaustive
 from treekit_core.datasets import load_dataset
 from treekit_core.registry import get_registry
 from treekit_core.testing import assert_same_tree, check_criterion, check_target
@@ -221,22 +218,6 @@ def test_the_row_search_finds_the_best_cut_by_hand(seed, n, d, missing, min_samp
         assert share == pytest.approx(expected[3])
 
 
-@attrs.define(slots=False)
-class NodeByNode(Exhaustive):
-    """The exhaustive splitter without its whole-tree builder."""
-
-    name: ClassVar[str] = "node_by_node"
-
-    def build_tree(self, composition, data, rng, rules):
-        return None
-
-
-class NodeByNodePlugin:
-    @hookimpl
-    def treekit_splitters(self):
-        return [NodeByNode]
-
-
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -259,7 +240,7 @@ def test_the_builder_grows_the_node_by_node_tree(seed, n, d, min_samples_leaf, m
         max_depth=max_depth,
     )
     built = TreeRegressor(**params).fit(X, y, sample_weight=w)
-    with registered(NodeByNodePlugin(), name="node-by-node"):
+    with registered(NodeByNodePlugin(), name="node-by-node"):  # test_fused_builder's
         slow = TreeRegressor(splitter="node_by_node", **params).fit(X, y, sample_weight=w)
     assert_same_tree(built.tree_, slow.tree_)
 

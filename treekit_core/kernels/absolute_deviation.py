@@ -34,6 +34,7 @@ from treekit_core.kernels.growth import (
     admissible_cut,
     cut_threshold,
     fill_node,
+    gather_ranked_feature,
     grow_array,
     mark_left,
     may_split,
@@ -242,19 +243,9 @@ def best_absolute_split_of_node(
     best_drop = -np.inf
     best_share = 0.5
     for f in features:
-        for j in range(n):
-            unsorted[j] = X[rows[j], f]
-        order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
-        known = 0
-        known_weight = 0.0
-        for j in range(n):
-            i = order[j]
-            values[j] = unsorted[i]
-            weights[j] = row_weights[i]
-            ranks[j] = rank_of[i]
-            if not np.isnan(unsorted[i]):
-                known += 1
-                known_weight += row_weights[i]
+        known, known_weight, _ = gather_ranked_feature(
+            X, rows, row_weights, f, rank_of, unsorted, values, weights, ranks
+        )
         if known < 2 or known_weight <= 0.0:
             continue
         if known == n:

@@ -200,6 +200,29 @@ def gather_sorted_feature(
 
 
 @generic_jit
+def gather_ranked_feature(X, rows, row_weights, feature, rank_of, unsorted, values, weights, ranks):
+    """The node's rows sorted by ``X[:, feature]`` (stable, missing values last) into
+    ``values``, their weights and the ranks ``rank_of`` gives them (a search from rows:
+    absolute deviations, log-rank). Returns (rows with a known value, their weight);
+    ``unsorted[j]`` keeps row j's value, and the returned order maps positions to rows."""
+    n = rows.shape[0]
+    for j in range(n):
+        unsorted[j] = X[rows[j], feature]
+    order = np.argsort(unsorted[:n], kind="mergesort")  # stable, NaN last
+    known = 0
+    known_weight = 0.0
+    for j in range(n):
+        i = order[j]
+        values[j] = unsorted[i]
+        weights[j] = row_weights[i]
+        ranks[j] = rank_of[i]
+        if not np.isnan(unsorted[i]):
+            known += 1
+            known_weight += row_weights[i]
+    return known, known_weight, order
+
+
+@generic_jit
 def sum_known(weighted, weights, known, sums):
     """Statistics (into ``sums``) and total weight of the first ``known`` sorted samples,
     those with a known value (gather_sorted_feature puts missing values last)."""

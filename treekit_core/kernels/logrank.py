@@ -23,7 +23,7 @@ import numpy as np
 from numba import types
 
 from treekit_core.kernels.compiling import F1, F2A, I1, f8, generic_jit, i8, jit
-from treekit_core.kernels.growth import admissible_cut, cut_threshold
+from treekit_core.kernels.growth import admissible_cut, cut_threshold, gather_ranked_feature
 from treekit_core.numerics import FEATURE_THRESHOLD
 
 #: V below this share of V1 is rounding: every at-risk row at every event time is on one
@@ -200,20 +200,11 @@ def best_logrank_split_of_node(
     best_score = -np.inf
     best_share = 0.5
     for f in features:
+        known, known_weight, order = gather_ranked_feature(
+            X, rows, row_weights, f, rank_of, unsorted, values, weights, ranks
+        )
         for j in range(n):
-            unsorted[j] = X[rows[j], f]
-        order = np.argsort(unsorted, kind="mergesort")  # stable, NaN last
-        known = 0
-        known_weight = 0.0
-        for j in range(n):
-            i = order[j]
-            values[j] = unsorted[i]
-            weights[j] = row_weights[i]
-            ranks[j] = rank_of[i]
-            events[j] = event[rows[i]] != 0.0
-            if not np.isnan(unsorted[i]):
-                known += 1
-                known_weight += row_weights[i]
+            events[j] = event[rows[order[j]]] != 0.0
         if known < 2 or known_weight <= 0.0:
             continue
         if values[known - 1] <= values[0] + FEATURE_THRESHOLD:
