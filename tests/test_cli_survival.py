@@ -177,3 +177,26 @@ def test_the_html_report_of_a_survival_model(lung_csv, tmp_path, capsys):
         main(["evaluate", str(model_path), str(lung_csv), *survival, "--report", str(report)]) == 0
     )
     assert "Harrell&#x27;s concordance" in report.read_text()
+
+
+def test_the_tree_picture_with_its_leaves_curves_beside_it(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treekit_core.tools import plots
+
+    data = load_dataset("lung")  # missing values: rows counted by their shares
+    model = SurvivalTree(min_samples_leaf=25, max_depth=2).fit(data.X, data.y)
+    figure = plots.plot_survival_tree(model, data.X, data.y)
+    tree_ax, curve_ax = figure.axes[:2]
+    assert any("leaves" in t.get_text() or "value" in t.get_text() for t in tree_ax.texts)
+    assert len(curve_ax.lines) == model.get_n_leaves()
+    at_risk = curve_ax.tables[0]
+    first = sum(float(at_risk[k + 1, 0].get_text().get_text()) for k in range(len(curve_ax.lines)))
+    # every row is at risk at time 0 (cells show 4 significant digits)
+    assert first == pytest.approx(len(data.y), abs=0.05 * len(curve_ax.lines))
+    figure.savefig(tmp_path / "tree_and_curves.png", bbox_inches="tight")
+    plt.close(figure)
+    assert (tmp_path / "tree_and_curves.png").stat().st_size > 10000

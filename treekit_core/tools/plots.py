@@ -263,6 +263,19 @@ def plot_survival_curves(model, X, y, ax=None, times=None, max_leaves: int = 8):
     return ax
 
 
+def plot_survival_tree(model, X, y, figsize=(14, 6)):
+    """A survival tree's picture (:func:`plot_tree`; a node's value is its share of
+    events) with its leaves' Kaplan-Meier curves and numbers at risk beside it
+    (:func:`plot_survival_curves` on ``X``, ``y``). Returns the figure."""
+    plt = _pyplot()
+    fig, (tree_ax, curve_ax) = plt.subplots(
+        1, 2, figsize=figsize, gridspec_kw={"width_ratios": [3, 2]}
+    )
+    plot_tree(model, tree_ax)
+    plot_survival_curves(model, X, y, curve_ax)
+    return fig
+
+
 def plot_pruning_path(model, ax=None):
     """Cross-validated error (relative to the root, as rpart's plotcp) against cp."""
     plt = _pyplot()
