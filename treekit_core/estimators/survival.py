@@ -91,33 +91,34 @@ class SurvivalEstimator(RegressionEstimator):
                 values[node] = float(np.dot(weight, values[children]) / weight.sum())
         return values
 
-    def _per_tree(self, X, evaluate) -> list:
-        """``evaluate(tree, state, rows, nodes, shares, reached)`` for every tree, with the
-        leaves every sample of X reaches and their shares."""
+    def _averaged(self, X, evaluate) -> np.ndarray:
+        """The mean over the trees of ``evaluate(tree, state, rows, nodes, shares, reached,
+        n)``, where the samples of X (n of them) reach the leaves ``nodes`` with ``shares``
+        (``reached``: those leaves, sorted)."""
         self._check_fitted()
         with self._checked_for_predict(X) as checked:
-            out = []
+            total = 0.0
             for tree in self._trees():
                 rows, nodes, shares = self._mixtures(tree, checked)
-                reached = np.unique(nodes)
                 state = tree.component_state.get("target", {})
-                out.append(evaluate(tree, state, rows, nodes, shares, reached))
-            return out
+                total = total + evaluate(
+                    tree, state, rows, nodes, shares, np.unique(nodes), checked.shape[0]
+                )
+            return total / len(self._trees())
 
     def _curves(self, X, which: str) -> np.ndarray:
         """Every sample's cumulative hazard or survival at ``unique_times_``: its leaf's
         (the mixture of the leaves it reaches, by their shares), averaged over the trees."""
         target, grid = self.composition_.target, self.unique_times_
-        n = np.asarray(X).shape[0] if not hasattr(X, "iloc") else len(X)
 
-        def curves(tree, state, rows, nodes, shares, reached):
+        def curves(tree, state, rows, nodes, shares, reached, n):
             method = target.hazard_curves if which == "hazard" else target.survival_curves
             per_node = method(state, tree, reached, grid)
             out = np.zeros((n, grid.size))
             np.add.at(out, rows, shares[:, None] * per_node[np.searchsorted(reached, nodes)])
             return out
 
-        return sum(self._per_tree(X, curves)) / len(self._trees())
+        return self._averaged(X, curves)
 
     def predict_cumulative_hazard_function(self, X, return_array=False):
         """Every sample's cumulative hazard at ``unique_times_`` (an n x len(unique_times_)
@@ -141,15 +142,15 @@ class SurvivalEstimator(RegressionEstimator):
         method, its leaf's event rate relative to the whole sample (rpart's ``predict``)."""
         if quantiles is not None:
             raise ValueError("a survival tree predicts no quantiles of a response")
-        target = self.composition_.target
-        n = np.asarray(X).shape[0] if not hasattr(X, "iloc") else len(X)
+        return self._averaged(X, self._mixed_risks)
 
-        def risks(tree, state, rows, nodes, shares, reached):
-            risk = target.risk_scores(state, tree, reached)
-            at = np.searchsorted(reached, nodes)
-            return np.bincount(rows, weights=shares * risk[at], minlength=n)
-
-        return sum(self._per_tree(X, risks)) / len(self._trees())
+    def _mixed_risks(self, tree, state, rows, nodes, shares, reached, n) -> np.ndarray:
+        """The risk score of each of n samples reaching ``nodes`` of ``tree`` with
+        ``shares``: the leaves' risk scores mixed by the shares."""
+        risk = self.composition_.target.risk_scores(state, tree, reached)
+        return np.bincount(
+            rows, weights=shares * risk[np.searchsorted(reached, nodes)], minlength=n
+        )
 
     def score(self, X, y, sample_weight=None) -> float:
         """Harrell's concordance index of :meth:`predict` on censored ``y``
@@ -351,17 +352,17 @@ class ForestSurvival(SurvivalEstimator, ForestClassifier):
     def _survival_oob(self, data, y, sample_weight, weights) -> None:
         if not self.oob_score:
             return
-        target = self.composition_.target
         total, count = np.zeros(data.n_samples), np.zeros(data.n_samples)
         for tree, tree_weight in zip(self.estimators_, weights, strict=True):
             unseen = np.flatnonzero(tree_weight == 0)
             if unseen.size == 0:
                 continue
             rows, nodes, shares = self._mixtures(tree, data.X[unseen])
+            state = tree.component_state["target"]
             reached = np.unique(nodes)
-            risk = target.risk_scores(tree.component_state["target"], tree, reached)
-            at = np.searchsorted(reached, nodes)
-            total[unseen] += np.bincount(rows, weights=shares * risk[at], minlength=unseen.size)
+            total[unseen] += self._mixed_risks(
+                tree, state, rows, nodes, shares, reached, unseen.size
+            )
             count[unseen] += 1
         with np.errstate(invalid="ignore"):
             self.oob_prediction_ = np.where(count > 0, total / np.maximum(count, 1), np.nan)
