@@ -528,3 +528,17 @@ def test_scikit_learns_model_selection_searches_survival_compositions():
     grid = {"min_samples_leaf": [5, 20], "criterion": ["logrank", "exponential"]}
     search = GridSearchCV(SurvivalTree(), grid, cv=folds).fit(data.X, data.y)
     assert search.best_estimator_.composition_.criterion.name == search.best_params_["criterion"]
+
+
+def test_metrics_refuse_what_would_come_back_silently_wrong():
+    from treekit_core.tools.metrics import brier_score, cumulative_dynamic_auc
+
+    y = survival_array([True, False, True, True], [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="finite"):
+        concordance_index(y["event"], y["time"], [0.1, np.nan, 0.3, 0.2])
+    with pytest.raises(ValueError, match="one length"):
+        concordance_index(y["event"], y["time"], [0.1, 0.2])
+    with pytest.raises(ValueError, match="finite survival"):
+        brier_score(y, y, [[0.5], [np.nan], [0.5], [0.5]], [2.0])
+    with pytest.raises(ValueError, match="finite risk"):
+        cumulative_dynamic_auc(y, y, [0.5, np.nan, 0.5, 0.5], [2.0])

@@ -177,6 +177,13 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=Non
     event = np.asarray(event, dtype=bool)
     time = np.asarray(time, dtype=np.float64)
     estimate = np.asarray(estimate, dtype=np.float64)
+    if not (event.shape == time.shape == estimate.shape == weights.shape and time.ndim == 1):
+        raise ValueError(
+            f"event, time and estimate must be 1-D of one length; got shapes {event.shape}, "
+            f"{time.shape}, {estimate.shape}"
+        )
+    if not (np.isfinite(estimate).all() and np.isfinite(time).all()):
+        raise ValueError("estimate and time must be finite numbers (no NaN or infinity)")
     n = estimate.size
     values = np.sort(estimate)
     position = np.searchsorted(values, estimate, side="left")

@@ -248,6 +248,8 @@ def brier_score(survival_train, survival_test, estimate, times):
             f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
         )
     estimate = np.asarray(estimate, dtype=np.float64)
+    if not np.isfinite(estimate).all():
+        raise ValueError("estimate must hold finite survival probabilities (no NaN)")
     if estimate.ndim == 1 and times.size == 1:
         estimate = estimate.reshape(-1, 1)
     if estimate.shape != (time.size, times.size):
@@ -317,6 +319,8 @@ def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_
             f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
         )
     estimate = np.asarray(estimate, dtype=np.float64)
+    if not np.isfinite(estimate).all():
+        raise ValueError("estimate must hold finite risk scores (no NaN)")
     if estimate.ndim == 1:
         estimate = np.broadcast_to(estimate[:, None], (time.size, times.size))
     if estimate.shape != (time.size, times.size):
