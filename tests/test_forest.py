@@ -356,3 +356,33 @@ def test_warm_start_refuses_a_forest_read_from_json(wdbc):
     again.set_params(n_estimators=5)
     with pytest.raises(ValueError, match="JSON model file"):
         again.fit(X, y)
+
+
+class SplitThreads:
+    """Records the thread that announces every split (where the tree grew)."""
+
+    def __init__(self):
+        self.threads = set()
+
+    @hookimpl
+    def treekit_node_split(self, node_id, depth, feature, threshold, improvement, n_samples):
+        import threading
+
+        self.threads.add(threading.get_ident())
+
+
+@pytest.mark.parametrize("name, in_one_call", [("vote", False), ("wdbc", True)])
+def test_trees_grown_node_by_node_are_not_run_in_contending_threads(name, in_one_call):
+    """Node-by-node growth (missing values, nominal columns) is Python: with n_jobs=2 it
+    runs in the calling thread, as n_jobs=1 (threads only fought for the GIL: twice the
+    time); whole-tree compiled growth still runs in worker threads. Same trees either way."""
+    import threading
+
+    data = load_dataset(name)
+    forest = ForestClassifier(n_estimators=6, random_state=0, n_jobs=2)
+    recorder = SplitThreads()
+    with registered(recorder, name="split-threads"):
+        forest.fit(data.X, data.y)
+    assert (recorder.threads == {threading.get_ident()}) != in_one_call
+    single = ForestClassifier(n_estimators=6, random_state=0, n_jobs=1).fit(data.X, data.y)
+    np.testing.assert_array_equal(forest.predict_proba(data.X), single.predict_proba(data.X))

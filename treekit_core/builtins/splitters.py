@@ -177,15 +177,13 @@ class Exhaustive(Splitter):
         node-by-node loop, faster, on ``composition.fit_threads()`` threads), or, for a
         criterion searched from rows (absolute error), with its compiled builder (one
         thread); None with missing values, nominal features or gain ratio."""
-        if not self._presorted_growth(data):
-            return None
+        if not self.grows_in_one_call(composition, data):
+            return None  # the logrank search and data the presorted growth declines
         from treekit_core.kernels.builder import build_table
         from treekit_core.kernels.growth import rule_vector
 
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         criterion = composition.criterion
-        if type(criterion).row_search == "logrank_search":
-            return None  # grown node by node
         if type(criterion).row_search is not None:
             self._prepare_row_search(data, criterion)  # the same refusals as node by node
             from treekit_core.kernels.absolute_deviation import grow_absolute_error_tree
@@ -215,6 +213,13 @@ class Exhaustive(Splitter):
             data.cache.get("presort"),
         )
         return tree_from_table(table, data.n_features)
+
+    def grows_in_one_call(self, composition, data) -> bool:
+        """Numeric features without missing values, no gain ratio or further question
+        kinds, and a criterion scored by running sums or by absolute deviations (the
+        log-rank search runs node by node)."""
+        row_search = type(composition.criterion).row_search
+        return self._presorted_growth(data) and row_search != "logrank_search"
 
     def share_across_trees(self, data) -> None:
         """Presort X once for all trees of a forest (when they grow presorted: not for a

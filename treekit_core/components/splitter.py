@@ -83,6 +83,15 @@ class Splitter(Component):
         grow. Default: None."""
         return None
 
+    def grows_in_one_call(self, composition, data) -> bool:
+        """Whether :meth:`build_tree` grows this composition's trees on ``data`` in one
+        compiled call (which releases the GIL for the whole growth, so trees grow in
+        parallel threads; the node-by-node loop is Python, and threads running it only
+        contend). Called by forests once per fit, before the trees grow, to choose how to
+        run them. Default: whether the splitter provides ``fused_builder`` (a builder may
+        still decline some data; say so here when it does)."""
+        return "fused_builder" in self.provides
+
     def share_across_trees(self, data) -> None:
         """Precompute, from X alone, what every tree of a forest can share, into
         ``data.cache``. Called once per forest fit, before trees are grown in parallel

@@ -55,6 +55,20 @@ class Composition:
             "n_threads": self.n_threads,
         }
 
+    def offers_fused_growth(self) -> bool:
+        """Whether the splitter may grow whole trees (it provides a fused builder) and the
+        propagator sends every row wholly down one branch, which such a builder assumes:
+        the grow loop then asks the splitter's ``build_tree`` first."""
+        return "fused_builder" in self.splitter.provides and "hard_partition" in (
+            self.propagator.provides
+        )
+
+    def grows_in_one_call(self, data) -> bool:
+        """Whether trees of this composition grow on ``data`` in one compiled call (fused
+        growth that takes this data): forests run node-by-node growth, Python that
+        threads only contend for, in one thread."""
+        return self.offers_fused_growth() and self.splitter.grows_in_one_call(self, data)
+
     def fit_threads(self) -> int:
         """Threads one tree's fit may run (:func:`treekit_core.kernels.usable_cpus.fit_threads`);
         called by components that run kernels in parallel."""

@@ -67,7 +67,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     rules = composition.stopping.resolve(data.n_samples, float(data.weight.sum()))
     registry = composition.registry
     announce_split = registry is not None and registry.hook_has_listeners("treekit_node_split")
-    if "fused_builder" in splitter.provides and "hard_partition" in propagator.provides:
+    if composition.offers_fused_growth():
         tree = splitter.build_tree(composition, data, rng, rules)
         if tree is not None:
             if announce_split:

@@ -65,10 +65,14 @@ class Histogram(Splitter):
         """Bin X once for every tree of a forest."""
         self.binned(data)
 
+    def grows_in_one_call(self, composition, data) -> bool:
+        """Numeric features (nominal ones are searched node by node, as categories)."""
+        return not data.nominal_features.size
+
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree in one compiled call (numeric features; None with nominal
         features, which the node-by-node loop searches as categories)."""
-        if data.nominal_features.size:
+        if not self.grows_in_one_call(composition, data):
             return None
         from treekit_core import tree_from_table
         from treekit_core.kernels import row_table, rule_vector
