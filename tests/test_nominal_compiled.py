@@ -107,3 +107,47 @@ def test_sums_are_numpys_to_the_last_bit(n):
 
     values = np.random.default_rng(n).uniform(0, 1, size=n) * 10.0 ** np.arange(n) % 7.3
     assert python_function(numpy_sum)(values, n) == values.sum()
+
+
+def python_c45(monkeypatch):
+    """C4.5's splitter scoring each nominal feature in Python (the reference)."""
+    from treekit_core.builtins.c45_nominal import c45_nominal_split
+
+    def per_feature(state, node, features, min_objects):
+        found = {}
+        for a, feature in enumerate(features):
+            scores = c45_nominal_split(state, node, int(feature), min_objects, False)
+            if scores is not None:
+                found[a] = scores
+        return found
+
+    monkeypatch.setattr(splitters, "c45_multiway_splits", per_feature)
+
+
+@pytest.mark.parametrize("name", ["vote", "soybean", "labor", "lenses"])
+def test_c45_grows_the_python_scorings_trees(name):
+    data = load_dataset(name)
+    params = dict(splitter="c45", criterion="entropy", pruner="pessimistic")
+    compiled = TreeClassifier(**params).fit(data.X, data.y)
+    with pytest.MonkeyPatch.context() as patch:
+        python_c45(patch)
+        reference = TreeClassifier(**params).fit(data.X, data.y)
+    assert_same_tree(compiled.tree_, reference.tree_)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(4, 120),
+    m=st.integers(2, 8),
+    missing=st.sampled_from([0.0, 0.3]),
+    k=st.integers(2, 4),
+)
+def test_c45_compiled_and_python_scorings_agree_on_random_data(seed, n, m, missing, k):
+    X, y, weight = nominal_data(seed, n, 3, m, missing, k)
+    params = dict(splitter="c45", criterion="entropy", categorical_features=[0, 1, 2])
+    compiled = TreeClassifier(**params).fit(X, y, sample_weight=weight)
+    with pytest.MonkeyPatch.context() as patch:
+        python_c45(patch)
+        reference = TreeClassifier(**params).fit(X, y, sample_weight=weight)
+    assert_same_tree(compiled.tree_, reference.tree_, rtol=1e-12, atol=1e-12)

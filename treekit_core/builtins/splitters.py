@@ -9,7 +9,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.builtins.c45_nominal import c45_nominal_split
+from treekit_core.builtins.c45_nominal import c45_multiway_splits, c45_nominal_split
 from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
 from treekit_core.components import Split, Splitter
 from treekit_core.components.errors import CompositionError
@@ -449,12 +449,18 @@ class C45(Splitter):
                 scores
             )
         splits = {}
-        for position in np.flatnonzero(nominal):
-            found = c45_nominal_split(
-                state[1:4], node, int(features[position]), self.min_objects, self.binary_nominal
-            )
-            if found is not None:
-                info_gain[position], gain_ratio[position], splits[position] = found
+        positions = np.flatnonzero(nominal)
+        if positions.size and not self.binary_nominal:  # every feature in one compiled call
+            found = c45_multiway_splits(state[1:4], node, features[positions], self.min_objects)
+            for a, scores in found.items():
+                info_gain[positions[a]], gain_ratio[positions[a]], splits[positions[a]] = scores
+        else:
+            for position in positions:
+                found = c45_nominal_split(
+                    state[1:4], node, int(features[position]), self.min_objects, True
+                )
+                if found is not None:
+                    info_gain[position], gain_ratio[position], splits[position] = found
         # J48: a nominal feature with very many categories counts in the average gain only
         # when every feature is one
         many = nominal & (categories >= 0.3 * data.n_samples)
