@@ -212,6 +212,10 @@ class ForestClassifier(ComposedEstimatorMixin):
         if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
 
+    def _kept_trees(self, data) -> tuple:
+        """The trees ``warm_start`` keeps, for a forest of a target without labels."""
+        return (self._warm_start_trees(data, None),)
+
     def _warm_start_trees(self, data, classes) -> list:
         """The fitted trees ``warm_start`` keeps (none without it, or before a first fit)."""
         if not self.warm_start or not hasattr(self, "estimators_"):
@@ -524,23 +528,12 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
     ):
         self._store_params(locals())
 
-    # fixed for a regressor's forest (the mixin fixes the classifier's other parameters)
-    balanced_bootstrap = False
-    forest_confidence = "averaged"
-
     def fit(self, X, y, sample_weight=None):
         """Fit on a numeric response ``y`` (one number per row of X)."""
         self._check_n_estimators()
-        composition = self._make_composition()
-        self._refuse_classification_target(composition)
-        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
-        kept = self._warm_start_trees(data, None)
-        self._fit_validated(data, None, composition, None, kept)
+        data = self._fit_unlabelled(X, y, sample_weight)
         self._keep_leaf_responses(data, self._tree_weights(data))
         return self
-
-    def _check_forest_target(self, composition) -> None:
-        self._refuse_classification_target(composition)
 
     def _score_oob(self, data, labels, averaged, rows) -> None:
         """``oob_prediction_`` (NaN where every tree drew the row) and ``oob_score_``: R^2

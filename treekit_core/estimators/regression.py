@@ -43,6 +43,25 @@ class RegressionEstimator:
     abstain_value = None
     class_weight = None
 
+    # fixed for a forest of them (not parameters: a forest's decisions are no votes)
+    balanced_bootstrap = False
+    forest_confidence = "averaged"
+
+    def _fit_unlabelled(self, X, y, sample_weight):
+        """Fit the tree, or the forest's trees, on a target that decides among no labels:
+        the composition (refused when its target decides among classes), the checked
+        data, then growth; returns the training data."""
+        composition = self._make_composition()
+        self._refuse_classification_target(composition)
+        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
+        # a forest's fit also takes the trees warm_start keeps (_kept_trees: its base's)
+        self._fit_validated(data, None, composition, None, *self._kept_trees(data))
+        return data
+
+    def _check_forest_target(self, composition) -> None:
+        """A forest of this estimator checks its target as the estimator does."""
+        self._refuse_classification_target(composition)
+
     def _refuse_classification_target(self, composition) -> None:
         if composition.target.decides_with_labeler:
             raise ValueError(

@@ -277,10 +277,7 @@ class SurvivalTree(SurvivalEstimator, TreeClassifier):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on censored follow-up ``y`` (see the class docstring)."""
-        composition = self._make_composition()
-        self._refuse_classification_target(composition)
-        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
-        self._fit_validated(data, None, composition, None)
+        data = self._fit_unlabelled(X, y, sample_weight)
         self._keep_survival_state(data, y, [data.weight])
         return self
 
@@ -329,25 +326,14 @@ class ForestSurvival(SurvivalEstimator, ForestClassifier):
     ):
         self._store_params(locals())
 
-    # fixed for a survival forest (the mixin fixes the classifier's other parameters)
-    balanced_bootstrap = False
-    forest_confidence = "averaged"
-
     def fit(self, X, y, sample_weight=None):
         """Fit on censored follow-up ``y`` (as :class:`SurvivalTree`)."""
         self._check_n_estimators()
-        composition = self._make_composition()
-        self._refuse_classification_target(composition)
-        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
-        kept = self._warm_start_trees(data, None)
-        self._fit_validated(data, None, composition, None, kept)
+        data = self._fit_unlabelled(X, y, sample_weight)
         weights = self._tree_weights(data)
         self._keep_survival_state(data, y, weights)
         self._survival_oob(data, y, sample_weight, weights)
         return self
-
-    def _check_forest_target(self, composition) -> None:
-        self._refuse_classification_target(composition)
 
     def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
         """Nothing while the trees grow: the out-of-bag risks need every tree's curves

@@ -89,6 +89,11 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         )
         return self._fit_validated(data, classes, composition, rule)
 
+    def _kept_trees(self, data) -> tuple:
+        """What a fit gives ``_fit_validated`` besides the data (a forest: the trees
+        ``warm_start`` keeps); a single tree, nothing."""
+        return ()
+
     def _fit_validated(self, data, classes, composition=None, rule=None):
         """Fit on checked training data (also what cross-validated rejection refits)."""
         composition = composition if composition is not None else self._make_composition()

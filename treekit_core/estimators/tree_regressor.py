@@ -55,9 +55,6 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on a numeric response ``y`` (one number per row of X)."""
-        composition = self._make_composition()
-        self._refuse_classification_target(composition)
-        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
-        self._fit_validated(data, None, composition, None)
+        data = self._fit_unlabelled(X, y, sample_weight)
         self._keep_leaf_responses(data, [data.weight])
         return self
