@@ -229,6 +229,35 @@ def _censoring_at(estimate, time):
     return out
 
 
+def _follow_up_at_times(survival_train, survival_test, times):
+    """(train event, train time, test event, test time, times) for the time-dependent
+    metrics: both follow-ups with an event (scikit-survival refuses them otherwise), the
+    distinct ``times`` within the test follow-up [first time, last time[."""
+    train_event, train_time = check_survival_y(survival_train, len(survival_train))
+    event, time = check_survival_y(survival_test, len(survival_test))
+    for name, events in (("survival_train", train_event), ("survival_test", event)):
+        if not events.any():
+            raise ValueError(f"all samples of {name} are censored")
+    times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
+    if times.max() >= time.max() or times.min() < time.min():
+        raise ValueError(
+            f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
+        )
+    return train_event, train_time, event, time, times
+
+
+def _inverse_censoring_weights(train_event, train_time, time, opens) -> np.ndarray:
+    """1 / G(time) for the rows ``opens`` marks (events), 0 for the others, G the
+    censoring distribution of the training follow-up (scikit-survival's
+    ``predict_ipcw``)."""
+    at_events = _censoring_at(censoring_survival(train_event, train_time), time[opens])
+    if (at_events == 0).any():
+        raise ValueError("the censoring survival function is zero at an event time")
+    weights = np.zeros(time.size)
+    weights[opens] = 1.0 / at_events
+    return weights
+
+
 def brier_score(survival_train, survival_test, estimate, times):
     """The time-dependent Brier score of predicted survival probabilities with inverse
     probability of censoring weights (Graf et al. 1999; scikit-survival's
@@ -237,16 +266,9 @@ def brier_score(survival_train, survival_test, estimate, times):
     still followed at t, G the censoring distribution of ``survival_train``.
     ``estimate``: the predicted survival at ``times`` (n x len(times), e.g. a survival
     estimator's ``predict_survival_function`` at them). Returns (times, scores)."""
-    train_event, train_time = check_survival_y(survival_train, len(survival_train))
-    event, time = check_survival_y(survival_test, len(survival_test))
-    for name, events in (("survival_train", train_event), ("survival_test", event)):
-        if not events.any():  # scikit-survival refuses such follow-up too
-            raise ValueError(f"all samples of {name} are censored")
-    times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
-    if times.max() >= time.max() or times.min() < time.min():
-        raise ValueError(
-            f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
-        )
+    train_event, train_time, event, time, times = _follow_up_at_times(
+        survival_train, survival_test, times
+    )
     estimate = np.asarray(estimate, dtype=np.float64)
     if not np.isfinite(estimate).all():
         raise ValueError("estimate must hold finite survival probabilities (no NaN)")
@@ -293,12 +315,7 @@ def concordance_index_ipcw(survival_train, survival_test, estimate, tau=None, ti
     if estimate.shape != time.shape:
         raise ValueError(f"estimate has shape {estimate.shape}; expected ({time.size},)")
     opens = event if tau is None else event & (time < tau)
-    censoring = censoring_survival(train_event, train_time)
-    at_events = _censoring_at(censoring, time[opens])
-    if (at_events == 0).any():
-        raise ValueError("the censoring survival function is zero at an event time")
-    weights = np.zeros(time.size)
-    weights[opens] = 1.0 / at_events
+    weights = _inverse_censoring_weights(train_event, train_time, time, opens)
     return concordance_index(event, time, estimate, tied_tol, np.square(weights))
 
 
@@ -308,16 +325,9 @@ def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_
     an event by t (cases, weighted by the inverse probability of censoring at their time,
     G from ``survival_train``) above the rows still followed after t (controls). Returns
     (AUC per time, their mean weighted by the test follow-up's Kaplan-Meier drops)."""
-    train_event, train_time = check_survival_y(survival_train, len(survival_train))
-    event, time = check_survival_y(survival_test, len(survival_test))
-    for name, events in (("survival_train", train_event), ("survival_test", event)):
-        if not events.any():
-            raise ValueError(f"all samples of {name} are censored")
-    times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
-    if times.max() >= time.max() or times.min() < time.min():
-        raise ValueError(
-            f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
-        )
+    train_event, train_time, event, time, times = _follow_up_at_times(
+        survival_train, survival_test, times
+    )
     estimate = np.asarray(estimate, dtype=np.float64)
     if not np.isfinite(estimate).all():
         raise ValueError("estimate must hold finite risk scores (no NaN)")
@@ -327,11 +337,7 @@ def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_
         raise ValueError(
             f"estimate has shape {estimate.shape}; expected ({time.size}, {times.size})"
         )
-    at_events = _censoring_at(censoring_survival(train_event, train_time), time[event])
-    if (at_events == 0).any():
-        raise ValueError("the censoring survival function is zero at an event time")
-    ipcw = np.zeros(time.size)
-    ipcw[event] = 1.0 / at_events
+    ipcw = _inverse_censoring_weights(train_event, train_time, time, event)
     scores = np.empty(times.size)
     for i, t in enumerate(times):
         order = np.argsort(-estimate[:, i], kind="stable")
