@@ -542,3 +542,12 @@ def test_metrics_refuse_what_would_come_back_silently_wrong():
         brier_score(y, y, [[0.5], [np.nan], [0.5], [0.5]], [2.0])
     with pytest.raises(ValueError, match="finite risk"):
         cumulative_dynamic_auc(y, y, [0.5, np.nan, 0.5, 0.5], [2.0])
+
+
+def test_survival_at_times_reads_the_step_functions():
+    data = load_dataset("lung")  # missing values: mixtures of leaves
+    model = SurvivalTree(min_samples_leaf=10).fit(data.X, data.y)
+    times = np.array([0.0, 5.0, 100.5, 365.0, data.y["time"].max() + 10])
+    steps = model.predict_survival_function(data.X)
+    expected = np.array([[f(t) for t in times] for f in steps])
+    np.testing.assert_array_equal(model.predict_survival_at(data.X, times), expected)

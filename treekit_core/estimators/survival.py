@@ -136,6 +136,15 @@ class SurvivalEstimator(RegressionEstimator):
             return curves
         return np.array([StepFunction(self.unique_times_, c, 1.0) for c in curves], dtype=object)
 
+    def predict_survival_at(self, X, times) -> np.ndarray:
+        """Every sample's survival at ``times`` (n x len(times)): the value of its survival
+        function (:meth:`predict_survival_function`) at the last training time <= t, 1
+        before the first; without a step function per sample."""
+        times = np.asarray(times, dtype=np.float64).reshape(-1)
+        curves = self._curves(X, "survival")
+        position = np.searchsorted(self.unique_times_, times, side="right") - 1
+        return np.where(position >= 0, curves[:, np.maximum(position, 0)], 1.0)
+
     def predict(self, X, quantiles=None) -> np.ndarray:
         """The risk score of every sample (higher: riskier): scikit-survival's, the sum of
         its cumulative hazard over the training event times; for rpart's exponential

@@ -34,7 +34,12 @@ from treekit_core.tools.csvdata import (
     typed_columns,
 )
 from treekit_core.tools.export import export_text
-from treekit_core.tools.metrics import diagnostic_report, regression_figures, survival_figures
+from treekit_core.tools.metrics import (
+    diagnostic_report,
+    event_quartiles,
+    regression_figures,
+    survival_figures,
+)
 from treekit_core.tools.progress import Progress
 from treekit_core.tools.report import (
     composition_line,
@@ -435,7 +440,7 @@ def cmd_predict(args) -> int:
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     if isinstance(model, (SurvivalTree, ForestSurvival)):
         times = _survival_times(model, args.times)
-        survival = np.array([[f(t) for t in times] for f in model.predict_survival_function(X)])
+        survival = model.predict_survival_at(X, times)
         try:
             writer = csv.writer(out)
             writer.writerow(["risk"] + [f"survival_at_{t:g}" for t in times])
@@ -514,12 +519,10 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
         what = f"the model as saved, on {args.data}"
         if _warn_if_resubstitution(args, raw, names):
             what += " (the training rows: resubstitution figures)"
-    times = np.quantile(y["time"][y["event"]], [0.25, 0.5, 0.75])
-    times = np.unique(times[(times >= y["time"].min()) & (times < y["time"].max())])
+    times = event_quartiles(y)
     survival = np.empty((len(y), times.size))
     for rows, fitted in survival_parts:
-        functions = fitted.predict_survival_function(X[rows])
-        survival[rows] = [[f(t) for t in times] for f in functions]
+        survival[rows] = fitted.predict_survival_at(X[rows], times)
     figures = survival_figures(y, risk, survival, times)
     print(f"{what}; composition: {composition_line(model)}")
     print(f"rows: {figures['rows']} ({figures['events']} events)")

@@ -361,6 +361,14 @@ def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_
     return scores, float((scores * drops).sum() / (1.0 - survival[-1]))
 
 
+def event_quartiles(y) -> np.ndarray:
+    """The times the survival figures are read at: the quartiles of the event times of
+    follow-up ``y`` that lie within it ([first time, last time[), distinct."""
+    event, time = check_survival_y(y, len(y))
+    times = np.quantile(time[event], [0.25, 0.5, 0.75])
+    return np.unique(times[(times >= time.min()) & (times < time.max())])
+
+
 def survival_figures(y, risk, survival, times) -> dict:
     """What ``treekit evaluate`` and the HTML report show of a survival model on follow-up
     ``y``: rows, events, Harrell's and Uno's concordance of ``risk``, and, with two or more

@@ -20,7 +20,12 @@ from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import _names, branch_texts
 from treekit_core.tools import plots
-from treekit_core.tools.metrics import diagnostic_report, regression_figures, survival_figures
+from treekit_core.tools.metrics import (
+    diagnostic_report,
+    event_quartiles,
+    regression_figures,
+    survival_figures,
+)
 from treekit_core.tools.node_style import edge_labels, node_hex, rgb_hex
 from treekit_core.tools.plots import _pyplot
 
@@ -181,10 +186,8 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
     ``path`` when given: the page ``treekit evaluate --report`` writes, from Python."""
     what = f"figures on the {len(y)} rows given"
     if hasattr(model, "predict_survival_function"):
-        event_times = model.unique_times_[model.is_event_time_]
-        times = np.unique(np.quantile(event_times, [0.25, 0.5, 0.75], method="inverted_cdf"))
-        survival = np.array([[f(t) for t in times] for f in model.predict_survival_function(X)])
-        figures = survival_figures(y, model.predict(X), survival, times)
+        times = event_quartiles(y)  # as treekit evaluate reads them
+        figures = survival_figures(y, model.predict(X), model.predict_survival_at(X, times), times)
         evaluation = survival_evaluation(figures, model, X, y, what)
     elif not hasattr(model, "decide"):  # a regressor: RMSE, MAE, R^2 and the residuals
         evaluation = regression_evaluation(np.asarray(y), model.predict(X), what)
