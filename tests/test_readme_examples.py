@@ -56,3 +56,22 @@ def test_the_regression_example_runs(capsys):
     assert int(reg.pruning_path_["n_splits"][reg.pruning_path_["selected"]][0]) == (
         reg.get_n_leaves() - 1
     )
+
+
+def test_the_constraints_example_keeps_its_constraints():
+    from treekit_core.testing import monotonic_violation, tree_paths
+
+    namespace = {}
+    exec(block_with("monotonic_cst={"), namespace)
+    model, X = namespace["model"], namespace["X"].to_numpy()
+    glucose, mass = 1, 5
+    cst = [0] * X.shape[1]
+    cst[glucose] = cst[mass] = 1
+
+    def risk(Z):
+        return model.predict_proba(Z)[:, list(model.classes_).index("tested_positive")]
+
+    assert model.get_n_leaves() > 2
+    assert monotonic_violation(risk, cst, X.shape[1], X=X) == 0.0
+    groups = [{1, 5, 7}, {0, 2, 3, 4, 6}]
+    assert all(any(path <= g for g in groups) for path in tree_paths(model.tree_))

@@ -39,6 +39,9 @@ def hard_distribution(tree, X) -> np.ndarray:
 @attrs.define(slots=False)
 class HardEvaluator(Evaluator):
     handles_missing: ClassVar[bool] = True
+    # a sample's leaf depends on a feature only where a node asks about it (missing values:
+    # fixed shares), so the leaf values' order under a monotonic constraint is kept
+    provides: ClassVar[frozenset] = Evaluator.provides | {"monotone_routing"}
     name: ClassVar[str] = "hard"
     description: ClassVar[str] = (
         "route each sample to exactly one leaf (missing values: C4.5's shares)"

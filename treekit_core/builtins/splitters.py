@@ -86,6 +86,8 @@ class Exhaustive(Splitter):
         "split_scores",
         "absolute_deviation_search",
         "logrank_search",
+        "monotonic_constraints",
+        "interaction_constraints",
     }
     description: ClassVar[str] = "every midpoint between consecutive distinct values (CART)"
     nominal_split: str = attrs.field(
@@ -93,6 +95,16 @@ class Exhaustive(Splitter):
     )
     gain_ratio: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     questions: tuple = attrs.field(default=(), converter=tuple, validator=_check_question_names)
+
+    def check_composition(self, composition) -> None:
+        """Monotonic constraints and range questions do not mix: a range question sends
+        the middle of a feature's values one way, which no order of the values survives."""
+        if composition.constraints.has_monotonic and self.questions:
+            raise CompositionError(
+                f"splitter {self.name!r} cannot keep monotonic_cst while searching question "
+                f"kind {self.questions[0]!r}: a range of a feature's values sent one way "
+                "breaks any order of them; drop splitter_params['questions']"
+            )
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels.specialised import criterion_kernels
@@ -102,7 +114,7 @@ class Exhaustive(Splitter):
             return self._prepare_row_search(data, criterion)
         kernels = criterion_kernels(criterion)
         return (
-            kernels.best_split_of_node,
+            kernels,
             kernels.impurity,
             criterion.impurity_params(data.n_statistics),
             data,
@@ -241,7 +253,11 @@ class Exhaustive(Splitter):
     def find_split(self, state, node, rules):
         if state[0] == "rows":
             return self._find_split_from_rows(state, node, rules)
-        kernel, impurity, params, data, ranges = state
+        kernels, impurity, params, data, ranges = state
+        kernel, bounds = kernels.best_split_of_node, ()
+        if node.value_limits is not None:  # monotonic constraints: the bounded search
+            kernel = kernels.best_split_within_bounds
+            bounds = (node.constraint_signs, node.value_limits)
         features = node.features
         nominal = np.zeros(0, dtype=np.int64)
         if data.nominal_features.size:
@@ -254,7 +270,7 @@ class Exhaustive(Splitter):
             else [features[i : i + 1] for i in range(features.size)]
         )
 
-        def search(compiled, candidates):
+        def search(compiled, candidates, *extra):
             """A compiled search of this node's rows over ``candidates`` (features)."""
             return compiled(
                 params,
@@ -267,10 +283,11 @@ class Exhaustive(Splitter):
                 candidates,
                 rules.min_samples_leaf,
                 rules.min_weight_leaf,
+                *extra,
             )
 
         for group in groups if features.size else []:
-            split, score = self._threshold_split(*search(kernel, group), data, node)
+            split, score = self._threshold_split(*search(kernel, group, *bounds), data, node)
             if score > best_score:
                 best, best_score = split, score
         if nominal.size:
@@ -371,6 +388,10 @@ class C45(Splitter):
     # MinSplit divides the weight by the number of classes, and gain ratio is C4.5's for
     # class entropies: defined for class labels only
     requires: ClassVar[dict] = {"target": frozenset({"class_decisions"})}
+    provides: ClassVar[frozenset] = Splitter.provides | {
+        "monotonic_constraints",
+        "interaction_constraints",
+    }
     name: ClassVar[str] = "c45"
     handles_missing: ClassVar[bool] = True
     description: ClassVar[str] = (
@@ -419,6 +440,7 @@ class C45(Splitter):
             gain_ratio,
             split_point,
             left_weight,
+            *node.search_constraints(data.X.shape[1]),
         )
         threshold = np.full(m, np.nan)
         for index in np.flatnonzero(~np.isnan(info_gain)):

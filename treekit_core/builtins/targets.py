@@ -17,7 +17,7 @@ from treekit_core.builtins.survival_curves import (
     risk_scores,
     unique_times,
 )
-from treekit_core.components import Target, TargetRows, one_hot
+from treekit_core.components import MonotoneValue, Target, TargetRows, one_hot
 from treekit_core.components.base import state_array
 from treekit_core.engine.validation import (
     MAX_TOTAL_WEIGHT,
@@ -63,6 +63,24 @@ class ClassLabels(Target):
         classes, encoded = check_y(y, n_samples)
         check_class_statistics(n_samples, classes.shape[0])
         return TargetRows(one_hot(encoded, classes.shape[0]), classes)
+
+    def monotone_value(self, n_statistics):
+        """The first class's share, falling as P(second class) rises (scikit-learn
+        constrains the first class's share with the signs flipped, so the bounds and
+        clipped values have its bits); two classes only."""
+        if n_statistics != 2:
+            raise ValueError(
+                f"monotonic constraints need two classes (they order P(classes_[1])); y has "
+                f"{n_statistics}"
+            )
+        return MonotoneValue((0.0, 1.0, 0.0), (1.0, 0.0, 0.0), sign=-1)
+
+    def clip_node_values(self, values, lower, upper, value):
+        """The first class's share clipped, the second's its complement (scikit-learn's)."""
+        values = np.array(values, dtype=np.float64)
+        values[:, 0] = np.clip(values[:, 0], lower, upper)
+        values[:, 1] = 1.0 - values[:, 0]
+        return values
 
     def check_tree(self, tree, labels) -> None:
         """Sums of weights per class: one column per label, >= 0 and within the bound fit
@@ -141,6 +159,10 @@ class Mean(PredictsOneNumber, Target):
     def strata(self, rows, labeler):
         return np.zeros(rows.shape[0], dtype=np.int64)
 
+    def monotone_value(self, n_statistics):
+        """The mean, sum of w y over the weight."""
+        return MonotoneValue((0.0, 1.0, 0.0), (1.0, 0.0, 0.0))
+
     def responses(self, rows):
         """y itself (column 0 of the rows)."""
         return np.asarray(rows[:, 0], dtype=np.float64)
@@ -180,6 +202,11 @@ class Median(Mean):
     def encode(self, y, n_samples, **given):
         response = check_y_numeric(y, n_samples)
         return TargetRows(np.column_stack([response, np.zeros_like(response)]), None)
+
+    def monotone_value(self, n_statistics):
+        """None: a median comes from no sums, so no search can score a cut's sides by it
+        from running sums (scikit-learn's absolute error keeps medians per candidate)."""
+        return None
 
     def node_statistics(self, rows, row_weights):
         """(weighted median, weighted absolute deviations from it) of the rows' responses."""
@@ -333,6 +360,11 @@ class RpartPoissonRate(PredictsOneNumber, Target):
 
     def node_values(self, statistics, weights, labeler):
         return self.rates(statistics)[:, None], np.zeros(statistics.shape[0], np.int64)
+
+    def monotone_value(self, n_statistics):
+        """The unshrunk rate, events over time (the shrunk rate a node predicts is clipped
+        to the interval the unshrunk ones set)."""
+        return MonotoneValue((0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0))
 
     def node_risk(self, statistics, weights, labeler):
         """rpart's deviance at the node's shrunk rate r:

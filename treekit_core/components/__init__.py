@@ -22,7 +22,7 @@ from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
 from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
 from treekit_core.components.splitter import FEATURE_THRESHOLD, Split, Splitter
-from treekit_core.components.target import Target, TargetRows
+from treekit_core.components.target import MonotoneValue, Target, TargetRows
 
 #: Every component kind and its base class, in the order a tree is grown and used; the
 #: target, which encodes y before growing and turns node statistics into predictions after,
@@ -68,6 +68,16 @@ CAPABILITIES = {
     "survival function (Target.fit_state), which survival estimators predict from",
     "class_decisions": "a target whose nodes decide among class labels, so a node's errors "
     "are the training rows of other classes (not a number predicted for a measurement)",
+    "monotonic_constraints": "a splitter whose searches admit a cut on a constrained feature "
+    "only where it keeps the node's value interval and order (kernels.growth.within_bounds "
+    "with Node.constraint_signs and Node.value_limits)",
+    "interaction_constraints": "a splitter that asks one feature per question, chosen among "
+    "the node's candidate features (Node.features), so the grow loop's interaction "
+    "constraints hold",
+    "monotone_routing": "an evaluator whose routing of a sample at a node depends only on the "
+    "feature that node asks about, sending larger values no less to the branch of larger "
+    "values (hard routing, C4.5's missing shares, soft gates on thresholds): the mixture of "
+    "leaves then keeps monotonic constraints",
 }
 
 __all__ = [
@@ -91,6 +101,7 @@ __all__ = [
     "Splitter",
     "Target",
     "TargetRows",
+    "MonotoneValue",
     "json_value",
     "one_hot",
     "state_array",

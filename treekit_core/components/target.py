@@ -22,6 +22,26 @@ class TargetRows:
     labels: np.ndarray | None = None
 
 
+@attrs.frozen
+class MonotoneValue:
+    """What :meth:`Target.monotone_value` returns: the value of a node that monotonic
+    constraints order, as a ratio of linear functions of the node's weight and statistics
+    (computed by the split searches for both sides of every candidate cut, so it must
+    come from sums), and where the node's values hold it."""
+
+    #: The numerator's coefficients of (weight, statistic 1, ..., statistic S).
+    numerator: tuple = attrs.field(converter=tuple)
+    #: The denominator's coefficients of (weight, statistic 1, ..., statistic S).
+    denominator: tuple = attrs.field(converter=tuple)
+    #: 1 when the value rises as the prediction the user constrains does; -1 when it falls
+    #: (class labels order the first class's share, as scikit-learn does: P(second class)
+    #: = 1 - it).
+    sign: int = 1
+    #: The column of :meth:`Target.node_values`' values that holds the value (clipped to a
+    #: node's interval by :meth:`Target.clip_node_values`, read by the model-file check).
+    column: int = 0
+
+
 @attrs.define(slots=False)
 class Target(Component):
     """What a tree predicts: it turns ``y`` into per-row statistics, a node's summed
@@ -141,6 +161,26 @@ class Target(Component):
         if sums.shape[1] == 2:
             return np.divide(sums[:, 1], weights, out=np.zeros(len(weights)), where=weights > 0)
         return None
+
+    def monotone_value(self, n_statistics: int):
+        """The node value monotonic constraints order (a :class:`MonotoneValue`), or None
+        when this target has none (then a composition with ``monotonic_cst`` is refused
+        naming it). Called once per fit with monotonic constraints, when the composition
+        is checked, with the width of the rows :meth:`encode` wrote; may raise ValueError
+        saying why the data has no such value (class labels: more than two classes).
+        Default: None."""
+        return None
+
+    def clip_node_values(self, values: np.ndarray, lower, upper, value: MonotoneValue):
+        """``values`` (n_nodes x V, as :meth:`node_values` returns them) with each node's
+        monotone value (``value``, what :meth:`monotone_value` returned) held within
+        [lower, upper] and whatever depends on it made consistent. Called by every
+        labelling of a tree grown under monotonic constraints (after growth, after pruning,
+        on reading a model file), before the decisions are taken from the values.
+        Default: column ``value.column`` clipped."""
+        values = np.array(values, dtype=np.float64)
+        values[:, value.column] = np.clip(values[:, value.column], lower, upper)
+        return values
 
     def fit_state(self, y, rows: np.ndarray, tree, memberships) -> dict:
         """What the target keeps of the training data in the fitted tree (its

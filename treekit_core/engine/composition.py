@@ -12,6 +12,7 @@ import numpy as np
 
 from treekit_core.components import CAPABILITIES, KINDS
 from treekit_core.components.errors import CompositionError
+from treekit_core.engine.constraints import Constraints
 from treekit_core.engine.feature_sampling import AllFeatures
 from treekit_core.engine.grow import grow_tree
 from treekit_core.engine.stopping import StoppingRules
@@ -39,6 +40,8 @@ class Composition:
     parallel_kernels: bool = True
     #: The estimator's ``n_threads``: the most threads one fit may run (None: all usable).
     n_threads: object = None
+    #: Monotonic and interaction constraints every tree respects (engine/constraints.py).
+    constraints: Constraints = attrs.field(factory=Constraints)
 
     def __reduce__(self):
         """Pickled without the registry (it holds plugin modules): whoever unpickles it
@@ -53,14 +56,18 @@ class Composition:
             "feature_sampler": self.feature_sampler,
             "parallel_kernels": self.parallel_kernels,
             "n_threads": self.n_threads,
+            "constraints": self.constraints,
         }
 
     def offers_fused_growth(self) -> bool:
         """Whether the splitter may grow whole trees (it provides a fused builder) and the
         propagator sends every row wholly down one branch, which such a builder assumes:
-        the grow loop then asks the splitter's ``build_tree`` first."""
-        return "fused_builder" in self.splitter.provides and "hard_partition" in (
-            self.propagator.provides
+        the grow loop then asks the splitter's ``build_tree`` first. Constraints are kept
+        by the node-by-node loop only (it holds each node's value interval and path)."""
+        return (
+            "fused_builder" in self.splitter.provides
+            and "hard_partition" in self.propagator.provides
+            and not self.constraints.active
         )
 
     def grows_in_one_call(self, data) -> bool:
@@ -129,6 +136,55 @@ class Composition:
         if data is not None:
             for component in components.values():
                 component.check_data(data)
+            self.check_constraints(data)
+
+    def check_constraints(self, data) -> None:
+        """Refuse constraints the composition cannot keep on ``data``, naming the component
+        (or the feature) and why. Called by :meth:`check` with the training data."""
+        constraints = self.constraints
+        if constraints.has_interaction and "interaction_constraints" not in self.splitter.provides:
+            raise CompositionError(
+                f"splitter {self.splitter.name!r} cannot keep interaction_cst: "
+                f"{CAPABILITIES['interaction_constraints']}, which it does not provide"
+            )
+        if not constraints.has_monotonic:
+            return
+        if "monotonic_constraints" not in self.splitter.provides:
+            raise CompositionError(
+                f"splitter {self.splitter.name!r} cannot keep monotonic_cst: it needs "
+                f"monotonic_constraints ({CAPABILITIES['monotonic_constraints']}), which "
+                f"{self.splitter.name!r} does not provide"
+            )
+        if "monotone_routing" not in self.evaluator.provides:
+            raise CompositionError(
+                f"evaluator {self.evaluator.name!r} cannot keep monotonic_cst: it needs "
+                f"monotone_routing ({CAPABILITIES['monotone_routing']}), which "
+                f"{self.evaluator.name!r} does not provide"
+            )
+        try:
+            value = self.target.monotone_value(data.n_statistics)
+        except ValueError as error:
+            raise CompositionError(
+                f"target {self.target.name!r} cannot keep monotonic_cst: {error}"
+            ) from None
+        if value is None:
+            raise CompositionError(
+                f"target {self.target.name!r} (criterion {self.criterion.name!r}) cannot keep "
+                "monotonic_cst: it declares no node value to order (Target.monotone_value)"
+            )
+        constrained = np.flatnonzero(np.asarray(constraints.monotonic) != 0)
+        if len(constraints.monotonic) != data.n_features:
+            raise CompositionError(
+                f"monotonic_cst has {len(constraints.monotonic)} entries but the data has "
+                f"{data.n_features} features"
+            )
+        nominal = np.intersect1d(constrained, data.nominal_features)
+        if nominal.size:
+            raise CompositionError(
+                f"monotonic_cst constrains feature {int(nominal[0])}, which is nominal: a "
+                "constraint orders the values of a numeric feature (categories have no "
+                "order); encode it as numbers, or leave it 0"
+            )
 
     # -- fitting --------------------------------------------------------------------
     def grow(self, data, rng: np.random.Generator) -> Tree:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER, Constraints, child_intervals
 from treekit_core.engine.questions import split_branches, training_shares
 from treekit_core.engine.tree import Tree, TreeAssembler, narrow_box
 
@@ -35,6 +36,21 @@ class Node:
     #: The node's box: (lower, upper) per feature from the axis-aligned tests on its path;
     #: a sample of the node's region satisfies lower < x <= upper.
     bounds: tuple = None
+    #: Under monotonic constraints (else None): per feature of X, the direction the
+    #: target's value must move in as the feature grows (1, -1; 0: free), float64.
+    constraint_signs: np.ndarray = None
+    #: Under monotonic constraints (else None): the node's value interval and the value's
+    #: coefficients, as ``kernels.growth.within_bounds`` reads them. A splitter that
+    #: provides ``monotonic_constraints`` admits a cut on feature f only where
+    #: ``within_bounds(constraint_signs[f], value_limits, ...)`` holds.
+    value_limits: np.ndarray = None
+
+    def search_constraints(self, n_features: int) -> tuple:
+        """(signs, limits) for a kernel that always takes them: the node's, or no
+        constraint (signs 0, unbounded)."""
+        if self.constraint_signs is None:
+            return np.zeros(n_features), np.array([-np.inf, np.inf])
+        return self.constraint_signs, self.value_limits
 
     @property
     def n_samples(self) -> int:
@@ -76,9 +92,16 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     # the stopping rules as the compiled grower reads them, checked by the same functions
     # (their plain Python versions): one definition for both growers
     from treekit_core.kernels.compiling import python_function
-    from treekit_core.kernels.growth import accepts_split, may_split, rule_vector
+    from treekit_core.kernels.growth import accepts_split, bounded_value, may_split, rule_vector
 
     may_split, accepts_split = python_function(may_split), python_function(accepts_split)
+    value_of = python_function(bounded_value)  # the searches' value, to the last bit
+    constraints = composition.constraints
+    monotone = (
+        composition.target.monotone_value(data.n_statistics) if constraints.has_monotonic else None
+    )
+    signs = constraints.signs(monotone) if monotone is not None else None
+    groups = constraints.groups(data.n_features) if constraints.has_interaction else None
     rule_values = rule_vector(rules)
     impurity = criterion.compiled_impurity()
     params = criterion.impurity_params(data.n_statistics)
@@ -93,16 +116,27 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
         ("improvement",)
         + tuple(name for name in splitter.node_field_names if name != "missing_left")
         + tuple(propagator.node_field_names)
+        + ((VALUE_LOWER, VALUE_UPPER) if monotone is not None else ())
     )
 
     # a zero-weight row is a removed row (a forest's out-of-bag rows): it places no
     # threshold, counts towards no minimum and makes no leaf
     all_rows = np.flatnonzero(data.weight > 0).astype(np.int64)
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
-    stack = [(all_rows, data.weight[all_rows].copy(), 0, -1, 0, root_bounds)]
+    # a stack entry: rows, their weights, depth, parent, branch, box, the value interval
+    # (monotonic constraints) and the features asked on the path (interaction constraints)
+    unbounded = (-np.inf, np.inf)
+    stack = [
+        (all_rows, data.weight[all_rows].copy(), 0, -1, 0, root_bounds, unbounded, frozenset())
+    ]
     while stack:
-        rows, row_weights, depth, parent, branch, bounds = stack.pop()
+        rows, row_weights, depth, parent, branch, bounds, interval, used = stack.pop()
         sums, weight = node_statistics(composition.target, data.evidence, rows, row_weights)
+        features = feature_sampler.draw(rng, data.n_features)
+        if groups is not None:
+            features = features[
+                Constraints.allowed_features(groups, used, data.n_features)[features]
+            ]
         node = Node(
             rows,
             row_weights,
@@ -110,12 +144,16 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             weight,
             float(impurity(sums, weight, params)) if weight > 0 else 0.0,
             depth,
-            feature_sampler.draw(rng, data.n_features),
+            features,
             bounds,
         )
         node_id = assembler.add_node(
             parent, branch, sums, weight, node.n_samples, node.impurity, depth
         )
+        if monotone is not None:
+            node.constraint_signs = signs
+            node.value_limits = Constraints.limits(monotone, *interval)
+            assembler.set_fields(node_id, {VALUE_LOWER: interval[0], VALUE_UPPER: interval[1]})
         count = node.effective_samples(data.weight) if fractional else node.n_samples
         if not may_split(count, weight, node.impurity, depth, rule_values):
             continue
@@ -167,9 +205,29 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
                 "min_impurity_decrease"
             )
         boxes = narrow_box(bounds, question, split.feature, split.threshold, split.n_branches)
+        intervals = [interval] * split.n_branches
+        if monotone is not None and split.n_branches == 2:
+            # the children's unclipped values, as the search computed them for the cut
+            left, right = (
+                value_of(node.value_limits, *node_statistics(composition.target, data.evidence, *c))
+                for c in children
+            )
+            intervals = child_intervals(signs[split.feature], *interval, left, right)
+        path = used | {int(split.feature)}
         for b in range(split.n_branches - 1, -1, -1):  # the first branch is grown first
             child_rows, child_weights = children[b]
-            stack.append((child_rows, child_weights, depth + 1, node_id, b, boxes[b]))
+            stack.append(
+                (
+                    child_rows,
+                    child_weights,
+                    depth + 1,
+                    node_id,
+                    b,
+                    boxes[b],
+                    intervals[b],
+                    path,
+                )
+            )
     return assembler.to_tree(field_names)
 
 

@@ -24,7 +24,12 @@ import attrs
 import numpy as np
 
 from treekit_core.components.question import Threshold
+from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
+
+#: Node fields every node holds, a leaf too (the others are a question's parameters or
+#: notes, which a leaf lacks): the value interval of monotonic constraints.
+NODE_WIDE_FIELDS = (VALUE_LOWER, VALUE_UPPER)
 
 LEAF = -1
 UNDEFINED_THRESHOLD = -2.0
@@ -324,7 +329,7 @@ class Tree:
         node_fields = {}
         for name, values in self.node_fields.items():
             values = np.asarray(values)[keep].copy()
-            if values.dtype.kind == "f":
+            if values.dtype.kind == "f" and name not in NODE_WIDE_FIELDS:
                 values[leaf_now] = np.nan  # a leaf asks nothing
             node_fields[name] = values
         return Tree(
@@ -351,7 +356,11 @@ class Tree:
         """(Re)compute every node's values and decision from its statistics with the
         ``target`` (:meth:`~treekit_core.components.Target.node_values`, which may ask the
         ``labeler``). A node no training weight reached (a branch for a category absent at
-        its parent) takes its parent's values and decision, as C4.5 labels empty branches."""
+        its parent) takes its parent's values and decision, as C4.5 labels empty branches.
+        A tree grown under monotonic constraints (node fields ``value_lower`` and
+        ``value_upper``) has every node's value clipped to its interval
+        (:meth:`~treekit_core.components.Target.clip_node_values`), then its decision taken
+        from the clipped values: this is what keeps the constraint through every pruner."""
         empty = self.weight <= 0
         weight = np.where(empty, 1.0, self.weight)
         values, decisions = target.node_values(self.statistics, weight, labeler)
@@ -363,6 +372,15 @@ class Tree:
                 if parent[node] >= 0:
                     self.value[node] = self.value[parent[node]]
                     self.decision[node] = self.decision[parent[node]]
+        if VALUE_LOWER in self.node_fields:  # grown under monotonic constraints
+            monotone = target.monotone_value(self.statistics.shape[1])
+            self.value = target.clip_node_values(
+                self.value,
+                self.node_fields[VALUE_LOWER],
+                self.node_fields[VALUE_UPPER],
+                monotone,
+            ).reshape(self.n_nodes, -1)
+            self.decision = np.asarray(target.decide(self.value, labeler), dtype=np.int64)
 
     def check_structure(self) -> None:
         """Raise ValueError when the arrays do not describe a tree (corrupt model file)."""
@@ -426,6 +444,17 @@ class Tree:
         for name, values in self.node_fields.items():
             if np.shape(values)[:1] != (n,):
                 raise ValueError(f"tree node field {name!r} does not have one row per node")
+        if VALUE_LOWER in self.node_fields or VALUE_UPPER in self.node_fields:
+            lower = np.asarray(self.node_fields.get(VALUE_LOWER, np.full(n, np.nan)))
+            upper = np.asarray(self.node_fields.get(VALUE_UPPER, np.full(n, np.nan)))
+            if lower.ndim != 1 or upper.ndim != 1 or np.isnan(lower).any() or np.isnan(upper).any():
+                raise ValueError(
+                    f"tree node fields {VALUE_LOWER!r} and {VALUE_UPPER!r} (monotonic "
+                    "constraints) must hold a number at every node"
+                )
+            if (lower > upper).any():
+                node = int(np.flatnonzero(lower > upper)[0])
+                raise ValueError(f"tree node {node}: {VALUE_LOWER!r} is above {VALUE_UPPER!r}")
         counts = self.n_children
         for node in np.flatnonzero(internal):
             kind = self.questions[q[node]]
@@ -500,6 +529,11 @@ class TreeAssembler:
         self.threshold[node_id] = float(threshold)
         self.children[node_id] = [LEAF] * len(shares)
         self.shares[node_id] = tuple(float(s) for s in shares)
+        for name, value in fields.items():
+            self.fields.setdefault(name, {})[node_id] = value
+
+    def set_fields(self, node_id, fields) -> None:
+        """Store per-node values (name -> value) at ``node_id``, a leaf or not."""
         for name, value in fields.items():
             self.fields.setdefault(name, {})[node_id] = value
 

@@ -19,6 +19,9 @@ keeps the fitted trees and grows only the ones ``n_estimators`` adds, drawing th
 as one fit of all of them would (so 5 + 5 trees are the 10 of one fit with the same
 integer ``random_state``).
 
+``monotonic_cst`` and ``interaction_cst`` are kept by every tree (see ``TreeClassifier``),
+so the forest's average keeps a monotonic constraint too.
+
 Trees are grown through joblib. The default backend is threads: the numba kernels release
 the GIL, and plugins registered in this process are visible to every tree. A process (loky)
 or Dask/Ray backend set with ``joblib.parallel_backend`` spreads trees over cores or a
@@ -188,6 +191,8 @@ class ForestClassifier(ComposedEstimatorMixin):
         forest_confidence="averaged",
         abstain_value=None,
         n_jobs=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         random_state=None,
     ):
         self._store_params(locals())
@@ -524,6 +529,8 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
         min_gain=None,
         categorical_features=None,
         n_jobs=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         random_state=None,
     ):
         self._store_params(locals())

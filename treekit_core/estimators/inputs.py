@@ -11,6 +11,7 @@ import numpy as np
 from treekit_core.components import TargetRows
 from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
 from treekit_core.engine.composition import CompositionError
+from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.validation import (
@@ -143,6 +144,12 @@ class InputChecks:
             classes=encoded.labels,
             n_categories=n_categories,
             target=composition.target,
+        )
+        composition.constraints = resolve_constraints(
+            getattr(self, "monotonic_cst", None),
+            getattr(self, "interaction_cst", None),
+            data.n_features,
+            names,
         )
         return data, encoded.labels
 

@@ -25,6 +25,7 @@ from treekit_core.components.base import from_json_value, json_value
 from treekit_core.components.errors import ModelFileError
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.composition import CompositionError
+from treekit_core.engine.constraints import check_tree_constraints, resolve_constraints
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree import ARRAY_FIELDS, LEAF, Tree
 from treekit_core.registry import PluginError
@@ -405,6 +406,27 @@ def read_tree(
     return tree
 
 
+def _check_constraints(model, trees, names) -> None:
+    """The constraints the file's parameters name, resolved against its features, and
+    kept by every tree it holds (``engine.constraints.check_tree_constraints``)."""
+    try:
+        constraints = resolve_constraints(
+            getattr(model, "monotonic_cst", None),
+            getattr(model, "interaction_cst", None),
+            model.n_features_in_,
+            names,
+        )
+    except ValueError as exc:
+        raise ModelFileError(f"model file: 'params': {exc}") from None
+    model.composition_.constraints = constraints
+    for index, tree in enumerate(trees):
+        try:
+            check_tree_constraints(tree, constraints, model.composition_.target)
+        except ValueError as exc:
+            where = "tree" if len(trees) == 1 else f"trees[{index}]"
+            raise ModelFileError(f"model file: {where}: {exc}") from None
+
+
 def read_categories(payload: dict, n_features: int) -> dict:
     categories = payload.get("categories", [])
     if not isinstance(categories, list):
@@ -583,6 +605,7 @@ class ModelFile:
                     f"model file: 'feature_names' must list {model.n_features_in_} names (strings)"
                 )
             model.feature_names_in_ = np.asarray(names, dtype=object)
+        _check_constraints(model, trees, names)
         keys = payload.get("column_keys")
         if keys is not None:
             if (

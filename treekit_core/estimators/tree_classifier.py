@@ -38,6 +38,15 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
     beta (a node becomes a leaf when the unweighted impurity drop of its best split is
     <= beta; None disables it).
 
+    ``monotonic_cst`` (scikit-learn's: -1, 0 or 1 per feature, or a dict of feature names
+    when X is a DataFrame) makes the prediction never fall (1) or never rise (-1) as a
+    feature grows, the others fixed; for a classifier it constrains P(``classes_[1]``) (two
+    classes only). Every splitter that chooses features keeps it (exhaustive, C4.5,
+    histogram), as do every pruner and C4.5's missing-value shares (``docs/algorithms.md``,
+    monotonic constraints). ``interaction_cst`` (LightGBM's meaning: groups of features
+    that may appear together on one path from the root; features in no group form one
+    more group). Numeric features only; a composition that cannot keep them is refused.
+
     ``n_threads`` caps the threads one fit runs (None or -1: the CPUs this process may use,
     itself capped by ``NUMBA_NUM_THREADS``); inside a joblib worker thread a fit runs on
     one. Large trees of the exhaustive splitter grow in parallel; the tree is the same for
@@ -74,6 +83,8 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         calibration=None,
         abstain_value=None,
         class_weight=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         random_state=None,
         n_threads=None,
     ):

@@ -24,6 +24,15 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
     ``feature_importances_``, ``get_n_leaves``, ``get_depth``,
     ``cost_complexity_pruning_path``, ``pruning_path_``, ``printcp``, ``prune``, ``xpred``,
     ``export_text``, ``to_json`` / ``from_json``.
+
+    ``monotonic_cst`` (scikit-learn's: -1, 0 or 1 per feature, or a dict of feature names
+    when X is a DataFrame) makes the prediction never fall (1) or never rise (-1) as a
+    feature grows, the others fixed. Every splitter that chooses features keeps it
+    (exhaustive, histogram), as do every pruner and C4.5's missing-value shares
+    (``docs/algorithms.md``, monotonic constraints). ``interaction_cst`` (LightGBM's
+    meaning: groups of features that may appear together on one path from the root;
+    features in no group form one more group). Numeric features only; a composition that
+    cannot keep them is refused.
     """
 
     def __init__(
@@ -48,6 +57,8 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
         min_impurity_decrease=0.0,
         min_gain=None,
         categorical_features=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         random_state=None,
         n_threads=None,
     ):

@@ -18,6 +18,7 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``row_table``            the per-sample table growers read (weight, weight x evidence)
 ``rule_vector``          the stopping rules as the float64 array growers read
 ``split_drop``           the impurity drop of a binary split (kernel)
+``within_bounds``        whether a cut keeps a monotonic constraint at a node (kernel)
 ``may_split``            the stopping rules of a node before any search (kernel)
 ``choose_split``         the best candidate by drop, with min_impurity_decrease (kernel)
 ``fill_node``            a new leaf's row of a node table (kernel)
@@ -56,6 +57,7 @@ _PUBLIC = {
     "rule_vector": "growth",
     "split_drop": "growth",
     "may_split": "growth",
+    "within_bounds": "growth",
     "choose_split": "growth",
     "fill_node": "growth",
     "grow_array": "growth",

@@ -6,6 +6,7 @@ import numpy as np
 from numba import types
 
 from treekit_core.kernels.compiling import F1, F2A, F2C, I1, IMPURITY_TYPE, f8, i8, jit
+from treekit_core.kernels.growth import within_bounds
 from treekit_core.kernels.node_search import gather_sorted_feature, sum_known
 
 #: Weka's tolerance in comparisons (Utils.SMALL) and its "values differ" gap.
@@ -21,7 +22,9 @@ def weight_log2(x):
     return x * math.log2(x)
 
 
-C45_SIGNATURE = types.void(IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, I1, f8, i8, F1, F1, F1, F1)
+C45_SIGNATURE = types.void(
+    IMPURITY_TYPE, F1, F2A, F2C, I1, F1, F1, I1, f8, i8, F1, F1, F1, F1, F1, F1
+)
 
 
 @jit(C45_SIGNATURE)
@@ -40,6 +43,8 @@ def c45_feature_scores(
     gain_ratio,
     split_point,
     left_weight,
+    signs,
+    limits,
 ):
     """For every candidate feature: info gain after the log2(Tries)/|D| penalty (NaN when
     the feature has no usable cut), gain ratio, the cut's midpoint and the share of the
@@ -47,6 +52,10 @@ def c45_feature_scores(
 
     The gain uses the composition's impurity on the samples with a known value, scaled by
     their weight fraction: with criterion "entropy" this is C4.5's information gain in bits.
+
+    ``signs[f]`` is feature f's monotonic constraint (0: none) and ``limits`` the node's
+    value limits: a cut that breaks the constraint (:func:`.growth.within_bounds`, on the
+    known values) is no candidate, though it counts in Tries (it was examined).
 
     J48 requires 2 x MinSplit *instances* with a known value, counting a fractional copy of
     an instance (missing values) as one. Here an instance counts its sample weight
@@ -113,6 +122,10 @@ def c45_feature_scores(
                 / known_weight
             )
             tries += 1
+            if signs[f] != 0.0 and not within_bounds(
+                signs[f], limits, left_sums, left, right_sums, right
+            ):
+                continue
             if gain > best_gain + SMALL:
                 best_gain = gain
                 best_position = j

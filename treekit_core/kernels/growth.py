@@ -35,11 +35,19 @@ GROW_ARGUMENTS = (F1, F2A, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1])
 SCAN_ARGUMENTS = (F1, F2A, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
 NODE_RESULT = types.Tuple((i8, f8, f8, f8))
+#: best_split_within_bounds: best_split_of_node's, then each feature's monotonic
+#: constraint and the node's value limits (:func:`within_bounds`)
+BOUNDED_NODE_ARGUMENTS = (*NODE_ARGUMENTS, F1, F1)
 ENTRY_SIGNATURES = {
     "grow_subtree": F2C(*GROW_ARGUMENTS),
     "scan_features": types.void(*SCAN_ARGUMENTS),
     "best_split_of_node": NODE_RESULT(*NODE_ARGUMENTS),
+    "best_split_within_bounds": NODE_RESULT(*BOUNDED_NODE_ARGUMENTS),
 }
+
+#: The value limits of a threshold scan without a monotonic constraint (never read: the
+#: sign is 0); a global, so read-only: only for kernels compiled without a signature.
+UNBOUNDED = np.array([-np.inf, np.inf])
 
 #: The columns of the node table grow_subtree returns (one float64 row per node, the
 #: statistics last; counts and ids are exact in float64). One array keeps the kernel small,
@@ -83,6 +91,44 @@ def scan_sorted_feature(
     (impurity drop, threshold, number of samples on the left); the drop is -inf when no
     cut is admissible. ``left_sums`` and ``right_sums`` are scratch buffers of length K.
     """
+    return scan_within_bounds(
+        impurity,
+        params,
+        values,
+        weighted_evidence,
+        weights,
+        parent_sums,
+        parent_weight,
+        parent_impurity,
+        min_samples_leaf,
+        min_weight_leaf,
+        left_sums,
+        right_sums,
+        0.0,
+        UNBOUNDED,
+    )
+
+
+@generic_jit
+def scan_within_bounds(
+    impurity,
+    params,
+    values,
+    weighted_evidence,
+    weights,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+    sign,
+    limits,
+):
+    """:func:`scan_sorted_feature` for a feature under a monotonic constraint ``sign``
+    (1, -1; 0: none) at a node whose value limits are ``limits``: a cut is admissible only
+    where :func:`within_bounds` holds (scikit-learn's rule)."""
     n = values.shape[0]
     n_stats = parent_sums.shape[0]
     best_drop = -np.inf
@@ -113,6 +159,10 @@ def scan_sorted_feature(
             left_weight,
             right_sums,
         )
+        if sign != 0.0 and not within_bounds(
+            sign, limits, left_sums, left_weight, right_sums, right_weight
+        ):
+            continue
         if drop > best_drop:
             best_drop = drop
             best_position = n_left
@@ -132,6 +182,42 @@ def admissible_cut(values, j, count, left_weight, right_weight, min_samples_leaf
     if n_left < min_samples_leaf or count - n_left < min_samples_leaf:
         return False
     return not (left_weight < min_weight_leaf or right_weight < min_weight_leaf)
+
+
+@generic_jit
+def bounded_value(limits, sums, weight):
+    """The value monotonic constraints order, of a side with these statistics and weight:
+    a ratio of linear functions of (weight, statistics) whose coefficients follow the two
+    bounds in ``limits`` (``Constraints.limits``: lower, upper, the numerator's 1 + K
+    coefficients, the denominator's 1 + K). A class share is count / weight, a mean is
+    sum / weight, a rate events / time; the zero terms add exactly nothing, so the value
+    has the bits of the plain quotient."""
+    n_stats = sums.shape[0]
+    numerator = limits[2] * weight
+    denominator = limits[3 + n_stats] * weight
+    for k in range(n_stats):
+        numerator += limits[3 + k] * sums[k]
+        denominator += limits[4 + n_stats + k] * sums[k]
+    return numerator / denominator
+
+
+@generic_jit
+def within_bounds(sign, limits, left_sums, left_weight, right_sums, right_weight):
+    """Whether a binary cut on a feature with monotonic constraint ``sign`` (1: the value
+    rises with the feature, -1: falls) is admissible at a node whose values must lie in
+    [``limits[0]``, ``limits[1]``]: both sides' unclipped values (:func:`bounded_value`) lie
+    within the bounds and are ordered by the constraint (scikit-learn's
+    ``_check_monotonicity``; the one rule every search under a constraint applies)."""
+    left = bounded_value(limits, left_sums, left_weight)
+    right = bounded_value(limits, right_sums, right_weight)
+    lower, upper = limits[0], limits[1]
+    return (
+        left >= lower
+        and right >= lower
+        and left <= upper
+        and right <= upper
+        and (left - right) * sign <= 0.0
+    )
 
 
 @generic_jit
@@ -259,6 +345,42 @@ def best_split_of_node(
     Features are tried in the given order; the first strictly best wins. Returns feature -1
     when no admissible cut exists.
     """
+    return best_split_within_bounds(
+        impurity,
+        params,
+        X,
+        evidence,
+        rows,
+        row_weights,
+        parent_sums,
+        parent_weight,
+        features,
+        min_samples_leaf,
+        min_weight_leaf,
+        np.zeros(X.shape[1]),
+        np.array([-np.inf, np.inf]),  # a writable array: the entry point's type
+    )
+
+
+@generic_jit
+def best_split_within_bounds(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    parent_sums,
+    parent_weight,
+    features,
+    min_samples_leaf,
+    min_weight_leaf,
+    signs,
+    limits,
+):
+    """:func:`best_split_of_node` under monotonic constraints: ``signs[f]`` is feature f's
+    (1, -1; 0: none) and ``limits`` the node's value limits (:func:`within_bounds`). A
+    feature with missing values is judged on its known rows, as without constraints."""
     n = rows.shape[0]
     n_stats = evidence.shape[1]
     values = np.empty(n)
@@ -284,7 +406,7 @@ def best_split_of_node(
             if weight <= 0.0:
                 continue
             sums, base = known_sums, impurity(known_sums, weight, params)
-        drop, threshold, position = scan_sorted_feature(
+        drop, threshold, position = scan_within_bounds(
             impurity,
             params,
             values[:known],
@@ -297,6 +419,8 @@ def best_split_of_node(
             min_weight_leaf,
             left_sums,
             right_sums,
+            signs[f],
+            limits,
         )
         if position < 0:
             continue

@@ -51,7 +51,12 @@ from treekit_core.version import __version__
 
 #: The kernels of :mod:`.growth` that the generated module compiles as cached entry points
 #: (the others are compiled into them).
-ENTRY_POINTS = ("grow_subtree", "scan_features", "best_split_of_node")
+ENTRY_POINTS = (
+    "grow_subtree",
+    "scan_features",
+    "best_split_of_node",
+    "best_split_within_bounds",
+)
 
 #: ``split_drop`` (:func:`.growth.split_drop`, impurity parameter removed) in a module
 #: specialised to a criterion with a split score: the same arguments and the same right
@@ -305,6 +310,9 @@ class CriterionKernels(_ImpurityOnUse):
     #: ``best_split_of_node(params, X, evidence, rows, ...)``:
     #: :func:`.node_search.best_split_of_node`.
     best_split_of_node: object
+    #: ``best_split_within_bounds(params, X, ..., signs, limits)``: the same search under
+    #: monotonic constraints (:func:`.growth.best_split_within_bounds`).
+    best_split_within_bounds: object
     #: True when the kernels are compiled for this criterion alone.
     specialised: bool
 
@@ -334,8 +342,17 @@ def _by_value(function) -> CriterionKernels:
         functools.partial(grow_subtree_by_value, impurity),
         functools.partial(scan_features_by_value, impurity),
         functools.partial(best_split_of_node, impurity),
+        functools.partial(_bounded_by_value, impurity),
         False,
     )
+
+
+def _bounded_by_value(impurity, *args):
+    """The bounded node search by function value, loaded on its first call (its own
+    module: a fit without constraints loads nothing of it)."""
+    from treekit_core.kernels.bounded_search import best_split_within_bounds
+
+    return best_split_within_bounds(impurity, *args)
 
 
 @once_per_process

@@ -296,6 +296,78 @@ def check_splitter(splitter, params=None, min_samples_leaf=7):
             "never separated the rows: the tree is its root alone, although a split of "
             "the kit's data exists (a split must send rows down more than one branch)",
         )
+    _check_splitter_constraints(instance, X, y, companions)
+
+
+def _check_splitter_constraints(instance, X, y, companions) -> None:
+    """A splitter that provides ``monotonic_constraints`` grows trees that keep them; one
+    that provides ``interaction_constraints`` asks, on every path, features of one group."""
+    monotonic = [1, -1, 0][: X.shape[1]]
+    with _registered(instance):
+        if "monotonic_constraints" in instance.provides:
+            model = TreeClassifier(splitter=instance, monotonic_cst=monotonic, **companions)
+            model.fit(X, y)
+            worst = monotonic_violation(
+                lambda Z: model.predict_proba(Z)[:, 1], monotonic, X.shape[1], X=X
+            )
+            if worst > 1e-12:
+                _fail(
+                    instance,
+                    f"provides monotonic_constraints but grew a tree that breaks "
+                    f"monotonic_cst={monotonic} by {worst:.3g}",
+                )
+        if "interaction_constraints" in instance.provides:
+            groups = [[0], list(range(1, X.shape[1]))]
+            model = TreeClassifier(splitter=instance, interaction_cst=groups, **companions)
+            model.fit(X, y)
+            for path in tree_paths(model.tree_):
+                if not any(path <= set(group) for group in groups):
+                    _fail(
+                        instance,
+                        f"provides interaction_constraints but a path asks features "
+                        f"{sorted(path)} across interaction_cst={groups}",
+                    )
+
+
+def monotonic_violation(predict, monotonic_cst, n_features, X=None, missing=False, seed=0):
+    """The largest amount by which ``predict`` (an array of rows -> one number per row)
+    breaks ``monotonic_cst`` (1: must not fall, -1: must not rise as the feature grows) on
+    random pairs of rows that differ only in one constrained feature; 0 when it never
+    does. The rows are drawn around ``X``'s rows (default: standard normal); with
+    ``missing``, a third of the other features' entries are missing."""
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for feature, sign in enumerate(monotonic_cst):
+        if sign == 0:
+            continue
+        if X is None:
+            base = rng.normal(scale=1.5, size=(300, n_features))
+        else:
+            base = np.asarray(X, dtype=np.float64)[rng.integers(0, len(X), 300)]
+        scale = 1.5 if X is None else float(np.nanstd(base[:, feature])) or 1.0
+        if missing:
+            holes = rng.random(base.shape) < 0.3
+            holes[:, feature] = False
+            base = np.where(holes, np.nan, base)
+        low, high = base.copy(), base.copy()
+        start = base[:, feature] + rng.normal(scale=scale, size=300)
+        low[:, feature] = start
+        high[:, feature] = start + np.abs(rng.normal(scale=scale, size=300))
+        worst = max(worst, float(np.max((predict(low) - predict(high)) * sign)))
+    return worst
+
+
+def tree_paths(tree) -> list:
+    """The set of features asked on every root-to-leaf path of ``tree`` (one per leaf)."""
+    stack, paths = [(0, frozenset())], []
+    while stack:
+        node, used = stack.pop()
+        children = tree.children(node)
+        if len(children) == 0:
+            paths.append(used)
+            continue
+        stack.extend((int(c), used | {int(tree.feature[node])}) for c in children)
+    return paths
 
 
 def check_labeler(labeler, params=None, n_classes=3):
@@ -788,7 +860,9 @@ __all__ = [
     "check_question",
     "check_target",
     "check_splitter",
+    "monotonic_violation",
     "reference_leaf",
     "reference_reaching",
     "small_data",
+    "tree_paths",
 ]

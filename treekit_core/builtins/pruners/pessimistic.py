@@ -19,7 +19,7 @@ import numpy as np
 from treekit_core.components import Pruner, Split
 from treekit_core.engine.grow import Node
 from treekit_core.engine.questions import split_branches, training_shares
-from treekit_core.engine.tree import Tree, TreeAssembler, narrow_box
+from treekit_core.engine.tree import NODE_WIDE_FIELDS, Tree, TreeAssembler, narrow_box
 
 #: Weka's comparison tolerance (Utils.SMALL).
 SMALL = 1e-6
@@ -350,6 +350,10 @@ class _Pruning:
                 node.rows.shape[0],
                 float(impurity(sums, node.weight, params)) if node.weight > 0 else 0.0,
                 depth,
+            )
+            assembler.set_fields(
+                node_id,
+                {name: node.fields[name] for name in NODE_WIDE_FIELDS if name in node.fields},
             )
             if node.is_leaf:
                 continue

@@ -159,3 +159,12 @@ def test_a_model_file_with_an_empty_interval_is_refused():
 def test_the_kind_passes_the_conformance_kit():
     check_component(Interval)
     assert math.isclose(midpoint(1.0, 2.0), 1.5)
+
+
+def test_interval_questions_and_monotonic_constraints_are_refused():
+    """A range of a feature's values sent one way breaks any order of them."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(CompositionError, match="question kind 'interval'"):
+        TreeClassifier(splitter_params={"questions": ["interval"]}, monotonic_cst=[1, 0]).fit(X, y)

@@ -30,6 +30,7 @@ from treekit_core.kernels import (
     grow_array,
     may_split,
     split_drop,
+    within_bounds,
 )
 
 LEFT, RIGHT, FEATURE, THRESHOLD, IMPROVEMENT = (
@@ -49,7 +50,7 @@ U1_2C = types.uint8[:, ::1]
 F2C = types.float64[:, ::1]
 F3C = types.float64[:, :, ::1]
 GROW_ARGUMENTS = (F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C)
-SCAN_ARGUMENTS = (F1, F3C, I1, I1, F1, f8, f8, f8, F1, F1, I1, types.uint8[::1])
+SCAN_ARGUMENTS = (F1, F3C, I1, I1, F1, f8, f8, f8, F1, F1, I1, types.uint8[::1], F1, F1)
 ENTRY_SIGNATURES = {
     "grow_subtree": F2C(*GROW_ARGUMENTS),
     "scan_histograms": types.void(*SCAN_ARGUMENTS),
@@ -105,9 +106,13 @@ def scan_histogram(
     min_weight_leaf,
     left_sums,
     right_sums,
+    sign,
+    limits,
 ):
     """Best cut of one feature from its histogram: (drop, last bin on the left, missing
-    left); the bin is -1 when no cut is admissible.
+    left); the bin is -1 when no cut is admissible. Under a monotonic constraint ``sign``
+    (0: none) a cut must keep it within the node's value ``limits`` (treekit's
+    ``within_bounds``, with the missing rows on the side they are tried on).
 
     Cuts lie between bins holding rows (consecutive distinct values, as the exhaustive
     search's, when every distinct value has a bin of its own); the drop is the exhaustive
@@ -152,6 +157,10 @@ def scan_histogram(
                         left_weight,
                         right_sums,
                     )
+                    if sign != 0.0 and not within_bounds(
+                        sign, limits, left_sums, left_weight, right_sums, right_weight
+                    ):
+                        drop = -np.inf
                     if drop > best_drop:
                         best_drop, best_bin, best_missing_left = drop, previous, missing_left
             left_count += hist[feature, b, COUNT]
@@ -177,9 +186,13 @@ def scan_histograms(
     drops,
     bins,
     missing_left,
+    signs,
+    limits,
 ):
     """:func:`scan_histogram` for each of ``features``: drops, last left bins (-1: no cut)
-    and missing sides (1: left) into the output arrays, one entry per feature."""
+    and missing sides (1: left) into the output arrays, one entry per feature; ``signs``
+    (per feature of X) and ``limits`` are the monotonic constraints and the node's value
+    limits (signs of 0: none)."""
     n_classes = parent_sums.shape[0]
     left_sums = np.empty(n_classes)
     right_sums = np.empty(n_classes)
@@ -199,6 +212,8 @@ def scan_histograms(
             rules[1],
             left_sums,
             right_sums,
+            signs[f],
+            limits,
         )
         missing_left[c] = 1 if side else 0
 
@@ -318,6 +333,8 @@ def grow_subtree(
     drops = np.empty(d)
     bins = np.empty(d, dtype=np.int64)
     sides = np.empty(d, dtype=np.uint8)
+    # the whole-tree grower runs without monotonic constraints
+    unconstrained, unbounded = np.zeros(d), np.array([-np.inf, np.inf])
     # Histograms live in a pool of slots: a node waiting on the stack owns one (-1: it
     # will not be split, so it needs none); a split hands its slot to one child.
     pool = np.empty((4,) + root_hist.shape)
@@ -379,6 +396,8 @@ def grow_subtree(
                 drops,
                 bins,
                 sides,
+                unconstrained,
+                unbounded,
             )
             chosen = choose_split(drops, bins, n_candidates, weight, rules)
         if chosen < 0:

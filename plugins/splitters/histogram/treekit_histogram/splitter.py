@@ -45,7 +45,12 @@ class Histogram(Splitter):
     name: ClassVar[str] = "histogram"
     handles_missing: ClassVar[bool] = True
     # its threshold cuts are scored by split_drop, which a criterion's split score replaces
-    provides: ClassVar[frozenset] = Splitter.provides | {"fused_builder", "split_scores"}
+    provides: ClassVar[frozenset] = Splitter.provides | {
+        "fused_builder",
+        "split_scores",
+        "monotonic_constraints",
+        "interaction_constraints",
+    }
     description: ClassVar[str] = "binned features, per-node class histograms (LightGBM's search)"
     max_bins: int = attrs.field(default=MAX_BINS, validator=_check_max_bins)
 
@@ -153,6 +158,7 @@ class Histogram(Splitter):
                 drops,
                 bins,
                 sides,
+                *node.search_constraints(data.n_features),
             )
             usable = np.flatnonzero(bins >= 0)
             if usable.size:

@@ -55,7 +55,9 @@ class QuinlanRamp(Evaluator):
     description: ClassVar[str] = (
         "Quinlan's probabilistic thresholds: linear ramps between Z-, Z and Z+ (C4.5 PLT)"
     )
-    provides: ClassVar[frozenset] = frozenset()
+    # a gate's share of the branch of larger values grows with the feature, and other
+    # nodes' gates do not read it: mixtures keep monotonic constraints
+    provides: ClassVar[frozenset] = frozenset({"monotone_routing"})
     # the ramps are placed where the node's classification errors cross Quinlan's limit
     requires: ClassVar[dict] = {
         "splitter": frozenset({"axis_aligned"}),

@@ -91,7 +91,9 @@ class SoftEvaluation(Evaluator):
         "class distribution mixed over all leaves with Gaussian gates (Nunes et al. SE)"
     )
     handles_missing: ClassVar[bool] = True
-    provides: ClassVar[frozenset] = frozenset()
+    # a gate's share of the branch of larger values grows with the feature, and other
+    # nodes' gates do not read it: mixtures keep monotonic constraints
+    provides: ClassVar[frozenset] = frozenset({"monotone_routing"})
     requires: ClassVar[dict] = {"splitter": frozenset({"axis_aligned"})}
     u: float = attrs.field(default=0.1, validator=check_u)
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
