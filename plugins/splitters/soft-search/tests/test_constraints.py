@@ -52,9 +52,7 @@ def test_soft_mixtures_keep_the_constraint(seed, signs, name, regression):
 
 
 @pytest.mark.parametrize("splitter", ["soft_search", "udt"])
-@pytest.mark.parametrize(
-    "constraint", [{"monotonic_cst": [1, 0]}, {"interaction_cst": [[0], [1]]}]
-)
+@pytest.mark.parametrize("constraint", [{"monotonic_cst": [1, 0]}, {"interaction_cst": [[0], [1]]}])
 def test_searches_without_the_constraint_are_refused(splitter, constraint):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 2))
