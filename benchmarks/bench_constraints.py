@@ -59,7 +59,7 @@ WORKER = textwrap.dedent("""
         best_wall = min(best_wall, time.perf_counter() - wall)
         best_cpu = min(best_cpu, time.process_time() - cpu)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    leaves = model.get_n_leaves()
+    leaves = int(model.get_n_leaves())
     print(json.dumps({"wall": best_wall, "cpu": best_cpu, "peak_mb": peak, "leaves": leaves}))
 """)
 

@@ -38,6 +38,8 @@ from treekit_core.components import (
     one_hot,
     state_array,
 )
+from treekit_core.engine.categorical import category_levels, fit_categories
+from treekit_core.engine.categorical import encode as encode_categories
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
 from treekit_core.engine.stopping import StoppingRules
@@ -152,6 +154,9 @@ __all__ = [
     "compile_impurity",
     "export_dot",
     "export_text",
+    "category_levels",
+    "encode_categories",
+    "fit_categories",
     "rpart_parms",
     "get_registry",
     "hookimpl",

@@ -21,7 +21,7 @@ from treekit_core.builtins.criteria import (
 )
 from treekit_core.builtins.evaluators import HardEvaluator
 from treekit_core.builtins.labelers import CostMatrix, Majority
-from treekit_core.builtins.nominal_subsets import best_nominal_split
+from treekit_core.builtins.nominal_subsets import best_nominal_split, nominal_questions
 from treekit_core.builtins.propagators import HardPropagator
 from treekit_core.builtins.pruners.cost_complexity import CostComplexity
 from treekit_core.builtins.pruners.mdl import MDL
@@ -77,6 +77,7 @@ __all__ = [
     "Threshold",
     "Variance",
     "best_nominal_split",
+    "nominal_questions",
     "c45_choice",
     "c45_nominal_split",
     "check_class_statistics",

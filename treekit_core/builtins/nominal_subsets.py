@@ -242,33 +242,20 @@ class CompiledNominalQuestions:
         kernels.statistics(
             data.X, data.evidence, node.rows, node.row_weights, features, sums, weights, counts
         )
-        multiway = mode == "multiway"
-        scores, ordered = _EMPTY_SCORES, False
-        if not multiway:
-            present = counts > 0
-            target = data.target if data.target is not None else _CLASS_LABELS
-            score = target.category_order(sums[present], weights[present])
-            if score is not None:
-                scores = np.zeros(shape)
-                scores[present], ordered = score, True
-        self.results = np.empty((features.size, 4))
-        kernels.best_nominal_questions(
+        self.results = nominal_questions(
+            impurity,
             params,
+            data.target,
             sums,
             weights,
             counts,
             n_categories,
-            scores,
-            ordered,
             node.weight,
-            min(rules.min_samples_leaf, 2**62),
-            float(rules.min_weight_leaf),
-            multiway,
-            EXACT_LIMIT,
-            self.results,
+            rules,
+            mode,
         )
         self.drops, self.weights, self.n_categories = self.results[:, 0], weights, n_categories
-        self.multiway = multiway
+        self.multiway = mode == "multiway"
 
     def __getitem__(self, a):
         """(drop, branch shares, weight per branch, category mask) of the a-th feature."""
@@ -278,6 +265,45 @@ class CompiledNominalQuestions:
             return drop, tuple(branch_weight / known) if known > 0 else None, branch_weight, 0
         shares = (float(share), 1.0 - float(share))
         return drop, shares, np.array(shares) * known, int(mask)
+
+
+def nominal_questions(
+    impurity, params, target, sums, weights, counts, n_categories, node_weight, rules, mode
+) -> np.ndarray:
+    """Per nominal feature, from its categories' statistics at a node (``sums``: features x
+    categories x S, ``weights`` and ``counts``: features x categories, padded past each
+    feature's ``n_categories``): (drop, category mask, share of the known weight on the
+    left, known weight) of its best subset question (``mode="subset"``, categories
+    ordered by ``target.category_order`` where it knows an order) or its multi-way
+    question; drop -inf where none is admissible. The compiled search every nominal
+    search runs (a distributed grower gives it summed statistics)."""
+    kernels = _nominal_kernels(impurity)
+    multiway = mode == "multiway"
+    scores, ordered = _EMPTY_SCORES, False
+    if not multiway:
+        present = counts > 0
+        target = target if target is not None else _CLASS_LABELS
+        score = target.category_order(sums[present], weights[present])
+        if score is not None:
+            scores = np.zeros(counts.shape)
+            scores[present], ordered = score, True
+    results = np.empty((counts.shape[0], 4))
+    kernels.best_nominal_questions(
+        params,
+        sums,
+        weights,
+        counts,
+        n_categories,
+        scores,
+        ordered,
+        node_weight,
+        min(rules.min_samples_leaf, 2**62),
+        float(rules.min_weight_leaf),
+        multiway,
+        EXACT_LIMIT,
+        results,
+    )
+    return results
 
 
 def _nominal_kernels(impurity):

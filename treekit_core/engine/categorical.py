@@ -114,7 +114,9 @@ def resolve_categorical(spec, X, names) -> list[int]:
     return sorted(indices)
 
 
-def _sorted_levels(values):
+def category_levels(values):
+    """Categories in the order nominal codes number them: sorted, or by their text where
+    they do not compare (mixed types)."""
     try:
         return sorted(values)
     except TypeError:
@@ -131,6 +133,10 @@ def _pandas_categorical(X, j):
 
 
 def fit_categories(X, indices, names) -> dict:
+    """Feature index -> the categories present in nominal column j of X (for each j in
+    ``indices``), in the order codes number them (:func:`category_levels`); ``names``
+    (or None) name the columns in errors. Called by ``fit``, and by growers that see the
+    data in parts (the union of the parts' categories, ordered again)."""
     categories = {}
     for j in indices:
         column = _pandas_categorical(X, j)
@@ -140,7 +146,7 @@ def fit_categories(X, indices, names) -> dict:
             present = {v for v in levels_seen if not _is_missing(v)}
         else:
             present = {v for v in _column(X, j) if not _is_missing(v)}
-        levels = _sorted_levels(present)
+        levels = category_levels(present)
         if len(levels) > MAX_CATEGORIES:
             label = f"column {j}" + (f" ({names[j]!r})" if names is not None else "")
             raise ValueError(

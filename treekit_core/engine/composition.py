@@ -206,12 +206,19 @@ class Composition:
                 **fit_started_arguments(self, data.n_samples, data.n_features, data.n_statistics)
             )
         grown = self.grow(data, rng)
-        tree = self.pruner.prune(grown, PruningContext(self, data, rng))
-        tree.component_state["evaluator"] = self.evaluator.fit(tree, data, self.labeler)
-        tree.component_state["confidence"] = self.confidence.fit(tree, data, self.labeler)
+        tree = self.finish(grown, data, rng)
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_finished"):
             hook.treekit_fit_finished(composition=self, tree=tree)
         return grown, tree
+
+    def finish(self, grown: Tree, data, rng: np.random.Generator) -> Tree:
+        """Prune a labelled grown tree and let the evaluator and confidence learn their
+        state: the rest of a fit after growth (also for a tree grown elsewhere, a
+        distributed grower's, with ``data`` describing the training data)."""
+        tree = self.pruner.prune(grown, PruningContext(self, data, rng))
+        tree.component_state["evaluator"] = self.evaluator.fit(tree, data, self.labeler)
+        tree.component_state["confidence"] = self.confidence.fit(tree, data, self.labeler)
+        return tree
 
     # -- using ----------------------------------------------------------------------
     def decide(self, tree: Tree, X: np.ndarray, with_confidence: bool = True):

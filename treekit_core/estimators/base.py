@@ -52,6 +52,12 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
     facades to come): the composition made from its parameters, the input checks, the
     decisions and the model file."""
 
+    def make_composition(self) -> Composition:
+        """The composition the parameters name (components made from the registry), as
+        ``fit`` makes it before growing. Called by ``fit``, and by growers outside the
+        core that grow its trees elsewhere (the Dask estimators)."""
+        return self._make_composition()
+
     def _make_composition(self) -> Composition:
         registry = get_registry()
         components = {

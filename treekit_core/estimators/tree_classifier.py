@@ -6,6 +6,7 @@ import numpy as np
 
 from treekit_core.builtins.evaluators import apply_tree
 from treekit_core.components import ABSTAIN
+from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.importances import tree_importances
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import export_text
@@ -120,6 +121,40 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
             self.composition_ = composition
             self._set_fitted(data, classes)
             self._fit_rejection_and_calibration(data, rule)
+        return self
+
+    def fit_grown_tree(self, tree, data, categories=None):
+        """Finish a fit whose tree was grown elsewhere (the Dask estimators grow one over a
+        cluster's partitions) and return self: label it, prune it, let the evaluator and
+        confidence learn their state and set the fitted attributes, as ``fit`` does after
+        growth. ``tree`` is an unlabelled grown tree (``tree_from_table``); ``data`` a
+        ``TrainingData`` describing the training data, which may hold no rows (X of shape
+        (0, d) and target rows of shape (0, S), with ``classes``, ``n_categories`` and
+        ``feature_names``): then the composition must need none after growth (no
+        cross-validated pruning, rejection or calibration), or it is refused.
+        ``categories`` (feature index -> category labels) encodes a DataFrame's category
+        columns at predict, as ``fit`` learns it."""
+        if data.n_samples == 0 and (self.reject is not None or self.calibration is not None):
+            raise ValueError(
+                "reject and calibration choose on the training rows, which a tree grown "
+                "elsewhere does not bring: fit them on a local model (to_local())"
+            )
+        composition = self._make_composition()
+        composition.constraints = resolve_constraints(
+            getattr(self, "monotonic_cst", None),
+            getattr(self, "interaction_cst", None),
+            data.n_features,
+            data.feature_names,
+        )
+        composition.check(data)
+        tree.relabel(composition.target, composition.labeler)
+        self.tree_ = composition.finish(tree, data, _rng(self.random_state))
+        self._grown_tree = None if tree is self.tree_ else tree
+        self.composition_ = composition
+        self.categories_ = dict(categories or {})
+        self._column_keys = None
+        self._set_fitted(data, data.classes)
+        self.reject_threshold_, self.calibration_ = None, None
         return self
 
     def _decide_arrays(self, X, with_confidence=True, reject=True):

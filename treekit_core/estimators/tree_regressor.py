@@ -69,3 +69,12 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
         data = self._fit_unlabelled(X, y, sample_weight)
         self._keep_leaf_responses(data, [data.weight])
         return self
+
+    def fit_grown_tree(self, tree, data, categories=None):
+        """The classifier's (a tree grown elsewhere, finished here), for a target that
+        decides among no labels; quantiles need the training rows, which such a tree does
+        not bring (``predict(X, quantiles=...)`` says so)."""
+        self._refuse_classification_target(self._make_composition())
+        super().fit_grown_tree(tree, data, categories)
+        self._leaf_responses = None
+        return self

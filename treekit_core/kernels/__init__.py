@@ -21,6 +21,7 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``within_bounds``        whether a cut keeps a monotonic constraint at a node (kernel)
 ``may_split``            the stopping rules of a node before any search (kernel)
 ``choose_split``         the best candidate by drop, with min_impurity_decrease (kernel)
+``accepts_split``        the stopping rules of the best split found (kernel)
 ``fill_node``            a new leaf's row of a node table (kernel)
 ``grow_array``           a copy of a 2-D array with more rows (kernel)
 ``NODE_COLUMNS``         the columns of a grower's node table (``treekit_core.tree_from_table``
@@ -59,6 +60,7 @@ _PUBLIC = {
     "may_split": "growth",
     "within_bounds": "growth",
     "choose_split": "growth",
+    "accepts_split": "growth",
     "fill_node": "growth",
     "grow_array": "growth",
     "NODE_COLUMNS": "growth",

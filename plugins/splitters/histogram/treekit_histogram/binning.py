@@ -45,7 +45,14 @@ def feature_edges(sample: np.ndarray, max_bins: int) -> np.ndarray:
     """The thresholds between one feature's bins (at most ``max_bins - 1``, increasing),
     from its values on the sampled rows (NaN allowed, ignored)."""
     known = sample[~np.isnan(sample)]
-    values, counts = np.unique(known, return_counts=True)
+    return edges_from_counts(*np.unique(known, return_counts=True), max_bins)
+
+
+def edges_from_counts(values: np.ndarray, counts: np.ndarray, max_bins: int) -> np.ndarray:
+    """:func:`feature_edges` from a feature's distinct known values (increasing) and how
+    many rows hold each (float counts allowed: a weighted summary of rows), so data seen
+    in parts (a cluster's partitions) bins as the whole would."""
+    known_rows = float(np.sum(counts))
     if values.size < 2:
         return np.zeros(0)
     # Cut candidates: between consecutive distinct values more than FEATURE_THRESHOLD apart.
@@ -56,7 +63,7 @@ def feature_edges(sample: np.ndarray, max_bins: int) -> np.ndarray:
     if cuts.size >= max_bins:
         # The candidate nearest to each quantile of the rows (by the rows below it).
         rows_below = np.cumsum(counts)[gap]
-        targets = np.arange(1, max_bins) * (known.shape[0] / max_bins)
+        targets = np.arange(1, max_bins) * (known_rows / max_bins)
         nearest = np.clip(np.searchsorted(rows_below, targets), 0, cuts.size - 1)
         before = np.clip(nearest - 1, 0, cuts.size - 1)
         closer = np.abs(rows_below[before] - targets) <= np.abs(rows_below[nearest] - targets)
@@ -93,11 +100,23 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int = 1) -> BinnedData
     if n > BINNING_SAMPLE:
         rows = np.random.default_rng(0).choice(n, BINNING_SAMPLE, replace=False)
         sample = X[np.sort(rows)]
-    edges_per_feature = [feature_edges(sample[:, f], max_bins) for f in range(d)]
+    edges, n_value_bins = edge_table([feature_edges(sample[:, f], max_bins) for f in range(d)])
+    return BinnedData(code_features(X, edges, max_bins, n_threads), edges, n_value_bins, max_bins)
+
+
+def edge_table(edges_per_feature) -> tuple:
+    """(edges: features x most edges, NaN-padded; bins holding values per feature)."""
     n_value_bins = np.array([e.size + 1 for e in edges_per_feature], dtype=np.int64)
-    edges = np.full((d, max(1, int(n_value_bins.max(initial=1)) - 1)), np.nan)
+    edges = np.full((len(edges_per_feature), max(1, int(n_value_bins.max(initial=1)) - 1)), np.nan)
     for f, e in enumerate(edges_per_feature):
         edges[f, : e.size] = e
+    return edges, n_value_bins
+
+
+def code_features(X: np.ndarray, edges: np.ndarray, max_bins: int, n_threads: int = 1):
+    """The bin codes (rows x features, uint8) of X under ``edges`` (:func:`edge_table`'s);
+    a missing value codes ``max_bins``."""
+    n, d = X.shape
     codes = np.empty((n, d), dtype=np.uint8)
     padded = np.full((d, MAX_BINS), np.inf)
     padded[:, : edges.shape[1]] = np.where(np.isnan(edges), np.inf, edges)
@@ -112,4 +131,4 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int = 1) -> BinnedData
             list(pool.map(code, range(blocks.size - 1)))
     else:
         code(0)
-    return BinnedData(codes, edges, n_value_bins, max_bins)
+    return codes

@@ -1,0 +1,148 @@
+"""The Dask estimators grow the in-memory histogram tree exactly (integer-valued data,
+partitions of unequal sizes, a DataFrame with a category column), predict Dask and NumPy
+inputs alike, hand over the local model, and refuse what they cannot do by name."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+from treekit_dask import DaskTreeClassifier, DaskTreeRegressor  # noqa: E402
+
+from treekit_core import CompositionError, TreeClassifier, TreeRegressor  # noqa: E402
+
+CHUNKS = (70, 13, 150, 1, 66)  # unequal partitions, one of a single row
+
+
+def integer_data(seed=0, n=300, d=5, missing=False):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 12, size=(n, d)).astype(np.float64)
+    if missing:
+        X[rng.random((n, d)) < 0.08] = np.nan
+    signal = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) + rng.integers(-3, 4, size=n)
+    return X, signal
+
+
+def same_tree(a, b, statistics_rtol=0.0):
+    """The same tree: questions, rows per node and node sums (exactly, unless the target's
+    rows are not integers: Poisson's y log y sums to the last bits in partition order)."""
+    for field in ("feature", "threshold", "n_samples", "child_ids"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+    np.testing.assert_allclose(a.statistics, b.statistics, rtol=statistics_rtol, atol=0)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"criterion": "entropy", "min_samples_leaf": 5}, {"max_depth": 4, "min_samples_split": 9}],
+)
+def test_classifier_grows_the_in_memory_histogram_tree(client, params, missing):
+    X, signal = integer_data(missing=missing)
+    y = np.where(signal > 0, "yes", "no")
+    local = TreeClassifier(splitter="histogram", **params).fit(X, y)
+    model = DaskTreeClassifier(**params).fit(
+        da.from_array(X, chunks=(CHUNKS, 5)), da.from_array(y, chunks=(CHUNKS,))
+    )
+    same_tree(model.to_local().tree_, local.tree_)
+    X_test, _ = integer_data(seed=1, missing=missing)
+    np.testing.assert_array_equal(model.predict_proba(X_test), local.predict_proba(X_test))
+    assert list(model.classes_) == ["no", "yes"]
+
+
+def test_regressor_grows_the_in_memory_histogram_tree(client):
+    X, signal = integer_data(seed=2)
+    y = signal * 3  # integer responses: sums are exact in any order
+    for params in ({}, {"criterion": "poisson", "min_samples_leaf": 4}):
+        response = y - y.min() if params else y
+        local = TreeRegressor(splitter="histogram", **params).fit(X, response)
+        model = DaskTreeRegressor(**params).fit(
+            da.from_array(X, chunks=(CHUNKS, 5)), da.from_array(response, chunks=(CHUNKS,))
+        )
+        same_tree(model.to_local().tree_, local.tree_, 1e-13 if params else 0.0)
+        np.testing.assert_array_equal(model.predict(X), local.predict(X))
+
+
+def test_float_responses_agree_to_rounding(client):
+    X, signal = integer_data(seed=3)
+    y = signal + np.random.default_rng(3).normal(scale=0.1, size=signal.size)
+    local = TreeRegressor(splitter="histogram", min_samples_leaf=5).fit(X, y)
+    model = DaskTreeRegressor(min_samples_leaf=5).fit(
+        da.from_array(X, chunks=(CHUNKS, 5)), da.from_array(y, chunks=(CHUNKS,))
+    )
+    np.testing.assert_allclose(model.predict(X), local.predict(X), rtol=0, atol=1e-9)
+
+
+def test_a_dataframe_with_a_category_column(client):
+    X, signal = integer_data(seed=4, d=3)
+    rng = np.random.default_rng(4)
+    site = rng.choice(["north", "south", "east", "west"], size=X.shape[0])
+    effect = pd.Series(site).map({"north": 4, "south": -4, "east": 1, "west": 0}).to_numpy()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(site=pd.Categorical(site))
+    y = (signal + effect > 0).astype(int)
+    local = TreeClassifier(splitter="histogram", min_samples_leaf=3).fit(frame, y)
+    assert "subset" in [q.name for q in local.tree_.questions]  # the category is asked
+    parts = dd.from_pandas(frame, npartitions=4)
+    labels = dd.from_pandas(pd.Series(y), npartitions=4)
+    model = DaskTreeClassifier(min_samples_leaf=3).fit(parts, labels)
+    same_tree(model.to_local().tree_, local.tree_)
+    predicted = model.predict_proba(parts)
+    assert isinstance(predicted, da.Array)
+    np.testing.assert_array_equal(predicted.compute(), local.predict_proba(frame))
+
+
+def test_predict_returns_dask_for_dask_and_numpy_for_numpy(client):
+    X, signal = integer_data(seed=5)
+    y = (signal > 0).astype(int)
+    model = DaskTreeClassifier(max_depth=3).fit(da.from_array(X, chunks=(CHUNKS, 5)), y)
+    lazy = model.predict(da.from_array(X, chunks=(100, 5)))
+    assert isinstance(lazy, da.Array)
+    eager = model.predict(X)
+    assert isinstance(eager, np.ndarray)
+    np.testing.assert_array_equal(lazy.compute(), eager)
+
+
+def test_to_local_keeps_json_and_pruning(client):
+    X, signal = integer_data(seed=6)
+    y = (signal > 0).astype(int)
+    params = {"pruner": "cost_complexity", "pruner_params": {"alpha": 0.01}}
+    model = DaskTreeClassifier(**params).fit(da.from_array(X, chunks=(CHUNKS, 5)), y)
+    local = TreeClassifier(splitter="histogram", **params).fit(X, y)
+    same_tree(model.to_local().tree_, local.tree_)
+    again = TreeClassifier.from_json(model.to_local().to_json())
+    np.testing.assert_array_equal(again.predict_proba(X), local.predict_proba(X))
+    assert json.loads(model.to_local().to_json())["params"]["splitter"] == "histogram"
+
+
+def test_levels_report_what_travels(client):
+    X, signal = integer_data(seed=7)
+    model = DaskTreeClassifier(max_depth=3).fit(
+        da.from_array(X, chunks=(CHUNKS, 5)), (signal > 0).astype(int)
+    )
+    assert [level.depth for level in model.levels_] == [0, 1, 2]
+    for level in model.levels_:
+        # one histogram per node asked: features x (bins + 1) x (count, weight, 2 sums)
+        assert level.bytes_to_client == level.histograms * 5 * 256 * 4 * 8
+
+
+def test_refusals_name_what_is_missing(client):
+    X, signal = integer_data(seed=8)
+    y = (signal > 0).astype(int)
+    dX = da.from_array(X, chunks=(CHUNKS, 5))
+    with pytest.raises(CompositionError, match="pruner 'cost_complexity'"):
+        DaskTreeClassifier(pruner="cost_complexity", pruner_params={"cv": 5}).fit(dX, y)
+    with pytest.raises(CompositionError, match="pruner 'cost_complexity'"):
+        DaskTreeClassifier(pruner="cost_complexity").fit(dX, y)  # alpha chosen by CV
+    with pytest.raises(CompositionError, match="pruner 'pessimistic'"):
+        DaskTreeClassifier(pruner="pessimistic").fit(dX, y)
+    with pytest.raises(ValueError, match="max_bins"):
+        DaskTreeClassifier(max_bins=1).fit(dX, y)
+    bad = X.copy()
+    bad[3, 2] = np.inf
+    with pytest.raises(ValueError, match="X column 2 holds an infinite value"):
+        DaskTreeClassifier().fit(da.from_array(bad, chunks=(CHUNKS, 5)), y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        DaskTreeClassifier().fit(dX, y, sample_weight=-np.ones(X.shape[0]))

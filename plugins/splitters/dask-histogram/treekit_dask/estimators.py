@@ -1,0 +1,416 @@
+"""DaskTreeClassifier and DaskTreeRegressor: one histogram tree grown over a Dask cluster's
+partitions (lightgbm.dask's and xgboost.dask's conventions: the user's ``Client``, Dask
+collections in, Dask collections out, ``to_local()`` for the ordinary fitted estimator)."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from treekit_histogram.binning import MAX_BINS, edge_table, edges_from_counts
+
+from treekit_core import (
+    CompositionError,
+    TrainingData,
+    Tree,
+    TreeClassifier,
+    TreeRegressor,
+    category_levels,
+    get_registry,
+)
+from treekit_dask import partitions
+from treekit_dask.growth import Grower
+
+#: Pruners that need no training rows after growth (cost-complexity from node sums).
+ROWLESS_PRUNERS = ("none", "cost_complexity")
+
+
+def _is_dask(obj) -> bool:
+    return hasattr(obj, "dask") and hasattr(obj, "__dask_graph__")
+
+
+def _client(client):
+    if client is not None:
+        return client
+    from distributed import get_client
+
+    try:
+        return get_client()
+    except ValueError:
+        raise ValueError(
+            "no Dask client: create one (distributed.Client(...)) or pass client=..."
+        ) from None
+
+
+class DaskTreeMixin:
+    """What the two Dask estimators share: the local estimator that names the composition,
+    the partitions, the growth and prediction."""
+
+    local_class = TreeClassifier
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        for name, value in params.items():
+            if name not in self._param_names():
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}")
+            setattr(self, name, value)
+        return self
+
+    @classmethod
+    def _param_names(cls) -> list:
+        signature = inspect.signature(cls.__init__)
+        return [p for p in signature.parameters if p != "self"]
+
+    def _local(self):
+        """The in-memory estimator with these parameters and the histogram splitter: what
+        ``to_local()`` returns fitted."""
+        params = {n: v for n, v in self.get_params().items() if n not in ("client", "max_bins")}
+        return self.local_class(
+            splitter="histogram",
+            splitter_params={"max_bins": self.max_bins},
+            propagator="hard",
+            evaluator="hard",
+            **params,
+        )
+
+    def _refuse(self, local, composition) -> None:
+        if not isinstance(self.max_bins, int) or not 2 <= self.max_bins <= MAX_BINS:
+            raise ValueError(f"max_bins must be an int from 2 to {MAX_BINS}, got {self.max_bins!r}")
+        pruner = composition.pruner
+        # cost-complexity without an alpha chooses the subtree by cross-validation
+        if pruner.name not in ROWLESS_PRUNERS or getattr(pruner, "alpha", 0.0) is None:
+            raise CompositionError(
+                f"pruner {pruner.name!r} (with these parameters) cannot prune a tree grown over "
+                "partitions: it needs the training rows after growth; use 'none' or "
+                "'cost_complexity' with an alpha (its cv folds are not grown over a cluster yet)"
+            )
+        if getattr(self, "monotonic_cst", None) is not None:
+            raise CompositionError("monotonic_cst is not kept by the Dask estimators yet")
+
+    # -- inputs --------------------------------------------------------------------
+    @staticmethod
+    def _partitions(X, y, sample_weight):
+        """(delayed X parts, delayed y parts, delayed weight parts or Nones, feature names,
+        nominal feature indices) of Dask (or in-memory) inputs, aligned by partition."""
+        import dask.array as da
+
+        if not _is_dask(X):
+            X = da.from_array(np.asarray(X), chunks=(max(1, len(X) // 4), -1))
+        if hasattr(X, "columns"):  # a Dask DataFrame
+            names = [str(c) for c in X.columns]
+            nominal = [j for j, t in enumerate(X.dtypes) if str(t) == "category"]
+            x_parts = list(X.to_delayed())
+            rows = None
+        else:
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got {X.ndim} dimensions")
+            X = X.rechunk({1: -1})
+            names, nominal = None, []
+            x_parts = list(X.to_delayed().ravel())
+            rows = X.chunks[0]
+
+        def split(v, what):
+            if v is None:
+                return [None] * len(x_parts)
+            if not _is_dask(v):
+                v = np.asarray(v)
+                if rows is None:
+                    raise ValueError(f"{what} must be a Dask collection when X is a DataFrame")
+                v = da.from_array(v, chunks=(rows,) + v.shape[1:])
+            elif rows is not None and hasattr(v, "rechunk"):
+                v = v.rechunk((rows,) + tuple(-1 for _ in v.shape[1:]))
+            parts = list(v.to_delayed().ravel()) if hasattr(v, "chunks") else list(v.to_delayed())
+            if len(parts) != len(x_parts):
+                raise ValueError(
+                    f"{what} has {len(parts)} partitions, X {len(x_parts)}: they must be aligned"
+                )
+            return parts
+
+        return x_parts, split(y, "y"), split(sample_weight, "sample_weight"), names, nominal
+
+    # -- fit -----------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree over the partitions of X (a Dask array or DataFrame; category
+        columns are nominal) and y (and sample_weight), then finish it as ``fit`` does."""
+        import dask
+
+        client = _client(self.client)
+        local = self._local()
+        composition = local.make_composition()
+        self._refuse(local, composition)
+        target = composition.target
+        x_parts, y_parts, w_parts, names, nominal = self._partitions(X, y, sample_weight)
+
+        # pass 1: what binning, categories and classes need, from every partition
+        summaries = client.gather(
+            client.compute(
+                [dask.delayed(partitions.summarise)(p, set(nominal), names) for p in x_parts]
+            )
+        )
+        d = len(summaries[0][0])
+        categories = self._categories(summaries, nominal, names)
+        edges, n_value_bins = self._edges(summaries, d)
+        classes = None
+        if target.decides_with_labeler:
+            labels = client.gather(client.compute([dask.delayed(np.unique)(p) for p in y_parts]))
+            classes = np.unique(np.concatenate(labels))
+        # pass 2: the partitions binned, encoded and kept on the workers
+        parts = client.compute(
+            [
+                dask.delayed(partitions.load)(
+                    xp, yp, wp, edges, self.max_bins, categories, target, classes
+                )
+                for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
+            ]
+        )
+        totals = client.gather(
+            client.submit(
+                partitions.add,
+                *[client.submit(partitions.root_statistics, p, pure=False) for p in parts],
+                pure=False,
+            )
+        )
+        n_rows, total_weight = int(round(totals[0])), float(totals[1])
+        if n_rows == 0:
+            raise ValueError("X has no rows of positive weight")
+        rules = composition.stopping.resolve(n_rows, total_weight)
+        n_categories = np.zeros(d, dtype=np.int64)
+        for j, levels in categories.items():
+            n_categories[j] = len(levels)
+        grower = Grower(
+            client,
+            parts,
+            composition,
+            rules,
+            (edges, n_value_bins, self.max_bins),
+            n_categories,
+            target,
+        )
+        n_stats = totals.shape[0] - 2
+        grown = grower.grow(composition.criterion.impurity_params(n_stats), totals)
+        tree = _tree_of(grown, d, n_stats)
+        summary = TrainingData(
+            np.zeros((0, d)),
+            np.zeros((0, n_stats)),
+            np.zeros(0),
+            names,
+            classes=classes,
+            n_categories=n_categories,
+            target=target,
+        )
+        local.fit_grown_tree(tree, summary, categories)
+        self.local_ = local
+        self.levels_ = grower.levels
+        self.n_features_in_ = d
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        if classes is not None:
+            self.classes_ = local.classes_
+            self.n_classes_ = local.n_classes_
+        return self
+
+    def _categories(self, summaries, nominal, names) -> dict:
+        """Feature index -> its categories, in the order the in-memory fit numbers them."""
+        categories = {}
+        for j in nominal:
+            present = set()
+            for _, found, _ in summaries:
+                present.update(found.get(j, []))
+            levels = category_levels(present)
+            if len(levels) > min(self.max_bins, 62):
+                label = f"column {j}" + (f" ({names[j]!r})" if names else "")
+                raise ValueError(
+                    f"nominal {label} has {len(levels)} categories; the Dask estimators take at "
+                    f"most {min(self.max_bins, 62)} (one bin each)"
+                )
+            categories[j] = levels
+        return categories
+
+    def _edges(self, summaries, d):
+        """The bin edges of every feature from the partitions' summaries: their distinct
+        values and counts merged (the in-memory edges exactly, up to the in-memory
+        sampling of more than 200 000 rows), or their order statistics merged, weighted
+        by the rows each stands for, where a partition had too many distinct values."""
+        per_feature = []
+        for j in range(d):
+            found = [s[0][j] for s in summaries if s[0][j] is not None]
+            if not found:
+                per_feature.append(np.zeros(0))
+                continue
+            values = np.concatenate([f[1] for f in found])
+            counts = np.concatenate([f[2] for f in found])
+            distinct, inverse = np.unique(values, return_inverse=True)
+            merged = np.bincount(inverse, weights=counts, minlength=distinct.size)
+            per_feature.append(edges_from_counts(distinct, merged, self.max_bins))
+        return edge_table(per_feature)
+
+    # -- use -----------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "local_"):
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def to_local(self):
+        """The fitted in-memory estimator (TreeClassifier or TreeRegressor with the
+        histogram splitter): the same tree, JSON, pickle and exports."""
+        self._check_fitted()
+        return self.local_
+
+    def _apply(self, X, method, width=None):
+        """``method`` of the local model on every partition of a Dask X (a Dask array
+        back), or on an in-memory X (a NumPy array back)."""
+        self._check_fitted()
+        if not _is_dask(X):
+            return getattr(self.local_, method)(X)
+        import dask
+        import dask.array as da
+
+        local = self.local_
+        parts = list(X.to_delayed()) if hasattr(X, "columns") else None
+        if parts is None:
+            X = X.rechunk({1: -1})
+            parts = list(X.to_delayed().ravel())
+        labels = method == "predict" and hasattr(local, "classes_")
+        dtype = local.classes_.dtype if labels else np.float64
+        shape = (np.nan,) if width is None else (np.nan, width)
+        return da.concatenate(
+            [
+                da.from_delayed(dask.delayed(getattr(local, method))(p), shape=shape, dtype=dtype)
+                for p in parts
+            ]
+        )
+
+    def predict(self, X):
+        """The local model's predictions, per partition of a Dask X (a Dask array), or for
+        an in-memory X (a NumPy array)."""
+        return self._apply(X, "predict")
+
+    def score(self, X, y, sample_weight=None):
+        """The local model's score on in-memory data."""
+        self._check_fitted()
+        return self.local_.score(X, y, sample_weight)
+
+
+def _tree_of(grown, n_features, n_stats) -> Tree:
+    """The grown nodes as an unlabelled Tree, numbered depth first, first branch first (the
+    in-memory grower's numbering)."""
+    order, stack = [], [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if node in grown.children:
+            left, right = grown.children[node]
+            stack.extend((right, left))
+    new_id = {old: new for new, old in enumerate(order)}
+    n = len(order)
+    left, right = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    feature, threshold = np.full(n, -1, dtype=np.int64), np.full(n, -2.0)
+    improvement, mask, share = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    question = np.full(n, -1, dtype=np.int64)
+    kinds = []
+    for new, old in enumerate(order):
+        if old not in grown.split:
+            continue
+        kind, f, t, drop, _, missing_share, category_mask = grown.split[old]
+        if kind not in kinds:
+            kinds.append(kind)
+        question[new] = kinds.index(kind)
+        a, b = grown.children[old]
+        left[new], right[new] = new_id[a], new_id[b]
+        feature[new], threshold[new], improvement[new] = f, t, drop
+        share[new], mask[new] = missing_share, category_mask
+    fields = {"improvement": improvement}
+    if "subset" in kinds:
+        fields["category_mask"] = mask
+    registry = get_registry()
+    return Tree.from_binary(
+        left,
+        right,
+        feature,
+        threshold,
+        np.array([grown.sums[o] for o in order]).reshape(n, n_stats),
+        np.array([grown.weight[o] for o in order]),
+        np.array([grown.count[o] for o in order], dtype=np.int64),
+        np.array([grown.impurity[o] for o in order]),
+        np.array([grown.depth[o] for o in order], dtype=np.int64),
+        np.zeros((n, n_stats)),
+        np.zeros(n, dtype=np.int64),
+        n_features,
+        node_fields=fields,
+        questions=tuple(registry.question(k) for k in kinds) or None,
+        question=question,
+        missing_left=share,
+    )
+
+
+class DaskTreeClassifier(DaskTreeMixin):
+    """A classification tree grown over a Dask cluster's partitions: the tree
+    ``TreeClassifier(splitter="histogram", ...)`` grows in memory (TreeClassifier's
+    parameters, the histogram splitter's ``max_bins``). ``client``: the user's
+    ``distributed.Client`` (None: the current one)."""
+
+    local_class = TreeClassifier
+
+    def __init__(
+        self,
+        criterion="gini",
+        pruner="none",
+        labeler="majority",
+        confidence="probability",
+        *,
+        target=None,
+        target_params=None,
+        criterion_params=None,
+        pruner_params=None,
+        labeler_params=None,
+        confidence_params=None,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        max_bins=MAX_BINS,
+        random_state=None,
+        client=None,
+    ):
+        for name, value in locals().items():
+            if name != "self":
+                setattr(self, name, value)
+
+    def predict_proba(self, X):
+        """Class probabilities, per partition of a Dask X (a Dask array), or for an
+        in-memory X (a NumPy array)."""
+        self._check_fitted()
+        return self._apply(X, "predict_proba", width=len(self.classes_))
+
+
+class DaskTreeRegressor(DaskTreeMixin):
+    """A regression tree grown over a Dask cluster's partitions: the tree
+    ``TreeRegressor(splitter="histogram", ...)`` grows in memory."""
+
+    local_class = TreeRegressor
+
+    def __init__(
+        self,
+        criterion="squared_error",
+        pruner="none",
+        *,
+        target=None,
+        target_params=None,
+        criterion_params=None,
+        pruner_params=None,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        max_bins=MAX_BINS,
+        random_state=None,
+        client=None,
+    ):
+        for name, value in locals().items():
+            if name != "self":
+                setattr(self, name, value)

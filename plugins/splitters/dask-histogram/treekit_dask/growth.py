@@ -1,0 +1,300 @@
+"""One tree grown level by level over a cluster's partitions (PLANET's and XGBoost-hist's
+scheme), deciding every node as the histogram splitter decides it in memory.
+
+Per level the client holds the histograms of the open nodes (features x bins x (count,
+weight, K sums), summed over the partitions by a tree reduction on the workers); it
+chooses every node's question from them with the histogram splitter's compiled search
+and tie rule (the first feature with the best drop; a nominal feature's subset question
+only where it drops strictly more), sends the chosen questions to the workers, which move
+their rows to the children, and asks for the histograms of the smaller child of every
+split whose children may split again: the larger one's is its parent's minus the smaller
+one's. Only histograms and sums travel; rows stay on their workers.
+"""
+
+from __future__ import annotations
+
+import time
+
+import attrs
+import numpy as np
+from treekit_histogram.splitter import histogram_kernels
+
+from treekit_core.builtins import nominal_questions
+from treekit_core.kernels import python_function, rule_vector
+from treekit_dask import partitions
+
+COUNT, WEIGHT, SUMS = 0, 1, 2
+#: A split whose heavier child keeps more than 1 - this of the node's weight is no split
+#: (the in-memory grow loop's rule).
+SHRINK_TOLERANCE = 1e-9
+#: Histograms of at most this many bytes are asked of a partition at once (a level with
+#: more open nodes is asked in batches).
+BATCH_BYTES = 64 * 2**20
+
+
+@attrs.define(eq=False)
+class Level:
+    """What one level cost: its open nodes, the histograms asked of each partition, and
+    the bytes the client received."""
+
+    depth: int
+    open_nodes: int
+    histograms: int
+    bytes_per_partition: int
+    bytes_to_client: int
+    #: Wall time from the level's questions sent to its histograms received.
+    seconds: float = 0.0
+
+
+@attrs.define(eq=False)
+class Grown:
+    """The nodes found, in the order they were found (breadth first)."""
+
+    parent: list = attrs.field(factory=list)
+    is_left: list = attrs.field(factory=list)
+    depth: list = attrs.field(factory=list)
+    count: list = attrs.field(factory=list)
+    weight: list = attrs.field(factory=list)
+    sums: list = attrs.field(factory=list)
+    impurity: list = attrs.field(factory=list)
+    split: dict = attrs.field(factory=dict)  # node -> (kind, feature, threshold, drop, ...)
+    children: dict = attrs.field(factory=dict)  # node -> (left, right)
+
+    def add(self, parent, is_left, depth, count, weight, sums, impurity) -> int:
+        self.parent.append(parent)
+        self.is_left.append(is_left)
+        self.depth.append(depth)
+        self.count.append(count)
+        self.weight.append(weight)
+        self.sums.append(np.asarray(sums, dtype=np.float64))
+        self.impurity.append(impurity)
+        return len(self.parent) - 1
+
+
+class Grower:
+    """The client's side of one distributed fit."""
+
+    def __init__(self, client, parts, composition, rules, binning, n_categories, target):
+        self.client, self.parts = client, parts
+        self.composition, self.rules, self.target = composition, rules, target
+        self.rule_values = rule_vector(rules)
+        criterion = composition.criterion
+        self.kernels = histogram_kernels(criterion)
+        self.impurity = criterion.compiled_impurity()
+        self.edges, self.n_value_bins, self.max_bins = binning
+        self.n_bins = self.max_bins + 1
+        self.n_categories = np.asarray(n_categories, dtype=np.int64)
+        self.numeric = np.flatnonzero(self.n_categories == 0).astype(np.int64)
+        self.nominal = np.flatnonzero(self.n_categories > 0).astype(np.int64)
+        self.d = self.n_categories.size
+        from treekit_core.kernels import accepts_split, may_split
+
+        self.may_split = python_function(may_split)
+        self.accepts_split = python_function(accepts_split)
+        self.levels: list[Level] = []
+
+    # -- cluster work ------------------------------------------------------------
+    def _reduce(self, futures):
+        """The sum of the futures' arrays, added pairwise on the workers."""
+        while len(futures) > 1:
+            futures = [
+                self.client.submit(partitions.add, *futures[i : i + 2], pure=False)
+                for i in range(0, len(futures), 2)
+            ]
+        return futures[0]
+
+    def _histograms(self, nodes: list, n_nodes: int) -> dict:
+        """node -> its histogram summed over the partitions, for ``nodes``."""
+        width = 1 + self.parts_width
+        per_node = self.d * self.n_bins * width * 8
+        batch = max(1, BATCH_BYTES // per_node)
+        found = {}
+        received = 0
+        for start in range(0, len(nodes), batch):
+            chunk = nodes[start : start + batch]
+            slot_of_node = np.full(n_nodes, -1, dtype=np.int64)
+            slot_of_node[chunk] = np.arange(len(chunk))
+            futures = [
+                self.client.submit(
+                    partitions.histograms, part, slot_of_node, len(chunk), self.n_bins, pure=False
+                )
+                for part in self.parts
+            ]
+            total = self._reduce(futures).result()
+            received += total.nbytes
+            for slot, node in enumerate(chunk):
+                found[node] = total[slot]
+        self._last_bytes = (len(nodes) * per_node, received)
+        return found
+
+    # -- one node's decision (the histogram splitter's, from summed histograms) ------
+    def _node_impurity(self, sums, weight):
+        return float(self.impurity(np.ascontiguousarray(sums), weight, self.params))
+
+    def decide(self, hist, count, weight, sums, impurity, depth):
+        """(kind, feature, threshold, drop, goes_left per bin, missing share, mask) of the
+        node's best question, or None."""
+        if not self.may_split(count, weight, impurity, depth, self.rule_values):
+            return None
+        best, best_drop = None, -np.inf
+        if self.numeric.size:
+            m = self.numeric.size
+            drops, bins = np.empty(m), np.empty(m, dtype=np.int64)
+            sides = np.empty(m, dtype=np.uint8)
+            self.kernels.scan_histograms(
+                self.params,
+                hist,
+                self.n_value_bins,
+                self.numeric,
+                np.ascontiguousarray(sums),
+                weight,
+                float(count),
+                impurity,
+                self.rule_values,
+                drops,
+                bins,
+                sides,
+                np.zeros(self.d),
+                np.array([-np.inf, np.inf]),
+            )
+            usable = np.flatnonzero(bins >= 0)
+            if usable.size:
+                c = int(usable[np.argmax(drops[usable])])  # the first of the best
+                f, last_left = int(self.numeric[c]), int(bins[c])
+                goes_left = np.zeros(self.n_bins, dtype=np.uint8)
+                goes_left[: last_left + 1] = 1
+                share = np.nan  # the children's weight shares
+                if hist[f, self.max_bins, COUNT] > 0:
+                    goes_left[self.max_bins] = sides[c]
+                    share = 1.0 if sides[c] else 0.0
+                best = ("threshold", f, float(self.edges[f, last_left]), float(drops[c]))
+                best += (goes_left, share, np.nan)
+                best_drop = drops[c]
+        if self.nominal.size:
+            widest = int(self.n_categories[self.nominal].max())
+            counts = hist[self.nominal, :widest, COUNT].astype(np.int64)
+            weights = np.ascontiguousarray(hist[self.nominal, :widest, WEIGHT])
+            category_sums = np.ascontiguousarray(hist[self.nominal, :widest, SUMS:])
+            results = nominal_questions(
+                self.impurity,
+                self.params,
+                self.target,
+                category_sums,
+                weights,
+                counts,
+                self.n_categories[self.nominal],
+                weight,
+                self.rules,
+                "subset",
+            )
+            drops = results[:, 0]
+            if (drops > -np.inf).any():
+                a = int(np.argmax(drops))
+                if drops[a] > best_drop:
+                    mask = int(results[a, 1])
+                    goes_left = np.array(
+                        [(mask >> b) & 1 for b in range(self.n_bins)], dtype=np.uint8
+                    )
+                    best = ("subset", int(self.nominal[a]), -2.0, float(drops[a]))
+                    best += (goes_left, float(results[a, 2]), float(mask))
+        if best is None or not self.accepts_split(best[3], weight, self.rule_values):
+            return None
+        return best
+
+    def _side(self, hist, feature, goes_left, left):
+        """(count, weight, sums) of one side of a split, from the node's histogram."""
+        chosen = goes_left.astype(bool) if left else ~goes_left.astype(bool)
+        totals = hist[feature, chosen].sum(axis=0)
+        return int(round(totals[COUNT])), float(totals[WEIGHT]), totals[SUMS:]
+
+    # -- the whole tree ----------------------------------------------------------------
+    def grow(self, params, root_totals) -> Grown:
+        self.params = params
+        self.parts_width = root_totals.shape[0] - 1  # weight + K sums
+        grown = Grown()
+        count, weight = int(round(root_totals[0])), float(root_totals[1])
+        sums = root_totals[2:]
+        root = grown.add(-1, False, 0, count, weight, sums, self._node_impurity(sums, weight))
+        started = time.perf_counter()
+        open_hist = self._histograms([root], 1)
+        self.levels.append(Level(0, 1, 1, *self._last_bytes, time.perf_counter() - started))
+        depth = 0
+        while open_hist:
+            started = time.perf_counter()
+            splits = {}
+            for node, hist in open_hist.items():
+                found = self.decide(
+                    hist,
+                    grown.count[node],
+                    grown.weight[node],
+                    grown.sums[node],
+                    grown.impurity[node],
+                    grown.depth[node],
+                )
+                if found is None:
+                    continue
+                sides = [self._side(hist, found[1], found[4], left) for left in (True, False)]
+                heaviest = max(side[1] for side in sides)
+                if heaviest >= grown.weight[node] * (1.0 - SHRINK_TOLERANCE):
+                    continue
+                splits[node] = (found, sides)
+            if not splits:
+                break
+            n_nodes = len(grown.parent) + 2 * len(splits)
+            feature = np.full(n_nodes, -1, dtype=np.int64)
+            goes_left = np.zeros((n_nodes, self.n_bins), dtype=np.uint8)
+            left_of = np.full(n_nodes, -1, dtype=np.int64)
+            right_of = np.full(n_nodes, -1, dtype=np.int64)
+            wanted, pairs = [], []
+            for node, (found, sides) in splits.items():
+                grown.split[node] = found
+                ids = []
+                for is_left, (c, w, s) in zip((True, False), sides, strict=True):
+                    ids.append(
+                        grown.add(node, is_left, depth + 1, c, w, s, self._node_impurity(s, w))
+                    )
+                grown.children[node] = tuple(ids)
+                feature[node], goes_left[node] = found[1], found[4]
+                left_of[node], right_of[node] = ids
+                splits_again = [
+                    self.may_split(
+                        grown.count[i],
+                        grown.weight[i],
+                        grown.impurity[i],
+                        depth + 1,
+                        self.rule_values,
+                    )
+                    for i in ids
+                ]
+                if any(splits_again):
+                    small = ids[0] if grown.count[ids[0]] <= grown.count[ids[1]] else ids[1]
+                    wanted.append(small)
+                    pairs.append((node, ids, splits_again, small))
+            # every open node that is not split becomes a leaf: its rows leave the growth
+            self.parts = [
+                self.client.submit(
+                    partitions.route, part, feature, goes_left, left_of, right_of, pure=False
+                )
+                for part in self.parts
+            ]
+            depth += 1
+            parent_hist, open_hist = open_hist, {}
+            if wanted:
+                built = self._histograms(wanted, n_nodes)
+                for node, ids, splits_again, small in pairs:
+                    other = ids[1] if small == ids[0] else ids[0]
+                    # the sibling by subtraction: the parent's histogram minus the smaller's
+                    hists = {small: built[small], other: parent_hist[node] - built[small]}
+                    for i, again in zip(ids, splits_again, strict=True):
+                        if again:
+                            open_hist[i] = hists[i]
+                self.levels.append(
+                    Level(
+                        depth,
+                        len(open_hist),
+                        len(wanted),
+                        *self._last_bytes,
+                        time.perf_counter() - started,
+                    )
+                )
+        return grown

@@ -1,0 +1,187 @@
+"""What runs on the workers: a partition's rows loaded once (bin codes, the row table and
+the open node of every row), its histograms per level, and its rows moved to the nodes
+they reach. Nothing here returns rows to the client: summaries, histograms and sums only.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+from treekit_histogram.binning import code_features
+
+from treekit_core import encode_categories, fit_categories
+from treekit_core.kernels import jit, row_table
+
+#: A feature with more distinct values than this in a partition is summarised by this many
+#: evenly spaced order statistics instead of its distinct values and their counts.
+EXACT_VALUES = 4096
+
+
+@attrs.define(eq=False)
+class Partition:
+    """One partition's rows as the grower keeps them on its worker."""
+
+    codes: np.ndarray  #: uint8, rows x features: bin codes (category codes for nominal)
+    rows: np.ndarray  #: float64, rows x (1 + S): weight, then weight x the target's row
+    node: np.ndarray  #: int64 per row: the open node holding it (-1: a leaf holds it)
+
+
+def as_frame_or_array(X):
+    """A pandas frame stays one (its category columns matter); anything else becomes a
+    float64 array."""
+    return X if hasattr(X, "iloc") else np.asarray(X)
+
+
+def numeric_columns(X, nominal) -> np.ndarray:
+    """X's numeric columns as float64 (nominal ones zeroed: they are coded apart)."""
+    if hasattr(X, "iloc"):
+        columns = [
+            np.zeros(len(X)) if j in nominal else X.iloc[:, j].to_numpy(dtype=np.float64)
+            for j in range(X.shape[1])
+        ]
+        return np.column_stack(columns) if columns else np.zeros((len(X), 0))
+    values = np.asarray(X, dtype=np.float64)
+    if nominal:
+        values = values.copy()
+        values[:, sorted(nominal)] = 0.0
+    return values
+
+
+def summarise(X, nominal, names):
+    """Per feature, what binning needs from this partition: ("values", distinct known
+    values, their counts) when there are at most EXACT_VALUES, else ("sketch", evenly
+    spaced order statistics, the rows each stands for); and the present categories of the
+    nominal features. Refuses infinite values naming the column."""
+    X = as_frame_or_array(X)
+    values = numeric_columns(X, nominal)
+    if np.isinf(values).any():
+        j = int(np.flatnonzero(np.isinf(values).any(axis=0))[0])
+        raise ValueError(f"X column {j} holds an infinite value; finite numbers or NaN expected")
+    summaries = []
+    for j in range(values.shape[1]):
+        if j in nominal:
+            summaries.append(None)
+            continue
+        known = np.sort(values[~np.isnan(values[:, j]), j])
+        distinct, counts = np.unique(known, return_counts=True)
+        if distinct.size <= EXACT_VALUES:
+            summaries.append(("values", distinct, counts.astype(np.float64)))
+        else:
+            at = np.linspace(0, known.size - 1, EXACT_VALUES).round().astype(np.int64)
+            summaries.append(("sketch", known[at], np.full(at.size, known.size / at.size)))
+    categories = fit_categories(X, sorted(nominal), names) if nominal else {}
+    return summaries, categories, int(values.shape[0])
+
+
+def load(X, y, weight, edges, max_bins, categories, target, classes):
+    """The partition as the grower keeps it: X binned with the global ``edges`` (nominal
+    columns by their global ``categories``), y encoded by the composition's ``target``
+    (class labels against the global ``classes``), rows of weight 0 left out (a removed
+    row, as in memory)."""
+    X = as_frame_or_array(X)
+    n = len(X)
+    codes = code_features(numeric_columns(X, set(categories)), edges, max_bins)
+    if categories:
+        coded = np.asarray(encode_categories(X, categories))
+        for j in categories:
+            column = coded[:, j]
+            if np.isnan(column).any():
+                raise ValueError(
+                    f"X column {j} (nominal) has a missing value: the Dask estimators send "
+                    "no row down both branches; make the missing value a category of its own"
+                )
+            codes[:, j] = column.astype(np.uint8)
+    y = np.asarray(y)
+    if y.shape[0] != n:
+        raise ValueError(f"a partition of y has {y.shape[0]} rows, its X partition {n}")
+    if classes is not None:  # every class first, so the encoding's columns are global
+        encoded = target.encode(np.concatenate([classes, y]), n + len(classes))
+        if encoded.labels is None or list(encoded.labels) != list(classes):
+            raise ValueError("y holds a label that is not among the classes found in y")
+        evidence = encoded.rows[len(classes) :]
+    else:
+        evidence = target.encode(y, n).rows
+    if weight is None:
+        weight = np.ones(n)
+    weight = np.asarray(weight, dtype=np.float64).reshape(-1)
+    if weight.shape[0] != n or not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError(
+            f"sample_weight must hold {n} finite numbers >= 0 in this partition, as its X"
+        )
+    kept = weight > 0
+    table = row_table(np.ascontiguousarray(evidence[kept], dtype=np.float64), weight[kept])
+    node = np.zeros(int(kept.sum()), dtype=np.int64)
+    return Partition(np.ascontiguousarray(codes[kept]), table, node)
+
+
+def root_statistics(part: Partition) -> np.ndarray:
+    """(rows, weight, the K weighted sums) of the partition, summed in row order."""
+    totals = np.zeros(1 + part.rows.shape[1])
+    totals[0] = part.rows.shape[0]
+    _sum_rows(part.rows, totals[1:])
+    return totals
+
+
+@jit()
+def _sum_rows(rows, totals):
+    for r in range(rows.shape[0]):
+        for c in range(rows.shape[1]):
+            totals[c] += rows[r, c]
+
+
+@jit()
+def _node_histograms(codes, rows, node, slot_of_node, hist):
+    """hist[slot] (features x bins x (count, weight, K sums)) of the rows of every node
+    with a slot (``slot_of_node[node] >= 0``), in one pass over the partition."""
+    hist[:] = 0.0
+    n_stats = rows.shape[1] - 1
+    for r in range(codes.shape[0]):
+        at = node[r]
+        if at < 0:
+            continue
+        slot = slot_of_node[at]
+        if slot < 0:
+            continue
+        weight = rows[r, 0]
+        for f in range(codes.shape[1]):
+            b = codes[r, f]
+            hist[slot, f, b, 0] += 1.0
+            hist[slot, f, b, 1] += weight
+            for k in range(n_stats):
+                hist[slot, f, b, 2 + k] += rows[r, 1 + k]
+
+
+def histograms(part: Partition, slot_of_node: np.ndarray, n_slots: int, n_bins: int):
+    """The histograms of the partition's rows at the nodes given a slot."""
+    hist = np.empty((n_slots, part.codes.shape[1], n_bins, 1 + part.rows.shape[1]))
+    _node_histograms(part.codes, part.rows, part.node, slot_of_node, hist)
+    return hist
+
+
+@jit()
+def _route(codes, node, feature, goes_left, left, right):
+    for r in range(codes.shape[0]):
+        at = node[r]
+        if at < 0:
+            continue
+        f = feature[at]
+        if f < 0:  # the node stays a leaf
+            node[r] = -1
+            continue
+        node[r] = left[at] if goes_left[at, codes[r, f]] else right[at]
+
+
+def route(part: Partition, feature, goes_left, left, right) -> Partition:
+    """The partition with every row moved from its node to the child its code answers
+    (``feature[node]`` < 0: the node is a leaf, and its rows leave the growth)."""
+    node = part.node.copy()
+    _route(part.codes, node, feature, goes_left, left, right)
+    return Partition(part.codes, part.rows, node)
+
+
+def add(*arrays):
+    """The sum of histograms (or sums) from several partitions: a step of the reduction."""
+    total = np.array(arrays[0], dtype=np.float64, copy=True)
+    for other in arrays[1:]:
+        total += other
+    return total
