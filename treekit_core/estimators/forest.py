@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import attrs
 import numpy as np
 
 from treekit_core.builtins.evaluators import apply_tree
@@ -114,6 +115,28 @@ def bootstrap_counts(rng, labels, n_classes, balanced: bool, size=None) -> np.nd
         if rows.size:
             np.add.at(counts, rng.choice(rows, size=size, replace=True), 1.0)
     return counts
+
+
+#: The arrays of the training data a forest's task is sent without (it gets them as
+#: arguments).
+_NO_ROWS, _NO_WEIGHT = np.zeros((0, 0)), np.zeros(0)
+
+
+def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
+    """One tree of a forest: its bootstrap sample drawn from ``seed``, grown by the shipped
+    composition. Runs in a thread, or in a worker process or on a cluster with its own
+    copies of the arrays."""
+    bootstrap, balanced, draws, n_strata, shell, keys = settings
+    tree_rng = np.random.default_rng(seed)
+    data = attrs.evolve(
+        shell, X=X, evidence=evidence, weight=weight, cache=dict(zip(keys, cached, strict=True))
+    ).writeable()
+    if bootstrap:
+        counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws)
+        data = data.with_weight(weight * counts)
+    else:
+        data = data.with_weight(weight)
+    return shipped.get().fit(data, tree_rng)
 
 
 class ShippedComposition:
@@ -304,20 +327,28 @@ class ForestClassifier(ComposedEstimatorMixin):
 
         n_strata = int(labels.max()) + 1
         shipped = ShippedComposition(composition)
-        bootstrap, balanced = self.bootstrap, self.balanced_bootstrap
-
-        def grow_one(seed):  # runs in a thread, or in a worker process with its own copies
-            tree_rng = np.random.default_rng(seed)
-            local = data.writeable()
-            if bootstrap:
-                counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws)
-                tree_data = local.with_weight(weight * counts)
-            else:
-                tree_data = local.with_weight(weight)
-            return shipped.get().fit(tree_data, tree_rng)
-
+        settings = (
+            self.bootstrap,
+            self.balanced_bootstrap,
+            draws,
+            n_strata,
+            attrs.evolve(data, X=_NO_ROWS, evidence=_NO_ROWS, weight=_NO_WEIGHT, cache={}),
+            tuple(data.cache),
+        )
+        # the arrays travel as arguments, not in a closure: joblib's Dask backend then
+        # scatters each to the cluster once per fit instead of pickling it into every task
         added = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(grow_one)(seed) for seed in seeds[len(kept) :]
+            delayed(_grow_one)(
+                seed,
+                shipped,
+                settings,
+                data.X,
+                data.evidence,
+                weight,
+                labels,
+                *data.cache.values(),
+            )
+            for seed in seeds[len(kept) :]
         )
         self.estimators_ = [*kept, *added]
         self._tree_seeds = seeds
