@@ -3,6 +3,7 @@ partitions of unequal sizes, a DataFrame with a category column), predict Dask a
 inputs alike, hand over the local model, and refuse what they cannot do by name."""
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -146,3 +147,35 @@ def test_refusals_name_what_is_missing(client):
         DaskTreeClassifier().fit(da.from_array(bad, chunks=(CHUNKS, 5)), y)
     with pytest.raises(ValueError, match="sample_weight"):
         DaskTreeClassifier().fit(dX, y, sample_weight=-np.ones(X.shape[0]))
+
+
+def _weights_killing_a_worker(block, marker):
+    """Unit weights, but the first call on this machine kills the worker running it (a
+    call on an empty block is Dask working out the output's type, in the caller)."""
+    if block.shape[0] > 0 and (marker is None or not os.path.exists(marker)):
+        if marker is not None:
+            open(marker, "w").close()
+        os._exit(1)
+    return np.ones(block.shape[0])
+
+
+def test_a_worker_lost_mid_fit_is_replaced_and_the_fit_completes(client, tmp_path):
+    X, signal = integer_data(seed=9)
+    y = (signal > 0).astype(int)
+    dX = da.from_array(X, chunks=(CHUNKS, 5))
+    weights = dX.map_blocks(
+        _weights_killing_a_worker, str(tmp_path / "killed"), drop_axis=1, dtype=float
+    )
+    model = DaskTreeClassifier(min_samples_leaf=3).fit(dX, y, sample_weight=weights)
+    assert (tmp_path / "killed").exists()  # a worker died on the way
+    local = TreeClassifier(splitter="histogram", min_samples_leaf=3).fit(X, y)
+    same_tree(model.to_local().tree_, local.tree_)
+
+
+def test_a_task_that_keeps_killing_workers_fails_the_fit_clearly(client):
+    X, signal = integer_data(seed=10, n=40)
+    dX = da.from_array(X, chunks=(20, 5))
+    weights = dX.map_blocks(_weights_killing_a_worker, None, drop_axis=1, dtype=float)
+    with pytest.raises(RuntimeError, match="killed every worker"):
+        DaskTreeClassifier().fit(dX, (signal > 0).astype(int), sample_weight=weights)
+    client.wait_for_workers(2, timeout=60)

@@ -133,7 +133,21 @@ class DaskTreeMixin:
     # -- fit -----------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
         """Grow the tree over the partitions of X (a Dask array or DataFrame; category
-        columns are nominal) and y (and sample_weight), then finish it as ``fit`` does."""
+        columns are nominal) and y (and sample_weight), then finish it as ``fit`` does.
+        A worker lost mid-fit has its tasks run again by Dask; a task that keeps killing
+        workers fails the fit with a RuntimeError saying so."""
+        from distributed import KilledWorker
+
+        try:
+            return self._fit(X, y, sample_weight)
+        except KilledWorker as error:
+            raise RuntimeError(
+                f"the Dask fit of {type(self).__name__} failed: a task killed every worker "
+                f"that ran it ({error}); a worker out of memory is the usual cause: smaller "
+                "chunks, more memory per worker, or fewer features per partition"
+            ) from None
+
+    def _fit(self, X, y, sample_weight):
         import dask
 
         client = _client(self.client)
