@@ -15,6 +15,11 @@ from treekit_core.kernels import jit, row_table
 #: A feature with more distinct values than this in a partition is summarised by this many
 #: evenly spaced order statistics instead of its distinct values and their counts.
 EXACT_VALUES = 4096
+#: A partition's column of more rows than this is first looked at through every k-th row
+#: (k = rows // this): when those already hold EXACT_VALUES distinct values, their order
+#: statistics are its summary (a deterministic sample, as the in-memory binning of more
+#: than 200 000 rows samples too); only columns with few values are sorted whole.
+SKETCH_SAMPLE = 65_536
 
 
 @attrs.define(eq=False)
@@ -62,10 +67,21 @@ def summarise(X, nominal, names):
         if j in nominal:
             summaries.append(None)
             continue
-        known = np.sort(values[~np.isnan(values[:, j]), j])
-        distinct, counts = np.unique(known, return_counts=True)
-        if distinct.size <= EXACT_VALUES:
-            summaries.append(("values", distinct, counts.astype(np.float64)))
+        column = values[:, j]
+        column = column[~np.isnan(column)]
+        if column.size > SKETCH_SAMPLE:  # many rows: are there many values? (no full sort)
+            sample = np.sort(column[:: column.size // SKETCH_SAMPLE])
+            if np.count_nonzero(sample[1:] != sample[:-1]) >= EXACT_VALUES:
+                at = np.linspace(0, sample.size - 1, EXACT_VALUES).round().astype(np.int64)
+                summaries.append(("sketch", sample[at], np.full(at.size, column.size / at.size)))
+                continue
+        known = np.sort(column)
+        # the distinct values of the sorted column and their counts (np.unique would sort
+        # it again)
+        starts = np.flatnonzero(np.concatenate(([known.size > 0], known[1:] != known[:-1])))
+        if starts.size <= EXACT_VALUES:
+            counts = np.diff(np.append(starts, known.size)).astype(np.float64)
+            summaries.append(("values", known[starts], counts))
         else:
             at = np.linspace(0, known.size - 1, EXACT_VALUES).round().astype(np.int64)
             summaries.append(("sketch", known[at], np.full(at.size, known.size / at.size)))
