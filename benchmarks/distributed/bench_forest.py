@@ -52,14 +52,16 @@ def main(argv=None) -> int:
         ) as cluster,
         Client(cluster),
     ):
-        with joblib.parallel_backend("dask"):
-            timed_fit(X[:2000], y[:2000], 2, 2)  # warm the workers
+        for backend in ("dask", "loky"):  # warm the workers (kernels load once per process)
+            with joblib.parallel_backend(backend):
+                timed_fit(X[:2000], y[:2000], 2, 2)
         for _ in range(args.repeats):
             for label, backend, n_jobs in (
                 ("1 thread (n_jobs=1)", None, 1),
                 ("2 threads (n_jobs=2)", None, 2),
                 ("loky, 2 processes", "loky", 2),
                 ("dask LocalCluster, 2 workers", "dask", 2),
+                ("dask LocalCluster, n_jobs=-1", "dask", -1),
             ):
                 if backend is None:
                     forest, wall, cpu = timed_fit(X, y, args.trees, n_jobs)
