@@ -211,11 +211,13 @@ class Composition:
             hook.treekit_fit_finished(composition=self, tree=tree)
         return grown, tree
 
-    def finish(self, grown: Tree, data, rng: np.random.Generator) -> Tree:
+    def finish(self, grown: Tree, data, rng: np.random.Generator, cross_validation=None) -> Tree:
         """Prune a labelled grown tree and let the evaluator and confidence learn their
         state: the rest of a fit after growth (also for a tree grown elsewhere, a
-        distributed grower's, with ``data`` describing the training data)."""
-        tree = self.pruner.prune(grown, PruningContext(self, data, rng))
+        distributed grower's, with ``data`` describing the training data and
+        ``cross_validation`` the errors it measured: :class:`PruningContext`)."""
+        context = PruningContext(self, data, rng, cross_validation)
+        tree = self.pruner.prune(grown, context)
         tree.component_state["evaluator"] = self.evaluator.fit(tree, data, self.labeler)
         tree.component_state["confidence"] = self.confidence.fit(tree, data, self.labeler)
         return tree
@@ -248,6 +250,10 @@ class PruningContext:
     composition: Composition
     data: object
     rng: np.random.Generator
+    #: (cv_error, cv_std_error) per subtree level of the tree being pruned, when its
+    #: cross-validation folds were grown elsewhere (a distributed grower); None: a pruner
+    #: that cross-validates does so on ``data``.
+    cross_validation: tuple | None = None
 
     @property
     def labeler(self):

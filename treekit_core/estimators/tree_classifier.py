@@ -123,7 +123,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
             self._fit_rejection_and_calibration(data, rule)
         return self
 
-    def fit_grown_tree(self, tree, data, categories=None):
+    def fit_grown_tree(self, tree, data, categories=None, cross_validation=None):
         """Finish a fit whose tree was grown elsewhere (the Dask estimators grow one over a
         cluster's partitions) and return self: label it, prune it, let the evaluator and
         confidence learn their state and set the fitted attributes, as ``fit`` does after
@@ -133,7 +133,9 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         ``feature_names``): then the composition must need none after growth (no
         cross-validated pruning, rejection or calibration), or it is refused.
         ``categories`` (feature index -> category labels) encodes a DataFrame's category
-        columns at predict, as ``fit`` learns it."""
+        columns at predict, as ``fit`` learns it. ``cross_validation``: (cv_error,
+        cv_std_error) per subtree level when the grower measured them on folds grown
+        elsewhere (the pruner then chooses from them, :class:`PruningContext`)."""
         if data.n_samples == 0 and (self.reject is not None or self.calibration is not None):
             raise ValueError(
                 "reject and calibration choose on the training rows, which a tree grown "
@@ -148,7 +150,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         )
         composition.check(data)
         tree.relabel(composition.target, composition.labeler)
-        self.tree_ = composition.finish(tree, data, _rng(self.random_state))
+        self.tree_ = composition.finish(tree, data, _rng(self.random_state), cross_validation)
         self._grown_tree = None if tree is self.tree_ else tree
         self.composition_ = composition
         self.categories_ = dict(categories or {})

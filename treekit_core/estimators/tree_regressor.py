@@ -70,11 +70,11 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
         self._keep_leaf_responses(data, [data.weight])
         return self
 
-    def fit_grown_tree(self, tree, data, categories=None):
+    def fit_grown_tree(self, tree, data, categories=None, cross_validation=None):
         """The classifier's (a tree grown elsewhere, finished here), for a target that
         decides among no labels; quantiles need the training rows, which such a tree does
         not bring (``predict(X, quantiles=...)`` says so)."""
         self._refuse_classification_target(self._make_composition())
-        super().fit_grown_tree(tree, data, categories)
+        super().fit_grown_tree(tree, data, categories, cross_validation)
         self._leaf_responses = None
         return self

@@ -213,6 +213,13 @@ def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
     return np.array(levels)
 
 
+def evaluation_alphas(levels: np.ndarray) -> np.ndarray:
+    """rpart's and Breiman's: subtree k is evaluated at the geometric mean of its alpha
+    interval; the last (the root alone) holds from its alpha on and is evaluated beyond it
+    (0 x inf would be NaN when the path has a single level)."""
+    return np.append(np.sqrt(levels[:-1] * levels[1:]), np.inf if levels[-1] > 0 else 0.0)
+
+
 def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
     """Weighted loss of every held-out row, as the target counts it (for class labels the
     labeler's errors: an abstention counts as an error)."""
@@ -349,7 +356,23 @@ class CostComplexity(Pruner):
         if self.alpha is not None:
             chosen_alpha = float(self.alpha)
         else:
-            cv_error, cv_se = self._cross_validate(levels, context)
+            if context.cross_validation is not None:  # folds grown elsewhere
+                cv_error, cv_se = (
+                    np.asarray(a, dtype=np.float64) for a in context.cross_validation
+                )
+                if cv_error.shape != levels.shape or cv_se.shape != levels.shape:
+                    raise ValueError(
+                        f"cross_validation gives {cv_error.shape[0]} errors for the "
+                        f"{levels.size} subtree levels of the tree"
+                    )
+            elif context.data.n_samples == 0:
+                raise ValueError(
+                    "pruner 'cost_complexity' chooses alpha by cross-validation, which needs "
+                    "the training rows or errors measured elsewhere (cross_validation); give "
+                    "pruner_params={'alpha': ...}"
+                )
+            else:
+                cv_error, cv_se = self._cross_validate(levels, context)
             state["cv_error"], state["cv_std_error"] = cv_error, cv_se
             best = cv_error.min()
             minimum = int(np.flatnonzero(cv_error <= best + 1e-12)[-1])
@@ -364,16 +387,33 @@ class CostComplexity(Pruner):
         pruned.component_state = dict(tree.component_state, pruner=state)
         return pruned
 
+    def level_alphas(self, tree, labeler, target=None) -> tuple:
+        """(the alphas of the nested subtrees of ``tree``, the alpha each one's subtree is
+        evaluated at in cross-validation: the geometric mean of its interval, rpart's and
+        Breiman's). Called by ``prune`` and by growers that cross-validate elsewhere (the
+        Dask estimators grow the fold trees over a cluster)."""
+        levels = subtree_levels(self.pruning_sequence(tree, labeler, target))
+        return levels, evaluation_alphas(levels)
+
+    @staticmethod
+    def cv_from_sums(weighted_loss, weighted_square, total_weight, n_rows) -> tuple:
+        """(cv_error, cv_std_error) per level from the held-out rows' sums of w x loss and
+        w x loss^2 (every row held out once): the mean loss and its standard error, as
+        ``prune`` computes them from the rows. Called by growers that cross-validate
+        elsewhere."""
+        cv_error = np.asarray(weighted_loss, dtype=np.float64) / total_weight
+        spread = (
+            np.asarray(weighted_square, dtype=np.float64)
+            - 2.0 * cv_error * weighted_loss
+            + cv_error * cv_error * total_weight
+        ) / total_weight
+        return cv_error, np.sqrt(np.maximum(spread, 0.0) / n_rows)
+
     def _cross_validate(self, levels, context):
         data = context.data
         rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
         fold = stratified_folds(context.target.strata(data.evidence, context.labeler), self.cv, rng)
-        # rpart/Breiman: evaluate subtree k at the geometric mean of its alpha interval.
-        # The last subtree (the root alone) holds from its alpha on: evaluate it beyond that
-        # alpha (0 * inf would be NaN when the path has a single level).
-        evaluate_at = np.append(
-            np.sqrt(levels[:-1] * levels[1:]), np.inf if levels[-1] > 0 else 0.0
-        )
+        evaluate_at = evaluation_alphas(levels)
         errors = np.zeros((levels.size, data.n_samples))
         for k in range(self.cv):
             test_rows = np.flatnonzero(fold == k)

@@ -133,10 +133,10 @@ def test_refusals_name_what_is_missing(client):
     X, signal = integer_data(seed=8)
     y = (signal > 0).astype(int)
     dX = da.from_array(X, chunks=(CHUNKS, 5))
-    with pytest.raises(CompositionError, match="pruner 'cost_complexity'"):
-        DaskTreeClassifier(pruner="cost_complexity", pruner_params={"cv": 5}).fit(dX, y)
-    with pytest.raises(CompositionError, match="pruner 'cost_complexity'"):
-        DaskTreeClassifier(pruner="cost_complexity").fit(dX, y)  # alpha chosen by CV
+    with pytest.raises(CompositionError, match="splitter 'exhaustive' cannot grow"):
+        DaskTreeClassifier(splitter="exhaustive").fit(dX, y)
+    with pytest.raises(CompositionError, match="propagator 'surrogate' cannot grow"):
+        DaskTreeClassifier(propagator="surrogate").fit(dX, y)
     with pytest.raises(CompositionError, match="pruner 'pessimistic'"):
         DaskTreeClassifier(pruner="pessimistic").fit(dX, y)
     with pytest.raises(ValueError, match="max_bins"):
@@ -179,3 +179,52 @@ def test_a_task_that_keeps_killing_workers_fails_the_fit_clearly(client):
     with pytest.raises(RuntimeError, match="killed every worker"):
         DaskTreeClassifier().fit(dX, (signal > 0).astype(int), sample_weight=weights)
     client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_cv_folds_grow_in_the_same_passes_and_choose_as_in_memory(client, regression):
+    """Cost-complexity pruning chosen by 5-fold CV: the fold trees grow over the cluster
+    beside the tree; their held-out errors equal those of fold trees grown in memory on the
+    same folds (few values per feature, so every fold's bins are the whole data's)."""
+    from treekit_dask.partitions import folds_of
+
+    from treekit_core import apply_tree
+    from treekit_core.builtins import CostComplexity
+
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 5, size=(400, 4)).astype(np.float64)
+    signal = X[:, 0] - X[:, 1] + rng.integers(-2, 3, size=400)
+    y = signal.astype(float) if regression else (signal > 0).astype(int)
+    estimator, local_class = (
+        (DaskTreeRegressor, TreeRegressor) if regression else (DaskTreeClassifier, TreeClassifier)
+    )
+    params = {"pruner": "cost_complexity", "pruner_params": {"cv": 5, "rule": "one_se"}}
+    model = estimator(**params).fit(da.from_array(X, chunks=((90, 110, 200), 4)), y)
+
+    # the same computation in memory, fold by fold
+    grown = local_class(splitter="histogram").fit(X, y)
+    composition, pruner = grown.composition_, CostComplexity(cv=5, rule="one_se")
+    target, labeler = composition.target, composition.labeler
+    levels, evaluate_at = pruner.level_alphas(grown.tree_, labeler, target)
+    fold = folds_of(0, X.shape[0], 5)
+    errors = np.zeros((levels.size, X.shape[0]))
+    evidence = target.encode(y, y.shape[0]).rows
+    for k in range(5):
+        test = fold == k
+        fold_tree = local_class(splitter="histogram").fit(X[~test], y[~test]).tree_
+        sequence = pruner.pruning_sequence(fold_tree, labeler, target)
+        for j, alpha in enumerate(evaluate_at):
+            pruned = fold_tree.collapse(sequence.prune_mask(alpha, fold_tree.n_nodes))
+            values = pruned.value[apply_tree(pruned, X[test])]
+            decisions = target.decide(values, labeler)
+            errors[j, test] = target.sample_loss(evidence[test], values, decisions, labeler)
+    cv_error = errors.mean(axis=1)
+    cv_se = np.sqrt(((errors - cv_error[:, None]) ** 2).mean(axis=1) / X.shape[0])
+    path = model.to_local().pruning_path_
+    np.testing.assert_allclose(path["alphas"], levels, rtol=1e-12)
+    np.testing.assert_allclose(path["cv_error"], cv_error, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(path["cv_std_error"], cv_se, rtol=1e-6, atol=1e-12)
+    best = int(np.flatnonzero(cv_error <= cv_error.min() + 1e-12)[-1])
+    chosen = int(np.flatnonzero(cv_error <= cv_error.min() + cv_se[best] + 1e-12)[-1])
+    assert np.flatnonzero(path["selected"])[0] == chosen
+    assert model.to_local().tree_.n_nodes < grown.tree_.n_nodes  # it pruned

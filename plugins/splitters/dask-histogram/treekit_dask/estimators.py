@@ -66,7 +66,8 @@ class DaskTreeMixin:
     def _local(self):
         """The in-memory estimator with these parameters and the histogram splitter: what
         ``to_local()`` returns fitted."""
-        params = {n: v for n, v in self.get_params().items() if n not in ("client", "max_bins")}
+        fixed = ("client", "max_bins", "splitter", "propagator")
+        params = {n: v for n, v in self.get_params().items() if n not in fixed}
         return self.local_class(
             splitter="histogram",
             splitter_params={"max_bins": self.max_bins},
@@ -76,15 +77,23 @@ class DaskTreeMixin:
         )
 
     def _refuse(self, local, composition) -> None:
+        for kind, only in (("splitter", "histogram"), ("propagator", "hard")):
+            given = getattr(self, kind)
+            if given != only:
+                name = given if isinstance(given, str) else getattr(given, "name", given)
+                raise CompositionError(
+                    f"{kind} {name!r} cannot grow a tree over partitions: the Dask estimators "
+                    f"grow the {only!r} {kind}'s tree (its histograms add up across "
+                    "partitions); use the in-memory estimators for other compositions"
+                )
         if not isinstance(self.max_bins, int) or not 2 <= self.max_bins <= MAX_BINS:
             raise ValueError(f"max_bins must be an int from 2 to {MAX_BINS}, got {self.max_bins!r}")
         pruner = composition.pruner
-        # cost-complexity without an alpha chooses the subtree by cross-validation
-        if pruner.name not in ROWLESS_PRUNERS or getattr(pruner, "alpha", 0.0) is None:
+        if pruner.name not in ROWLESS_PRUNERS:
             raise CompositionError(
-                f"pruner {pruner.name!r} (with these parameters) cannot prune a tree grown over "
-                "partitions: it needs the training rows after growth; use 'none' or "
-                "'cost_complexity' with an alpha (its cv folds are not grown over a cluster yet)"
+                f"pruner {pruner.name!r} cannot prune a tree grown over partitions: it needs "
+                "the training rows after growth; use 'none' or 'cost_complexity' (with an "
+                "alpha, or cv folds grown over the cluster in the same passes)"
             )
         if getattr(self, "monotonic_cst", None) is not None:
             raise CompositionError("monotonic_cst is not kept by the Dask estimators yet")
@@ -170,13 +179,26 @@ class DaskTreeMixin:
         if target.decides_with_labeler:
             labels = client.gather(client.compute([dask.delayed(np.unique)(p) for p in y_parts]))
             classes = np.unique(np.concatenate(labels))
+        # cost-complexity without an alpha: its cv folds' trees grow in the same passes
+        pruner = composition.pruner
+        n_folds = int(pruner.cv) if getattr(pruner, "alpha", 0.0) is None else 0
+        first_rows = np.concatenate([[0], np.cumsum([s[2] for s in summaries])[:-1]])
         # pass 2: the partitions binned, encoded and kept on the workers
         parts = client.compute(
             [
                 dask.delayed(partitions.load)(
-                    xp, yp, wp, edges, self.max_bins, categories, target, classes
+                    xp,
+                    yp,
+                    wp,
+                    edges,
+                    self.max_bins,
+                    categories,
+                    target,
+                    classes,
+                    int(first),
+                    n_folds,
                 )
-                for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
+                for xp, yp, wp, first in zip(x_parts, y_parts, w_parts, first_rows, strict=True)
             ]
         )
         totals = client.gather(
@@ -186,10 +208,13 @@ class DaskTreeMixin:
                 pure=False,
             )
         )
-        n_rows, total_weight = int(round(totals[0])), float(totals[1])
-        if n_rows == 0:
-            raise ValueError("X has no rows of positive weight")
-        rules = composition.stopping.resolve(n_rows, total_weight)
+        if (totals[:, 0] < 1).any():
+            raise ValueError(
+                "X has no rows of positive weight"
+                if totals[0, 0] < 1
+                else f"too few rows for cv={n_folds}: a fold's tree would have none"
+            )
+        rules = [composition.stopping.resolve(int(round(t[0])), float(t[1])) for t in totals]
         n_categories = np.zeros(d, dtype=np.int64)
         for j, levels in categories.items():
             n_categories[j] = len(levels)
@@ -202,9 +227,14 @@ class DaskTreeMixin:
             n_categories,
             target,
         )
-        n_stats = totals.shape[0] - 2
+        n_stats = totals.shape[1] - 2
         grown = grower.grow(composition.criterion.impurity_params(n_stats), totals)
-        tree = _tree_of(grown, d, n_stats)
+        tree, _ = _tree_of(grown, d, n_stats)
+        cross_validation = None
+        if n_folds:
+            cross_validation = self._cross_validate(
+                client, grower.parts, grown, tree, composition, d, n_stats, totals[0]
+            )
         summary = TrainingData(
             np.zeros((0, d)),
             np.zeros((0, n_stats)),
@@ -214,7 +244,7 @@ class DaskTreeMixin:
             n_categories=n_categories,
             target=target,
         )
-        local.fit_grown_tree(tree, summary, categories)
+        local.fit_grown_tree(tree, summary, categories, cross_validation)
         self.local_ = local
         self.levels_ = grower.levels
         self.n_features_in_ = d
@@ -224,6 +254,45 @@ class DaskTreeMixin:
             self.classes_ = local.classes_
             self.n_classes_ = local.n_classes_
         return self
+
+    @staticmethod
+    def _cross_validate(client, parts, grown, tree, composition, d, n_stats, root_totals):
+        """(cv_error, cv_std_error) per subtree level of ``tree`` from the fold trees grown
+        beside it: each fold tree is pruned at every level's evaluation alpha, and the
+        workers sum the losses of the rows held out of it where they stopped in it."""
+        pruner, target, labeler = composition.pruner, composition.target, composition.labeler
+        tree.relabel(target, labeler)
+        levels, evaluate_at = pruner.level_alphas(tree, labeler, target)
+        n_nodes = len(grown.parent)
+        values, decisions = None, None
+        for root in range(1, 1 + int(pruner.cv)):
+            fold_tree, order = _tree_of(grown, d, n_stats, root)
+            fold_tree.relabel(target, labeler)
+            sequence = pruner.pruning_sequence(fold_tree, labeler, target)
+            parents = fold_tree.parents()
+            if values is None:
+                values = np.zeros((levels.size, n_nodes, fold_tree.value.shape[1]))
+                decisions = np.zeros((levels.size, n_nodes), dtype=np.int64)
+            for j, alpha in enumerate(evaluate_at):
+                collapsed = sequence.prune_mask(alpha, fold_tree.n_nodes)
+                # the node each node's rows are predicted by: its highest collapsed ancestor
+                by = np.arange(fold_tree.n_nodes)
+                for node in range(1, fold_tree.n_nodes):  # parents before children
+                    parent = parents[node]
+                    if collapsed[parent] or by[parent] != parent:
+                        by[node] = by[parent]
+                values[j, order] = fold_tree.value[by]
+                decisions[j, order] = target.decide(fold_tree.value[by], labeler)
+        losses = [
+            client.submit(
+                partitions.held_out_losses, p, values, decisions, target, labeler, pure=False
+            )
+            for p in parts
+        ]
+        sums = client.gather(client.submit(partitions.add, *losses, pure=False))
+        return pruner.cv_from_sums(
+            sums[:, 0], sums[:, 1], float(root_totals[1]), int(round(root_totals[0]))
+        )
 
     def _categories(self, summaries, nominal, names) -> dict:
         """Feature index -> its categories, in the order the in-memory fit numbers them."""
@@ -306,10 +375,10 @@ class DaskTreeMixin:
         return self.local_.score(X, y, sample_weight)
 
 
-def _tree_of(grown, n_features, n_stats) -> Tree:
-    """The grown nodes as an unlabelled Tree, numbered depth first, first branch first (the
-    in-memory grower's numbering)."""
-    order, stack = [], [0]
+def _tree_of(grown, n_features, n_stats, root=0) -> tuple:
+    """(the tree grown from ``root`` as an unlabelled Tree, numbered depth first, first
+    branch first: the in-memory grower's numbering; the grown node of each of its nodes)."""
+    order, stack = [], [root]
     while stack:
         node = stack.pop()
         order.append(node)
@@ -338,7 +407,7 @@ def _tree_of(grown, n_features, n_stats) -> Tree:
     if "subset" in kinds:
         fields["category_mask"] = mask
     registry = get_registry()
-    return Tree.from_binary(
+    tree = Tree.from_binary(
         left,
         right,
         feature,
@@ -356,6 +425,7 @@ def _tree_of(grown, n_features, n_stats) -> Tree:
         question=question,
         missing_left=share,
     )
+    return tree, np.asarray(order, dtype=np.int64)
 
 
 class DaskTreeClassifier(DaskTreeMixin):
@@ -373,6 +443,8 @@ class DaskTreeClassifier(DaskTreeMixin):
         labeler="majority",
         confidence="probability",
         *,
+        splitter="histogram",
+        propagator="hard",
         target=None,
         target_params=None,
         criterion_params=None,
@@ -411,6 +483,8 @@ class DaskTreeRegressor(DaskTreeMixin):
         criterion="squared_error",
         pruner="none",
         *,
+        splitter="histogram",
+        propagator="hard",
         target=None,
         target_params=None,
         criterion_params=None,

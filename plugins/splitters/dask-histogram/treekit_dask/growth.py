@@ -50,6 +50,7 @@ class Level:
 class Grown:
     """The nodes found, in the order they were found (breadth first)."""
 
+    tree: list = attrs.field(factory=list)  # which tree each node belongs to
     parent: list = attrs.field(factory=list)
     is_left: list = attrs.field(factory=list)
     depth: list = attrs.field(factory=list)
@@ -60,7 +61,8 @@ class Grown:
     split: dict = attrs.field(factory=dict)  # node -> (kind, feature, threshold, drop, ...)
     children: dict = attrs.field(factory=dict)  # node -> (left, right)
 
-    def add(self, parent, is_left, depth, count, weight, sums, impurity) -> int:
+    def add(self, tree, parent, is_left, depth, count, weight, sums, impurity) -> int:
+        self.tree.append(tree)
         self.parent.append(parent)
         self.is_left.append(is_left)
         self.depth.append(depth)
@@ -75,9 +77,11 @@ class Grower:
     """The client's side of one distributed fit."""
 
     def __init__(self, client, parts, composition, rules, binning, n_categories, target):
+        """``rules``: the resolved stopping rules of every tree grown (the tree on all rows,
+        then one per cross-validation fold), each on its own rows' count and weight."""
         self.client, self.parts = client, parts
-        self.composition, self.rules, self.target = composition, rules, target
-        self.rule_values = rule_vector(rules)
+        self.composition, self.rules, self.target = composition, list(rules), target
+        self.rule_values = [rule_vector(r) for r in self.rules]
         criterion = composition.criterion
         self.kernels = histogram_kernels(criterion)
         self.impurity = criterion.compiled_impurity()
@@ -131,10 +135,11 @@ class Grower:
     def _node_impurity(self, sums, weight):
         return float(self.impurity(np.ascontiguousarray(sums), weight, self.params))
 
-    def decide(self, hist, count, weight, sums, impurity, depth):
+    def decide(self, tree, hist, count, weight, sums, impurity, depth):
         """(kind, feature, threshold, drop, goes_left per bin, missing share, mask) of the
-        node's best question, or None."""
-        if not self.may_split(count, weight, impurity, depth, self.rule_values):
+        node's best question in ``tree``, or None."""
+        rules, rule_values = self.rules[tree], self.rule_values[tree]
+        if not self.may_split(count, weight, impurity, depth, rule_values):
             return None
         best, best_drop = None, -np.inf
         if self.numeric.size:
@@ -150,7 +155,7 @@ class Grower:
                 weight,
                 float(count),
                 impurity,
-                self.rule_values,
+                rule_values,
                 drops,
                 bins,
                 sides,
@@ -184,7 +189,7 @@ class Grower:
                 counts,
                 self.n_categories[self.nominal],
                 weight,
-                self.rules,
+                rules,
                 "subset",
             )
             drops = results[:, 0]
@@ -197,7 +202,7 @@ class Grower:
                     )
                     best = ("subset", int(self.nominal[a]), -2.0, float(drops[a]))
                     best += (goes_left, float(results[a, 2]), float(mask))
-        if best is None or not self.accepts_split(best[3], weight, self.rule_values):
+        if best is None or not self.accepts_split(best[3], weight, rule_values):
             return None
         return best
 
@@ -209,21 +214,28 @@ class Grower:
 
     # -- the whole tree ----------------------------------------------------------------
     def grow(self, params, root_totals) -> Grown:
+        """Grow every tree (``root_totals``: per tree, its root's rows, weight and sums; the
+        roots take node ids 0, 1, ... in that order, as the partitions expect)."""
         self.params = params
-        self.parts_width = root_totals.shape[0] - 1  # weight + K sums
+        self.parts_width = root_totals.shape[1] - 1  # weight + K sums
         grown = Grown()
-        count, weight = int(round(root_totals[0])), float(root_totals[1])
-        sums = root_totals[2:]
-        root = grown.add(-1, False, 0, count, weight, sums, self._node_impurity(sums, weight))
+        for tree, totals in enumerate(root_totals):
+            count, weight, sums = int(round(totals[0])), float(totals[1]), totals[2:]
+            impurity = self._node_impurity(sums, weight) if weight > 0 else 0.0
+            grown.add(tree, -1, False, 0, count, weight, sums, impurity)
+        roots = list(range(len(root_totals)))
         started = time.perf_counter()
-        open_hist = self._histograms([root], 1)
-        self.levels.append(Level(0, 1, 1, *self._last_bytes, time.perf_counter() - started))
+        open_hist = self._histograms(roots, len(roots))
+        self.levels.append(
+            Level(0, len(roots), len(roots), *self._last_bytes, time.perf_counter() - started)
+        )
         depth = 0
         while open_hist:
             started = time.perf_counter()
             splits = {}
             for node, hist in open_hist.items():
                 found = self.decide(
+                    grown.tree[node],
                     hist,
                     grown.count[node],
                     grown.weight[node],
@@ -250,9 +262,9 @@ class Grower:
                 grown.split[node] = found
                 ids = []
                 for is_left, (c, w, s) in zip((True, False), sides, strict=True):
-                    ids.append(
-                        grown.add(node, is_left, depth + 1, c, w, s, self._node_impurity(s, w))
-                    )
+                    tree = grown.tree[node]
+                    impurity = self._node_impurity(s, w)
+                    ids.append(grown.add(tree, node, is_left, depth + 1, c, w, s, impurity))
                 grown.children[node] = tuple(ids)
                 feature[node], goes_left[node] = found[1], found[4]
                 left_of[node], right_of[node] = ids
@@ -262,7 +274,7 @@ class Grower:
                         grown.weight[i],
                         grown.impurity[i],
                         depth + 1,
-                        self.rule_values,
+                        self.rule_values[grown.tree[i]],
                     )
                     for i in ids
                 ]

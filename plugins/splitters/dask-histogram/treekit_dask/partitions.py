@@ -24,11 +24,33 @@ SKETCH_SAMPLE = 65_536
 
 @attrs.define(eq=False)
 class Partition:
-    """One partition's rows as the grower keeps them on its worker."""
+    """One partition's rows as the grower keeps them on its worker. Several trees may grow
+    in the same passes: the tree on every row (tree 0) and, for cross-validated pruning,
+    one per fold k (tree k + 1) on the rows of the other folds."""
 
     codes: np.ndarray  #: uint8, rows x features: bin codes (category codes for nominal)
     rows: np.ndarray  #: float64, rows x (1 + S): weight, then weight x the target's row
-    node: np.ndarray  #: int64 per row: the open node holding it (-1: a leaf holds it)
+    #: int64, rows x trees: the open node holding the row in each tree (-1: a leaf holds
+    #: it; for a row held out of a fold's tree, -2 - the node it stopped at)
+    node: np.ndarray
+    fold: np.ndarray  #: int64 per row: its fold (-1: no cross-validation)
+    evidence: np.ndarray | None = None  #: the target's rows, kept for held-out losses
+
+
+#: Multiplier of the hash that deals rows to folds (Knuth's, 64-bit golden ratio).
+FOLD_HASH = np.uint64(0x9E3779B97F4A7C15)
+
+
+def folds_of(first_row: int, n: int, n_folds: int) -> np.ndarray:
+    """The fold of the rows numbered first_row .. first_row + n - 1 in the whole data (in
+    partition order): a hash of the row number, so the folds do not depend on how the data
+    are partitioned (not stratified: documented)."""
+    if n_folds <= 1:
+        return np.full(n, -1, dtype=np.int64)
+    number = np.arange(first_row, first_row + n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        mixed = (number * FOLD_HASH) >> np.uint64(33)
+    return (mixed % np.uint64(n_folds)).astype(np.int64)
 
 
 def as_frame_or_array(X):
@@ -89,11 +111,12 @@ def summarise(X, nominal, names):
     return summaries, categories, int(values.shape[0])
 
 
-def load(X, y, weight, edges, max_bins, categories, target, classes):
+def load(X, y, weight, edges, max_bins, categories, target, classes, first_row=0, n_folds=0):
     """The partition as the grower keeps it: X binned with the global ``edges`` (nominal
     columns by their global ``categories``), y encoded by the composition's ``target``
     (class labels against the global ``classes``), rows of weight 0 left out (a removed
-    row, as in memory)."""
+    row, as in memory); with ``n_folds``, each row's fold (:func:`folds_of`, the partition
+    starting at row ``first_row`` of the data) and its target row."""
     X = as_frame_or_array(X)
     n = len(X)
     codes = code_features(numeric_columns(X, set(categories)), edges, max_bins)
@@ -125,24 +148,34 @@ def load(X, y, weight, edges, max_bins, categories, target, classes):
             f"sample_weight must hold {n} finite numbers >= 0 in this partition, as its X"
         )
     kept = weight > 0
-    table = row_table(np.ascontiguousarray(evidence[kept], dtype=np.float64), weight[kept])
-    node = np.zeros(int(kept.sum()), dtype=np.int64)
-    return Partition(np.ascontiguousarray(codes[kept]), table, node)
+    evidence = np.ascontiguousarray(evidence[kept], dtype=np.float64)
+    table = row_table(evidence, weight[kept])
+    fold = folds_of(first_row, n, n_folds)[kept]
+    node = np.zeros((int(kept.sum()), 1 + max(n_folds, 0)), dtype=np.int64)
+    for k in range(n_folds):  # fold k's tree (k + 1) holds the other folds' rows at its root
+        node[:, k + 1] = np.where(fold == k, -2 - (k + 1), k + 1)
+    return Partition(
+        np.ascontiguousarray(codes[kept]), table, node, fold, evidence if n_folds else None
+    )
 
 
 def root_statistics(part: Partition) -> np.ndarray:
-    """(rows, weight, the K weighted sums) of the partition, summed in row order."""
-    totals = np.zeros(1 + part.rows.shape[1])
-    totals[0] = part.rows.shape[0]
-    _sum_rows(part.rows, totals[1:])
+    """Per tree, (rows, weight, the K weighted sums) of the partition's rows at its root,
+    summed in row order."""
+    totals = np.zeros((part.node.shape[1], 1 + part.rows.shape[1]))
+    _sum_rows(part.rows, part.node, totals)
     return totals
 
 
 @jit()
-def _sum_rows(rows, totals):
-    for r in range(rows.shape[0]):
-        for c in range(rows.shape[1]):
-            totals[c] += rows[r, c]
+def _sum_rows(rows, node, totals):
+    for t in range(node.shape[1]):
+        for r in range(rows.shape[0]):
+            if node[r, t] < 0:  # held out of this tree
+                continue
+            totals[t, 0] += 1.0
+            for c in range(rows.shape[1]):
+                totals[t, 1 + c] += rows[r, c]
 
 
 @jit()
@@ -152,19 +185,20 @@ def _node_histograms(codes, rows, node, slot_of_node, hist):
     hist[:] = 0.0
     n_stats = rows.shape[1] - 1
     for r in range(codes.shape[0]):
-        at = node[r]
-        if at < 0:
-            continue
-        slot = slot_of_node[at]
-        if slot < 0:
-            continue
-        weight = rows[r, 0]
-        for f in range(codes.shape[1]):
-            b = codes[r, f]
-            hist[slot, f, b, 0] += 1.0
-            hist[slot, f, b, 1] += weight
-            for k in range(n_stats):
-                hist[slot, f, b, 2 + k] += rows[r, 1 + k]
+        for t in range(node.shape[1]):
+            at = node[r, t]
+            if at < 0:  # in a leaf, or held out of this tree
+                continue
+            slot = slot_of_node[at]
+            if slot < 0:
+                continue
+            weight = rows[r, 0]
+            for f in range(codes.shape[1]):
+                b = codes[r, f]
+                hist[slot, f, b, 0] += 1.0
+                hist[slot, f, b, 1] += weight
+                for k in range(n_stats):
+                    hist[slot, f, b, 2 + k] += rows[r, 1 + k]
 
 
 def histograms(part: Partition, slot_of_node: np.ndarray, n_slots: int, n_bins: int):
@@ -177,22 +211,49 @@ def histograms(part: Partition, slot_of_node: np.ndarray, n_slots: int, n_bins: 
 @jit()
 def _route(codes, node, feature, goes_left, left, right):
     for r in range(codes.shape[0]):
-        at = node[r]
-        if at < 0:
-            continue
-        f = feature[at]
-        if f < 0:  # the node stays a leaf
-            node[r] = -1
-            continue
-        node[r] = left[at] if goes_left[at, codes[r, f]] else right[at]
+        for t in range(node.shape[1]):
+            at = node[r, t]
+            held_out = at <= -2
+            if held_out:  # a held-out row follows its fold's tree to where it stops
+                at = -2 - at
+            elif at < 0:
+                continue
+            f = feature[at]
+            if f < 0:  # the node stays a leaf
+                if not held_out:
+                    node[r, t] = -1
+                continue
+            child = left[at] if goes_left[at, codes[r, f]] else right[at]
+            node[r, t] = -2 - child if held_out else child
 
 
 def route(part: Partition, feature, goes_left, left, right) -> Partition:
     """The partition with every row moved from its node to the child its code answers
-    (``feature[node]`` < 0: the node is a leaf, and its rows leave the growth)."""
+    (``feature[node]`` < 0: the node is a leaf, and its rows leave the growth; a row held
+    out of a tree stays there, marked)."""
     node = part.node.copy()
     _route(part.codes, node, feature, goes_left, left, right)
-    return Partition(part.codes, part.rows, node)
+    return attrs.evolve(part, node=node)
+
+
+def held_out_losses(part: Partition, values, decisions, target, labeler) -> np.ndarray:
+    """Per level of the pruning path: (sum of w x loss, sum of w x loss^2) of the rows held
+    out of the fold trees, each predicted by the node ``values[level, node]`` /
+    ``decisions[level, node]`` gives for the node it stopped at in its fold's tree (the
+    pruned tree's leaf above it), the loss the target's ``sample_loss`` counts."""
+    totals = np.zeros((values.shape[0], 2))
+    if part.evidence is None:
+        return totals
+    rows = np.flatnonzero(part.fold >= 0)
+    tree = part.fold[rows] + 1
+    stopped = -2 - part.node[rows, tree]
+    weight = part.rows[rows, 0]
+    for level in range(values.shape[0]):
+        loss = target.sample_loss(
+            part.evidence[rows], values[level, stopped], decisions[level, stopped], labeler
+        )
+        totals[level] = (weight * loss).sum(), (weight * loss * loss).sum()
+    return totals
 
 
 def add(*arrays):
