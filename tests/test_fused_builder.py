@@ -108,3 +108,41 @@ def test_the_presort_order_falls_back_to_a_stable_sort_on_many_ties():
     column = np.random.default_rng(0).integers(0, 3, 1000).astype(float)
     column[::7] = np.nan
     assert np.array_equal(stable_order(column), np.argsort(column, kind="stable"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 300),
+    d=st.integers(1, 5),
+    signs=st.lists(st.sampled_from([-1, 0, 1]), min_size=5, max_size=5),
+    min_samples_leaf=st.integers(1, 10),
+    max_depth=st.one_of(st.none(), st.integers(1, 6)),
+    weighted=st.booleans(),
+    regression=st.booleans(),
+)
+def test_fused_equals_node_by_node_under_monotonic_constraints(
+    seed, n, d, signs, min_samples_leaf, max_depth, weighted, regression
+):
+    """The presorted builder keeps every node's value interval as the loop does: the same
+    tree, the same intervals (integer data and weights: every sum exact in any order)."""
+    from treekit_core import TreeRegressor
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 12, size=(n, d)).astype(float)
+    y = rng.integers(0, 2, size=n)
+    y[:2] = [0, 1]
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    estimator = TreeRegressor if regression else TreeClassifier
+    if regression:
+        y = y * 3 + rng.integers(0, 5, size=n)
+    cst = signs[:d] if any(signs[:d]) else [1] + signs[1:d]  # at least one constraint
+    params = dict(monotonic_cst=cst, min_samples_leaf=min_samples_leaf, max_depth=max_depth)
+    fused = estimator(**params).fit(X, y, sample_weight=w)
+    with registered(Plugin(), name="node-by-node"):
+        slow = estimator(splitter="node_by_node", **params).fit(X, y, sample_weight=w)
+    assert_same_tree(fused.tree_, slow.tree_)
+    for field in ("value_lower", "value_upper"):
+        np.testing.assert_array_equal(
+            fused.tree_.node_fields[field], slow.tree_.node_fields[field], err_msg=field
+        )

@@ -13,6 +13,7 @@ from treekit_core.builtins.c45_nominal import c45_multiway_splits, c45_nominal_s
 from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
 from treekit_core.components import Split, Splitter
 from treekit_core.components.errors import CompositionError
+from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.tree import tree_from_table
 from treekit_core.registry import get_registry
 
@@ -212,6 +213,12 @@ class Exhaustive(Splitter):
                 response, data.X, weight, order, n_rows, rule_vector(rules), max_features, seed
             )
             return tree_from_table(table, data.n_features)
+        constraints = composition.constraints
+        signs = limits = None
+        if constraints.has_monotonic:
+            value = composition.target.monotone_value(data.n_statistics)
+            signs = constraints.signs(value)
+            limits = constraints.limits(value, -np.inf, np.inf)
         table = build_table(
             criterion,
             criterion.impurity_params(data.n_statistics),
@@ -223,8 +230,14 @@ class Exhaustive(Splitter):
             seed,
             composition.fit_threads(),
             data.cache.get("presort"),
+            signs,
+            limits,
         )
-        return tree_from_table(table, data.n_features)
+        tree = tree_from_table(table, data.n_features, data.n_statistics)
+        if signs is not None:  # every node's value interval (engine/constraints.py)
+            tree.node_fields[VALUE_LOWER] = np.ascontiguousarray(table[:, -2])
+            tree.node_fields[VALUE_UPPER] = np.ascontiguousarray(table[:, -1])
+        return tree
 
     def grows_in_one_call(self, composition, data) -> bool:
         """Numeric features without missing values, no gain ratio or further question

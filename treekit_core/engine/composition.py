@@ -62,12 +62,13 @@ class Composition:
     def offers_fused_growth(self) -> bool:
         """Whether the splitter may grow whole trees (it provides a fused builder) and the
         propagator sends every row wholly down one branch, which such a builder assumes:
-        the grow loop then asks the splitter's ``build_tree`` first. Constraints are kept
-        by the node-by-node loop only (it holds each node's value interval and path)."""
+        the grow loop then asks the splitter's ``build_tree`` first (which declines what it
+        cannot keep: monotonic constraints, unless it says otherwise). Interaction
+        constraints are kept by the node-by-node loop only (it holds each node's path)."""
         return (
             "fused_builder" in self.splitter.provides
             and "hard_partition" in self.propagator.provides
-            and not self.constraints.active
+            and not self.constraints.has_interaction
         )
 
     def grows_in_one_call(self, data) -> bool:

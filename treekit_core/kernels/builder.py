@@ -112,22 +112,40 @@ def kept_first(order, weight):
 
 
 def build_table(
-    criterion, params, X, evidence, weight, rules, max_features, seed, n_threads=1, presorted=None
+    criterion,
+    params,
+    X,
+    evidence,
+    weight,
+    rules,
+    max_features,
+    seed,
+    n_threads=1,
+    presorted=None,
+    signs=None,
+    limits=None,
 ):
     """Grow the tree with ``n_threads`` threads; returns its node table
-    (:data:`.growth.NODE_COLUMNS`, nodes numbered depth first). ``criterion`` gives the
+    (:data:`.growth.NODE_COLUMNS`, the statistics, then each node's value interval:
+    ``growth.INTERVAL_COLUMNS``; nodes numbered depth first). ``criterion`` gives the
     impurity (``type(criterion).impurity``) and ``params`` its parameters; ``evidence`` and
     ``weight`` are the training rows' evidence and weights, ``rules`` the stopping rules as
     :func:`.growth.rule_vector` gives them; ``presorted`` the rows sorted per feature when a
-    forest shares them (:func:`presort`)."""
+    forest shares them (:func:`presort`). ``signs`` and ``limits``: monotonic constraints
+    (per feature, and the root's value limits: ``growth.within_bounds``); a constrained tree
+    grows in one call (the threads' large-node path keeps no intervals)."""
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
     n, d = X.shape
     order = presorted.copy() if presorted is not None else presort(X, n_threads)
     order, n = kept_first(order, weight)
+    constrained = signs is not None and bool(np.any(signs))
+    if not constrained:
+        signs, limits = np.zeros(d), np.array([-np.inf, np.inf])
     grow = _Growth(kernels, params, X, growth.row_table(evidence, weight), order, rules)
-    if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK:
+    grow.signs, grow.limits = signs, limits
+    if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK and not constrained:
         return grow.with_threads(n_threads, n)
     return grow.subtree(0, n, 0, max_features, seed)
 
@@ -153,6 +171,8 @@ class _Growth:
             max_features,
             seed,
             self.goes_left,
+            self.signs,
+            self.limits,
         )
 
     def with_threads(self, n_threads, n_rows):
@@ -199,8 +219,9 @@ class _Growth:
         weight = node_statistics(self.rows, self.order, start, end, sums)
         imp = kernels.impurity(sums, weight, self.params)
         count = end - start
-        record = np.empty((1, growth.SUMS + sums.shape[0]))
+        record = np.empty((1, growth.SUMS + sums.shape[0] + growth.INTERVAL_COLUMNS))
         fill_node(record[0], sums, weight, count, imp, depth)
+        record[0, -growth.INTERVAL_COLUMNS :] = -np.inf, np.inf  # no constraint on this path
         if not may_split(count, weight, imp, depth, self.rules):
             return record, 0
         drops, thresholds = np.empty(d), np.empty(d)

@@ -31,7 +31,7 @@ from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 # one compiled kernel serves C- and Fortran-ordered data (a fit on the user's array and
 # on its cross-validation folds) instead of one per layout.
 I32_2 = types.int32[:, ::1]
-GROW_ARGUMENTS = (F1, F2A, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1])
+GROW_ARGUMENTS = (F1, F2A, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1)
 SCAN_ARGUMENTS = (F1, F2A, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
 NODE_RESULT = types.Tuple((i8, f8, f8, f8))
@@ -65,6 +65,9 @@ NODE_COLUMNS = (
     "statistics",
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
+#: The presorted grower's table ends with every node's value interval (lower, upper) of
+#: monotonic constraints, after the statistics.
+INTERVAL_COLUMNS = 2
 
 
 # -- the exhaustive threshold search --------------------------------------------
@@ -495,6 +498,55 @@ def scan_features(
     gathered in sorted order into the scratch buffers (at least end - start rows; the
     random reads of X and of the row table are independent, so the processor overlaps
     them), then swept."""
+    scan_features_within_bounds(
+        impurity,
+        params,
+        X,
+        rows,
+        order,
+        features,
+        start,
+        end,
+        parent_sums,
+        parent_weight,
+        parent_impurity,
+        rules,
+        drops,
+        thresholds,
+        positions,
+        value_buffer,
+        weight_buffer,
+        evidence_buffer,
+        np.zeros(X.shape[1]),
+        UNBOUNDED,
+    )
+
+
+@generic_jit
+def scan_features_within_bounds(
+    impurity,
+    params,
+    X,
+    rows,
+    order,
+    features,
+    start,
+    end,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    rules,
+    drops,
+    thresholds,
+    positions,
+    value_buffer,
+    weight_buffer,
+    evidence_buffer,
+    signs,
+    limits,
+):
+    """:func:`scan_features` under monotonic constraints (``signs`` per feature of X, the
+    node's value ``limits``: :func:`within_bounds`)."""
     count = end - start
     n_stats = parent_sums.shape[0]
     values = value_buffer[:count]
@@ -511,7 +563,7 @@ def scan_features(
             node_weights[j] = rows[row, 0]
             for k in range(n_stats):
                 weighted[j, k] = rows[row, 1 + k]
-        drops[c], thresholds[c], positions[c] = scan_sorted_feature(
+        drops[c], thresholds[c], positions[c] = scan_within_bounds(
             impurity,
             params,
             values,
@@ -524,6 +576,8 @@ def scan_features(
             rules[1],
             left_sums,
             right_sums,
+            signs[feature],
+            limits,
         )
 
 
@@ -606,6 +660,8 @@ def grow_subtree(
     max_features,
     seed,
     goes_left,
+    signs,
+    limits,
 ):
     """Grow the subtree whose root holds the rows of ``order[:, start:end]``, depth first,
     first branch first, nodes numbered as they are taken from the stack (scikit-learn's
@@ -617,6 +673,12 @@ def grow_subtree(
     candidate features per node (partial Fisher-Yates, numba's generator seeded with
     ``seed``). Touches only the slice [start, end) of ``order`` and the entries of
     ``goes_left`` of the rows it holds, so disjoint subtrees may grow at the same time.
+
+    Monotonic constraints: ``signs`` per feature (0: free) and ``limits`` the root's value
+    limits (:func:`within_bounds`); every node's interval goes to the table's last
+    ``INTERVAL_COLUMNS`` columns, the children of a cut on a constrained feature sharing the
+    middle of its sides' values (sides summed in the feature's sorted order, as
+    scikit-learn's running sums reach them).
 
     Terminates: every split sends at least one row each way (a cut exists only between
     distinct values), so every child holds fewer rows than its parent.
@@ -633,16 +695,22 @@ def grow_subtree(
     drops = np.empty(d)
     thresholds = np.empty(d)
     positions = np.empty(d, dtype=np.int64)
-    table = np.empty((64, SUMS + n_stats))
+    width = SUMS + n_stats
+    table = np.empty((64, width + INTERVAL_COLUMNS))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
+    intervals = np.empty((64, 2))  # the value interval of each node on the stack
+    intervals[0, 0], intervals[0, 1] = limits[0], limits[1]
+    node_limits = limits.copy()
     top = 1
     node = -1
     sums = np.empty(n_stats)
+    side_sums = np.empty(n_stats)
     while top > 0:
         top -= 1
         node_start, node_end, node_depth = stack[top, 0], stack[top, 1], stack[top, 2]
         parent, is_left = stack[top, 3], stack[top, 4]
+        lower, upper = intervals[top, 0], intervals[top, 1]
         node += 1
         if node == table.shape[0]:
             table = grow_array(table, 2 * table.shape[0])
@@ -652,15 +720,17 @@ def grow_subtree(
         imp = impurity(sums, weight, params)
         count = node_end - node_start
         fill_node(table[node], sums, weight, count, imp, node_depth)
+        table[node, width], table[node, width + 1] = lower, upper
         if not may_split(count, weight, imp, node_depth, rules):
             continue
+        node_limits[0], node_limits[1] = lower, upper
         n_candidates = d
         if max_features < d:
             for i in range(max_features):  # partial Fisher-Yates draw
                 j = np.random.randint(i, d)
                 candidates[i], candidates[j] = candidates[j], candidates[i]
             n_candidates = max_features
-        scan_features(
+        scan_features_within_bounds(
             impurity,
             params,
             X,
@@ -679,6 +749,8 @@ def grow_subtree(
             value_buffer,
             weight_buffer,
             evidence_buffer,
+            signs,
+            node_limits,
         )
         chosen = choose_split(drops, positions, n_candidates, weight, rules)
         if chosen < 0:
@@ -692,7 +764,51 @@ def grow_subtree(
         stack, top = push_children(
             stack, top, node, node_start, node_start + n_left, node_end, node_depth
         )
+        if top > intervals.shape[0]:
+            intervals = grow_array(intervals, 2 * intervals.shape[0])
+        # the children's intervals (top - 1: the left child, top - 2: the right one)
+        left_lower, left_upper, right_lower, right_upper = lower, upper, lower, upper
+        if signs[f] != 0.0:
+            middle = middle_value(
+                rows,
+                order,
+                f,
+                node_start,
+                node_start + n_left,
+                sums,
+                weight,
+                node_limits,
+                side_sums,
+            )
+            if signs[f] > 0:
+                left_upper, right_lower = middle, middle
+            else:
+                left_lower, right_upper = middle, middle
+        intervals[top - 1, 0], intervals[top - 1, 1] = left_lower, left_upper
+        intervals[top - 2, 0], intervals[top - 2, 1] = right_lower, right_upper
     return table[: node + 1].copy()
+
+
+@generic_jit
+def middle_value(rows, order, feature, start, middle, sums, weight, limits, side_sums):
+    """The bound the children of a cut on a constrained feature share: the mean of the
+    sides' unclipped values (scikit-learn's middle value), held within the node's limits;
+    the left side ``order[feature, start:middle]`` summed in its sorted order, the right
+    side the node's sums minus it (as a running sum reaches them)."""
+    n_stats = sums.shape[0]
+    for k in range(n_stats):
+        side_sums[k] = 0.0
+    left_weight = 0.0
+    for j in range(start, middle):
+        s = order[feature, j]
+        left_weight += rows[s, 0]
+        for k in range(n_stats):
+            side_sums[k] += rows[s, 1 + k]
+    left_value = bounded_value(limits, side_sums, left_weight)
+    for k in range(n_stats):
+        side_sums[k] = sums[k] - side_sums[k]
+    right_value = bounded_value(limits, side_sums, weight - left_weight)
+    return min(max(left_value / 2.0 + right_value / 2.0, limits[0]), limits[1])
 
 
 @generic_jit

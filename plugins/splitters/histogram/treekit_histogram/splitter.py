@@ -71,8 +71,9 @@ class Histogram(Splitter):
         self.binned(data)
 
     def grows_in_one_call(self, composition, data) -> bool:
-        """Numeric features (nominal ones are searched node by node, as categories)."""
-        return not data.nominal_features.size
+        """Numeric features (nominal ones are searched node by node, as categories), no
+        monotonic constraints (the node-by-node loop keeps them)."""
+        return not data.nominal_features.size and not composition.constraints.has_monotonic
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree in one compiled call (numeric features; None with nominal
