@@ -38,7 +38,7 @@ from treekit_core.components import (
     one_hot,
     state_array,
 )
-from treekit_core.engine.categorical import category_levels, fit_categories
+from treekit_core.engine.categorical import category_levels, fit_categories, resolve_categorical
 from treekit_core.engine.categorical import encode as encode_categories
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
@@ -49,6 +49,7 @@ from treekit_core.engine.tree_text import export_dot
 from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
+from treekit_core.estimators.inputs import class_weights
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
@@ -155,8 +156,10 @@ __all__ = [
     "export_dot",
     "export_text",
     "category_levels",
+    "class_weights",
     "encode_categories",
     "fit_categories",
+    "resolve_categorical",
     "rpart_parms",
     "get_registry",
     "hookimpl",

@@ -78,7 +78,10 @@ def implicit_nominal(X) -> set[int]:
 
 
 def resolve_categorical(spec, X, names) -> list[int]:
-    """Indices of the nominal columns: the declared ones and the implicit ones."""
+    """Indices of the nominal columns of X: the declared ones (``categorical_features``:
+    indices, names or a boolean mask) and the implicit ones (pandas ``category`` and object
+    columns). Called by ``fit``, and by growers that see X in parts (with an empty X of the
+    parts' columns and dtypes)."""
     if spec is None and not hasattr(X, "dtypes") and not _is_object_array(X):
         return []
     d = n_columns(X)

@@ -8,6 +8,7 @@ import numpy as np
 
 from treekit_core.components import KINDS
 from treekit_core.engine.composition import Composition
+from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.validation import (
     check_n_threads,
@@ -52,11 +53,21 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
     facades to come): the composition made from its parameters, the input checks, the
     decisions and the model file."""
 
-    def make_composition(self) -> Composition:
+    def make_composition(self, n_features=None, feature_names=None) -> Composition:
         """The composition the parameters name (components made from the registry), as
-        ``fit`` makes it before growing. Called by ``fit``, and by growers outside the
-        core that grow its trees elsewhere (the Dask estimators)."""
-        return self._make_composition()
+        ``fit`` makes it before growing; given ``n_features`` (and the columns' names), with
+        ``monotonic_cst`` and ``interaction_cst`` resolved against them as ``fit`` resolves
+        them. Called by growers outside the core that grow its trees elsewhere (the Dask
+        estimators)."""
+        composition = self._make_composition()
+        if n_features is not None:
+            composition.constraints = resolve_constraints(
+                getattr(self, "monotonic_cst", None),
+                getattr(self, "interaction_cst", None),
+                n_features,
+                feature_names,
+            )
+        return composition
 
     def _make_composition(self) -> Composition:
         registry = get_registry()

@@ -6,7 +6,6 @@ import numpy as np
 
 from treekit_core.builtins.evaluators import apply_tree
 from treekit_core.components import ABSTAIN
-from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.importances import tree_importances
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import export_text
@@ -141,13 +140,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
                 "reject and calibration choose on the training rows, which a tree grown "
                 "elsewhere does not bring: fit them on a local model (to_local())"
             )
-        composition = self._make_composition()
-        composition.constraints = resolve_constraints(
-            getattr(self, "monotonic_cst", None),
-            getattr(self, "interaction_cst", None),
-            data.n_features,
-            data.feature_names,
-        )
+        composition = self.make_composition(data.n_features, data.feature_names)
         composition.check(data)
         tree.relabel(composition.target, composition.labeler)
         self.tree_ = composition.finish(tree, data, _rng(self.random_state), cross_validation)

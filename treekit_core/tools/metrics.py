@@ -229,15 +229,23 @@ def _censoring_at(estimate, time):
     return out
 
 
-def _follow_up_at_times(survival_train, survival_test, times):
-    """(train event, train time, test event, test time, times) for the time-dependent
-    metrics: both follow-ups with an event (scikit-survival refuses them otherwise), the
-    distinct ``times`` within the test follow-up [first time, last time[."""
+def _survival_pair(survival_train, survival_test):
+    """(train event, train time, test event, test time) for the metrics that weight by the
+    training censoring: both follow-ups checked, each with an event (scikit-survival
+    refuses them otherwise: no censoring distribution, or no pair to compare)."""
     train_event, train_time = check_survival_y(survival_train, len(survival_train))
     event, time = check_survival_y(survival_test, len(survival_test))
     for name, events in (("survival_train", train_event), ("survival_test", event)):
         if not events.any():
             raise ValueError(f"all samples of {name} are censored")
+    return train_event, train_time, event, time
+
+
+def _follow_up_at_times(survival_train, survival_test, times):
+    """(train event, train time, test event, test time, times) for the time-dependent
+    metrics: :func:`_survival_pair`'s, and the distinct ``times`` within the test
+    follow-up [first time, last time[."""
+    train_event, train_time, event, time = _survival_pair(survival_train, survival_test)
     times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
     if times.max() >= time.max() or times.min() < time.min():
         raise ValueError(
@@ -309,8 +317,7 @@ def concordance_index_ipcw(survival_train, survival_test, estimate, tau=None, ti
     pairs weighted by the squared inverse probability of censoring at the earlier event
     (G from ``survival_train``), only events before ``tau`` opening pairs; unlike Harrell's,
     it does not depend on the censoring distribution."""
-    train_event, train_time = check_survival_y(survival_train, len(survival_train))
-    event, time = check_survival_y(survival_test, len(survival_test))
+    train_event, train_time, event, time = _survival_pair(survival_train, survival_test)
     estimate = np.asarray(estimate, dtype=np.float64)
     if estimate.shape != time.shape:
         raise ValueError(f"estimate has shape {estimate.shape}; expected ({time.size},)")

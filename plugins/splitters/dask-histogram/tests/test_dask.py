@@ -28,12 +28,15 @@ def integer_data(seed=0, n=300, d=5, missing=False):
     return X, signal
 
 
-def same_tree(a, b, statistics_rtol=0.0):
+def same_tree(a, b, statistics_rtol=0.0, statistics_atol=0.0):
     """The same tree: questions, rows per node and node sums (exactly, unless the target's
-    rows are not integers: Poisson's y log y sums to the last bits in partition order)."""
+    rows or weights are not integers: Poisson's y log y, balanced class weights, sum to the
+    last bits in partition order)."""
     for field in ("feature", "threshold", "n_samples", "child_ids"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-    np.testing.assert_allclose(a.statistics, b.statistics, rtol=statistics_rtol, atol=0)
+    np.testing.assert_allclose(
+        a.statistics, b.statistics, rtol=statistics_rtol, atol=statistics_atol
+    )
 
 
 @pytest.mark.parametrize("missing", [False, True])
@@ -228,3 +231,64 @@ def test_cv_folds_grow_in_the_same_passes_and_choose_as_in_memory(client, regres
     chosen = int(np.flatnonzero(cv_error <= cv_error.min() + cv_se[best] + 1e-12)[-1])
     assert np.flatnonzero(path["selected"])[0] == chosen
     assert model.to_local().tree_.n_nodes < grown.tree_.n_nodes  # it pruned
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {"yes": 3.0}, {"no": 0.0, "yes": 1.0}])
+def test_class_weight_as_in_memory(client, class_weight):
+    X, signal = integer_data(seed=12)
+    y = np.where(signal > 2, "yes", "no")  # imbalanced
+    weights = np.random.default_rng(12).integers(0, 3, size=y.size).astype(float)
+    params = {"class_weight": class_weight, "min_samples_leaf": 2}
+    if class_weight == {"no": 0.0, "yes": 1.0}:
+        y[:3] = ["no", "yes", "yes"]
+    local = TreeClassifier(splitter="histogram", **params).fit(X, y, sample_weight=weights)
+    model = DaskTreeClassifier(**params).fit(
+        da.from_array(X, chunks=(CHUNKS, 5)),
+        da.from_array(y, chunks=(CHUNKS,)),
+        sample_weight=da.from_array(weights, chunks=(CHUNKS,)),
+    )
+    same_tree(model.to_local().tree_, local.tree_, 1e-13, 1e-12)
+    np.testing.assert_allclose(model.predict_proba(X), local.predict_proba(X), rtol=0, atol=1e-12)
+
+
+def test_categorical_features_of_a_dask_array(client):
+    """Numeric codes declared nominal: the in-memory tree's subset questions."""
+    X, signal = integer_data(seed=13, d=4)
+    X[:, 3] = np.random.default_rng(13).integers(0, 6, size=X.shape[0])
+    y = (signal + np.where(np.isin(X[:, 3], [1, 4]), 5, -2) > 0).astype(int)
+    params = {"categorical_features": [3], "min_samples_leaf": 4}
+    local = TreeClassifier(splitter="histogram", **params).fit(X, y)
+    assert "subset" in [q.name for q in local.tree_.questions]
+    model = DaskTreeClassifier(**params).fit(da.from_array(X, chunks=(CHUNKS, 4)), y)
+    same_tree(model.to_local().tree_, local.tree_)
+    np.testing.assert_array_equal(model.predict_proba(X), local.predict_proba(X))
+
+
+@pytest.mark.parametrize("regression", [False, True])
+@pytest.mark.parametrize(
+    "constraints",
+    [
+        {"monotonic_cst": [1, -1, 0, 0, 0]},
+        {"interaction_cst": [[0, 2], [1, 3, 4]]},
+        {"monotonic_cst": [1, 0, 0, -1, 0], "interaction_cst": [[0, 1], [2, 3, 4]]},
+    ],
+)
+def test_constraints_as_in_memory(client, constraints, regression):
+    """Monotonic and interaction constraints: the in-memory histogram tree (which the
+    node-by-node loop grows under them), intervals included."""
+    X, signal = integer_data(seed=14, missing=True)
+    y = signal * 2 if regression else (signal > 0).astype(int)
+    local_class, estimator = (
+        (TreeRegressor, DaskTreeRegressor) if regression else (TreeClassifier, DaskTreeClassifier)
+    )
+    params = {"min_samples_leaf": 3, **constraints}
+    local = local_class(splitter="histogram", **params).fit(X, y)
+    model = estimator(**params).fit(da.from_array(X, chunks=(CHUNKS, 5)), y)
+    same_tree(model.to_local().tree_, local.tree_)
+    for field in ("value_lower", "value_upper"):
+        if "monotonic_cst" in constraints:
+            np.testing.assert_array_equal(
+                model.to_local().tree_.node_fields[field], local.tree_.node_fields[field]
+            )
+    predict = "predict" if regression else "predict_proba"
+    np.testing.assert_array_equal(getattr(model, predict)(X), getattr(local, predict)(X))

@@ -16,7 +16,9 @@ from treekit_core import (
     TreeClassifier,
     TreeRegressor,
     category_levels,
+    class_weights,
     get_registry,
+    resolve_categorical,
 )
 from treekit_dask import partitions
 from treekit_dask.growth import Grower
@@ -95,12 +97,10 @@ class DaskTreeMixin:
                 "the training rows after growth; use 'none' or 'cost_complexity' (with an "
                 "alpha, or cv folds grown over the cluster in the same passes)"
             )
-        if getattr(self, "monotonic_cst", None) is not None:
-            raise CompositionError("monotonic_cst is not kept by the Dask estimators yet")
 
     # -- inputs --------------------------------------------------------------------
     @staticmethod
-    def _partitions(X, y, sample_weight):
+    def _partitions(X, y, sample_weight, categorical_features=None):
         """(delayed X parts, delayed y parts, delayed weight parts or Nones, feature names,
         nominal feature indices) of Dask (or in-memory) inputs, aligned by partition."""
         import dask.array as da
@@ -109,16 +109,18 @@ class DaskTreeMixin:
             X = da.from_array(np.asarray(X), chunks=(max(1, len(X) // 4), -1))
         if hasattr(X, "columns"):  # a Dask DataFrame
             names = [str(c) for c in X.columns]
-            nominal = [j for j, t in enumerate(X.dtypes) if str(t) == "category"]
             x_parts = list(X.to_delayed())
             rows = None
         else:
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-D, got {X.ndim} dimensions")
             X = X.rechunk({1: -1})
-            names, nominal = None, []
+            names = None
             x_parts = list(X.to_delayed().ravel())
             rows = X.chunks[0]
+        # nominal columns as fit finds them, from X's empty meta (its columns and dtypes)
+        meta = X._meta if names is not None else np.empty((0, X.shape[1]), dtype=X.dtype)
+        nominal = resolve_categorical(categorical_features, meta, names)
 
         def split(v, what):
             if v is None:
@@ -164,7 +166,9 @@ class DaskTreeMixin:
         composition = local.make_composition()
         self._refuse(local, composition)
         target = composition.target
-        x_parts, y_parts, w_parts, names, nominal = self._partitions(X, y, sample_weight)
+        x_parts, y_parts, w_parts, names, nominal = self._partitions(
+            X, y, sample_weight, self.categorical_features
+        )
 
         # pass 1: what binning, categories and classes need, from every partition
         summaries = client.gather(
@@ -173,12 +177,20 @@ class DaskTreeMixin:
             )
         )
         d = len(summaries[0][0])
+        # the constraints resolved against the columns, as fit resolves them
+        composition.constraints = local.make_composition(d, names).constraints
         categories = self._categories(summaries, nominal, names)
         edges, n_value_bins = self._edges(summaries, d)
         classes = None
         if target.decides_with_labeler:
             labels = client.gather(client.compute([dask.delayed(np.unique)(p) for p in y_parts]))
             classes = np.unique(np.concatenate(labels))
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is not None and classes is None:
+            raise ValueError(
+                f"class_weight weighs classes, and target {target.name!r} decides among none; "
+                "weight the rows with sample_weight"
+            )
         # cost-complexity without an alpha: its cv folds' trees grow in the same passes
         pruner = composition.pruner
         n_folds = int(pruner.cv) if getattr(pruner, "alpha", 0.0) is None else 0
@@ -197,10 +209,25 @@ class DaskTreeMixin:
                     classes,
                     int(first),
                     n_folds,
+                    composition.labeler if class_weight is not None else None,
                 )
                 for xp, yp, wp, first in zip(x_parts, y_parts, w_parts, first_rows, strict=True)
             ]
         )
+        if class_weight is not None:  # scikit-learn's, from every partition's class counts
+            counts = client.gather(
+                client.submit(
+                    partitions.add,
+                    *[
+                        client.submit(partitions.class_counts, p, len(classes), pure=False)
+                        for p in parts
+                    ],
+                    pure=False,
+                )
+            )
+            labels = np.repeat(np.arange(len(classes)), counts.astype(np.int64))
+            weights = class_weights(class_weight, labels, len(classes), classes)
+            parts = [client.submit(partitions.reweight, p, weights, pure=False) for p in parts]
         totals = client.gather(
             client.submit(
                 partitions.add,
@@ -229,7 +256,7 @@ class DaskTreeMixin:
         )
         n_stats = totals.shape[1] - 2
         grown = grower.grow(composition.criterion.impurity_params(n_stats), totals)
-        tree, _ = _tree_of(grown, d, n_stats)
+        tree, _ = _tree_of(grown, d, n_stats, 0, composition.constraints.has_monotonic)
         cross_validation = None
         if n_folds:
             cross_validation = self._cross_validate(
@@ -266,7 +293,9 @@ class DaskTreeMixin:
         n_nodes = len(grown.parent)
         values, decisions = None, None
         for root in range(1, 1 + int(pruner.cv)):
-            fold_tree, order = _tree_of(grown, d, n_stats, root)
+            fold_tree, order = _tree_of(
+                grown, d, n_stats, root, composition.constraints.has_monotonic
+            )
             fold_tree.relabel(target, labeler)
             sequence = pruner.pruning_sequence(fold_tree, labeler, target)
             parents = fold_tree.parents()
@@ -375,9 +404,11 @@ class DaskTreeMixin:
         return self.local_.score(X, y, sample_weight)
 
 
-def _tree_of(grown, n_features, n_stats, root=0) -> tuple:
+def _tree_of(grown, n_features, n_stats, root=0, intervals=False) -> tuple:
     """(the tree grown from ``root`` as an unlabelled Tree, numbered depth first, first
-    branch first: the in-memory grower's numbering; the grown node of each of its nodes)."""
+    branch first: the in-memory grower's numbering; the grown node of each of its nodes).
+    With ``intervals``, every node's value interval of monotonic constraints goes to the
+    node fields ``value_lower`` and ``value_upper`` (where relabelling clips values)."""
     order, stack = [], [root]
     while stack:
         node = stack.pop()
@@ -404,6 +435,9 @@ def _tree_of(grown, n_features, n_stats, root=0) -> tuple:
         feature[new], threshold[new], improvement[new] = f, t, drop
         share[new], mask[new] = missing_share, category_mask
     fields = {"improvement": improvement}
+    if intervals:
+        fields["value_lower"] = np.array([grown.interval[o][0] for o in order])
+        fields["value_upper"] = np.array([grown.interval[o][1] for o in order])
     if "subset" in kinds:
         fields["category_mask"] = mask
     registry = get_registry()
@@ -457,8 +491,14 @@ class DaskTreeClassifier(DaskTreeMixin):
         min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0,
         min_gain=None,
+        categorical_features=None,
+        monotonic_cst=None,
+        interaction_cst=None,
+        class_weight=None,
+        abstain_value=None,
         max_bins=MAX_BINS,
         random_state=None,
+        n_threads=None,
         client=None,
     ):
         for name, value in locals().items():
@@ -495,8 +535,12 @@ class DaskTreeRegressor(DaskTreeMixin):
         min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0,
         min_gain=None,
+        categorical_features=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         max_bins=MAX_BINS,
         random_state=None,
+        n_threads=None,
         client=None,
     ):
         for name, value in locals().items():

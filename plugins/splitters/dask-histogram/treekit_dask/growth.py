@@ -58,10 +58,26 @@ class Grown:
     weight: list = attrs.field(factory=list)
     sums: list = attrs.field(factory=list)
     impurity: list = attrs.field(factory=list)
+    interval: list = attrs.field(factory=list)  # (lower, upper): monotonic constraints
+    used: list = attrs.field(factory=list)  # the features asked on the path (interaction)
     split: dict = attrs.field(factory=dict)  # node -> (kind, feature, threshold, drop, ...)
     children: dict = attrs.field(factory=dict)  # node -> (left, right)
 
-    def add(self, tree, parent, is_left, depth, count, weight, sums, impurity) -> int:
+    def add(
+        self,
+        tree,
+        parent,
+        is_left,
+        depth,
+        count,
+        weight,
+        sums,
+        impurity,
+        interval=(-np.inf, np.inf),
+        used=frozenset(),
+    ) -> int:
+        self.interval.append(interval)
+        self.used.append(used)
         self.tree.append(tree)
         self.parent.append(parent)
         self.is_left.append(is_left)
@@ -96,6 +112,9 @@ class Grower:
         self.may_split = python_function(may_split)
         self.accepts_split = python_function(accepts_split)
         self.levels: list[Level] = []
+        self.constraints = composition.constraints
+        self.groups = self.constraints.groups(self.d) if self.constraints.has_interaction else None
+        self.monotone = self.signs = None  # set by grow, which knows the target's width
 
     # -- cluster work ------------------------------------------------------------
     def _reduce(self, futures):
@@ -135,22 +154,30 @@ class Grower:
     def _node_impurity(self, sums, weight):
         return float(self.impurity(np.ascontiguousarray(sums), weight, self.params))
 
-    def decide(self, tree, hist, count, weight, sums, impurity, depth):
+    def decide(self, tree, hist, count, weight, sums, impurity, depth, interval, used):
         """(kind, feature, threshold, drop, goes_left per bin, missing share, mask) of the
-        node's best question in ``tree``, or None."""
+        node's best question in ``tree``, or None; under constraints, among the features
+        its path allows and the cuts its value ``interval`` admits."""
         rules, rule_values = self.rules[tree], self.rule_values[tree]
         if not self.may_split(count, weight, impurity, depth, rule_values):
             return None
+        numeric, nominal = self.numeric, self.nominal
+        if self.groups is not None:
+            allowed = self.constraints.allowed_features(self.groups, used, self.d)
+            numeric, nominal = numeric[allowed[numeric]], nominal[allowed[nominal]]
+        signs, limits = np.zeros(self.d), np.array([-np.inf, np.inf])
+        if self.monotone is not None:
+            signs, limits = self.signs, self.constraints.limits(self.monotone, *interval)
         best, best_drop = None, -np.inf
-        if self.numeric.size:
-            m = self.numeric.size
+        if numeric.size:
+            m = numeric.size
             drops, bins = np.empty(m), np.empty(m, dtype=np.int64)
             sides = np.empty(m, dtype=np.uint8)
             self.kernels.scan_histograms(
                 self.params,
                 hist,
                 self.n_value_bins,
-                self.numeric,
+                numeric,
                 np.ascontiguousarray(sums),
                 weight,
                 float(count),
@@ -159,13 +186,13 @@ class Grower:
                 drops,
                 bins,
                 sides,
-                np.zeros(self.d),
-                np.array([-np.inf, np.inf]),
+                signs,
+                limits,
             )
             usable = np.flatnonzero(bins >= 0)
             if usable.size:
                 c = int(usable[np.argmax(drops[usable])])  # the first of the best
-                f, last_left = int(self.numeric[c]), int(bins[c])
+                f, last_left = int(numeric[c]), int(bins[c])
                 goes_left = np.zeros(self.n_bins, dtype=np.uint8)
                 goes_left[: last_left + 1] = 1
                 share = np.nan  # the children's weight shares
@@ -175,11 +202,11 @@ class Grower:
                 best = ("threshold", f, float(self.edges[f, last_left]), float(drops[c]))
                 best += (goes_left, share, np.nan)
                 best_drop = drops[c]
-        if self.nominal.size:
-            widest = int(self.n_categories[self.nominal].max())
-            counts = hist[self.nominal, :widest, COUNT].astype(np.int64)
-            weights = np.ascontiguousarray(hist[self.nominal, :widest, WEIGHT])
-            category_sums = np.ascontiguousarray(hist[self.nominal, :widest, SUMS:])
+        if nominal.size:
+            widest = int(self.n_categories[nominal].max())
+            counts = hist[nominal, :widest, COUNT].astype(np.int64)
+            weights = np.ascontiguousarray(hist[nominal, :widest, WEIGHT])
+            category_sums = np.ascontiguousarray(hist[nominal, :widest, SUMS:])
             results = nominal_questions(
                 self.impurity,
                 self.params,
@@ -187,7 +214,7 @@ class Grower:
                 category_sums,
                 weights,
                 counts,
-                self.n_categories[self.nominal],
+                self.n_categories[nominal],
                 weight,
                 rules,
                 "subset",
@@ -200,11 +227,24 @@ class Grower:
                     goes_left = np.array(
                         [(mask >> b) & 1 for b in range(self.n_bins)], dtype=np.uint8
                     )
-                    best = ("subset", int(self.nominal[a]), -2.0, float(drops[a]))
+                    best = ("subset", int(nominal[a]), -2.0, float(drops[a]))
                     best += (goes_left, float(results[a, 2]), float(mask))
         if best is None or not self.accepts_split(best[3], weight, rule_values):
             return None
         return best
+
+    def _child_intervals(self, found, sides, interval):
+        """The children's value intervals: a cut on a constrained feature gives them the
+        middle of its sides' values (held within the node's), any other cut passes the
+        node's down (the in-memory grow loop's rule, engine/constraints.py)."""
+        if self.monotone is None or found[0] != "threshold" or self.signs[found[1]] == 0:
+            return interval, interval
+        limits = self.constraints.limits(self.monotone, *interval)
+        left, right = (_value(limits, sums, weight) for _, weight, sums in sides)
+        middle = min(max(left / 2.0 + right / 2.0, interval[0]), interval[1])
+        if self.signs[found[1]] > 0:
+            return (interval[0], middle), (middle, interval[1])
+        return (middle, interval[1]), (interval[0], middle)
 
     def _side(self, hist, feature, goes_left, left):
         """(count, weight, sums) of one side of a split, from the node's histogram."""
@@ -218,6 +258,9 @@ class Grower:
         roots take node ids 0, 1, ... in that order, as the partitions expect)."""
         self.params = params
         self.parts_width = root_totals.shape[1] - 1  # weight + K sums
+        if self.constraints.has_monotonic:
+            self.monotone = self.target.monotone_value(root_totals.shape[1] - 2)
+            self.signs = self.constraints.signs(self.monotone)
         grown = Grown()
         for tree, totals in enumerate(root_totals):
             count, weight, sums = int(round(totals[0])), float(totals[1]), totals[2:]
@@ -242,6 +285,8 @@ class Grower:
                     grown.sums[node],
                     grown.impurity[node],
                     grown.depth[node],
+                    grown.interval[node],
+                    grown.used[node],
                 )
                 if found is None:
                     continue
@@ -260,11 +305,17 @@ class Grower:
             wanted, pairs = [], []
             for node, (found, sides) in splits.items():
                 grown.split[node] = found
+                intervals = self._child_intervals(found, sides, grown.interval[node])
+                used = grown.used[node] | {found[1]}
                 ids = []
-                for is_left, (c, w, s) in zip((True, False), sides, strict=True):
+                for is_left, (c, w, s), interval in zip(
+                    (True, False), sides, intervals, strict=True
+                ):
                     tree = grown.tree[node]
                     impurity = self._node_impurity(s, w)
-                    ids.append(grown.add(tree, node, is_left, depth + 1, c, w, s, impurity))
+                    ids.append(
+                        grown.add(tree, node, is_left, depth + 1, c, w, s, impurity, interval, used)
+                    )
                 grown.children[node] = tuple(ids)
                 feature[node], goes_left[node] = found[1], found[4]
                 left_of[node], right_of[node] = ids
@@ -310,3 +361,16 @@ class Grower:
                     )
                 )
         return grown
+
+
+def _value(limits, sums, weight) -> float:
+    """The constrained value of a side (treekit's ``bounded_value``: the ratio of linear
+    functions of its weight and sums whose coefficients follow the bounds in ``limits``),
+    summed in the same order."""
+    n = sums.shape[0]
+    numerator = limits[2] * weight
+    denominator = limits[3 + n] * weight
+    for k in range(n):
+        numerator += limits[3 + k] * sums[k]
+        denominator += limits[4 + n + k] * sums[k]
+    return numerator / denominator

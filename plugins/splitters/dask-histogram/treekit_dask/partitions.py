@@ -35,6 +35,7 @@ class Partition:
     node: np.ndarray
     fold: np.ndarray  #: int64 per row: its fold (-1: no cross-validation)
     evidence: np.ndarray | None = None  #: the target's rows, kept for held-out losses
+    strata: np.ndarray | None = None  #: int64 per row: its class (class_weight reads it)
 
 
 #: Multiplier of the hash that deals rows to folds (Knuth's, 64-bit golden ratio).
@@ -67,10 +68,12 @@ def numeric_columns(X, nominal) -> np.ndarray:
             for j in range(X.shape[1])
         ]
         return np.column_stack(columns) if columns else np.zeros((len(X), 0))
-    values = np.asarray(X, dtype=np.float64)
-    if nominal:
-        values = values.copy()
-        values[:, sorted(nominal)] = 0.0
+    if not nominal:
+        return np.asarray(X, dtype=np.float64)
+    values = np.zeros(np.shape(X))
+    for j in range(values.shape[1]):
+        if j not in nominal:  # a nominal column may hold labels that are no numbers
+            values[:, j] = np.asarray(X[:, j], dtype=np.float64)
     return values
 
 
@@ -111,12 +114,25 @@ def summarise(X, nominal, names):
     return summaries, categories, int(values.shape[0])
 
 
-def load(X, y, weight, edges, max_bins, categories, target, classes, first_row=0, n_folds=0):
+def load(
+    X,
+    y,
+    weight,
+    edges,
+    max_bins,
+    categories,
+    target,
+    classes,
+    first_row=0,
+    n_folds=0,
+    labeler=None,
+):
     """The partition as the grower keeps it: X binned with the global ``edges`` (nominal
     columns by their global ``categories``), y encoded by the composition's ``target``
     (class labels against the global ``classes``), rows of weight 0 left out (a removed
     row, as in memory); with ``n_folds``, each row's fold (:func:`folds_of`, the partition
-    starting at row ``first_row`` of the data) and its target row."""
+    starting at row ``first_row`` of the data) and its target row; with a ``labeler``, each
+    row's class (the target's strata)."""
     X = as_frame_or_array(X)
     n = len(X)
     codes = code_features(numeric_columns(X, set(categories)), edges, max_bins)
@@ -154,9 +170,31 @@ def load(X, y, weight, edges, max_bins, categories, target, classes, first_row=0
     node = np.zeros((int(kept.sum()), 1 + max(n_folds, 0)), dtype=np.int64)
     for k in range(n_folds):  # fold k's tree (k + 1) holds the other folds' rows at its root
         node[:, k + 1] = np.where(fold == k, -2 - (k + 1), k + 1)
+    strata = None if labeler is None else np.asarray(target.strata(evidence, labeler))
     return Partition(
-        np.ascontiguousarray(codes[kept]), table, node, fold, evidence if n_folds else None
+        np.ascontiguousarray(codes[kept]),
+        table,
+        node,
+        fold,
+        evidence if n_folds else None,
+        strata,
     )
+
+
+def class_counts(part: Partition, n_classes: int) -> np.ndarray:
+    """How many of the partition's rows (of positive weight) each class has."""
+    return np.bincount(part.strata, minlength=n_classes).astype(np.float64)
+
+
+def reweight(part: Partition, class_weight: np.ndarray) -> Partition:
+    """The partition with every row's weight (and weighted target row) multiplied by its
+    class's weight (scikit-learn's class_weight); a row whose class weighs 0 becomes a
+    removed row, in every tree, as in memory."""
+    factor = class_weight[part.strata]
+    rows = part.rows * factor[:, None]
+    node = part.node.copy()
+    node[factor <= 0] = -1
+    return attrs.evolve(part, rows=rows, node=node)
 
 
 def root_statistics(part: Partition) -> np.ndarray:
@@ -244,7 +282,8 @@ def held_out_losses(part: Partition, values, decisions, target, labeler) -> np.n
     totals = np.zeros((values.shape[0], 2))
     if part.evidence is None:
         return totals
-    rows = np.flatnonzero(part.fold >= 0)
+    # rows a class weight of 0 removed (weight 0) are in no tree
+    rows = np.flatnonzero((part.fold >= 0) & (part.rows[:, 0] > 0))
     tree = part.fold[rows] + 1
     stopped = -2 - part.node[rows, tree]
     weight = part.rows[rows, 0]
