@@ -19,6 +19,7 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``rule_vector``          the stopping rules as the float64 array growers read
 ``split_drop``           the impurity drop of a binary split (kernel)
 ``within_bounds``        whether a cut keeps a monotonic constraint at a node (kernel)
+``bounded_value``        the value a monotonic constraint orders, of a side's sums (kernel)
 ``may_split``            the stopping rules of a node before any search (kernel)
 ``choose_split``         the best candidate by drop, with min_impurity_decrease (kernel)
 ``accepts_split``        the stopping rules of the best split found (kernel)
@@ -59,6 +60,7 @@ _PUBLIC = {
     "split_drop": "growth",
     "may_split": "growth",
     "within_bounds": "growth",
+    "bounded_value": "growth",
     "choose_split": "growth",
     "accepts_split": "growth",
     "fill_node": "growth",

@@ -20,7 +20,7 @@ import numpy as np
 from treekit_histogram.splitter import histogram_kernels
 
 from treekit_core.builtins import nominal_questions
-from treekit_core.kernels import python_function, rule_vector
+from treekit_core.kernels import bounded_value, python_function, rule_vector
 from treekit_dask import partitions
 
 COUNT, WEIGHT, SUMS = 0, 1, 2
@@ -240,7 +240,8 @@ class Grower:
         if self.monotone is None or found[0] != "threshold" or self.signs[found[1]] == 0:
             return interval, interval
         limits = self.constraints.limits(self.monotone, *interval)
-        left, right = (_value(limits, sums, weight) for _, weight, sums in sides)
+        value = python_function(bounded_value)  # the searches' value, to the last bit
+        left, right = (value(limits, sums, weight) for _, weight, sums in sides)
         middle = min(max(left / 2.0 + right / 2.0, interval[0]), interval[1])
         if self.signs[found[1]] > 0:
             return (interval[0], middle), (middle, interval[1])
@@ -361,16 +362,3 @@ class Grower:
                     )
                 )
         return grown
-
-
-def _value(limits, sums, weight) -> float:
-    """The constrained value of a side (treekit's ``bounded_value``: the ratio of linear
-    functions of its weight and sums whose coefficients follow the bounds in ``limits``),
-    summed in the same order."""
-    n = sums.shape[0]
-    numerator = limits[2] * weight
-    denominator = limits[3 + n] * weight
-    for k in range(n):
-        numerator += limits[3 + k] * sums[k]
-        denominator += limits[4 + n + k] * sums[k]
-    return numerator / denominator
