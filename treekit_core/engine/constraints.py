@@ -256,16 +256,22 @@ def check_tree_constraints(tree, constraints, target) -> None:
         check_monotone_tree(tree, constraints, value, tree.value[:, value.column])
     if constraints.has_interaction:
         groups = constraints.groups(tree.n_features)
-        stack = [(0, frozenset())]
-        while stack:
-            node, used = stack.pop()
-            children = tree.children(node)
-            if len(children) == 0:
-                continue
-            path = used | {int(tree.feature[node])}
+        above = features_above(tree)
+        for node in np.flatnonzero(~tree.is_leaf):
+            path = above[node] | {int(tree.feature[node])}
             if not any(path <= group for group in groups):
                 raise ValueError(
                     f"tree node {node} asks about feature {int(tree.feature[node])} below "
-                    f"features {sorted(used)}: no interaction_cst group holds them all"
+                    f"features {sorted(above[node])}: no interaction_cst group holds them all"
                 )
-            stack.extend((int(c), path) for c in children)
+
+
+def features_above(tree) -> list:
+    """Per node, the features the nodes on its path from the root ask about (its own
+    question not included): what interaction constraints restrict."""
+    above = [frozenset()] * tree.n_nodes
+    parents = tree.parents()
+    for node in range(1, tree.n_nodes):  # ids increase downwards: parents come first
+        parent = parents[node]
+        above[node] = above[parent] | {int(tree.feature[parent])}
+    return above

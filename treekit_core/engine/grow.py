@@ -124,14 +124,29 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     all_rows = np.flatnonzero(data.weight > 0).astype(np.int64)
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
     # a stack entry: rows, their weights, depth, parent, branch, box, the value interval
-    # (monotonic constraints) and the features asked on the path (interaction constraints)
+    # (monotonic constraints), the features asked on the path (interaction constraints)
+    # and the node's statistics when its parent already summed them (None: not yet)
     unbounded = (-np.inf, np.inf)
     stack = [
-        (all_rows, data.weight[all_rows].copy(), 0, -1, 0, root_bounds, unbounded, frozenset())
+        (
+            all_rows,
+            data.weight[all_rows].copy(),
+            0,
+            -1,
+            0,
+            root_bounds,
+            unbounded,
+            frozenset(),
+            None,
+        )
     ]
     while stack:
-        rows, row_weights, depth, parent, branch, bounds, interval, used = stack.pop()
-        sums, weight = node_statistics(composition.target, data.evidence, rows, row_weights)
+        rows, row_weights, depth, parent, branch, bounds, interval, used, known = stack.pop()
+        sums, weight = (
+            known
+            if known is not None
+            else node_statistics(composition.target, data.evidence, rows, row_weights)
+        )
         features = feature_sampler.draw(rng, data.n_features)
         if groups is not None:
             features = features[
@@ -206,12 +221,11 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             )
         boxes = narrow_box(bounds, question, split.feature, split.threshold, split.n_branches)
         intervals = [interval] * split.n_branches
+        known = [None] * split.n_branches
         if monotone is not None and split.n_branches == 2:
-            # the children's unclipped values, as the search computed them for the cut
-            left, right = (
-                value_of(node.value_limits, *node_statistics(composition.target, data.evidence, *c))
-                for c in children
-            )
+            # the children's statistics (kept for when they are grown) and unclipped values
+            known = [node_statistics(composition.target, data.evidence, *c) for c in children]
+            left, right = (value_of(node.value_limits, *stats) for stats in known)
             intervals = child_intervals(signs[split.feature], *interval, left, right)
         path = used | {int(split.feature)}
         for b in range(split.n_branches - 1, -1, -1):  # the first branch is grown first
@@ -226,6 +240,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
                     boxes[b],
                     intervals[b],
                     path,
+                    known[b],
                 )
             )
     return assembler.to_tree(field_names)

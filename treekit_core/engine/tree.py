@@ -529,8 +529,7 @@ class TreeAssembler:
         self.threshold[node_id] = float(threshold)
         self.children[node_id] = [LEAF] * len(shares)
         self.shares[node_id] = tuple(float(s) for s in shares)
-        for name, value in fields.items():
-            self.fields.setdefault(name, {})[node_id] = value
+        self.set_fields(node_id, fields)
 
     def set_fields(self, node_id, fields) -> None:
         """Store per-node values (name -> value) at ``node_id``, a leaf or not."""

@@ -23,6 +23,7 @@ import numpy as np
 from treekit_core import TrainingData, TreeClassifier, hookimpl
 from treekit_core.components import ABSTAIN, MISSING_BRANCH, Component, QuestionTextContext
 from treekit_core.datasets import load_dataset, survival_array
+from treekit_core.engine.constraints import features_above
 from treekit_core.hookspecs import REGISTRATION_HOOKS
 from treekit_core.registry import get_registry
 
@@ -359,15 +360,8 @@ def monotonic_violation(predict, monotonic_cst, n_features, X=None, missing=Fals
 
 def tree_paths(tree) -> list:
     """The set of features asked on every root-to-leaf path of ``tree`` (one per leaf)."""
-    stack, paths = [(0, frozenset())], []
-    while stack:
-        node, used = stack.pop()
-        children = tree.children(node)
-        if len(children) == 0:
-            paths.append(used)
-            continue
-        stack.extend((int(c), used | {int(tree.feature[node])}) for c in children)
-    return paths
+    above = features_above(tree)
+    return [above[leaf] for leaf in np.flatnonzero(tree.is_leaf)]
 
 
 def check_labeler(labeler, params=None, n_classes=3):

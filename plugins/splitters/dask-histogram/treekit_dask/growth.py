@@ -17,7 +17,7 @@ import time
 
 import attrs
 import numpy as np
-from treekit_histogram.splitter import histogram_kernels
+from treekit_histogram.splitter import best_cut, histogram_kernels
 
 from treekit_core.builtins import nominal_questions
 from treekit_core.kernels import bounded_value, python_function, rule_vector
@@ -169,39 +169,33 @@ class Grower:
         if self.monotone is not None:
             signs, limits = self.signs, self.constraints.limits(self.monotone, *interval)
         best, best_drop = None, -np.inf
-        if numeric.size:
-            m = numeric.size
-            drops, bins = np.empty(m), np.empty(m, dtype=np.int64)
-            sides = np.empty(m, dtype=np.uint8)
-            self.kernels.scan_histograms(
+        found = None
+        if numeric.size:  # the histogram splitter's own search and tie rule
+            found = best_cut(
+                self.kernels,
                 self.params,
                 hist,
                 self.n_value_bins,
                 numeric,
                 np.ascontiguousarray(sums),
                 weight,
-                float(count),
+                count,
                 impurity,
                 rule_values,
-                drops,
-                bins,
-                sides,
                 signs,
                 limits,
             )
-            usable = np.flatnonzero(bins >= 0)
-            if usable.size:
-                c = int(usable[np.argmax(drops[usable])])  # the first of the best
-                f, last_left = int(numeric[c]), int(bins[c])
-                goes_left = np.zeros(self.n_bins, dtype=np.uint8)
-                goes_left[: last_left + 1] = 1
-                share = np.nan  # the children's weight shares
-                if hist[f, self.max_bins, COUNT] > 0:
-                    goes_left[self.max_bins] = sides[c]
-                    share = 1.0 if sides[c] else 0.0
-                best = ("threshold", f, float(self.edges[f, last_left]), float(drops[c]))
-                best += (goes_left, share, np.nan)
-                best_drop = drops[c]
+        if found is not None:
+            f, last_left, drop, missing_left = found
+            goes_left = np.zeros(self.n_bins, dtype=np.uint8)
+            goes_left[: last_left + 1] = 1
+            share = np.nan  # the children's weight shares
+            if missing_left is not None:
+                goes_left[self.max_bins] = missing_left
+                share = float(missing_left)
+            best = ("threshold", f, float(self.edges[f, last_left]), drop)
+            best += (goes_left, share, np.nan)
+            best_drop = drop
         if nominal.size:
             widest = int(self.n_categories[nominal].max())
             counts = hist[nominal, :widest, COUNT].astype(np.int64)

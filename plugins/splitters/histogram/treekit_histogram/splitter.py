@@ -131,7 +131,7 @@ class Histogram(Splitter):
         """The best cut of the node's histograms (fractional row weights welcome), or the
         best category subset of a nominal feature if that drops more."""
         from treekit_core.kernels import row_table
-        from treekit_histogram.kernels import COUNT, WEIGHT
+        from treekit_histogram.kernels import WEIGHT
 
         data, binned, kernels = state["data"], state["binned"], state["kernels"]
         features = node.features
@@ -144,35 +144,29 @@ class Histogram(Splitter):
             rows = row_table(data.evidence[node.rows], node.row_weights)
             index = np.arange(node.n_samples, dtype=np.int32)
             hist = self._histogram(binned.codes[node.rows], rows, index, data)
-            m = features.size
-            drops, bins, sides = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, np.uint8)
-            kernels.scan_histograms(
+            found = best_cut(
+                kernels,
                 state["params"],
                 hist,
                 binned.n_value_bins,
                 np.ascontiguousarray(features, dtype=np.int64),
                 node.statistics,
                 node.weight,
-                float(node.n_samples),
+                node.n_samples,
                 node.impurity,
                 state["rules"],
-                drops,
-                bins,
-                sides,
                 *node.search_constraints(data.n_features),
             )
-            usable = np.flatnonzero(bins >= 0)
-            if usable.size:
-                c = int(usable[np.argmax(drops[usable])])  # the first of the best
-                f, last_left = int(features[c]), int(bins[c])
-                if hist[f, binned.missing_code, COUNT] > 0:
-                    share = 1.0 if sides[c] else 0.0
+            if found is not None:
+                f, last_left, drop, missing_left = found
+                if missing_left is not None:
+                    share = float(missing_left)
                 else:
                     known = hist[f, : binned.n_value_bins[f], WEIGHT]
                     share = float(known[: last_left + 1].sum() / known.sum())
-                best = Split(f, float(binned.edges[f, last_left]), float(drops[c]))
+                best = Split(f, float(binned.edges[f, last_left]), drop)
                 best.branch_shares = (share, 1.0 - share)
-                best_drop = drops[c]
+                best_drop = drop
         if nominal.size:
             split, score = best_nominal_split(
                 (kernels.impurity, state["params"], data), node, rules, nominal, "subset", False
@@ -189,6 +183,56 @@ class Histogram(Splitter):
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
         build_histogram()(codes, rows, index, 0, index.shape[0], hist)
         return hist
+
+
+def best_cut(
+    kernels,
+    params,
+    hist,
+    n_value_bins,
+    features,
+    sums,
+    weight,
+    count,
+    impurity,
+    rules,
+    signs,
+    limits,
+):
+    """The best threshold cut of a node from its histograms ``hist`` over ``features``:
+    (feature, last bin on the left, drop, where its missing values go: 1 left, 0 right,
+    None when the node has none of that feature), or None without an admissible cut. The
+    first feature with the best drop wins (the splitter's tie rule); ``signs`` and
+    ``limits`` are the node's monotonic constraints (``Node.search_constraints``). Called
+    by the splitter node by node, and by growers that sum a node's histograms elsewhere
+    (treekit-dask)."""
+    from treekit_histogram.kernels import COUNT
+
+    m = features.size
+    drops, bins, sides = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, np.uint8)
+    kernels.scan_histograms(
+        params,
+        hist,
+        n_value_bins,
+        features,
+        sums,
+        weight,
+        float(count),
+        impurity,
+        rules,
+        drops,
+        bins,
+        sides,
+        signs,
+        limits,
+    )
+    usable = np.flatnonzero(bins >= 0)
+    if not usable.size:
+        return None
+    c = int(usable[np.argmax(drops[usable])])  # the first of the best
+    f = int(features[c])
+    missing_left = int(sides[c]) if hist[f, hist.shape[1] - 1, COUNT] > 0 else None
+    return f, int(bins[c]), float(drops[c]), missing_left
 
 
 def build_histogram():
