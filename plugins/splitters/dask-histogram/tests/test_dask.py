@@ -292,3 +292,92 @@ def test_constraints_as_in_memory(client, constraints, regression):
             )
     predict = "predict" if regression else "predict_proba"
     np.testing.assert_array_equal(getattr(model, predict)(X), getattr(local, predict)(X))
+
+
+def _frame_with_missing_categories(seed, n=300):
+    """Three integer columns (one with missing values) and a category column of which about
+    15% is missing."""
+    X, signal = integer_data(seed=seed, n=n, d=3)
+    X[np.random.default_rng(seed + 1).random(n) < 0.05, 2] = np.nan
+    rng = np.random.default_rng(seed)
+    site = rng.choice(["north", "south", "east", "west"], size=n).astype(object)
+    effect = pd.Series(site).map({"north": 4, "south": -4, "east": 1, "west": 0}).to_numpy()
+    site[rng.random(n) < 0.15] = np.nan
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(site=pd.Categorical(site))
+    return frame, signal + effect
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_rows_missing_a_category_go_down_both_branches_as_in_memory(client, regression):
+    """A row missing the category a subset question asks goes to both children weighted by
+    the known weight's shares (in memory: the hard propagator, C4.5's rule); the workers
+    keep it as two entries, and the tree, its node sums and its predictions are the
+    in-memory histogram tree's."""
+    frame, signal = _frame_with_missing_categories(15)
+    y = signal * 2 if regression else (signal > 0).astype(int)
+    local_class, estimator = (
+        (TreeRegressor, DaskTreeRegressor) if regression else (TreeClassifier, DaskTreeClassifier)
+    )
+    local = local_class(splitter="histogram", min_samples_leaf=3).fit(frame, y)
+    tree = local.tree_
+    subset = [q.name for q in tree.questions].index("subset")
+    asks = np.flatnonzero(tree.question == subset)
+    left_share = tree.child_shares[tree.child_start[asks]]
+    assert ((left_share > 0) & (left_share < 1)).sum() >= 2  # rows divide at several nodes
+    parts = dd.from_pandas(frame, npartitions=4)
+    model = estimator(min_samples_leaf=3).fit(parts, dd.from_pandas(pd.Series(y), npartitions=4))
+    # weights are shares of rows: sums of fractions agree to rounding, rows counted exactly
+    same_tree(model.to_local().tree_, tree, 1e-13, 1e-12)
+    np.testing.assert_allclose(model.to_local().tree_.child_shares, tree.child_shares, rtol=1e-13)
+    predict = "predict" if regression else "predict_proba"
+    np.testing.assert_allclose(
+        getattr(model, predict)(frame), getattr(local, predict)(frame), rtol=0, atol=1e-12
+    )
+
+
+def test_cv_with_rows_missing_a_category_mixes_their_predictions(client):
+    """Held-out rows missing a category are predicted by their fold tree's leaves mixed
+    by the shares (the hard evaluator's rule), at every level of the pruning path: the CV
+    errors equal fold trees grown and evaluated in memory on the same folds."""
+    from treekit_dask.partitions import folds_of
+
+    from treekit_core.builtins import CostComplexity
+
+    frame, signal = _frame_with_missing_categories(16, n=400)
+    y = (signal > 0).astype(int)
+    # column a misses values in fold 0 only: the tree grown without fold 0 saw no missing a,
+    # and its held-out rows are mixed by its children's weights wherever it asks a
+    fold = folds_of(0, len(frame), 4)
+    frame.loc[(fold == 0) & (np.random.default_rng(17).random(len(frame)) < 0.5), "a"] = np.nan
+    # (leaves of 4 rows or more: in smaller nodes two features may cut off the same rows, a
+    # tie in real numbers that sums of fractions added in another order may break the
+    # other way)
+    rules = {"min_samples_leaf": 4}
+    params = {"pruner": "cost_complexity", "pruner_params": {"cv": 4}, **rules}
+    model = DaskTreeClassifier(**params).fit(
+        dd.from_pandas(frame, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    )
+    grown = TreeClassifier(splitter="histogram", **rules).fit(frame, y)
+    composition, pruner = grown.composition_, CostComplexity(cv=4)
+    target, labeler, evaluator = composition.target, composition.labeler, composition.evaluator
+    levels, evaluate_at = pruner.level_alphas(grown.tree_, labeler, target)
+    errors = np.zeros((levels.size, len(frame)))
+    evidence = target.encode(y, y.shape[0]).rows
+    mixed_somewhere = False
+    for k in range(4):
+        test = fold == k
+        fold_model = TreeClassifier(splitter="histogram", **rules).fit(frame[~test], y[~test])
+        fold_tree = fold_model.tree_
+        sequence = pruner.pruning_sequence(fold_tree, labeler, target)
+        held_out = fold_model._checked_for_predict(frame[test])
+        with held_out as X_test:
+            for j, alpha in enumerate(evaluate_at):
+                pruned = fold_tree.collapse(sequence.prune_mask(alpha, fold_tree.n_nodes))
+                values = evaluator.predict_distribution(pruned, X_test)
+                mixed_somewhere |= bool(((values > 0) & (values < 1)).any())
+                decisions = target.decide(values, labeler)
+                errors[j, test] = target.sample_loss(evidence[test], values, decisions, labeler)
+    assert mixed_somewhere
+    path = model.to_local().pruning_path_
+    np.testing.assert_allclose(path["alphas"], levels, rtol=1e-12)
+    np.testing.assert_allclose(path["cv_error"], errors.mean(axis=1), rtol=1e-9, atol=1e-12)

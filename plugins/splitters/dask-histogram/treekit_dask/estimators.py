@@ -245,6 +245,9 @@ class DaskTreeMixin:
         n_categories = np.zeros(d, dtype=np.int64)
         for j, levels in categories.items():
             n_categories[j] = len(levels)
+        divides = categories and any(
+            client.gather([client.submit(partitions.may_divide, p, pure=False) for p in parts])
+        )
         grower = Grower(
             client,
             parts,
@@ -253,6 +256,7 @@ class DaskTreeMixin:
             (edges, n_value_bins, self.max_bins),
             n_categories,
             target,
+            divides,
         )
         n_stats = totals.shape[1] - 2
         grown = grower.grow(composition.criterion.impurity_params(n_stats), totals)

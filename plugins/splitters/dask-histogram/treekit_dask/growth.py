@@ -59,6 +59,9 @@ class Grown:
     sums: list = attrs.field(factory=list)
     impurity: list = attrs.field(factory=list)
     interval: list = attrs.field(factory=list)  # (lower, upper): monotonic constraints
+    #: the rows counted by their shares (the in-memory loop's effective samples, which its
+    #: stopping rules read where rows divide); the row count where none divided
+    effective: list = attrs.field(factory=list)
     used: list = attrs.field(factory=list)  # the features asked on the path (interaction)
     split: dict = attrs.field(factory=dict)  # node -> (kind, feature, threshold, drop, ...)
     children: dict = attrs.field(factory=dict)  # node -> (left, right)
@@ -75,8 +78,10 @@ class Grown:
         impurity,
         interval=(-np.inf, np.inf),
         used=frozenset(),
+        effective=None,
     ) -> int:
         self.interval.append(interval)
+        self.effective.append(float(count) if effective is None else float(effective))
         self.used.append(used)
         self.tree.append(tree)
         self.parent.append(parent)
@@ -92,9 +97,14 @@ class Grown:
 class Grower:
     """The client's side of one distributed fit."""
 
-    def __init__(self, client, parts, composition, rules, binning, n_categories, target):
+    def __init__(
+        self, client, parts, composition, rules, binning, n_categories, target, divides=False
+    ):
         """``rules``: the resolved stopping rules of every tree grown (the tree on all rows,
-        then one per cross-validation fold), each on its own rows' count and weight."""
+        then one per cross-validation fold), each on its own rows' count and weight.
+        ``divides``: rows may go down both branches (a nominal feature has missing values);
+        the histograms then carry a last channel, every bin's rows counted by their shares."""
+        self.divides = bool(divides)
         self.client, self.parts = client, parts
         self.composition, self.rules, self.target = composition, list(rules), target
         self.rule_values = [rule_vector(r) for r in self.rules]
@@ -128,7 +138,7 @@ class Grower:
 
     def _histograms(self, nodes: list, n_nodes: int) -> dict:
         """node -> its histogram summed over the partitions, for ``nodes``."""
-        width = 1 + self.parts_width
+        width = 1 + self.parts_width + self.divides
         per_node = self.d * self.n_bins * width * 8
         batch = max(1, BATCH_BYTES // per_node)
         found = {}
@@ -139,7 +149,13 @@ class Grower:
             slot_of_node[chunk] = np.arange(len(chunk))
             futures = [
                 self.client.submit(
-                    partitions.histograms, part, slot_of_node, len(chunk), self.n_bins, pure=False
+                    partitions.histograms,
+                    part,
+                    slot_of_node,
+                    len(chunk),
+                    self.n_bins,
+                    self.divides,
+                    pure=False,
                 )
                 for part in self.parts
             ]
@@ -154,13 +170,20 @@ class Grower:
     def _node_impurity(self, sums, weight):
         return float(self.impurity(np.ascontiguousarray(sums), weight, self.params))
 
-    def decide(self, tree, hist, count, weight, sums, impurity, depth, interval, used):
+    def _search_channels(self, hist):
+        """The node's histogram as the searches read it: (count, weight, sums) per bin,
+        without the shares channel."""
+        return np.ascontiguousarray(hist[..., :-1]) if self.divides else hist
+
+    def decide(self, tree, hist, count, weight, sums, impurity, depth, interval, used, effective):
         """(kind, feature, threshold, drop, goes_left per bin, missing share, mask) of the
         node's best question in ``tree``, or None; under constraints, among the features
-        its path allows and the cuts its value ``interval`` admits."""
+        its path allows and the cuts its value ``interval`` admits. The stopping rules
+        count the node's rows by their shares (``effective``), as the in-memory loop does."""
         rules, rule_values = self.rules[tree], self.rule_values[tree]
-        if not self.may_split(count, weight, impurity, depth, rule_values):
+        if not self.may_split(effective, weight, impurity, depth, rule_values):
             return None
+        hist = self._search_channels(hist)
         numeric, nominal = self.numeric, self.nominal
         if self.groups is not None:
             allowed = self.constraints.allowed_features(self.groups, used, self.d)
@@ -221,6 +244,9 @@ class Grower:
                     goes_left = np.array(
                         [(mask >> b) & 1 for b in range(self.n_bins)], dtype=np.uint8
                     )
+                    # a missing category follows the known weight wholly when it all went
+                    # one way; otherwise its rows divide (partitions.route)
+                    goes_left[self.max_bins] = results[a, 2] >= 1.0
                     best = ("subset", int(nominal[a]), -2.0, float(drops[a]))
                     best += (goes_left, float(results[a, 2]), float(mask))
         if best is None or not self.accepts_split(best[3], weight, rule_values):
@@ -235,17 +261,40 @@ class Grower:
             return interval, interval
         limits = self.constraints.limits(self.monotone, *interval)
         value = python_function(bounded_value)  # the searches' value, to the last bit
-        left, right = (value(limits, sums, weight) for _, weight, sums in sides)
+        left, right = (value(limits, sums, weight) for _, weight, sums, _ in sides)
         middle = min(max(left / 2.0 + right / 2.0, interval[0]), interval[1])
         if self.signs[found[1]] > 0:
             return (interval[0], middle), (middle, interval[1])
         return (middle, interval[1]), (interval[0], middle)
 
-    def _side(self, hist, feature, goes_left, left):
-        """(count, weight, sums) of one side of a split, from the node's histogram."""
-        chosen = goes_left.astype(bool) if left else ~goes_left.astype(bool)
-        totals = hist[feature, chosen].sum(axis=0)
-        return int(round(totals[COUNT])), float(totals[WEIGHT]), totals[SUMS:]
+    def _divides(self, hist, found) -> bool:
+        """Whether the split sends rows to both children: a subset question whose known
+        weight went both ways, at a node with rows missing its category."""
+        share = found[5]
+        return found[0] == "subset" and hist[found[1], self.max_bins, COUNT] > 0 and 0 < share < 1
+
+    def _sides(self, hist, found) -> list:
+        """(count, weight, sums, effective count) of the split's two sides, from the node's
+        histogram: the bins each side takes, and where rows divide, every such row in both
+        sides (as the in-memory propagator keeps them) with the side's share of its weight,
+        sums and count."""
+        feature, goes_left, share = found[1], found[4].astype(bool), found[5]
+        divides = self._divides(hist, found)
+        stats = slice(SUMS, hist.shape[-1] - 1 if self.divides else None)
+        sides = []
+        for chosen, part in ((goes_left, share), (~goes_left, 1.0 - share)):
+            if divides:
+                chosen = chosen.copy()
+                chosen[self.max_bins] = False
+            totals = hist[feature, chosen].sum(axis=0)
+            if divides:
+                missing = hist[feature, self.max_bins]
+                totals[COUNT] += missing[COUNT]
+                totals[WEIGHT:] += part * missing[WEIGHT:]
+            effective = totals[-1] if self.divides else totals[COUNT]
+            count = int(round(totals[COUNT]))
+            sides.append((count, float(totals[WEIGHT]), totals[stats], float(effective)))
+        return sides
 
     # -- the whole tree ----------------------------------------------------------------
     def grow(self, params, root_totals) -> Grown:
@@ -282,10 +331,11 @@ class Grower:
                     grown.depth[node],
                     grown.interval[node],
                     grown.used[node],
+                    grown.effective[node],
                 )
                 if found is None:
                     continue
-                sides = [self._side(hist, found[1], found[4], left) for left in (True, False)]
+                sides = self._sides(hist, found)
                 heaviest = max(side[1] for side in sides)
                 if heaviest >= grown.weight[node] * (1.0 - SHRINK_TOLERANCE):
                     continue
@@ -297,26 +347,37 @@ class Grower:
             goes_left = np.zeros((n_nodes, self.n_bins), dtype=np.uint8)
             left_of = np.full(n_nodes, -1, dtype=np.int64)
             right_of = np.full(n_nodes, -1, dtype=np.int64)
+            divide = np.full(n_nodes, np.nan)  # the left share where rows divide
             wanted, pairs = [], []
             for node, (found, sides) in splits.items():
                 grown.split[node] = found
                 intervals = self._child_intervals(found, sides, grown.interval[node])
                 used = grown.used[node] | {found[1]}
                 ids = []
-                for is_left, (c, w, s), interval in zip(
+                for is_left, (c, w, s, e), interval in zip(
                     (True, False), sides, intervals, strict=True
                 ):
                     tree = grown.tree[node]
                     impurity = self._node_impurity(s, w)
                     ids.append(
-                        grown.add(tree, node, is_left, depth + 1, c, w, s, impurity, interval, used)
+                        grown.add(
+                            tree, node, is_left, depth + 1, c, w, s, impurity, interval, used, e
+                        )
                     )
                 grown.children[node] = tuple(ids)
                 feature[node], goes_left[node] = found[1], found[4]
                 left_of[node], right_of[node] = ids
+                if found[0] == "subset":  # held-out rows missing the category divide too
+                    divide[node] = found[5]
+                elif np.isnan(found[5]):
+                    # no training row of the node missed the feature: a held-out row that
+                    # does is mixed by the children's weights, as the evaluator mixes it
+                    left_weight, right_weight = sides[0][1], sides[1][1]
+                    divide[node] = left_weight / (left_weight + right_weight)
+                divides = self._divides(open_hist[node], found)
                 splits_again = [
                     self.may_split(
-                        grown.count[i],
+                        grown.effective[i],
                         grown.weight[i],
                         grown.impurity[i],
                         depth + 1,
@@ -324,14 +385,26 @@ class Grower:
                     )
                     for i in ids
                 ]
-                if any(splits_again):
+                if any(splits_again) and divides:
+                    # rows in both children: no child is its parent minus its sibling
+                    wanted.extend(i for i, again in zip(ids, splits_again, strict=True) if again)
+                    pairs.append((node, ids, splits_again, None))
+                elif any(splits_again):
                     small = ids[0] if grown.count[ids[0]] <= grown.count[ids[1]] else ids[1]
                     wanted.append(small)
                     pairs.append((node, ids, splits_again, small))
             # every open node that is not split becomes a leaf: its rows leave the growth
             self.parts = [
                 self.client.submit(
-                    partitions.route, part, feature, goes_left, left_of, right_of, pure=False
+                    partitions.route,
+                    part,
+                    feature,
+                    goes_left,
+                    left_of,
+                    right_of,
+                    divide,
+                    self.max_bins,
+                    pure=False,
                 )
                 for part in self.parts
             ]
@@ -340,9 +413,12 @@ class Grower:
             if wanted:
                 built = self._histograms(wanted, n_nodes)
                 for node, ids, splits_again, small in pairs:
-                    other = ids[1] if small == ids[0] else ids[0]
-                    # the sibling by subtraction: the parent's histogram minus the smaller's
-                    hists = {small: built[small], other: parent_hist[node] - built[small]}
+                    if small is None:
+                        hists = built
+                    else:
+                        other = ids[1] if small == ids[0] else ids[0]
+                        # the sibling by subtraction: the parent's histogram minus the smaller's
+                        hists = {small: built[small], other: parent_hist[node] - built[small]}
                     for i, again in zip(ids, splits_again, strict=True):
                         if again:
                             open_hist[i] = hists[i]

@@ -1,6 +1,11 @@
 """What runs on the workers: a partition's rows loaded once (bin codes, the row table and
 the open node of every row), its histograms per level, and its rows moved to the nodes
 they reach. Nothing here returns rows to the client: summaries, histograms and sums only.
+
+A row missing the category a subset question asks goes to both children, weighted by the
+split's shares of the known weight (C4.5's rule, which the in-memory propagator follows):
+the partition then holds the row twice, as two *entries*, each with its share of the row
+in that tree (``Partition.scale``) and the row it is part of (``Partition.origin``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,14 @@ class Partition:
     fold: np.ndarray  #: int64 per row: its fold (-1: no cross-validation)
     evidence: np.ndarray | None = None  #: the target's rows, kept for held-out losses
     strata: np.ndarray | None = None  #: int64 per row: its class (class_weight reads it)
+    #: float64, entries x trees: each entry's share of its row in each tree (the product of
+    #: the shares of the divisions on its path); 0 x 0 while no row has been divided
+    scale: np.ndarray = attrs.field(factory=lambda: np.ones((0, 0)))
+    #: int64 per entry: the row (its first entry) it is a part of; None while no row has
+    #: been divided (every entry is its own row)
+    origin: np.ndarray | None = None
+    #: whether a nominal feature of the partition has a missing value (rows may divide)
+    may_divide: bool = False
 
 
 #: Multiplier of the hash that deals rows to folds (Knuth's, 64-bit golden ratio).
@@ -140,12 +153,10 @@ def load(
         coded = np.asarray(encode_categories(X, categories))
         for j in categories:
             column = coded[:, j]
-            if np.isnan(column).any():
-                raise ValueError(
-                    f"X column {j} (nominal) has a missing value: the Dask estimators send "
-                    "no row down both branches; make the missing value a category of its own"
-                )
-            codes[:, j] = column.astype(np.uint8)
+            # a missing category codes as a missing value does: the bin past the last one
+            codes[:, j] = np.where(np.isnan(column), max_bins, np.nan_to_num(column)).astype(
+                np.uint8
+            )
     y = np.asarray(y)
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} rows, its X partition {n}")
@@ -171,14 +182,22 @@ def load(
     for k in range(n_folds):  # fold k's tree (k + 1) holds the other folds' rows at its root
         node[:, k + 1] = np.where(fold == k, -2 - (k + 1), k + 1)
     strata = None if labeler is None else np.asarray(target.strata(evidence, labeler))
+    codes = np.ascontiguousarray(codes[kept])
+    nominal = sorted(categories)
     return Partition(
-        np.ascontiguousarray(codes[kept]),
+        codes,
         table,
         node,
         fold,
         evidence if n_folds else None,
         strata,
+        may_divide=bool((codes[:, nominal] == max_bins).any()) if nominal else False,
     )
+
+
+def may_divide(part: Partition) -> bool:
+    """Whether a row of the partition may go down both branches of a subset question."""
+    return part.may_divide
 
 
 def class_counts(part: Partition, n_classes: int) -> np.ndarray:
@@ -217,11 +236,15 @@ def _sum_rows(rows, node, totals):
 
 
 @jit()
-def _node_histograms(codes, rows, node, slot_of_node, hist):
-    """hist[slot] (features x bins x (count, weight, K sums)) of the rows of every node
-    with a slot (``slot_of_node[node] >= 0``), in one pass over the partition."""
+def _node_histograms(codes, rows, node, scale, slot_of_node, hist, with_shares):
+    """hist[slot] (features x bins x (count, weight, K sums[, shares])) of the entries of
+    every node with a slot (``slot_of_node[node] >= 0``), in one pass over the partition;
+    an entry counts once, weighs its ``scale`` share of its row, and ``with_shares`` adds
+    that share to a last channel."""
     hist[:] = 0.0
     n_stats = rows.shape[1] - 1
+    last = hist.shape[3] - 1
+    scaled = scale.shape[0] > 0
     for r in range(codes.shape[0]):
         for t in range(node.shape[1]):
             at = node[r, t]
@@ -230,24 +253,64 @@ def _node_histograms(codes, rows, node, slot_of_node, hist):
             slot = slot_of_node[at]
             if slot < 0:
                 continue
-            weight = rows[r, 0]
+            share = scale[r, t] if scaled else 1.0
+            weight = rows[r, 0] * share
             for f in range(codes.shape[1]):
                 b = codes[r, f]
                 hist[slot, f, b, 0] += 1.0
                 hist[slot, f, b, 1] += weight
                 for k in range(n_stats):
-                    hist[slot, f, b, 2 + k] += rows[r, 1 + k]
+                    hist[slot, f, b, 2 + k] += rows[r, 1 + k] * share
+                if with_shares:
+                    hist[slot, f, b, last] += share
 
 
-def histograms(part: Partition, slot_of_node: np.ndarray, n_slots: int, n_bins: int):
-    """The histograms of the partition's rows at the nodes given a slot."""
-    hist = np.empty((n_slots, part.codes.shape[1], n_bins, 1 + part.rows.shape[1]))
-    _node_histograms(part.codes, part.rows, part.node, slot_of_node, hist)
+def histograms(
+    part: Partition, slot_of_node: np.ndarray, n_slots: int, n_bins: int, with_shares=False
+):
+    """The histograms of the partition's rows at the nodes given a slot (``with_shares``:
+    and every bin's rows counted by their shares, in a last channel)."""
+    width = 1 + part.rows.shape[1] + bool(with_shares)
+    hist = np.empty((n_slots, part.codes.shape[1], n_bins, width))
+    _node_histograms(
+        part.codes, part.rows, part.node, part.scale, slot_of_node, hist, bool(with_shares)
+    )
     return hist
 
 
 @jit()
-def _route(codes, node, feature, goes_left, left, right):
+def _divides(code, share, missing_code) -> bool:
+    """Whether an entry answering ``code`` goes to both children of a split whose left
+    share of the known weight is ``share`` (NaN: the split sends missing values one way)."""
+    return code == missing_code and share > 0.0 and share < 1.0
+
+
+@jit()
+def _count_divided(codes, node, feature, divide, missing_code):
+    """How many entries :func:`_route` will divide."""
+    count = 0
+    for r in range(codes.shape[0]):
+        for t in range(node.shape[1]):
+            at = node[r, t]
+            if at <= -2:
+                at = -2 - at
+            elif at < 0:
+                continue
+            f = feature[at]
+            if f >= 0 and _divides(codes[r, f], divide[at], missing_code):
+                count += 1
+    return count
+
+
+@jit()
+def _route(
+    codes, node, scale, feature, goes_left, left, right, divide, missing_code, divided, shares
+):
+    """Every entry to the child its code answers; an entry that :func:`_divides` keeps the
+    left child with its share and writes (entry, tree, right child) and the right share
+    into ``divided`` and ``shares`` (as many rows as :func:`_count_divided` counted)."""
+    written = 0
+    scaled = scale.shape[0] > 0
     for r in range(codes.shape[0]):
         for t in range(node.shape[1]):
             at = node[r, t]
@@ -261,17 +324,63 @@ def _route(codes, node, feature, goes_left, left, right):
                 if not held_out:
                     node[r, t] = -1
                 continue
-            child = left[at] if goes_left[at, codes[r, f]] else right[at]
+            code = codes[r, f]
+            if _divides(code, divide[at], missing_code):
+                current = scale[r, t] if scaled else 1.0
+                divided[written, 0], divided[written, 1] = r, t
+                divided[written, 2] = -2 - right[at] if held_out else right[at]
+                shares[written] = current * (1.0 - divide[at])
+                written += 1
+                scale[r, t] = current * divide[at]
+                child = left[at]
+            else:
+                child = left[at] if goes_left[at, code] else right[at]
             node[r, t] = -2 - child if held_out else child
 
 
-def route(part: Partition, feature, goes_left, left, right) -> Partition:
+def route(part: Partition, feature, goes_left, left, right, divide, missing_code) -> Partition:
     """The partition with every row moved from its node to the child its code answers
     (``feature[node]`` < 0: the node is a leaf, and its rows leave the growth; a row held
-    out of a tree stays there, marked)."""
+    out of a tree stays there, marked). A row missing the category of a subset question
+    whose left share ``divide[node]`` is strictly between 0 and 1 goes to both children:
+    its entry keeps the left child and that share of its scale, a new entry takes the
+    right one with the rest, in that tree only."""
     node = part.node.copy()
-    _route(part.codes, node, feature, goes_left, left, right)
-    return attrs.evolve(part, node=node)
+    n_divided = _count_divided(part.codes, node, feature, divide, missing_code)
+    scale = part.scale
+    if n_divided and scale.shape[0] == 0:
+        scale = np.ones(node.shape)
+    elif n_divided:
+        scale = scale.copy()
+    divided = np.empty((n_divided, 3), dtype=np.int64)
+    shares = np.empty(n_divided)
+    _route(
+        part.codes, node, scale, feature, goes_left, left, right, divide, missing_code,
+        divided, shares,
+    )  # fmt: skip
+    if not n_divided:
+        return attrs.evolve(part, node=node)
+    entry, tree = divided[:, 0], divided[:, 1]
+    new_node = np.full((n_divided, node.shape[1]), -1, dtype=np.int64)
+    new_node[np.arange(n_divided), tree] = divided[:, 2]
+    new_scale = np.ones((n_divided, node.shape[1]))
+    new_scale[np.arange(n_divided), tree] = shares
+    origin = part.origin if part.origin is not None else np.arange(node.shape[0])
+
+    def extend(array):
+        return None if array is None else np.concatenate([array, array[entry]])
+
+    return attrs.evolve(
+        part,
+        codes=extend(part.codes),
+        rows=extend(part.rows),
+        node=np.concatenate([node, new_node]),
+        scale=np.concatenate([scale, new_scale]),
+        fold=extend(part.fold),
+        evidence=extend(part.evidence),
+        strata=extend(part.strata),
+        origin=extend(origin),
+    )
 
 
 def held_out_losses(part: Partition, values, decisions, target, labeler) -> np.ndarray:
@@ -283,13 +392,33 @@ def held_out_losses(part: Partition, values, decisions, target, labeler) -> np.n
     if part.evidence is None:
         return totals
     # rows a class weight of 0 removed (weight 0) are in no tree
-    rows = np.flatnonzero((part.fold >= 0) & (part.rows[:, 0] > 0))
-    tree = part.fold[rows] + 1
-    stopped = -2 - part.node[rows, tree]
-    weight = part.rows[rows, 0]
+    entries = np.flatnonzero((part.fold >= 0) & (part.rows[:, 0] > 0))
+    tree = part.fold[entries] + 1
+    stopped = part.node[entries, tree]
+    entries, tree, stopped = (
+        entries[stopped <= -2],
+        tree[stopped <= -2],
+        -2 - stopped[stopped <= -2],
+    )
+    if part.origin is None:  # every held-out row stopped at one node
+        weight = part.rows[entries, 0]
+        for level in range(values.shape[0]):
+            loss = target.sample_loss(
+                part.evidence[entries], values[level, stopped], decisions[level, stopped], labeler
+            )
+            totals[level] = (weight * loss).sum(), (weight * loss * loss).sum()
+        return totals
+    # a row divided on its way is predicted by its entries' nodes mixed by their shares, as
+    # the evaluator mixes the leaves a sample missing a tested value reaches
+    share = part.scale[entries, tree] if part.scale.shape[0] else np.ones(entries.size)
+    rows, first, inverse = np.unique(part.origin[entries], return_index=True, return_inverse=True)
+    first = entries[first]
+    weight = part.rows[first, 0]
     for level in range(values.shape[0]):
+        mixed = np.zeros((rows.size, values.shape[2]))
+        np.add.at(mixed, inverse, values[level, stopped] * share[:, None])
         loss = target.sample_loss(
-            part.evidence[rows], values[level, stopped], decisions[level, stopped], labeler
+            part.evidence[first], mixed, target.decide(mixed, labeler), labeler
         )
         totals[level] = (weight * loss).sum(), (weight * loss * loss).sum()
     return totals
