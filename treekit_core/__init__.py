@@ -38,15 +38,17 @@ from treekit_core.components import (
     one_hot,
     state_array,
 )
+from treekit_core.engine.calibration import CalibrationRule
 from treekit_core.engine.categorical import category_levels, fit_categories, resolve_categorical
 from treekit_core.engine.categorical import encode as encode_categories
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
+from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
 from treekit_core.engine.tree_text import export_dot
-from treekit_core.estimators.decisions import Decision
+from treekit_core.estimators.decisions import Decision, OutOfFold
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.inputs import class_weights
@@ -115,6 +117,7 @@ __all__ = [
     "Confidence",
     "Criterion",
     "Decision",
+    "OutOfFold",
     "Evaluator",
     "FEATURE_THRESHOLD",
     "ForestClassifier",
@@ -144,6 +147,8 @@ __all__ = [
     "TargetRows",
     "MonotoneValue",
     "TrainingData",
+    "RejectRule",
+    "CalibrationRule",
     "Tree",
     "TreeClassifier",
     "TreeRegressor",

@@ -15,6 +15,7 @@ class Probability(Confidence):
     handles_missing: ClassVar[bool] = True
     name: ClassVar[str] = "probability"
     description: ClassVar[str] = "maximum class probability of the sample's distribution"
+    reads_training_rows = False  # a score of the prediction alone
 
     def score(self, tree, X, proba, decision):
         return np.max(proba, axis=1)

@@ -46,6 +46,7 @@ class HardEvaluator(Evaluator):
     description: ClassVar[str] = (
         "route each sample to exactly one leaf (missing values: C4.5's shares)"
     )
+    reads_training_rows = False  # its state is the tree's own
 
     def predict_distribution(self, tree, X):
         return hard_distribution(tree, X)

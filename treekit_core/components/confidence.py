@@ -21,6 +21,14 @@ class Confidence(Component):
     """True when the score is defined by one tree's regions (the boundary distance), so a
     forest cannot use it. Read by ``ForestClassifier.fit``, which then refuses it."""
 
+    @property
+    def reads_training_rows(self) -> bool:
+        """Whether ``fit`` reads the training rows (X, the target's rows, the weights) and
+        not only the tree: True unless the component says otherwise. Read by
+        ``fit_grown_tree``, which finishes a tree grown elsewhere without its rows and
+        refuses a confidence that reads them, naming it."""
+        return True
+
     def fit(self, tree, data, labeler) -> dict:
         """Return the state this confidence needs at scoring time (stored in
         ``Tree.component_state["confidence"]``). Called once per fit, after the evaluator's

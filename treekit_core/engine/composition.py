@@ -212,6 +212,20 @@ class Composition:
             hook.treekit_fit_finished(composition=self, tree=tree)
         return grown, tree
 
+    def check_finish_without_rows(self) -> None:
+        """Refuse, naming it, an evaluator or confidence that learns its state from the
+        training rows (``reads_training_rows``): a tree grown elsewhere is finished
+        without them. Called by ``fit_grown_tree`` when its data hold no rows, and by
+        growers that see the data in parts before they grow (treekit-dask)."""
+        for component in (self.evaluator, self.confidence):
+            if component is not None and component.reads_training_rows:
+                raise CompositionError(
+                    f"{component.kind} {component.name!r} learns its state from the training "
+                    "rows, which a tree grown elsewhere does not bring to it: choose a "
+                    f"{component.kind} that needs none, or parameters that give it what it "
+                    "would learn from them"
+                )
+
     def finish(self, grown: Tree, data, rng: np.random.Generator, cross_validation=None) -> Tree:
         """Prune a labelled grown tree and let the evaluator and confidence learn their
         state: the rest of a fit after growth (also for a tree grown elsewhere, a

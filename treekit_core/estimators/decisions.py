@@ -14,6 +14,7 @@ from treekit_core.components import ABSTAIN
 from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.folds import stratified_folds
 from treekit_core.engine.rejection import (
+    RejectRule,
     RiskCoverage,
     accepted_fraction,
     nearest_step,
@@ -44,14 +45,18 @@ class Decision:
 
 @attrs.frozen
 class OutOfFold:
-    """What cross-validation learns about the scores of rows a model has not seen."""
+    """What cross-validation learns about the scores of rows a model has not seen. The
+    rules read masses only: a grower that sees the data in parts may give each distinct
+    (score, correct) pair once, with the summed weight of its rows."""
 
     scores: np.ndarray  #: every training row's score by the copy fitted without its fold
     correct: np.ndarray  #: whether that copy's decision for the row is correct
-    #: per fold: (its copy's training rows, the copy's scores of them, the held-out rows)
+    weight: np.ndarray  #: the rows' weights
+    #: per fold: (its copy's scores of its own training rows, their weights, the indices
+    #: of the fold's held-out rows in ``scores``)
     folds: tuple
 
-    def held_out_coverage(self, training_coverage, weight) -> np.ndarray:
+    def held_out_coverage(self, training_coverage) -> np.ndarray:
         """The coverage of unseen rows that a threshold covering ``training_coverage`` of a
         model's own training rows gives. A tree is more confident on its training rows than
         on new ones (its splits were chosen on them), so a threshold giving 80% of the
@@ -60,10 +65,10 @@ class OutOfFold:
         above it. Those pairs, pooled over the folds, give a non-decreasing map from the
         first share to the second (linear between the pairs, through (0, 0) and (1, 1))."""
         own_shares, held_out_shares = [np.array([0.0, 1.0])], [np.array([0.0, 1.0])]
-        for train, own, test in self.folds:
+        for own, own_weight, test in self.folds:
             values = np.unique(own)
-            own_shares.append(accepted_fraction(own, values, weight[train]))
-            held_out_shares.append(accepted_fraction(self.scores[test], values, weight[test]))
+            own_shares.append(accepted_fraction(own, values, own_weight))
+            held_out_shares.append(accepted_fraction(self.scores[test], values, self.weight[test]))
         x, y = np.concatenate(own_shares), np.concatenate(held_out_shares)
         order = np.lexsort((y, x))
         return np.interp(training_coverage, x[order], np.maximum.accumulate(y[order]))
@@ -84,31 +89,50 @@ class Decisions:
     def _fit_rejection_and_calibration(self, data, rule) -> None:
         """``reject_threshold_`` and ``calibration_`` after the model itself is fitted; the
         out-of-fold refits are made once for both when they use the same folds."""
+
+        def training_scores():
+            return (*self._scores_and_correctness(data.X, data.evidence), data.weight)
+
         out_of_fold = functools.cache(lambda n_folds, seed: self._out_of_fold(data, n_folds, seed))
+        self.fit_decision_rules(training_scores, out_of_fold, rule)
+
+    def fit_decision_rules(self, training_scores, out_of_fold, rule=None) -> None:
+        """Set ``reject_threshold_`` (by ``rule``, default: the ``reject`` parameter's) and
+        ``calibration_`` of a fitted model from its scores. ``training_scores()`` gives
+        (scores, correct, weights) of the training rows by this model; ``out_of_fold(cv,
+        seed)`` an :class:`OutOfFold` of copies fitted without each fold. Each is asked
+        only when a rule needs it, and may give every distinct (score, correct) pair once
+        with the summed weight of its rows (the rules read masses only). Called by ``fit``
+        after the model is fitted, and by growers that see the data in parts (treekit-dask
+        sums the pairs over its partitions) after ``fit_grown_tree``."""
+        if rule is None:
+            rule = RejectRule.from_param(self.reject)
         self.reject_threshold_ = None
         if rule is not None:
-            self.reject_threshold_ = self._choose_reject_threshold(rule, data, out_of_fold)
-        self._fit_calibration(data, out_of_fold)
+            self.reject_threshold_ = self._choose_reject_threshold(
+                rule, functools.cache(training_scores), out_of_fold
+            )
+        self._fit_calibration(out_of_fold)
 
-    def _choose_reject_threshold(self, rule, data, out_of_fold) -> float:
+    def _choose_reject_threshold(self, rule, training_scores, out_of_fold) -> float:
         """The threshold on this model's scores: the rule applied to its training scores,
         or, with ``rule.cv`` (keep_correct, max_error), applied to out-of-fold scores and
         carried over as the coverage it reaches there (:mod:`treekit_core.engine.rejection`);
         a rule that abstains on every training row warns."""
         if rule.threshold is not None:
             return float(rule.threshold)
-        scores, correct = self._scores_and_correctness(data.X, data.evidence)
+        scores, correct, weight = training_scores()
         if rule.cv is None:
-            threshold = rule.choose(scores, correct, data.weight)
+            threshold = rule.choose(scores, correct, weight)
         else:
             folds = out_of_fold(rule.cv, rule.seed)
             wanted = rule.coverage
             if wanted is None:  # the coverage the rule reaches on out-of-fold scores
-                chosen = rule.choose(folds.scores, folds.correct, data.weight)
-                wanted = accepted_fraction(folds.scores, chosen, data.weight)
+                chosen = rule.choose(folds.scores, folds.correct, folds.weight)
+                wanted = accepted_fraction(folds.scores, chosen, folds.weight)
             # this model's steps, each at the coverage of unseen rows it is expected to give
-            steps, own = score_steps(scores, data.weight)
-            expected = folds.held_out_coverage(own, data.weight)
+            steps, own = score_steps(scores, weight)
+            expected = folds.held_out_coverage(own)
             threshold = steps[nearest_step(expected, wanted, larger=own)]
         if not (scores >= threshold).any():
             warnings.warn(
@@ -119,6 +143,32 @@ class Decisions:
                 stacklevel=4,
             )
         return float(threshold)
+
+    def decision_scores(self, X, y, sample_weight=None) -> tuple:
+        """(scores, correct, weights) of the rows of (X, y) as the reject rules and
+        calibration read them: the confidence of each decision (rejection off), whether the
+        decision is correct (the target's loss below one half) and the row's weight
+        (``sample_weight``, default 1). Called by growers that see the data in parts, on
+        each part, with the model and with its cross-validation copies (treekit-dask);
+        ``fit`` reads the same from its training rows."""
+        self._check_fitted()
+        target = self.composition_.target
+        y = np.asarray(y)
+        n = y.shape[0]
+        if target.decides_with_labeler:  # against the fitted classes, in their order
+            classes = np.asarray(self.classes_)
+            encoded = target.encode(np.concatenate([classes, y]), n + classes.size)
+            if encoded.labels is None or list(encoded.labels) != list(classes):
+                raise ValueError("y holds a label that is not among the fitted classes_")
+            evidence = np.asarray(encoded.rows)[classes.size :]
+        else:
+            evidence = np.asarray(target.encode(y, n).rows)
+        with self._checked_for_predict(X) as checked:
+            if checked.shape[0] != n:
+                raise ValueError(f"X has {checked.shape[0]} rows and y {n}; they must match")
+            scores, correct = self._scores_and_correctness(checked, evidence)
+        weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+        return scores, correct, weight
 
     def _scores_and_correctness(self, X, evidence):
         """Confidence of every decision (rejection off) and whether it is correct: the
@@ -150,16 +200,17 @@ class Decisions:
                 data.X[test], data.evidence[test]
             )
             own, _ = model._scores_and_correctness(data.X[train], data.evidence[train])
-            folds.append((train, own, test))
-        return OutOfFold(scores, correct, tuple(folds))
+            folds.append((own, data.weight[train], test))
+        return OutOfFold(scores, correct, data.weight, tuple(folds))
 
-    def _fit_calibration(self, data, out_of_fold) -> None:
+    def _fit_calibration(self, out_of_fold) -> None:
         rule = CalibrationRule.from_param(self.calibration)
         self.calibration_ = None
         if rule is not None:
             folds = out_of_fold(rule.cv, rule.seed)
-            scores, correct = folds.scores, folds.correct
-            self.calibration_ = Calibration.fit(rule.method, scores, correct, data.weight)
+            self.calibration_ = Calibration.fit(
+                rule.method, folds.scores, folds.correct, folds.weight
+            )
 
     def risk_coverage(self, X, y) -> "RiskCoverage":
         """Risk (error on accepted) against coverage as the reject threshold sweeps the

@@ -130,7 +130,9 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         ``TrainingData`` describing the training data, which may hold no rows (X of shape
         (0, d) and target rows of shape (0, S), with ``classes``, ``n_categories`` and
         ``feature_names``): then the composition must need none after growth (no
-        cross-validated pruning, rejection or calibration), or it is refused.
+        cross-validated pruning, rejection or calibration, no evaluator or confidence that
+        ``reads_training_rows``), or it is refused; rejection and calibration may be fitted
+        afterwards from scores (:meth:`fit_decision_rules`).
         ``categories`` (feature index -> category labels) encodes a DataFrame's category
         columns at predict, as ``fit`` learns it. ``cross_validation``: (cv_error,
         cv_std_error) per subtree level when the grower measured them on folds grown
@@ -142,6 +144,8 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
             )
         composition = self.make_composition(data.n_features, data.feature_names)
         composition.check(data)
+        if data.n_samples == 0:
+            composition.check_finish_without_rows()
         tree.relabel(composition.target, composition.labeler)
         self.tree_ = composition.finish(tree, data, _rng(self.random_state), cross_validation)
         self._grown_tree = None if tree is self.tree_ else tree

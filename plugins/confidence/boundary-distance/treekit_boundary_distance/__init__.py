@@ -61,6 +61,11 @@ class BoundaryDistance(Confidence):
         default=True, validator=attrs.validators.instance_of(bool)
     )
 
+    @property
+    def reads_training_rows(self) -> bool:
+        """The leaf boxes come from the tree; the scales "std" and "range" from the rows."""
+        return isinstance(self.scale, str) and self.scale != "none"
+
     def check_data(self, data) -> None:
         data.refuse_nominal(self)
 

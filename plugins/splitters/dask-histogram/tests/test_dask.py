@@ -2,6 +2,7 @@
 partitions of unequal sizes, a DataFrame with a category column), predict Dask and NumPy
 inputs alike, hand over the local model, and refuse what they cannot do by name."""
 
+import functools
 import json
 import os
 
@@ -381,3 +382,163 @@ def test_cv_with_rows_missing_a_category_mixes_their_predictions(client):
     path = model.to_local().pruning_path_
     np.testing.assert_allclose(path["alphas"], levels, rtol=1e-12)
     np.testing.assert_allclose(path["cv_error"], errors.mean(axis=1), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "reject", [{"coverage": 0.8}, {"keep_correct": 0.9}, {"max_error": 0.05}, 0.9]
+)
+def test_reject_rules_on_training_rows_as_in_memory(client, reject):
+    """A reject rule chosen on the training rows: the workers sum each distinct (score,
+    correct) pair's weight, which is all the rule reads; the threshold and the abstentions
+    are the in-memory model's."""
+    X, signal = integer_data(seed=18)
+    y = np.where(signal > 0, "yes", "no")
+    weights = np.random.default_rng(18).integers(1, 4, size=y.size).astype(float)
+    params = {"reject": reject, "abstain_value": "?", "max_depth": 4}
+    local = TreeClassifier(splitter="histogram", **params).fit(X, y, sample_weight=weights)
+    model = DaskTreeClassifier(**params).fit(
+        da.from_array(X, chunks=(CHUNKS, 5)),
+        da.from_array(y, chunks=(CHUNKS,)),
+        sample_weight=da.from_array(weights, chunks=(CHUNKS,)),
+    )
+    assert model.to_local().reject_threshold_ == local.reject_threshold_
+    predicted = model.predict(X)
+    np.testing.assert_array_equal(predicted, local.predict(X))
+    if not isinstance(reject, float):
+        assert "?" in set(predicted)  # it abstains somewhere
+    assert model.get_params()["reject"] == reject
+
+
+@pytest.mark.parametrize("method", ["isotonic", "platt"])
+def test_cv_rejection_and_calibration_as_copies_fitted_in_memory(client, method):
+    """With cv, the copies of the fit (one per outer fold, grown in the same passes) give
+    the out-of-fold scores: the threshold and the calibration equal those an in-memory
+    model reaches from copies fitted in memory on the same folds."""
+    from treekit_dask.partitions import outer_folds_of
+
+    from treekit_core import OutOfFold
+
+    X, signal = integer_data(seed=19, n=400)
+    y = (signal > 0).astype(int)
+    reject = {"max_error": 0.1, "cv": 4, "seed": 3}
+    calibration = {"method": method, "cv": 3}
+    params = {"min_samples_leaf": 5}
+    model = DaskTreeClassifier(reject=reject, calibration=calibration, **params).fit(
+        da.from_array(X, chunks=((90, 110, 200), 5)), y
+    )
+    expected = TreeClassifier(splitter="histogram", **params).fit(X, y)
+    weight = np.ones(y.size)
+
+    def out_of_fold(n_folds, seed):
+        fold = outer_folds_of(0, y.size, n_folds, seed)
+        scores, correct, folds = np.zeros(y.size), np.zeros(y.size, bool), []
+        for c in range(n_folds):
+            test = np.flatnonzero(fold == c)
+            train = np.flatnonzero(fold != c)
+            copy = TreeClassifier(splitter="histogram", **params).fit(X[train], y[train])
+            scores[test], correct[test], _ = copy.decision_scores(X[test], y[test])
+            folds.append((copy.decision_scores(X[train], y[train])[0], weight[train], test))
+        return OutOfFold(scores, correct, weight, tuple(folds))
+
+    expected.set_params(reject=reject, calibration=calibration)
+    expected.fit_decision_rules(
+        lambda: expected.decision_scores(X, y), functools.cache(out_of_fold)
+    )
+    fitted = model.to_local()
+    assert fitted.reject_threshold_ == expected.reject_threshold_
+    assert fitted.calibration_.method == method
+    if method == "isotonic":
+        np.testing.assert_array_equal(fitted.calibration_.points_x, expected.calibration_.points_x)
+        np.testing.assert_array_equal(fitted.calibration_.points_y, expected.calibration_.points_y)
+    else:  # the same maximum-likelihood fit from masses: equal to the optimiser's tolerance
+        np.testing.assert_allclose(
+            [fitted.calibration_.a, fitted.calibration_.b],
+            [expected.calibration_.a, expected.calibration_.b],
+            rtol=1e-4,
+        )
+    np.testing.assert_allclose(
+        fitted.decide(X).p_correct, expected.decide(X).p_correct, rtol=1e-4, atol=1e-6
+    )
+
+
+def test_cv_rejection_with_cv_pruned_copies(client):
+    """Copies of a fit that prunes by cross-validation grow their own fold trees in the same
+    passes (1 + 3 + 2 x (1 + 3) trees here); each copy is the tree cost-complexity pruning
+    chooses from its own folds, and the rule's threshold is a step of the model's scores."""
+    X, signal = integer_data(seed=20, n=400)
+    y = (signal > 0).astype(int)
+    params = {"pruner": "cost_complexity", "pruner_params": {"cv": 3}}
+    model = DaskTreeClassifier(reject={"coverage": 0.7, "cv": 2}, **params).fit(
+        da.from_array(X, chunks=((150, 250), 5)), y
+    )
+    fitted = model.to_local()
+    scores = fitted.decision_scores(X, y)[0]
+    assert fitted.reject_threshold_ in set(scores)
+    coverage = (scores >= fitted.reject_threshold_).mean()
+    assert 0.4 < coverage < 1.0
+    assert fitted.tree_.n_nodes < TreeClassifier(splitter="histogram").fit(X, y).tree_.n_nodes
+
+
+def test_components_that_learn_from_rows_are_refused_before_growth(client):
+    """An evaluator or confidence whose fit reads the training rows cannot be finished from
+    a tree grown over partitions: refused before any partition is read, naming it; a
+    non-hard evaluator is refused with cross-validated pruning (the workers sum held-out
+    losses where rows stop)."""
+    import attrs
+
+    from treekit_core import Confidence, Evaluator
+
+    @attrs.define(slots=False)
+    class MeanShift(Evaluator):
+        name = "mean_shift"
+
+        def fit(self, tree, data, labeler):
+            return {"mean": data.X.mean(axis=0)}
+
+        def predict_distribution(self, tree, X):  # pragma: no cover - refused before
+            raise AssertionError("not reached")
+
+    @attrs.define(slots=False)
+    class Spread(Confidence):
+        name = "spread"
+
+        def fit(self, tree, data, labeler):
+            return {"std": data.X.std(axis=0)}
+
+    @attrs.define(slots=False)
+    class Blend(Evaluator):
+        name = "blend"
+        provides = frozenset()  # mixes leaves: no hard routing
+        reads_training_rows = False
+
+    X, signal = integer_data(seed=21)
+    dX = da.from_array(X, chunks=(CHUNKS, 5))
+    y = (signal > 0).astype(int)
+    with pytest.raises(CompositionError, match="evaluator 'mean_shift' learns its state from"):
+        DaskTreeClassifier(evaluator=MeanShift()).fit(dX, y)
+    with pytest.raises(CompositionError, match="confidence 'spread' learns its state from"):
+        DaskTreeClassifier(confidence=Spread()).fit(dX, y)
+    with pytest.raises(CompositionError, match="evaluator 'blend' mixes leaves"):
+        DaskTreeClassifier(
+            evaluator=Blend(), pruner="cost_complexity", pruner_params={"cv": 3}
+        ).fit(dX, y)
+
+
+def test_soft_evaluation_with_given_spreads(client):
+    """An evaluator that needs no rows (soft evaluation with its spreads given) evaluates
+    the Dask tree as it evaluates the in-memory one."""
+    soft = pytest.importorskip("treekit_soft_search")
+    from treekit_core import get_registry
+
+    get_registry().register(soft, "treekit-soft-search")
+    X, signal = integer_data(seed=22)
+    y = (signal > 0).astype(int)
+    params = {"evaluator": "soft", "evaluator_params": {"sigma": 0.7}, "max_depth": 5}
+    local = TreeClassifier(splitter="histogram", **params).fit(X, y)
+    model = DaskTreeClassifier(**params).fit(da.from_array(X, chunks=(CHUNKS, 5)), y)
+    same_tree(model.to_local().tree_, local.tree_)
+    proba = model.predict_proba(X)
+    np.testing.assert_array_equal(proba, local.predict_proba(X))
+    assert ((proba > 0.01) & (proba < 0.99)).mean() > 0.5  # soft: most rows mixed
+    with pytest.raises(CompositionError, match="evaluator 'soft' learns its state"):
+        DaskTreeClassifier(evaluator="soft").fit(da.from_array(X, chunks=(CHUNKS, 5)), y)

@@ -10,7 +10,10 @@ import numpy as np
 from treekit_histogram.binning import MAX_BINS, edge_table, edges_from_counts
 
 from treekit_core import (
+    CalibrationRule,
     CompositionError,
+    OutOfFold,
+    RejectRule,
     TrainingData,
     Tree,
     TreeClassifier,
@@ -68,13 +71,13 @@ class DaskTreeMixin:
     def _local(self):
         """The in-memory estimator with these parameters and the histogram splitter: what
         ``to_local()`` returns fitted."""
-        fixed = ("client", "max_bins", "splitter", "propagator")
+        # rejection and calibration are fitted after the tree, from scores the workers sum
+        fixed = ("client", "max_bins", "splitter", "propagator", "reject", "calibration")
         params = {n: v for n, v in self.get_params().items() if n not in fixed}
         return self.local_class(
             splitter="histogram",
             splitter_params={"max_bins": self.max_bins},
             propagator="hard",
-            evaluator="hard",
             **params,
         )
 
@@ -90,6 +93,7 @@ class DaskTreeMixin:
                 )
         if not isinstance(self.max_bins, int) or not 2 <= self.max_bins <= MAX_BINS:
             raise ValueError(f"max_bins must be an int from 2 to {MAX_BINS}, got {self.max_bins!r}")
+        composition.check_finish_without_rows()
         pruner = composition.pruner
         if pruner.name not in ROWLESS_PRUNERS:
             raise CompositionError(
@@ -194,6 +198,23 @@ class DaskTreeMixin:
         # cost-complexity without an alpha: its cv folds' trees grow in the same passes
         pruner = composition.pruner
         n_folds = int(pruner.cv) if getattr(pruner, "alpha", 0.0) is None else 0
+        evaluator = composition.evaluator
+        if n_folds and "hard_routing" not in evaluator.provides:
+            raise CompositionError(
+                f"evaluator {evaluator.name!r} mixes leaves, and the workers sum the held-out "
+                "losses of cross-validated pruning where each row stops (hard routing): "
+                "give the pruner an alpha, or an evaluator that routes hard"
+            )
+        # rejection and calibration by cross-validation: a copy of the fit per outer fold,
+        # grown in the same passes (one family of outer folds per (cv, seed) asked)
+        reject = RejectRule.from_param(getattr(self, "reject", None))
+        calibration = CalibrationRule.from_param(getattr(self, "calibration", None))
+        outer = []
+        if reject is not None and reject.threshold is None and reject.cv is not None:
+            outer.append((int(reject.cv), int(reject.seed)))
+        if calibration is not None and (calibration.cv, calibration.seed) not in outer:
+            outer.append((int(calibration.cv), int(calibration.seed)))
+        specs = partitions.tree_specs(n_folds, outer)
         first_rows = np.concatenate([[0], np.cumsum([s[2] for s in summaries])[:-1]])
         # pass 2: the partitions binned, encoded and kept on the workers
         parts = client.compute(
@@ -210,6 +231,7 @@ class DaskTreeMixin:
                     int(first),
                     n_folds,
                     composition.labeler if class_weight is not None else None,
+                    outer,
                 )
                 for xp, yp, wp, first in zip(x_parts, y_parts, w_parts, first_rows, strict=True)
             ]
@@ -239,7 +261,7 @@ class DaskTreeMixin:
             raise ValueError(
                 "X has no rows of positive weight"
                 if totals[0, 0] < 1
-                else f"too few rows for cv={n_folds}: a fold's tree would have none"
+                else "too few rows for the cross-validation folds: a fold's tree would have none"
             )
         rules = [composition.stopping.resolve(int(round(t[0])), float(t[1])) for t in totals]
         n_categories = np.zeros(d, dtype=np.int64)
@@ -260,12 +282,6 @@ class DaskTreeMixin:
         )
         n_stats = totals.shape[1] - 2
         grown = grower.grow(composition.criterion.impurity_params(n_stats), totals)
-        tree, _ = _tree_of(grown, d, n_stats, 0, composition.constraints.has_monotonic)
-        cross_validation = None
-        if n_folds:
-            cross_validation = self._cross_validate(
-                client, grower.parts, grown, tree, composition, d, n_stats, totals[0]
-            )
         summary = TrainingData(
             np.zeros((0, d)),
             np.zeros((0, n_stats)),
@@ -275,7 +291,31 @@ class DaskTreeMixin:
             n_categories=n_categories,
             target=target,
         )
-        local.fit_grown_tree(tree, summary, categories, cross_validation)
+
+        def finish(model, root):
+            """``model`` fitted to the tree grown from ``root``, pruned as its pruner says
+            (by the errors of the fold trees that follow the root in ``specs``)."""
+            tree, _ = _tree_of(grown, d, n_stats, root, composition.constraints.has_monotonic)
+            cross_validation = None
+            if n_folds:
+                fold_roots = np.arange(root + 1, root + 1 + n_folds)
+                cross_validation = self._cross_validate(
+                    client, grower.parts, grown, tree, composition, totals[root], fold_roots
+                )
+            return model.fit_grown_tree(tree, summary, categories, cross_validation)
+
+        finish(local, 0)
+        copies = [
+            [
+                finish(self._local(), int(np.flatnonzero((specs == (f, c, -1)).all(axis=1))[0]))
+                for c in range(n_outer)
+            ]
+            for f, (n_outer, _) in enumerate(outer)
+        ]
+        if reject is not None or calibration is not None:
+            self._fit_decision_rules(
+                client, local, copies, outer, reject, (x_parts, y_parts, w_parts), first_rows
+            )
         self.local_ = local
         self.levels_ = grower.levels
         self.n_features_in_ = d
@@ -286,17 +326,55 @@ class DaskTreeMixin:
             self.n_classes_ = local.n_classes_
         return self
 
+    def _fit_decision_rules(self, client, local, copies, outer, reject, inputs, first_rows):
+        """The reject threshold and calibration of ``local`` from score masses the workers
+        sum: the model's of its training rows, and per outer fold its copy's of the fold's
+        rows and of its own (what ``fit`` reads from its rows and its copies)."""
+        import dask
+
+        needs_model = reject is not None and reject.threshold is None
+        tables = client.gather(
+            client.compute(
+                [
+                    dask.delayed(partitions.decision_scores)(
+                        xp, yp, wp, local if needs_model else None, copies, outer, int(first)
+                    )
+                    for xp, yp, wp, first in zip(*inputs, first_rows, strict=True)
+                ]
+            )
+        )
+
+        def merged(key):
+            s, c, w = (np.concatenate([t[key][i] for t in tables]) for i in range(3))
+            return partitions.score_masses(s, c, w)
+
+        def out_of_fold(n_folds, seed):
+            family = outer.index((n_folds, seed))
+            held = [merged((family, c, "held_out")) for c in range(n_folds)]
+            sizes = np.cumsum([0] + [h[0].size for h in held])
+            folds = []
+            for c in range(n_folds):
+                own_scores, _, own_weight = merged((family, c, "own"))
+                folds.append((own_scores, own_weight, np.arange(sizes[c], sizes[c + 1])))
+            scores, correct, weight = (np.concatenate([h[i] for h in held]) for i in range(3))
+            return OutOfFold(scores, correct, weight, tuple(folds))
+
+        local.set_params(reject=self.reject, calibration=self.calibration)
+        local.fit_decision_rules(lambda: merged("model"), out_of_fold)
+
     @staticmethod
-    def _cross_validate(client, parts, grown, tree, composition, d, n_stats, root_totals):
+    def _cross_validate(client, parts, grown, tree, composition, root_totals, fold_roots):
         """(cv_error, cv_std_error) per subtree level of ``tree`` from the fold trees grown
-        beside it: each fold tree is pruned at every level's evaluation alpha, and the
-        workers sum the losses of the rows held out of it where they stopped in it."""
+        beside it (``fold_roots``): each fold tree is pruned at every level's evaluation
+        alpha, and the workers sum the losses of the rows held out of it where they stopped
+        in it."""
+        d, n_stats = tree.n_features, tree.statistics.shape[1]
         pruner, target, labeler = composition.pruner, composition.target, composition.labeler
         tree.relabel(target, labeler)
         levels, evaluate_at = pruner.level_alphas(tree, labeler, target)
         n_nodes = len(grown.parent)
         values, decisions = None, None
-        for root in range(1, 1 + int(pruner.cv)):
+        for root in fold_roots:
             fold_tree, order = _tree_of(
                 grown, d, n_stats, root, composition.constraints.has_monotonic
             )
@@ -318,7 +396,14 @@ class DaskTreeMixin:
                 decisions[j, order] = target.decide(fold_tree.value[by], labeler)
         losses = [
             client.submit(
-                partitions.held_out_losses, p, values, decisions, target, labeler, pure=False
+                partitions.held_out_losses,
+                p,
+                fold_roots,
+                values,
+                decisions,
+                target,
+                labeler,
+                pure=False,
             )
             for p in parts
         ]
@@ -483,10 +568,12 @@ class DaskTreeClassifier(DaskTreeMixin):
         *,
         splitter="histogram",
         propagator="hard",
+        evaluator="hard",
         target=None,
         target_params=None,
         criterion_params=None,
         pruner_params=None,
+        evaluator_params=None,
         labeler_params=None,
         confidence_params=None,
         max_depth=None,
@@ -499,6 +586,8 @@ class DaskTreeClassifier(DaskTreeMixin):
         monotonic_cst=None,
         interaction_cst=None,
         class_weight=None,
+        reject=None,
+        calibration=None,
         abstain_value=None,
         max_bins=MAX_BINS,
         random_state=None,
@@ -529,10 +618,12 @@ class DaskTreeRegressor(DaskTreeMixin):
         *,
         splitter="histogram",
         propagator="hard",
+        evaluator="hard",
         target=None,
         target_params=None,
         criterion_params=None,
         pruner_params=None,
+        evaluator_params=None,
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,

@@ -30,8 +30,9 @@ SKETCH_SAMPLE = 65_536
 @attrs.define(eq=False)
 class Partition:
     """One partition's rows as the grower keeps them on its worker. Several trees may grow
-    in the same passes: the tree on every row (tree 0) and, for cross-validated pruning,
-    one per fold k (tree k + 1) on the rows of the other folds."""
+    in the same passes (:func:`tree_specs`): the tree on every row (tree 0), for
+    cross-validated pruning one per fold on the rows of the other folds, and for rejection
+    and calibration by cross-validation a copy per outer fold (with its own pruning folds)."""
 
     codes: np.ndarray  #: uint8, rows x features: bin codes (category codes for nominal)
     rows: np.ndarray  #: float64, rows x (1 + S): weight, then weight x the target's row
@@ -53,6 +54,37 @@ class Partition:
 
 #: Multiplier of the hash that deals rows to folds (Knuth's, 64-bit golden ratio).
 FOLD_HASH = np.uint64(0x9E3779B97F4A7C15)
+
+
+#: A tree's spec: (outer fold family, outer fold left out, pruning fold held out); -1: none.
+MAIN_TREE = (-1, -1, -1)
+
+
+def tree_specs(n_folds: int, outer=()) -> np.ndarray:
+    """The trees one fit grows in the same passes, as rows (family, outer fold left out,
+    pruning fold held out): the tree on every row, then one per pruning fold (its rows held
+    out and followed), then, per family of outer folds (``outer``: (folds, seed) pairs),
+    per outer fold a copy on the other folds' rows, each followed by its own pruning
+    folds. A copy's rows are the cross-validation copies of rejection and calibration."""
+    specs = [MAIN_TREE, *[(-1, -1, k) for k in range(n_folds)]]
+    for family, (n_outer, _) in enumerate(outer):
+        for c in range(n_outer):
+            specs.append((family, c, -1))
+            specs.extend((family, c, k) for k in range(n_folds))
+    return np.array(specs, dtype=np.int64).reshape(-1, 3)
+
+
+def outer_folds_of(first_row: int, n: int, n_folds: int, seed: int) -> np.ndarray:
+    """The outer fold (rejection and calibration copies) of the rows numbered first_row ..
+    first_row + n - 1: splitmix64 of the row number and ``seed``, modulo ``n_folds``
+    (independent of :func:`folds_of`'s multiplicative hash, and of the partitioning)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(first_row, first_row + n, dtype=np.uint64)
+        z = z + np.uint64(seed + 1) * FOLD_HASH
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z % np.uint64(n_folds)).astype(np.int64)
 
 
 def folds_of(first_row: int, n: int, n_folds: int) -> np.ndarray:
@@ -139,13 +171,15 @@ def load(
     first_row=0,
     n_folds=0,
     labeler=None,
+    outer=(),
 ):
     """The partition as the grower keeps it: X binned with the global ``edges`` (nominal
     columns by their global ``categories``), y encoded by the composition's ``target``
     (class labels against the global ``classes``), rows of weight 0 left out (a removed
     row, as in memory); with ``n_folds``, each row's fold (:func:`folds_of`, the partition
     starting at row ``first_row`` of the data) and its target row; with a ``labeler``, each
-    row's class (the target's strata)."""
+    row's class (the target's strata); with ``outer`` families of outer folds, the rows of
+    every tree of :func:`tree_specs`."""
     X = as_frame_or_array(X)
     n = len(X)
     codes = code_features(numeric_columns(X, set(categories)), edges, max_bins)
@@ -178,9 +212,17 @@ def load(
     evidence = np.ascontiguousarray(evidence[kept], dtype=np.float64)
     table = row_table(evidence, weight[kept])
     fold = folds_of(first_row, n, n_folds)[kept]
-    node = np.zeros((int(kept.sum()), 1 + max(n_folds, 0)), dtype=np.int64)
-    for k in range(n_folds):  # fold k's tree (k + 1) holds the other folds' rows at its root
-        node[:, k + 1] = np.where(fold == k, -2 - (k + 1), k + 1)
+    outer_fold = [outer_folds_of(first_row, n, k, seed)[kept] for k, seed in outer]
+    specs = tree_specs(n_folds, outer)
+    node = np.empty((int(kept.sum()), specs.shape[0]), dtype=np.int64)
+    for t, (family, left_out, held_out) in enumerate(specs):
+        # a tree's root is node t; its held-out rows are followed (-2 - node), the rows of
+        # the outer fold it leaves out are in no node of it (-1)
+        node[:, t] = t
+        if held_out >= 0:
+            node[fold == held_out, t] = -2 - t
+        if family >= 0:
+            node[outer_fold[family] == left_out, t] = -1
     strata = None if labeler is None else np.asarray(target.strata(evidence, labeler))
     codes = np.ascontiguousarray(codes[kept])
     nominal = sorted(categories)
@@ -383,23 +425,22 @@ def route(part: Partition, feature, goes_left, left, right, divide, missing_code
     )
 
 
-def held_out_losses(part: Partition, values, decisions, target, labeler) -> np.ndarray:
+def held_out_losses(part: Partition, trees, values, decisions, target, labeler) -> np.ndarray:
     """Per level of the pruning path: (sum of w x loss, sum of w x loss^2) of the rows held
-    out of the fold trees, each predicted by the node ``values[level, node]`` /
-    ``decisions[level, node]`` gives for the node it stopped at in its fold's tree (the
-    pruned tree's leaf above it), the loss the target's ``sample_loss`` counts."""
+    out of the fold trees ``trees`` (one pruning group's), each predicted by the node
+    ``values[level, node]`` / ``decisions[level, node]`` gives for the node it stopped at in
+    its fold's tree (the pruned tree's leaf above it), the loss the target's
+    ``sample_loss`` counts."""
     totals = np.zeros((values.shape[0], 2))
     if part.evidence is None:
         return totals
+    trees = np.asarray(trees, dtype=np.int64)
+    held = part.node[:, trees] <= -2  # an entry is held out of one tree of a group at most
     # rows a class weight of 0 removed (weight 0) are in no tree
-    entries = np.flatnonzero((part.fold >= 0) & (part.rows[:, 0] > 0))
-    tree = part.fold[entries] + 1
-    stopped = part.node[entries, tree]
-    entries, tree, stopped = (
-        entries[stopped <= -2],
-        tree[stopped <= -2],
-        -2 - stopped[stopped <= -2],
-    )
+    held &= (part.rows[:, 0] > 0)[:, None]
+    entries, which = np.nonzero(held)
+    tree = trees[which]
+    stopped = -2 - part.node[entries, tree]
     if part.origin is None:  # every held-out row stopped at one node
         weight = part.rows[entries, 0]
         for level in range(values.shape[0]):
@@ -430,3 +471,40 @@ def add(*arrays):
     for other in arrays[1:]:
         total += other
     return total
+
+
+def score_masses(scores, correct, weight) -> tuple:
+    """(distinct scores, correct, summed weights): every distinct (score, correct) pair once
+    with its rows' weight, which is all the reject rules and calibration read."""
+    order = np.lexsort((correct, scores))
+    scores, correct, weight = scores[order], correct[order], weight[order]
+    new = np.ones(scores.size, dtype=bool)
+    new[1:] = (scores[1:] != scores[:-1]) | (correct[1:] != correct[:-1])
+    starts = np.flatnonzero(new)
+    summed = np.add.reduceat(weight, starts) if starts.size else np.zeros(0)
+    return scores[starts], correct[starts], summed
+
+
+def decision_scores(X, y, weight, model, copies, outer, first_row) -> dict:
+    """The score masses (:func:`score_masses`) of the partition's rows of positive weight:
+    ``"model"``, by the fitted model; and per family f of outer folds (``outer``) and fold
+    c, by its copy ``copies[f][c]``, ``(f, c, "held_out")`` of the fold's rows and ``(f, c,
+    "own")`` of the copy's own training rows. Only masses leave the worker."""
+    X = as_frame_or_array(X)
+    n = len(X)
+    y = np.asarray(y)
+    weight = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64).reshape(-1)
+    kept = np.flatnonzero(weight > 0)
+    X = X.iloc[kept] if hasattr(X, "iloc") else X[kept]
+    y, weight = y[kept], weight[kept]
+    found = {}
+    if model is not None:
+        found["model"] = score_masses(*model.decision_scores(X, y, weight))
+    for family, (n_outer, seed) in enumerate(outer):
+        fold = outer_folds_of(first_row, n, n_outer, seed)[kept]
+        for c in range(n_outer):
+            scores, correct, w = copies[family][c].decision_scores(X, y, weight)
+            held = fold == c
+            found[(family, c, "held_out")] = score_masses(scores[held], correct[held], w[held])
+            found[(family, c, "own")] = score_masses(scores[~held], correct[~held], w[~held])
+    return found

@@ -98,6 +98,11 @@ class SoftEvaluation(Evaluator):
     u: float = attrs.field(default=0.1, validator=check_u)
     sigma: list | None = attrs.field(default=None, validator=check_sigma)
 
+    @property
+    def reads_training_rows(self) -> bool:
+        """The spreads u x mean(a) come from the rows; given ``sigma`` (or u = 0), none."""
+        return self.sigma is None and self.u > 0
+
     def fit(self, tree, data, labeler):
         return {"sigma": feature_spreads(data, self.u, self.sigma, "evaluator 'soft'")}
 
