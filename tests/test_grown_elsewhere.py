@@ -112,3 +112,29 @@ def test_a_component_that_learns_from_rows_is_refused_naming_it():
         TreeClassifier(max_depth=3, evaluator=Centred()).fit_grown_tree(
             copy.deepcopy(model.tree_), data
         )
+
+
+def test_quantiles_from_leaf_response_masses_summed_over_parts():
+    """A regression tree finished elsewhere keeps, for quantiles, the (leaf, response)
+    masses of its training rows summed over parts: its quantiles are ``fit``'s, also with
+    missing values (a row counted in both leaves by its shares)."""
+    from treekit_core import TreeRegressor
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 8, size=(300, 3)).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) * 2 + rng.integers(0, 5, size=300)
+    weight = rng.integers(1, 4, size=300).astype(float)
+    model = TreeRegressor(min_samples_leaf=10).fit(X, y, sample_weight=weight)
+    finished = copy.deepcopy(model)
+    parts = [
+        finished.leaf_response_masses(X[rows], y[rows], weight[rows])
+        for rows in np.array_split(np.arange(300), 3)
+    ]
+    finished.keep_leaf_response_masses(
+        [tuple(np.concatenate([p[0][i] for p in parts]) for i in range(3))]
+    )
+    q = [0.05, 0.5, 0.95]
+    np.testing.assert_array_equal(finished.predict(X, quantiles=q), model.predict(X, quantiles=q))
+    with pytest.raises(ValueError, match="masses for 2 trees; the model has 1"):
+        finished.keep_leaf_response_masses([parts[0][0], parts[1][0]])

@@ -168,6 +168,51 @@ class RegressionEstimator:
             members.append((rows[order].astype(np.int32), shares[order], starts.astype(np.int32)))
         self._leaf_responses = (responses, members)
 
+    def leaf_response_masses(self, X, y, sample_weight=None) -> list:
+        """Per tree, (leaves, responses, weights): every distinct (leaf, response) pair of
+        the rows of (X, y), counted in the leaves as quantiles count training rows (hard
+        routing; C4.5's shares for a missing value), with its summed share x weight
+        (``sample_weight``, default 1). Called by growers that see the data in parts, on
+        each part (treekit-dask), before :meth:`keep_leaf_response_masses`."""
+        self._check_fitted()
+        target = self.composition_.target
+        y = np.asarray(y)
+        responses = target.responses(target.encode(y, y.shape[0]).rows)
+        if responses is None:
+            raise ValueError(
+                f"target {target.name!r} gives no responses, so its predictions have no quantiles"
+            )
+        weight = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight)
+        found = []
+        with self._checked_for_predict(X) as checked:
+            for tree in self._trees():
+                rows, nodes, shares = self._mixtures(tree, checked, training=True)
+                share = shares * weight[rows]
+                kept = share > 0
+                found.append(response_masses(nodes[kept], responses[rows[kept]], share[kept]))
+        return found
+
+    def keep_leaf_response_masses(self, masses) -> None:
+        """Keep what ``predict(X, quantiles=...)`` reads from per-tree (leaves, responses,
+        weights) masses of the training rows (the parts' :meth:`leaf_response_masses`
+        concatenated; equal pairs are merged here): the quantiles of ``fit``, every
+        distinct response of a leaf standing for its rows. Called by growers that see the
+        data in parts, after ``fit_grown_tree``."""
+        trees = self._trees()
+        if len(masses) != len(trees):
+            raise ValueError(f"masses for {len(masses)} trees; the model has {len(trees)}")
+        responses, members, offset = [], [], 0
+        for tree, (nodes, values, weights) in zip(trees, masses, strict=True):
+            nodes, values, weights = response_masses(nodes, values, weights)
+            if nodes.size and not (0 <= nodes.min() and nodes.max() < tree.n_nodes):
+                raise ValueError("leaf response masses name a node the tree does not have")
+            starts = np.searchsorted(nodes, np.arange(tree.n_nodes + 1))
+            rows = np.arange(offset, offset + values.size, dtype=np.int32)
+            members.append((rows, weights, starts.astype(np.int32)))
+            responses.append(values)
+            offset += values.size
+        self._leaf_responses = (np.concatenate(responses), members)
+
     def _quantiles(self, X, q, training):
         responses, members = training
         trees = self._trees()
@@ -250,6 +295,20 @@ def check_quantiles(quantiles) -> np.ndarray:
     ):
         raise ValueError(f"quantiles must be numbers in [0, 1], got {quantiles!r}")
     return q
+
+
+def response_masses(nodes, responses, weights) -> tuple:
+    """(nodes, responses, summed weights): every distinct (node, response) pair once, sorted
+    by node, then response, which is all the weighted quantiles of a node read."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    responses, weights = np.asarray(responses, np.float64), np.asarray(weights, np.float64)
+    order = np.lexsort((responses, nodes))
+    nodes, responses, weights = nodes[order], responses[order], weights[order]
+    new = np.ones(nodes.size, dtype=bool)
+    new[1:] = (nodes[1:] != nodes[:-1]) | (responses[1:] != responses[:-1])
+    starts = np.flatnonzero(new)
+    summed = np.add.reduceat(weights, starts) if starts.size else np.zeros(0)
+    return nodes[starts], responses[starts], summed
 
 
 def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:

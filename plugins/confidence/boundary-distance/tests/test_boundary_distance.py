@@ -363,3 +363,36 @@ def test_distances_on_several_threads_equal_one_thread():
         scores.append(model.decide(X).confidence)
     np.testing.assert_array_equal(scores[0], scores[1])
     assert np.isfinite(scores[0]).mean() > 0.9
+
+
+def test_scales_from_rows_are_refused_for_a_tree_grown_elsewhere():
+    """A tree grown elsewhere is finished without its rows: the scales "std" and "range"
+    would be learned from them (refused, naming the confidence); given scales need none,
+    and score as ``fit`` scores."""
+    import copy
+
+    from treekit_core import CompositionError, TrainingData
+
+    bundle = load_dataset("haberman")
+    X, y = bundle.X, bundle.y
+    d = X.shape[1]
+    grown = TreeClassifier(max_depth=3).fit(X, y)
+    empty = TrainingData(
+        np.zeros((0, d)),
+        np.zeros((0, 2)),
+        np.zeros(0),
+        None,
+        classes=grown.classes_,
+        n_categories=np.zeros(d, dtype=np.int64),
+        target=grown.composition_.target,
+    )
+    for scale in ("std", "range"):
+        params = {"confidence": "boundary_distance", "confidence_params": {"scale": scale}}
+        with pytest.raises(CompositionError, match="confidence 'boundary_distance' learns"):
+            TreeClassifier(max_depth=3, **params).fit_grown_tree(copy.deepcopy(grown.tree_), empty)
+    given_scales = {"confidence": "boundary_distance", "confidence_params": {"scale": [2.0] * d}}
+    finished = TreeClassifier(max_depth=3, **given_scales).fit_grown_tree(
+        copy.deepcopy(grown.tree_), empty
+    )
+    expected = TreeClassifier(max_depth=3, **given_scales).fit(X, y)
+    np.testing.assert_array_equal(finished.decide(X).confidence, expected.decide(X).confidence)

@@ -542,3 +542,34 @@ def test_soft_evaluation_with_given_spreads(client):
     assert ((proba > 0.01) & (proba < 0.99)).mean() > 0.5  # soft: most rows mixed
     with pytest.raises(CompositionError, match="evaluator 'soft' learns its state"):
         DaskTreeClassifier(evaluator="soft").fit(da.from_array(X, chunks=(CHUNKS, 5)), y)
+
+
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_quantiles_from_leaf_responses_gathered_at_fit(client, with_missing):
+    """With keep_leaf_responses=True every leaf's distinct responses and their weights
+    come to the client at fit: the quantiles are the in-memory tree's (integer responses:
+    exactly), also where rows missing a tested value count in both leaves by their shares."""
+    if with_missing:
+        frame, signal = _frame_with_missing_categories(23)
+        X, parts = frame, dd.from_pandas(frame, npartitions=4)
+    else:
+        X, signal = integer_data(seed=23)
+        parts = da.from_array(X, chunks=(CHUNKS, 5))
+    y = signal * 3
+    labels = dd.from_pandas(pd.Series(y), npartitions=4) if with_missing else y
+    weights = np.random.default_rng(23).integers(1, 3, size=y.size).astype(float)
+    w = dd.from_pandas(pd.Series(weights), npartitions=4) if with_missing else weights
+    params = {"min_samples_leaf": 8}
+    local = TreeRegressor(splitter="histogram", **params).fit(X, y, sample_weight=weights)
+    model = DaskTreeRegressor(keep_leaf_responses=True, **params).fit(
+        parts, labels, sample_weight=w
+    )
+    q = [0.1, 0.5, 0.9]
+    expected = local.predict(X, quantiles=q)
+    np.testing.assert_array_equal(model.predict(X, quantiles=q), expected)
+    assert (expected[:, 2] > expected[:, 0]).mean() > 0.5  # leaves hold spread responses
+    lazy = model.predict(parts, quantiles=q)
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_array_equal(lazy.compute(), expected)
+    with pytest.raises(ValueError, match="keep_leaf_responses=True"):
+        DaskTreeRegressor(**params).fit(parts, labels).predict(X, quantiles=q)

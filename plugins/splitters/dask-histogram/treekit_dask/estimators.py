@@ -73,6 +73,7 @@ class DaskTreeMixin:
         ``to_local()`` returns fitted."""
         # rejection and calibration are fitted after the tree, from scores the workers sum
         fixed = ("client", "max_bins", "splitter", "propagator", "reject", "calibration")
+        fixed += ("keep_leaf_responses",)
         params = {n: v for n, v in self.get_params().items() if n not in fixed}
         return self.local_class(
             splitter="histogram",
@@ -316,6 +317,22 @@ class DaskTreeMixin:
             self._fit_decision_rules(
                 client, local, copies, outer, reject, (x_parts, y_parts, w_parts), first_rows
             )
+        if getattr(self, "keep_leaf_responses", False):
+            # every leaf's distinct responses with their weights, for quantiles
+            found = client.gather(
+                client.compute(
+                    [
+                        dask.delayed(local.leaf_response_masses)(xp, yp, wp)
+                        for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
+                    ]
+                )
+            )
+            local.keep_leaf_response_masses(
+                [
+                    tuple(np.concatenate([part[t][i] for part in found]) for i in range(3))
+                    for t in range(len(found[0]))
+                ]
+            )
         self.local_ = local
         self.levels_ = grower.levels
         self.n_features_in_ = d
@@ -458,12 +475,12 @@ class DaskTreeMixin:
         self._check_fitted()
         return self.local_
 
-    def _apply(self, X, method, width=None):
-        """``method`` of the local model on every partition of a Dask X (a Dask array
-        back), or on an in-memory X (a NumPy array back)."""
+    def _apply(self, X, method, width=None, **options):
+        """``method`` of the local model (with ``options``) on every partition of a Dask X
+        (a Dask array back), or on an in-memory X (a NumPy array back)."""
         self._check_fitted()
         if not _is_dask(X):
-            return getattr(self.local_, method)(X)
+            return getattr(self.local_, method)(X, **options)
         import dask
         import dask.array as da
 
@@ -477,7 +494,9 @@ class DaskTreeMixin:
         shape = (np.nan,) if width is None else (np.nan, width)
         return da.concatenate(
             [
-                da.from_delayed(dask.delayed(getattr(local, method))(p), shape=shape, dtype=dtype)
+                da.from_delayed(
+                    dask.delayed(getattr(local, method))(p, **options), shape=shape, dtype=dtype
+                )
                 for p in parts
             ]
         )
@@ -634,6 +653,7 @@ class DaskTreeRegressor(DaskTreeMixin):
         monotonic_cst=None,
         interaction_cst=None,
         max_bins=MAX_BINS,
+        keep_leaf_responses=False,
         random_state=None,
         n_threads=None,
         client=None,
@@ -641,3 +661,18 @@ class DaskTreeRegressor(DaskTreeMixin):
         for name, value in locals().items():
             if name != "self":
                 setattr(self, name, value)
+
+    def predict(self, X, quantiles=None):
+        """The local model's predictions (with ``quantiles``: the weighted quantiles of the
+        training responses of the leaves a sample reaches, which ``keep_leaf_responses=True``
+        gathers at fit), per partition of a Dask X, or for an in-memory X."""
+        if quantiles is None:
+            return self._apply(X, "predict")
+        if not self.keep_leaf_responses:
+            raise ValueError(
+                "quantiles need every leaf's training responses, which a Dask fit gathers to "
+                "the client only when asked (each leaf's distinct responses with their "
+                "weights): fit with keep_leaf_responses=True"
+            )
+        width = np.size(quantiles)
+        return self._apply(X, "predict", width=width, quantiles=quantiles)
