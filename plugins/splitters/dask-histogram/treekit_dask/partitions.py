@@ -48,8 +48,11 @@ class Partition:
     #: int64 per entry: the row (its first entry) it is a part of; None while no row has
     #: been divided (every entry is its own row)
     origin: np.ndarray | None = None
-    #: whether a nominal feature of the partition has a missing value (rows may divide)
+    #: whether a nominal feature of the partition has a missing value (training rows may
+    #: divide)
     may_divide: bool = False
+    #: whether any value of the partition is missing (held-out rows may divide too)
+    has_missing: bool = False
 
 
 #: Multiplier of the hash that deals rows to folds (Knuth's, 64-bit golden ratio).
@@ -234,6 +237,7 @@ def load(
         evidence if n_folds else None,
         strata,
         may_divide=bool((codes[:, nominal] == max_bins).any()) if nominal else False,
+        has_missing=bool((codes == max_bins).any()),
     )
 
 
@@ -388,7 +392,10 @@ def route(part: Partition, feature, goes_left, left, right, divide, missing_code
     its entry keeps the left child and that share of its scale, a new entry takes the
     right one with the rest, in that tree only."""
     node = part.node.copy()
-    n_divided = _count_divided(part.codes, node, feature, divide, missing_code)
+    # only a missing value divides a row (no pass over the rows to count where none is)
+    n_divided = (
+        _count_divided(part.codes, node, feature, divide, missing_code) if part.has_missing else 0
+    )
     scale = part.scale
     if n_divided and scale.shape[0] == 0:
         scale = np.ones(node.shape)
