@@ -316,10 +316,12 @@ def test_first_compile_says_so_on_one_line_and_later_runs_say_nothing(tmp_path):
     second = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     assert first.returncode == second.returncode == 0, first.stderr
     lines = first.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("treekit: compiling"), first.stderr
-    # the notice names the kernel family: the grower specialised to the criterion
+    # one line per kernel family compiled, each naming it: the grower specialised to the
+    # criterion (the first notice says what a first run costs), then the presort's
+    assert len(lines) == 2 and all(line.startswith("treekit: compiling") for line in lines)
     assert "kernels for treekit_core.builtins.criteria.gini_impurity" in lines[0]
     assert "a first run takes about" in lines[0]
+    assert "kernels of treekit_core.kernels.builder" in lines[1], first.stderr
     assert second.stderr == ""
     # issue 37: a later run that compiles another family (prediction's routing kernels)
     # says so once, naming it; the run after says nothing

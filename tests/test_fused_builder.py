@@ -83,7 +83,7 @@ def test_fractional_weights_on_real_data():
 @given(
     values=st.lists(
         st.one_of(
-            st.sampled_from([0.0, -0.0, 1.0, 2.5, np.nan]),
+            st.sampled_from([0.0, -0.0, 1.0, 2.5, np.nan, -np.nan, np.inf, -np.inf, 5e-324]),
             st.floats(-1e3, 1e3, allow_nan=False),
         ),
         max_size=80,
@@ -91,9 +91,9 @@ def test_fractional_weights_on_real_data():
     strided=st.booleans(),
 )
 def test_the_presort_order_is_numpys_stable_order(values, strided):
-    """The presorted builder's faster order (unstable sort, then runs of equal values and
-    the NaN tail put back in row order) is exactly numpy's stable argsort, ties and NaN
-    included, on a contiguous column or a column of a C-ordered matrix."""
+    """The presorted builder's radix order is exactly numpy's stable argsort: ties in row
+    order, -0.0 with 0.0, infinities, subnormals, NaN of either sign last; on a contiguous
+    column or a column of a C-ordered matrix."""
     from treekit_core.kernels.builder import stable_order
 
     column = np.array(values, dtype=float)
@@ -102,12 +102,16 @@ def test_the_presort_order_is_numpys_stable_order(values, strided):
     assert np.array_equal(stable_order(column), np.argsort(column, kind="stable"))
 
 
-def test_the_presort_order_falls_back_to_a_stable_sort_on_many_ties():
+def test_the_presort_order_on_long_columns_of_many_ties_and_wide_ranges():
     from treekit_core.kernels.builder import stable_order
 
-    column = np.random.default_rng(0).integers(0, 3, 1000).astype(float)
+    rng = np.random.default_rng(0)
+    column = rng.integers(0, 3, 100_000).astype(float)
     column[::7] = np.nan
     assert np.array_equal(stable_order(column), np.argsort(column, kind="stable"))
+    wide = rng.standard_normal(100_000) * 10.0 ** rng.integers(-300, 300, 100_000)
+    assert np.array_equal(stable_order(wide), np.argsort(wide, kind="stable"))
+    assert stable_order(np.zeros(0)).shape == (0,)
 
 
 @settings(max_examples=40, deadline=None)

