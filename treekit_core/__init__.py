@@ -43,6 +43,7 @@ from treekit_core.engine.categorical import category_levels, fit_categories, res
 from treekit_core.engine.categorical import encode as encode_categories
 from treekit_core.engine.composition import Composition, CompositionError, PruningContext
 from treekit_core.engine.grow import Node
+from treekit_core.engine.masses import pair_masses
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
@@ -118,6 +119,7 @@ __all__ = [
     "Criterion",
     "Decision",
     "OutOfFold",
+    "pair_masses",
     "Evaluator",
     "FEATURE_THRESHOLD",
     "ForestClassifier",

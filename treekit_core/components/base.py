@@ -88,6 +88,19 @@ def recreate_component(kind: str, name: str, params: dict):
 
 
 @attrs.define(slots=False)
+class FittedAfterGrowth:
+    """What the components that learn their state after growth and pruning (the evaluator
+    and the confidence: ``fit(tree, data, labeler)``) share."""
+
+    @property
+    def reads_training_rows(self) -> bool:
+        """Whether ``fit`` reads the training rows (X, the target's rows, the weights) and
+        not only the tree: True unless the component says otherwise. Read by
+        ``Composition.check_finish_without_rows`` (``fit_grown_tree``), which finishes a
+        tree grown elsewhere without its rows and refuses such a component, naming it."""
+        return True
+
+
 class Component:
     """Base of every component kind.
 

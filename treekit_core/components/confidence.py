@@ -7,11 +7,11 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.components.base import Component
+from treekit_core.components.base import Component, FittedAfterGrowth
 
 
 @attrs.define(slots=False)
-class Confidence(Component):
+class Confidence(FittedAfterGrowth, Component):
     """Scores how much a prediction can be trusted (larger = more confident)."""
 
     kind: ClassVar[str] = "confidence"
@@ -20,14 +20,6 @@ class Confidence(Component):
     needs_single_tree: ClassVar[bool] = False
     """True when the score is defined by one tree's regions (the boundary distance), so a
     forest cannot use it. Read by ``ForestClassifier.fit``, which then refuses it."""
-
-    @property
-    def reads_training_rows(self) -> bool:
-        """Whether ``fit`` reads the training rows (X, the target's rows, the weights) and
-        not only the tree: True unless the component says otherwise. Read by
-        ``fit_grown_tree``, which finishes a tree grown elsewhere without its rows and
-        refuses a confidence that reads them, naming it."""
-        return True
 
     def fit(self, tree, data, labeler) -> dict:
         """Return the state this confidence needs at scoring time (stored in

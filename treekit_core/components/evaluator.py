@@ -7,24 +7,16 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.components.base import Component
+from treekit_core.components.base import Component, FittedAfterGrowth
 
 
 @attrs.define(slots=False)
-class Evaluator(Component):
+class Evaluator(FittedAfterGrowth, Component):
     """Routes new samples through a tree and mixes leaf distributions."""
 
     kind: ClassVar[str] = "evaluator"
     sees_features: ClassVar[bool] = True
     provides: ClassVar[frozenset] = frozenset({"hard_routing"})
-
-    @property
-    def reads_training_rows(self) -> bool:
-        """Whether ``fit`` reads the training rows (X, the target's rows, the weights) and
-        not only the tree: True unless the component says otherwise. Read by
-        ``fit_grown_tree``, which finishes a tree grown elsewhere without its rows and
-        refuses a evaluator that reads them, naming it."""
-        return True
 
     def fit(self, tree, data, labeler) -> dict:
         """Return the state this evaluator needs at prediction time (stored in

@@ -6,6 +6,7 @@ import attrs
 import numpy as np
 
 from treekit_core.builtins.evaluators import hard_distribution
+from treekit_core.engine.masses import pair_masses
 from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.validation import has_missing
 
@@ -300,15 +301,9 @@ def check_quantiles(quantiles) -> np.ndarray:
 def response_masses(nodes, responses, weights) -> tuple:
     """(nodes, responses, summed weights): every distinct (node, response) pair once, sorted
     by node, then response, which is all the weighted quantiles of a node read."""
-    nodes = np.asarray(nodes, dtype=np.int64)
-    responses, weights = np.asarray(responses, np.float64), np.asarray(weights, np.float64)
-    order = np.lexsort((responses, nodes))
-    nodes, responses, weights = nodes[order], responses[order], weights[order]
-    new = np.ones(nodes.size, dtype=bool)
-    new[1:] = (nodes[1:] != nodes[:-1]) | (responses[1:] != responses[:-1])
-    starts = np.flatnonzero(new)
-    summed = np.add.reduceat(weights, starts) if starts.size else np.zeros(0)
-    return nodes[starts], responses[starts], summed
+    return pair_masses(
+        np.asarray(nodes, dtype=np.int64), np.asarray(responses, dtype=np.float64), weights
+    )
 
 
 def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:

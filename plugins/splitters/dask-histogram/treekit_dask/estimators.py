@@ -398,17 +398,22 @@ class DaskTreeMixin:
             fold_tree.relabel(target, labeler)
             sequence = pruner.pruning_sequence(fold_tree, labeler, target)
             parents = fold_tree.parents()
+            depth = np.asarray(fold_tree.depth)
+            # the nodes of each depth below the root, shallowest first
+            by_depth = [np.flatnonzero(depth == k) for k in range(1, int(depth.max()) + 1)]
             if values is None:
                 values = np.zeros((levels.size, n_nodes, fold_tree.value.shape[1]))
                 decisions = np.zeros((levels.size, n_nodes), dtype=np.int64)
             for j, alpha in enumerate(evaluate_at):
                 collapsed = sequence.prune_mask(alpha, fold_tree.n_nodes)
                 # the node each node's rows are predicted by: its highest collapsed ancestor
+                # (a depth at a time: a node takes its parent's when the parent is
+                # collapsed or below a collapsed node)
                 by = np.arange(fold_tree.n_nodes)
-                for node in range(1, fold_tree.n_nodes):  # parents before children
-                    parent = parents[node]
-                    if collapsed[parent] or by[parent] != parent:
-                        by[node] = by[parent]
+                for nodes in by_depth:
+                    parent = parents[nodes]
+                    under = collapsed[parent] | (by[parent] != parent)
+                    by[nodes[under]] = by[parent[under]]
                 values[j, order] = fold_tree.value[by]
                 decisions[j, order] = target.decide(fold_tree.value[by], labeler)
         losses = [

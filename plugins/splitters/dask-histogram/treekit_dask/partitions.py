@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 from treekit_histogram.binning import code_features
 
-from treekit_core import encode_categories, fit_categories
+from treekit_core import encode_categories, fit_categories, pair_masses
 from treekit_core.kernels import jit, row_table
 
 #: A feature with more distinct values than this in a partition is summarised by this many
@@ -483,13 +483,7 @@ def add(*arrays):
 def score_masses(scores, correct, weight) -> tuple:
     """(distinct scores, correct, summed weights): every distinct (score, correct) pair once
     with its rows' weight, which is all the reject rules and calibration read."""
-    order = np.lexsort((correct, scores))
-    scores, correct, weight = scores[order], correct[order], weight[order]
-    new = np.ones(scores.size, dtype=bool)
-    new[1:] = (scores[1:] != scores[:-1]) | (correct[1:] != correct[:-1])
-    starts = np.flatnonzero(new)
-    summed = np.add.reduceat(weight, starts) if starts.size else np.zeros(0)
-    return scores[starts], correct[starts], summed
+    return pair_masses(scores, np.asarray(correct, dtype=bool), weight)
 
 
 def decision_scores(X, y, weight, model, copies, outer, first_row) -> dict:
