@@ -230,3 +230,15 @@ def test_a_rule_that_abstains_on_every_row_warns_and_does_not_raise(pima):
         with pytest.warns(UserWarning, match="abstains on every row"):
             model.fit(pima.X, pima.y)
         assert model.decide(pima.X).abstained.all()
+
+
+def test_labels_dtype_holds_the_classes_and_the_abstention_mark():
+    """``labels_dtype_`` is the dtype ``predict`` returns, declared before predicting."""
+    bundle = load_dataset("haberman")
+    X, y = bundle.X, np.unique(bundle.y, return_inverse=True)[1]  # integer classes
+    for abstain_value, kind in ((None, "i"), (-1, "i"), ("?", "O")):
+        reject = None if abstain_value is None else {"coverage": 0.6}
+        model = TreeClassifier(max_depth=3, reject=reject, abstain_value=abstain_value)
+        model.fit(X, y)
+        predicted = model.predict(X)
+        assert model.labels_dtype_ == predicted.dtype and predicted.dtype.kind == kind

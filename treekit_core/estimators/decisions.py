@@ -220,6 +220,15 @@ class Decisions:
         correct = (decision >= 0) & (self.classes_[np.maximum(decision, 0)] == np.asarray(y))
         return risk_coverage(scores, correct)
 
+    @property
+    def labels_dtype_(self) -> np.dtype:
+        """The dtype of the labels ``predict`` returns: the classes', or where the model can
+        abstain and ``abstain_value`` is set, one that holds both. Read by wrappers that
+        declare it before predicting (treekit-dask's lazy ``predict``)."""
+        self._check_fitted()
+        marks = self.can_abstain_ and self.abstain_value is not None
+        return self._labels_from(np.array([ABSTAIN if marks else 0])).dtype
+
     def _labels_from(self, class_index: np.ndarray) -> np.ndarray:
         abstained = class_index == ABSTAIN
         if not abstained.any():

@@ -406,6 +406,8 @@ def test_reject_rules_on_training_rows_as_in_memory(client, reject):
     np.testing.assert_array_equal(predicted, local.predict(X))
     if not isinstance(reject, float):
         assert "?" in set(predicted)  # it abstains somewhere
+    lazy = model.predict(da.from_array(X, chunks=(CHUNKS, 5)))
+    assert lazy.dtype == lazy.compute().dtype == predicted.dtype  # declared as computed
     assert model.get_params()["reject"] == reject
 
 

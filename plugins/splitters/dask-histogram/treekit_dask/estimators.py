@@ -494,8 +494,8 @@ class DaskTreeMixin:
         if parts is None:
             X = X.rechunk({1: -1})
             parts = list(X.to_delayed().ravel())
-        labels = method == "predict" and hasattr(local, "classes_")
-        dtype = local.classes_.dtype if labels else np.float64
+        labels = method == "predict" and hasattr(local, "classes_") and not options
+        dtype = local.labels_dtype_ if labels else np.float64
         shape = (np.nan,) if width is None else (np.nan, width)
         return da.concatenate(
             [
