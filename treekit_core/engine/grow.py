@@ -60,11 +60,8 @@ class Node:
         """Rows counted by the fraction of their weight that reached this node: the row
         count under hard propagation, fewer under soft propagation, where fractional copies
         of rows spread over many nodes (C4.5 counts weight the same way)."""
-        original = original_weight[self.rows]
-        shares = np.divide(
-            self.row_weights, original, out=np.ones(original.shape[0]), where=original > 0
-        )
-        return float(shares.sum())
+        # every row at a node has a positive weight (the root leaves out the others)
+        return float((self.row_weights / original_weight[self.rows]).sum())
 
 
 def node_statistics(target, evidence, rows, row_weights):
@@ -125,7 +122,8 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     root_bounds = (np.full(data.n_features, -np.inf), np.full(data.n_features, np.inf))
     # a stack entry: rows, their weights, depth, parent, branch, box, the value interval
     # (monotonic constraints), the features asked on the path (interaction constraints)
-    # and the node's statistics when its parent already summed them (None: not yet)
+    # and (statistics, weight) of the node where its parent summed them (None: neither yet;
+    # statistics None: the weight only, summed for the parent's shrink test)
     unbounded = (-np.inf, np.inf)
     stack = [
         (
@@ -142,11 +140,15 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
     ]
     while stack:
         rows, row_weights, depth, parent, branch, bounds, interval, used, known = stack.pop()
-        sums, weight = (
-            known
-            if known is not None
-            else node_statistics(composition.target, data.evidence, rows, row_weights)
-        )
+        if known is None:
+            sums, weight = node_statistics(composition.target, data.evidence, rows, row_weights)
+        elif known[0] is None:  # the parent summed the weight only
+            sums, weight = (
+                composition.target.node_statistics(data.evidence[rows], row_weights),
+                known[1],
+            )
+        else:
+            sums, weight = known
         features = feature_sampler.draw(rng, data.n_features)
         if groups is not None:
             features = features[
@@ -190,8 +192,8 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             )
         # Termination: a split must leave every child lighter than its parent; one that sends
         # (nearly) all the weight down one branch is no split, and the node stays a leaf.
-        heaviest = max(float(child_weights.sum()) for _, child_weights in children)
-        if heaviest >= weight * (1.0 - SHRINK_TOLERANCE):
+        child_totals = [float(child_weights.sum()) for _, child_weights in children]
+        if max(child_totals) >= weight * (1.0 - SHRINK_TOLERANCE):
             continue
         assembler.set_question(
             node_id,
@@ -221,7 +223,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
             )
         boxes = narrow_box(bounds, question, split.feature, split.threshold, split.n_branches)
         intervals = [interval] * split.n_branches
-        known = [None] * split.n_branches
+        known = [(None, total) for total in child_totals]  # each child's weight, summed once
         if monotone is not None and split.n_branches == 2:
             # the children's statistics (kept for when they are grown) and unclipped values
             known = [node_statistics(composition.target, data.evidence, *c) for c in children]

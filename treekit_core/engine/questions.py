@@ -161,11 +161,20 @@ def route_rows(X, rows, row_weights, split, question):
     branch; a row that cannot answer goes to every branch, weighted by the split's branch
     shares (C4.5). Returns a list with one pair per branch."""
     branch = split_branches(X, rows, split, question)
+    if split.n_branches == 2:  # the common case, in one compiled pass
+        from treekit_core.kernels.routing import divide_rows
+
+        shares = (0.5, 0.5) if split.branch_shares is None else split.branch_shares
+        left_rows, left_weights, right_rows, right_weights = divide_rows(
+            branch,
+            np.ascontiguousarray(rows, dtype=np.int64),
+            np.ascontiguousarray(row_weights, dtype=np.float64),
+            float(shares[0]),
+            float(shares[1]),
+        )
+        return [(left_rows, left_weights), (right_rows, right_weights)]
     unknown = branch < 0
     if not unknown.any():
-        if split.n_branches == 2:  # the common case, in two masks
-            first = branch == 0
-            return [(rows[first], row_weights[first]), (rows[~first], row_weights[~first])]
         return [(rows[branch == b], row_weights[branch == b]) for b in range(split.n_branches)]
     shares = np.asarray(split.branch_shares, dtype=np.float64)
     out = []

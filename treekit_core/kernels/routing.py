@@ -19,6 +19,41 @@ def pack_nodes(children_left, children_right, feature, threshold):
 
 
 @jit()
+def divide_rows(branch, rows, weights, left_share, right_share):
+    """The training rows of a two-branch split, per branch, in their given order: a row
+    whose branch is known (0, 1) goes wholly to it, one that cannot answer (branch < 0) to
+    both, with the branch's share of its weight, kept where that is > 0 (C4.5). Returns
+    (left rows, left weights, right rows, right weights)."""
+    n = rows.shape[0]
+    left_rows, right_rows = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    left_weights, right_weights = np.empty(n), np.empty(n)
+    n_left = n_right = 0
+    for i in range(n):
+        b, w = branch[i], weights[i]
+        if b < 0:
+            share = w * left_share
+            if share > 0:
+                left_rows[n_left], left_weights[n_left] = rows[i], share
+                n_left += 1
+            share = w * right_share
+            if share > 0:
+                right_rows[n_right], right_weights[n_right] = rows[i], share
+                n_right += 1
+        elif b == 0:
+            left_rows[n_left], left_weights[n_left] = rows[i], w
+            n_left += 1
+        else:
+            right_rows[n_right], right_weights[n_right] = rows[i], w
+            n_right += 1
+    return (
+        left_rows[:n_left].copy(),
+        left_weights[:n_left].copy(),
+        right_rows[:n_right].copy(),
+        right_weights[:n_right].copy(),
+    )
+
+
+@jit()
 def walk_thresholds(X, left, right, feature, threshold, leaves, start, stop):
     """Leaf id reached by rows start..stop-1 of X, into ``leaves`` (rows must have no
     missing tested values; the node arrays are checked before any kernel reads them).
