@@ -219,3 +219,25 @@ def test_a_file_without_labels_for_a_target_with_labels_is_refused():
     payload["classes"] = None
     with pytest.raises(ModelFileError, match="'classes' is null, but target 'class_labels'"):
         TreeClassifier.from_json(json.dumps(payload))
+
+
+def test_the_conformance_kit_catches_a_category_order_column_the_order_does_not_follow():
+    """The subset search computes a declared order column's shares in its kernel instead of
+    calling ``category_order``: a declaration the order does not follow is caught; the
+    built-in targets' declarations (class shares, means) agree with their orders."""
+    from treekit_core.builtins.targets import ClassLabels, Mean
+    from treekit_core.testing import ConformanceError, check_target, small_data
+
+    class WrongColumn(ClassLabels):
+        name = "wrong_column"
+
+        def category_order_column(self, n_statistics):
+            return 0  # the default order reads the share of column 1
+
+    with pytest.raises(ConformanceError, match="category_order_column says column 0"):
+        check_target(WrongColumn)
+    assert ClassLabels().category_order_column(2) == 1
+    assert ClassLabels().category_order_column(3) is None  # no known order for 3 classes
+    assert Mean().category_order_column(2) == 0
+    X, _ = small_data(2)
+    check_target(Mean, y=X[:, 0], criterion="squared_error")

@@ -279,14 +279,18 @@ def nominal_questions(
     search runs (a distributed grower gives it summed statistics)."""
     kernels = _nominal_kernels(impurity)
     multiway = mode == "multiway"
-    scores, ordered = _EMPTY_SCORES, False
+    scores, ordered, order_column = _EMPTY_SCORES, False, -1
     if not multiway:
-        present = counts > 0
         target = target if target is not None else _CLASS_LABELS
-        score = target.category_order(sums[present], weights[present])
-        if score is not None:
-            scores = np.zeros(counts.shape)
-            scores[present], ordered = score, True
+        column = target.category_order_column(sums.shape[2])
+        if column is not None:  # the kernel computes the order (no call per node)
+            ordered, order_column = True, int(column)
+        else:
+            present = counts > 0
+            score = target.category_order(sums[present], weights[present])
+            if score is not None:
+                scores = np.zeros(counts.shape)
+                scores[present], ordered = score, True
     results = np.empty((counts.shape[0], 4))
     kernels.best_nominal_questions(
         params,
@@ -296,6 +300,7 @@ def nominal_questions(
         n_categories,
         scores,
         ordered,
+        order_column,
         node_weight,
         min(rules.min_samples_leaf, 2**62),
         float(rules.min_weight_leaf),

@@ -172,6 +172,11 @@ class Mean(PredictsOneNumber, Target):
         squared error is a prefix (Breiman et al., section 9.4; rpart orders so)."""
         return _means(sums, weights)
 
+    def category_order_column(self, n_statistics):
+        """Column 0 (the mean is the share of the weighted sum of y), where
+        :meth:`category_order` is this class's."""
+        return 0 if type(self).category_order is Mean.category_order else None
+
     def check_tree(self, tree, labels) -> None:
         """Two statistic columns (sums of y and y^2, the second >= 0) and one value per node,
         all finite."""

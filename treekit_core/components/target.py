@@ -162,6 +162,18 @@ class Target(Component):
             return np.divide(sums[:, 1], weights, out=np.zeros(len(weights)), where=weights > 0)
         return None
 
+    def category_order_column(self, n_statistics: int):
+        """The statistic column whose share of a category's weight is
+        :meth:`category_order`'s score (``sums[:, j] / weights``, 0 for no weight), or None
+        when the order is not one (then :meth:`category_order` is called). Read by the
+        subset search once per node, which then computes the order in its compiled kernel
+        instead of calling :meth:`category_order`; the conformance kit checks that the two
+        agree. Default: 1 for two statistic columns when :meth:`category_order` is the
+        default one (the same order), else None."""
+        if n_statistics == 2 and type(self).category_order is Target.category_order:
+            return 1
+        return None
+
     def monotone_value(self, n_statistics: int):
         """The node value monotonic constraints order (a :class:`MonotoneValue`), or None
         when this target has none (then a composition with ``monotonic_cst`` is refused

@@ -111,7 +111,7 @@ def subset_drop(
 #: criterion: :func:`treekit_core.kernels.specialised.function_kernels`).
 ENTRY_SIGNATURES = {
     "best_nominal_questions": types.void(
-        F1, F3C, F2, I2C, I1, F2, types.boolean, f8, i8, f8, types.boolean, i8, F2
+        F1, F3C, F2, I2C, I1, F2, types.boolean, i8, f8, i8, f8, types.boolean, i8, F2
     )
 }
 
@@ -126,6 +126,7 @@ def best_nominal_questions(
     n_categories,
     scores,
     ordered,
+    order_column,
     node_weight,
     min_samples_leaf,
     min_weight_leaf,
@@ -135,7 +136,9 @@ def best_nominal_questions(
 ):
     """Each nominal feature's best question at a node, from its categories' statistics
     (:func:`nominal_category_statistics`). ``scores[f, c]``: the target's order of the
-    categories (:meth:`treekit_core.Target.category_order`; read when ``ordered``).
+    categories (:meth:`treekit_core.Target.category_order`; read when ``ordered``), or,
+    where ``order_column`` >= 0 (:meth:`treekit_core.Target.category_order_column`), that
+    statistic's share of each category's weight, computed here as the target computes it.
 
     ``results[f]`` (outputs): the drop scaled by the known weight share (-inf: no
     admissible question), then for a subset question the mask of the left categories
@@ -206,7 +209,12 @@ def best_nominal_questions(
         best_left = 0.0
         use_order = ordered or n_present > exact_limit
         if use_order:
-            if ordered:
+            if ordered and order_column >= 0:
+                for i in range(n_present):
+                    c = present[i]
+                    w = feature_weights[c]
+                    key[i] = feature_sums[c, order_column] / w if w > 0.0 else 0.0
+            elif ordered:
                 for i in range(n_present):
                     key[i] = scores[a, present[i]]
             else:  # the share of the feature's majority statistic (a heuristic)

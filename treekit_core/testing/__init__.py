@@ -550,6 +550,7 @@ def check_target(target, params=None, y=None, criterion=None):
         strata = np.asarray(instance.strata(rows, labeler))
         if strata.shape != (n,) or strata.dtype.kind not in "iu" or (strata < 0).any():
             _fail(instance, "strata must give an integer >= 0 per row")
+        _check_category_order_column(instance, rows, rng)
         criterion = _matching_criterion(instance) if criterion is None else criterion
         if isinstance(criterion, str):
             criterion = get_registry().create("criterion", criterion)
@@ -566,6 +567,31 @@ def check_target(target, params=None, y=None, criterion=None):
         for copy in (TreeClassifier.from_json(model.to_json()), pickle.loads(pickle.dumps(model))):
             if not np.array_equal(copy.predict(X), predicted):
                 _fail(instance, "a model predicts differently after a JSON or pickle round trip")
+
+
+def _check_category_order_column(instance, rows, rng) -> None:
+    """A declared ``category_order_column`` j must give :meth:`category_order`'s order:
+    the subset search computes ``sums[:, j] / weights`` in its kernel instead of calling it."""
+    column = instance.category_order_column(rows.shape[1])
+    if column is None:
+        return
+    if not (isinstance(column, (int, np.integer)) and 0 <= column < rows.shape[1]):
+        _fail(instance, f"category_order_column gave {column!r}; a statistic column expected")
+    groups = rng.integers(0, 5, rows.shape[0])
+    present = np.unique(groups)
+    weights = rng.uniform(0.5, 2.0, rows.shape[0])
+    sums = np.stack(
+        [instance.node_statistics(rows[groups == g], weights[groups == g]) for g in present]
+    )
+    totals = np.array([weights[groups == g].sum() for g in present])
+    declared = sums[:, column] / totals
+    given = instance.category_order(sums, totals)
+    if given is None or not np.array_equal(np.asarray(given, dtype=np.float64), declared):
+        _fail(
+            instance,
+            f"category_order_column says column {column}, but category_order does not order "
+            "the categories by that column's share of their weight",
+        )
 
 
 def check_evaluator(evaluator, params=None):
