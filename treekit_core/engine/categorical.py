@@ -145,8 +145,9 @@ def fit_categories(X, indices, names) -> dict:
         column = _pandas_categorical(X, j)
         if column is not None:
             codes = column.cat.codes.to_numpy()
-            levels_seen = column.cat.categories[np.unique(codes[codes >= 0])]
-            present = {v for v in levels_seen if not _is_missing(v)}
+            levels = column.cat.categories.tolist()  # Python values: no per-item lookups
+            present = {levels[c] for c in np.unique(codes[codes >= 0]).tolist()}
+            present = {v for v in present if not _is_missing(v)}
         else:
             present = {v for v in _column(X, j) if not _is_missing(v)}
         levels = category_levels(present)
@@ -189,7 +190,9 @@ def _codes(X, j, levels) -> np.ndarray:
     code = {v: float(i) for i, v in enumerate(levels)}
     column = _pandas_categorical(X, j)
     if column is not None:
-        per_category = np.array([code.get(v, np.nan) for v in column.cat.categories] + [np.nan])
+        per_category = np.array(
+            [code.get(v, np.nan) for v in column.cat.categories.tolist()] + [np.nan]
+        )
         codes = column.cat.codes.to_numpy()
         return per_category[np.where(codes >= 0, codes, len(per_category) - 1)]
     return np.array([np.nan if _is_missing(v) else code.get(v, np.nan) for v in _column(X, j)])
