@@ -52,7 +52,7 @@ from treekit_core.engine.tree_text import export_dot
 from treekit_core.estimators.decisions import Decision, OutOfFold
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
-from treekit_core.estimators.inputs import class_weights
+from treekit_core.estimators.inputs import class_weights, encode_target_rows
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
@@ -164,6 +164,7 @@ __all__ = [
     "export_text",
     "category_levels",
     "class_weights",
+    "encode_target_rows",
     "encode_categories",
     "fit_categories",
     "resolve_categorical",

@@ -22,6 +22,7 @@ from treekit_core.engine.rejection import (
     score_steps,
 )
 from treekit_core.estimators.errors import AbstentionError
+from treekit_core.estimators.inputs import encode_target_rows
 
 
 @attrs.frozen
@@ -93,8 +94,9 @@ class Decisions:
         def training_scores():
             return (*self._scores_and_correctness(data.X, data.evidence), data.weight)
 
-        out_of_fold = functools.cache(lambda n_folds, seed: self._out_of_fold(data, n_folds, seed))
-        self.fit_decision_rules(training_scores, out_of_fold, rule)
+        self.fit_decision_rules(
+            training_scores, lambda n_folds, seed: self._out_of_fold(data, n_folds, seed), rule
+        )
 
     def fit_decision_rules(self, training_scores, out_of_fold, rule=None) -> None:
         """Set ``reject_threshold_`` (by ``rule``, default: the ``reject`` parameter's) and
@@ -107,6 +109,8 @@ class Decisions:
         sums the pairs over its partitions) after ``fit_grown_tree``."""
         if rule is None:
             rule = RejectRule.from_param(self.reject)
+        # asked once per (cv, seed) when rejection and calibration share their folds
+        out_of_fold = functools.cache(out_of_fold)
         self.reject_threshold_ = None
         if rule is not None:
             self.reject_threshold_ = self._choose_reject_threshold(
@@ -155,14 +159,8 @@ class Decisions:
         target = self.composition_.target
         y = np.asarray(y)
         n = y.shape[0]
-        if target.decides_with_labeler:  # against the fitted classes, in their order
-            classes = np.asarray(self.classes_)
-            encoded = target.encode(np.concatenate([classes, y]), n + classes.size)
-            if encoded.labels is None or list(encoded.labels) != list(classes):
-                raise ValueError("y holds a label that is not among the fitted classes_")
-            evidence = np.asarray(encoded.rows)[classes.size :]
-        else:
-            evidence = np.asarray(target.encode(y, n).rows)
+        classes = self.classes_ if target.decides_with_labeler else None
+        evidence = encode_target_rows(target, y, classes, "the fitted classes_")
         with self._checked_for_predict(X) as checked:
             if checked.shape[0] != n:
                 raise ValueError(f"X has {checked.shape[0]} rows and y {n}; they must match")

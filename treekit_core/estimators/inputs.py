@@ -66,6 +66,23 @@ def _rng(random_state) -> np.random.Generator:
     )
 
 
+def encode_target_rows(target, y, classes=None, classes_are="the classes"):
+    """The target's rows of ``y`` (``target.encode``); with ``classes`` (the labels of a
+    target that decides among them), columns in the order of those classes, whatever
+    labels this y holds: they are encoded first and dropped. A label not among them is
+    refused, naming the classes (``classes_are``). Called by ``decision_scores`` and by
+    growers that encode y in parts (treekit-dask)."""
+    y = np.asarray(y)
+    n = y.shape[0]
+    if classes is None:
+        return np.asarray(target.encode(y, n).rows)
+    classes = np.asarray(classes)
+    encoded = target.encode(np.concatenate([classes, y]), n + classes.size)
+    if encoded.labels is None or list(encoded.labels) != list(classes):
+        raise ValueError(f"y holds a label that is not among {classes_are}")
+    return np.asarray(encoded.rows)[classes.size :]
+
+
 def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
     """The weight of each class for ``class_weight`` (scikit-learn's values: None, a dict
     class -> weight, missing classes 1, or "balanced": n / (K * count of the class))."""

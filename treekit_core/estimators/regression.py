@@ -9,6 +9,7 @@ from treekit_core.builtins.evaluators import hard_distribution
 from treekit_core.engine.masses import pair_masses
 from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.validation import has_missing
+from treekit_core.estimators.inputs import encode_target_rows
 
 
 def _not_for_regression(name: str):
@@ -160,10 +161,7 @@ class RegressionEstimator:
             return  # predict(quantiles=...) says why
         members = []
         for tree, weights in zip(self._trees(), tree_weights, strict=True):
-            rows, nodes, shares = self._mixtures(tree, data.X, training=True)
-            shares = shares * weights[rows]
-            kept = shares > 0
-            rows, nodes, shares = rows[kept], nodes[kept], shares[kept]
+            rows, nodes, shares = self._training_memberships(tree, data.X, weights)
             order = np.argsort(nodes, kind="stable")
             starts = np.searchsorted(nodes[order], np.arange(tree.n_nodes + 1))
             members.append((rows[order].astype(np.int32), shares[order], starts.astype(np.int32)))
@@ -178,7 +176,7 @@ class RegressionEstimator:
         self._check_fitted()
         target = self.composition_.target
         y = np.asarray(y)
-        responses = target.responses(target.encode(y, y.shape[0]).rows)
+        responses = target.responses(encode_target_rows(target, y))
         if responses is None:
             raise ValueError(
                 f"target {target.name!r} gives no responses, so its predictions have no quantiles"
@@ -187,11 +185,18 @@ class RegressionEstimator:
         found = []
         with self._checked_for_predict(X) as checked:
             for tree in self._trees():
-                rows, nodes, shares = self._mixtures(tree, checked, training=True)
-                share = shares * weight[rows]
-                kept = share > 0
-                found.append(response_masses(nodes[kept], responses[rows[kept]], share[kept]))
+                rows, nodes, shares = self._training_memberships(tree, checked, weight)
+                found.append(response_masses(nodes, responses[rows], shares))
         return found
+
+    def _training_memberships(self, tree, X, weights):
+        """(rows, nodes, shares) of the rows of X in the leaves quantiles count them in
+        (:meth:`_mixtures` for training rows), each share times the row's ``weights``,
+        rows of no weight there left out."""
+        rows, nodes, shares = self._mixtures(tree, X, training=True)
+        shares = shares * weights[rows]
+        kept = shares > 0
+        return rows[kept], nodes[kept], shares[kept]
 
     def keep_leaf_response_masses(self, masses) -> None:
         """Keep what ``predict(X, quantiles=...)`` reads from per-tree (leaves, responses,

@@ -273,13 +273,12 @@ class Grower:
         share = found[5]
         return found[0] == "subset" and hist[found[1], self.max_bins, COUNT] > 0 and 0 < share < 1
 
-    def _sides(self, hist, found) -> list:
+    def _sides(self, hist, found, divides) -> list:
         """(count, weight, sums, effective count) of the split's two sides, from the node's
         histogram: the bins each side takes, and where rows divide, every such row in both
         sides (as the in-memory propagator keeps them) with the side's share of its weight,
-        sums and count."""
+        sums and count (``divides``: :meth:`_divides`)."""
         feature, goes_left, share = found[1], found[4].astype(bool), found[5]
-        divides = self._divides(hist, found)
         stats = slice(SUMS, hist.shape[-1] - 1 if self.divides else None)
         sides = []
         for chosen, part in ((goes_left, share), (~goes_left, 1.0 - share)):
@@ -335,11 +334,12 @@ class Grower:
                 )
                 if found is None:
                     continue
-                sides = self._sides(hist, found)
+                divides = self._divides(hist, found)
+                sides = self._sides(hist, found, divides)
                 heaviest = max(side[1] for side in sides)
                 if heaviest >= grown.weight[node] * (1.0 - SHRINK_TOLERANCE):
                     continue
-                splits[node] = (found, sides)
+                splits[node] = (found, sides, divides)
             if not splits:
                 break
             n_nodes = len(grown.parent) + 2 * len(splits)
@@ -349,7 +349,7 @@ class Grower:
             right_of = np.full(n_nodes, -1, dtype=np.int64)
             divide = np.full(n_nodes, np.nan)  # the left share where rows divide
             wanted, pairs = [], []
-            for node, (found, sides) in splits.items():
+            for node, (found, sides, divides) in splits.items():
                 grown.split[node] = found
                 intervals = self._child_intervals(found, sides, grown.interval[node])
                 used = grown.used[node] | {found[1]}
@@ -374,7 +374,6 @@ class Grower:
                     # does is mixed by the children's weights, as the evaluator mixes it
                     left_weight, right_weight = sides[0][1], sides[1][1]
                     divide[node] = left_weight / (left_weight + right_weight)
-                divides = self._divides(open_hist[node], found)
                 splits_again = [
                     self.may_split(
                         grown.effective[i],

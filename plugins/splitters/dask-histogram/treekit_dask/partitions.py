@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 from treekit_histogram.binning import code_features
 
-from treekit_core import encode_categories, fit_categories, pair_masses
+from treekit_core import encode_categories, encode_target_rows, fit_categories, pair_masses
 from treekit_core.kernels import jit, row_table
 
 #: A feature with more distinct values than this in a partition is summarised by this many
@@ -197,13 +197,8 @@ def load(
     y = np.asarray(y)
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} rows, its X partition {n}")
-    if classes is not None:  # every class first, so the encoding's columns are global
-        encoded = target.encode(np.concatenate([classes, y]), n + len(classes))
-        if encoded.labels is None or list(encoded.labels) != list(classes):
-            raise ValueError("y holds a label that is not among the classes found in y")
-        evidence = encoded.rows[len(classes) :]
-    else:
-        evidence = target.encode(y, n).rows
+    # with classes, the encoding's columns are the global ones
+    evidence = encode_target_rows(target, y, classes, "the classes found in y")
     if weight is None:
         weight = np.ones(n)
     weight = np.asarray(weight, dtype=np.float64).reshape(-1)
