@@ -114,6 +114,33 @@ def test_the_presort_order_on_long_columns_of_many_ties_and_wide_ranges():
     assert stable_order(np.zeros(0)).shape == (0,)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    d=st.integers(1, 4),
+    removed=st.floats(0.0, 1.0),
+    layout=st.sampled_from(["C", "F"]),
+)
+def test_the_rows_a_tree_keeps_come_first_with_their_sorted_values(seed, n, d, removed, layout):
+    """kept_first is numpy's stable partition of every feature's order by "weight > 0"
+    (a forest's out-of-bag rows last, both sides still sorted) and sorted_values reads each
+    feature's values in that order, from a C- or Fortran-ordered X."""
+    from treekit_core.kernels.builder import kept_first, presort, sorted_values
+
+    rng = np.random.default_rng(seed)
+    X = np.array(rng.integers(0, 5, size=(n, d)).astype(float), order=layout)
+    weight = np.where(rng.random(n) < removed, 0.0, rng.integers(1, 3, n).astype(float))
+    order = presort(X)
+    expected = np.take_along_axis(order, np.argsort(weight[order] <= 0, axis=1, kind="stable"), 1)
+    moved, n_kept = kept_first(order.copy(), weight)
+    assert n_kept == int((weight > 0).sum())
+    assert np.array_equal(moved, expected)
+    values = sorted_values(X, moved)
+    assert np.array_equal(values, X[moved.T, np.arange(d)].T)
+    assert np.all(np.diff(values[:, :n_kept], axis=1) >= 0)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),

@@ -48,7 +48,7 @@ may_split = jit()(python_function(growth.may_split))
 choose_split = jit()(python_function(growth.choose_split))
 mark_left = jit()(python_function(growth.mark_left))
 fill_node = jit()(python_function(growth.fill_node))
-partition_features = jit()(python_function(growth.partition_features))
+partition_sorted = jit()(python_function(growth.partition_sorted))
 
 
 SIGN_BIT = np.uint64(1 << 63)
@@ -143,15 +143,57 @@ def presort(X, n_threads=1):
     return order
 
 
+def gather_sorted(X, order, values):
+    """values[f, j] = X[order[f, j], f]: every feature's values in its sorted order."""
+    for f in range(order.shape[0]):
+        for j in range(order.shape[1]):
+            values[f, j] = X[order[f, j], f]
+
+
+_gather_sorted = jit()(gather_sorted)
+
+
+def sorted_values(X, order):
+    """Every feature's values in ``order``'s order (features x rows, float64), the
+    columns the presorted grower sweeps and partitions along with ``order``: one pass of
+    random reads of X here instead of one per node and feature."""
+    values = np.empty(order.shape)
+    if values.size:
+        _gather_sorted(X, order, values)
+    return values
+
+
 def kept_first(order, weight):
     """(``order`` with each row's rows of positive weight first, still sorted; how many
     there are). A zero-weight row is a removed row (a forest's out-of-bag rows): it must
-    place no threshold and make no leaf, and the root holds only the others."""
+    place no threshold and make no leaf, and the root holds only the others. Partitions
+    ``order`` in place (a fit's own copy) in one stable pass per feature."""
     kept = weight > 0
     if kept.all():
         return order, order.shape[1]
-    moved = np.argsort(~kept[order], axis=1, kind="stable")
-    return np.ascontiguousarray(np.take_along_axis(order, moved, axis=1)), int(kept.sum())
+    _move_kept_first(order, kept.view(np.uint8))
+    return order, int(kept.sum())
+
+
+def move_kept_first(order, kept):
+    """Stable partition of every row of ``order``: the rows with ``kept`` first."""
+    scratch = np.empty(order.shape[1], dtype=np.int32)
+    for f in range(order.shape[0]):
+        n_kept = 0
+        n_removed = 0
+        for j in range(order.shape[1]):
+            row = order[f, j]
+            if kept[row]:
+                order[f, n_kept] = row
+                n_kept += 1
+            else:
+                scratch[n_removed] = row
+                n_removed += 1
+        for j in range(n_removed):
+            order[f, n_kept + j] = scratch[j]
+
+
+_move_kept_first = jit()(move_kept_first)
 
 
 def build_table(
@@ -186,7 +228,8 @@ def build_table(
     constrained = signs is not None and bool(np.any(signs))
     if not constrained:
         signs, limits = np.zeros(d), np.array([-np.inf, np.inf])
-    grow = _Growth(kernels, params, X, growth.row_table(evidence, weight), order, rules)
+    rows = growth.row_table(evidence, weight)
+    grow = _Growth(kernels, params, sorted_values(X, order), rows, order, rules, X.shape[0])
     grow.signs, grow.limits = signs, limits
     if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK and not constrained:
         return grow.with_threads(n_threads, n)
@@ -196,15 +239,15 @@ def build_table(
 class _Growth:
     """One tree's growth: the arrays every kernel reads, and the two ways to grow."""
 
-    def __init__(self, kernels, params, X, rows, order, rules):
-        self.kernels, self.params, self.X = kernels, params, X
+    def __init__(self, kernels, params, values, rows, order, rules, n_rows):
+        self.kernels, self.params, self.values = kernels, params, values
         self.rows, self.order, self.rules = rows, order, rules
-        self.goes_left = np.zeros(X.shape[0], dtype=np.uint8)
+        self.goes_left = np.zeros(n_rows, dtype=np.uint8)
 
     def subtree(self, start, end, depth, max_features, seed):
         return self.kernels.grow_subtree(
             self.params,
-            self.X,
+            self.values,
             self.rows,
             self.order,
             start,
@@ -222,7 +265,7 @@ class _Growth:
         """Split the large nodes here (their features in parallel chunks), then grow every
         smaller node's subtree as a task, largest first; number the nodes depth first. The
         root holds the first ``n_rows`` rows of every feature's order."""
-        n, d = n_rows, self.X.shape[1]
+        n, d = n_rows, self.order.shape[0]
         task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
         chunks = [
             np.ascontiguousarray(c, dtype=np.int64)
@@ -257,7 +300,7 @@ class _Growth:
     def _split_large_node(self, pool, chunks, scratch, start, end, depth):
         """A node too large for one task: its table row, and the rows it sends left (0
         when it is a leaf)."""
-        kernels, d = self.kernels, self.X.shape[1]
+        kernels, d = self.kernels, self.order.shape[0]
         sums = np.empty(self.rows.shape[1] - 1)
         weight = node_statistics(self.rows, self.order, start, end, sums)
         imp = kernels.impurity(sums, weight, self.params)
@@ -271,11 +314,11 @@ class _Growth:
         positions = np.empty(d, dtype=np.int64)
 
         def scan(chunk):
-            values, weights, evidence, _ = scratch.get()
+            weights, evidence, _, _ = scratch.get()
             part = slice(chunk[0], chunk[-1] + 1)
             kernels.scan_features(
                 self.params,
-                self.X,
+                self.values,
                 self.rows,
                 self.order,
                 chunk,
@@ -288,7 +331,6 @@ class _Growth:
                 drops[part],
                 thresholds[part],
                 positions[part],
-                values,
                 weights,
                 evidence,
             )
@@ -301,8 +343,9 @@ class _Growth:
         mark_left(self.order, chosen, start, end, n_left, self.goes_left)
 
         def partition(chunk):
-            partition_features(
-                self.order, chunk, chosen, start, end, self.goes_left, scratch.get()[3]
+            _, _, rows, values = scratch.get()
+            partition_sorted(
+                self.order, self.values, chunk, chosen, start, end, self.goes_left, rows, values
             )
 
         list(pool.map(partition, chunks))
@@ -322,11 +365,11 @@ class _Scratch(threading.local):
 
     def get(self):
         if self.buffers is None:
-            self.buffers = (
-                np.empty(self.n),
+            self.buffers = (  # weights, statistics; rows, values (partitions)
                 np.empty(self.n),
                 np.empty((self.n, self.n_statistics)),
                 np.empty(self.n, dtype=np.int32),
+                np.empty(self.n),
             )
         return self.buffers
 

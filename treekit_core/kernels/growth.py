@@ -12,10 +12,12 @@ are cached on disk. ``ENTRY_SIGNATURES`` are the entry points' types after the i
 What makes the grower fast:
 
 * every feature is sorted once (``presort``); a node keeps, per feature, its rows in sorted
-  order in a slice ``[start, end)`` of ``order``; a split partitions those slices stably,
-  so no node sorts anything;
-* the scan of a feature gathers its rows in that order into contiguous buffers, then
-  sweeps them with running sums of statistics (:func:`scan_sorted_feature`);
+  order in a slice ``[start, end)`` of ``order``, and their values in the same slice of
+  ``values`` (the sorted columns); a split partitions those slices stably, moving each
+  row's value with it, so no node sorts anything and no scan reads X at random rows;
+* the scan of a feature gathers its rows' statistics in that order into contiguous
+  buffers, then sweeps them and the feature's sorted values with running sums of
+  statistics (:func:`scan_sorted_feature`);
 * nodes are independent once their slice is known, so subtrees can grow in separate
   threads (the slices and the rows they hold are disjoint): :func:`grow_subtree` grows a
   whole subtree in one call and :mod:`.builder` hands large trees out as subtree tasks.
@@ -27,12 +29,13 @@ from numba import types
 from treekit_core.kernels.compiling import F1, F2A, F2C, I1, f8, generic_jit, i8
 from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 
-# The entry points' signatures after the impurity argument. X is typed in any layout, so
-# one compiled kernel serves C- and Fortran-ordered data (a fit on the user's array and
-# on its cross-validation folds) instead of one per layout.
+# The entry points' signatures after the impurity argument. X (the node search's) is typed
+# in any layout, so one compiled kernel serves C- and Fortran-ordered data (a fit on the
+# user's array and on its cross-validation folds) instead of one per layout; the grower
+# reads the sorted columns (features x rows, aligned with ``order``) instead of X.
 I32_2 = types.int32[:, ::1]
-GROW_ARGUMENTS = (F1, F2A, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1)
-SCAN_ARGUMENTS = (F1, F2A, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F1, F2C)
+GROW_ARGUMENTS = (F1, F2C, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1)
+SCAN_ARGUMENTS = (F1, F2C, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
 NODE_RESULT = types.Tuple((i8, f8, f8, f8))
 #: best_split_within_bounds: best_split_of_node's, then each feature's monotonic
@@ -475,7 +478,7 @@ def may_split(count, weight, node_impurity, depth, rules):
 def scan_features(
     impurity,
     params,
-    X,
+    values,
     rows,
     order,
     features,
@@ -488,20 +491,20 @@ def scan_features(
     drops,
     thresholds,
     positions,
-    value_buffer,
     weight_buffer,
     evidence_buffer,
 ):
     """The best cut of each of ``features`` for the node's rows (``order[feature,
-    start:end]``): :func:`scan_sorted_feature`'s results into ``drops``, ``thresholds`` and
-    ``positions``, one entry per feature in the given order. Each feature's rows are first
+    start:end]``, whose values are ``values[feature, start:end]``):
+    :func:`scan_sorted_feature`'s results into ``drops``, ``thresholds`` and ``positions``,
+    one entry per feature in the given order. Each feature's rows' statistics are first
     gathered in sorted order into the scratch buffers (at least end - start rows; the
-    random reads of X and of the row table are independent, so the processor overlaps
-    them), then swept."""
+    random reads of the row table are independent, so the processor overlaps them), then
+    swept."""
     scan_features_within_bounds(
         impurity,
         params,
-        X,
+        values,
         rows,
         order,
         features,
@@ -514,10 +517,9 @@ def scan_features(
         drops,
         thresholds,
         positions,
-        value_buffer,
         weight_buffer,
         evidence_buffer,
-        np.zeros(X.shape[1]),
+        np.zeros(values.shape[0]),
         UNBOUNDED,
     )
 
@@ -526,7 +528,7 @@ def scan_features(
 def scan_features_within_bounds(
     impurity,
     params,
-    X,
+    values,
     rows,
     order,
     features,
@@ -539,17 +541,15 @@ def scan_features_within_bounds(
     drops,
     thresholds,
     positions,
-    value_buffer,
     weight_buffer,
     evidence_buffer,
     signs,
     limits,
 ):
-    """:func:`scan_features` under monotonic constraints (``signs`` per feature of X, the
+    """:func:`scan_features` under monotonic constraints (``signs`` per feature, the
     node's value ``limits``: :func:`within_bounds`)."""
     count = end - start
     n_stats = parent_sums.shape[0]
-    values = value_buffer[:count]
     node_weights = weight_buffer[:count]
     weighted = evidence_buffer[:count]
     left_sums = np.empty(n_stats)
@@ -559,14 +559,13 @@ def scan_features_within_bounds(
         feature = features[c]
         for j in range(count):
             row = order[feature, start + j]
-            values[j] = X[row, feature]
             node_weights[j] = rows[row, 0]
             for k in range(n_stats):
                 weighted[j, k] = rows[row, 1 + k]
         drops[c], thresholds[c], positions[c] = scan_within_bounds(
             impurity,
             params,
-            values,
+            values[feature, start:end],
             weighted,
             node_weights,
             parent_sums,
@@ -617,6 +616,16 @@ def mark_left(order, feature, start, end, n_left, goes_left):
 def partition_features(order, features, skip, start, end, goes_left, scratch):
     """Stable partition of each of ``features``'s slices (except ``skip``, already
     partitioned by its own sort): left rows first, each side keeping its sorted order."""
+    partition_sorted(
+        order, np.empty((0, 0)), features, skip, start, end, goes_left, scratch, np.empty(0)
+    )
+
+
+@generic_jit
+def partition_sorted(order, values, features, skip, start, end, goes_left, scratch, value_scratch):
+    """:func:`partition_features`, moving each row's value in ``values`` (aligned with
+    ``order``; no values moved when it has no rows) with it."""
+    carry = values.shape[0] > 0
     for c in range(features.shape[0]):
         feature = features[c]
         if feature == skip:
@@ -627,12 +636,18 @@ def partition_features(order, features, skip, start, end, goes_left, scratch):
             s = order[feature, j]
             if goes_left[s]:
                 order[feature, start + n_left] = s
+                if carry:
+                    values[feature, start + n_left] = values[feature, j]
                 n_left += 1
             else:
                 scratch[n_right] = s
+                if carry:
+                    value_scratch[n_right] = values[feature, j]
                 n_right += 1
         for j in range(n_right):
             order[feature, start + n_left + j] = scratch[j]
+            if carry:
+                values[feature, start + n_left + j] = value_scratch[j]
 
 
 @generic_jit
@@ -650,7 +665,7 @@ def grow_array(array, size):
 def grow_subtree(
     impurity,
     params,
-    X,
+    values,
     rows,
     order,
     start,
@@ -668,11 +683,16 @@ def grow_subtree(
     order); returns its node table (:data:`NODE_COLUMNS`; children numbered within the
     subtree, -1 for none).
 
+    ``values`` holds each feature's values in ``order``'s order (:func:`.builder.sorted_values`),
     ``rows`` is :func:`row_table`'s array, ``rules`` :func:`rule_vector`'s. ``max_features``
-    < d draws that many
-    candidate features per node (partial Fisher-Yates, numba's generator seeded with
-    ``seed``). Touches only the slice [start, end) of ``order`` and the entries of
-    ``goes_left`` of the rows it holds, so disjoint subtrees may grow at the same time.
+    < d draws that many candidate features per node (partial Fisher-Yates, numba's
+    generator seeded with ``seed``). Touches only the slice [start, end) of ``order`` and
+    ``values`` and the entries of ``goes_left`` of the rows it holds, so disjoint subtrees
+    may grow at the same time.
+
+    The table is allocated once for the most nodes the rows can make (2 x rows - 1: every
+    leaf holds a row) and returned as a view of its nodes: the memory of nodes never made
+    is never touched, and no table is copied as it grows.
 
     Monotonic constraints: ``signs`` per feature (0: free) and ``limits`` the root's value
     limits (:func:`within_bounds`); every node's interval goes to the table's last
@@ -683,11 +703,11 @@ def grow_subtree(
     Terminates: every split sends at least one row each way (a cut exists only between
     distinct values), so every child holds fewer rows than its parent.
     """
-    d = X.shape[1]
+    d = values.shape[0]
     n_stats = rows.shape[1] - 1
     np.random.seed(seed)
     scratch = np.empty(end - start, dtype=np.int32)
-    value_buffer, weight_buffer = np.empty(end - start), np.empty(end - start)
+    value_scratch, weight_buffer = np.empty(end - start), np.empty(end - start)
     evidence_buffer = np.empty((end - start, n_stats))
     candidates = np.empty(d, dtype=np.int64)
     for f in range(d):
@@ -696,7 +716,7 @@ def grow_subtree(
     thresholds = np.empty(d)
     positions = np.empty(d, dtype=np.int64)
     width = SUMS + n_stats
-    table = np.empty((64, width + INTERVAL_COLUMNS))
+    table = np.empty((max(2 * (end - start) - 1, 1), width + INTERVAL_COLUMNS))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
     intervals = np.empty((64, 2))  # the value interval of each node on the stack
@@ -712,8 +732,6 @@ def grow_subtree(
         parent, is_left = stack[top, 3], stack[top, 4]
         lower, upper = intervals[top, 0], intervals[top, 1]
         node += 1
-        if node == table.shape[0]:
-            table = grow_array(table, 2 * table.shape[0])
         if parent >= 0:
             table[parent, LEFT if is_left else RIGHT] = node
         weight = node_statistics(rows, order, node_start, node_end, sums)
@@ -733,7 +751,7 @@ def grow_subtree(
         scan_features_within_bounds(
             impurity,
             params,
-            X,
+            values,
             rows,
             order,
             candidates[:n_candidates],
@@ -746,7 +764,6 @@ def grow_subtree(
             drops,
             thresholds,
             positions,
-            value_buffer,
             weight_buffer,
             evidence_buffer,
             signs,
@@ -760,7 +777,9 @@ def grow_subtree(
         table[node, FEATURE], table[node, THRESHOLD] = f, thresholds[chosen]
         table[node, IMPROVEMENT] = drops[chosen]
         mark_left(order, f, node_start, node_end, n_left, goes_left)
-        partition_features(order, candidates, f, node_start, node_end, goes_left, scratch)
+        partition_sorted(
+            order, values, candidates, f, node_start, node_end, goes_left, scratch, value_scratch
+        )
         stack, top = push_children(
             stack, top, node, node_start, node_start + n_left, node_end, node_depth
         )
@@ -786,7 +805,7 @@ def grow_subtree(
                 left_lower, right_upper = middle, middle
         intervals[top - 1, 0], intervals[top - 1, 1] = left_lower, left_upper
         intervals[top - 2, 0], intervals[top - 2, 1] = right_lower, right_upper
-    return table[: node + 1].copy()
+    return table[: node + 1]
 
 
 @generic_jit

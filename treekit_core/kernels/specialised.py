@@ -301,10 +301,10 @@ class CriterionKernels(_ImpurityOnUse):
 
     #: The criterion's impurity function (plain Python; :attr:`impurity` compiles it).
     impurity_function: object
-    #: ``grow_subtree(params, X, weighted, weights, order, start, end, depth, rules,
-    #: max_features, seed, goes_left)``: :func:`.growth.grow_subtree`.
+    #: ``grow_subtree(params, values, rows, order, start, end, depth, rules,
+    #: max_features, seed, goes_left, signs, limits)``: :func:`.growth.grow_subtree`.
     grow_subtree: object
-    #: ``scan_features(params, X, ..., drops, thresholds, positions)``:
+    #: ``scan_features(params, values, rows, order, ..., drops, thresholds, positions)``:
     #: :func:`.growth.scan_features`.
     scan_features: object
     #: ``best_split_of_node(params, X, evidence, rows, ...)``:
