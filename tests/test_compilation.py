@@ -91,3 +91,37 @@ def test_generated_routing_kernels_compile_once_per_machine_and_say_so(tmp_path)
     assert sum("a first run takes" in notice for notice in notices) == 1
     assert all(misses >= 1 for hits, misses in first["kernels"].values()), first
     assert all(hits >= 1 and misses == 0 for hits, misses in second["kernels"].values()), second
+
+
+NOMINAL_PROBE = textwrap.dedent("""
+    import json, numpy as np, pandas as pd
+    from treekit_core import TreeClassifier
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": pd.Categorical(rng.integers(0, 4, 80)),
+                      "b": pd.Categorical(rng.integers(0, 3, 80)), "c": rng.normal(size=80)})
+    y = rng.integers(0, 3, 80)
+    with_missing = X.copy()
+    with_missing.iloc[::9, 0] = np.nan
+    # the node-by-node loop's nominal search first (compiled for its entry point), then
+    # the presorted grower's subset search of the same criterion, in one process
+    first = TreeClassifier(criterion="entropy").fit(with_missing, y)
+    second = TreeClassifier(criterion="entropy").fit(X, y)
+    print(json.dumps([first.get_n_leaves(), second.get_n_leaves(),
+                      [q.name for q in second.tree_.questions]]))
+""")
+
+
+def test_both_nominal_searches_compile_in_one_process_in_either_order(tmp_path):
+    """The loop's nominal search and the presorted grower's subset search live in one
+    generated module: compiling the loop's entry point first (which then takes no other
+    signature) leaves the grower's search compilable (it calls the shared body, not the
+    entry point), on a machine that has compiled neither."""
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "TREEKIT_KERNEL_DIR": str(tmp_path / "kernels"),
+    }
+    env.pop("NUMBA_DISABLE_JIT", None)
+    leaves_with_missing, leaves, kinds = json.loads(_run(NOMINAL_PROBE, env).splitlines()[-1])
+    assert leaves_with_missing > 1 and leaves > 1
+    assert "subset" in kinds

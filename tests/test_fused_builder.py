@@ -177,3 +177,63 @@ def test_fused_equals_node_by_node_under_monotonic_constraints(
         np.testing.assert_array_equal(
             fused.tree_.node_fields[field], slow.tree_.node_fields[field], err_msg=field
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 200),
+    n_numeric=st.integers(0, 2),
+    levels=st.lists(st.integers(1, 14), min_size=1, max_size=3),
+    k=st.integers(2, 4),
+    regression=st.booleans(),
+    min_samples_leaf=st.integers(1, 6),
+    max_depth=st.one_of(st.none(), st.integers(1, 5)),
+    weighted=st.booleans(),
+)
+def test_fused_subset_questions_equal_node_by_node(
+    seed, n, n_numeric, levels, k, regression, min_samples_leaf, max_depth, weighted
+):
+    """Nominal features without missing values grow in the presorted builder, asked by
+    subset questions: the tree of the node-by-node loop (ordered categories for two classes
+    and for means, every subset up to the limit for more classes, the majority heuristic
+    past it), subset questions numbered as the loop numbers them, and the same
+    predictions. The builder is the one that grows it."""
+    import pandas as pd
+
+    from treekit_core import TreeRegressor
+    from treekit_core.kernels import builder
+
+    rng = np.random.default_rng(seed)
+    columns = {f"x{j}": rng.integers(0, 6, n).astype(float) for j in range(n_numeric)}
+    for j, m in enumerate(levels):
+        columns[f"c{j}"] = pd.Categorical(rng.integers(0, m, n), categories=range(m))
+    X = pd.DataFrame(columns)
+    y = rng.integers(0, k, size=n)
+    y[: min(n, 2)] = [0, 1][: min(n, 2)]
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    settings_ = dict(min_samples_leaf=min_samples_leaf, max_depth=max_depth)
+    estimator = TreeRegressor if regression else TreeClassifier
+    target = y * 1.5 + rng.integers(0, 2, n) if regression else y
+    grown = []
+    original = builder.build_table
+
+    def spy(*args, **kwargs):
+        grown.append(kwargs.get("nominal", args[-1] if len(args) > 12 else None))
+        return original(*args, **kwargs)
+
+    builder.build_table = spy
+    try:
+        fused = estimator(**settings_).fit(X, target, sample_weight=w)
+    finally:
+        builder.build_table = original
+    assert len(grown) == 1 and grown[0] is not None
+    with registered(Plugin(), name="node-by-node"):
+        slow = estimator(splitter="node_by_node", **settings_).fit(X, target, sample_weight=w)
+    assert_same_tree(fused.tree_, slow.tree_)
+    assert [q.name for q in fused.tree_.questions] == [q.name for q in slow.tree_.questions]
+    np.testing.assert_array_equal(
+        fused.tree_.node_fields.get("category_mask", np.full(fused.tree_.n_nodes, np.nan)),
+        slow.tree_.node_fields.get("category_mask", np.full(slow.tree_.n_nodes, np.nan)),
+    )
+    np.testing.assert_array_equal(fused.predict(X), slow.predict(X))

@@ -237,7 +237,16 @@ def test_the_conformance_kit_catches_a_category_order_column_the_order_does_not_
     with pytest.raises(ConformanceError, match="category_order_column says column 0"):
         check_target(WrongColumn)
     assert ClassLabels().category_order_column(2) == 1
-    assert ClassLabels().category_order_column(3) is None  # no known order for 3 classes
+    assert ClassLabels().category_order_column(3) == -1  # no known order for 3 classes
+
+    class ClaimsNoOrder(Mean):
+        name = "claims_no_order"
+
+        def category_order_column(self, n_statistics):
+            return -1  # but Mean orders categories by their means
+
+    with pytest.raises(ConformanceError, match="says -1 \\(no order\\)"):
+        check_target(ClaimsNoOrder, y=small_data(2)[0][:, 0], criterion="squared_error")
     assert Mean().category_order_column(2) == 0
     X, _ = small_data(2)
     check_target(Mean, y=X[:, 0], criterion="squared_error")

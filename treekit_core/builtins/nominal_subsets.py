@@ -283,8 +283,8 @@ def nominal_questions(
     if not multiway:
         target = target if target is not None else _CLASS_LABELS
         column = target.category_order_column(sums.shape[2])
-        if column is not None:  # the kernel computes the order (no call per node)
-            ordered, order_column = True, int(column)
+        if column is not None:  # the kernel orders the categories, or none (no call per node)
+            ordered, order_column = column >= 0, int(column)
         else:
             present = counts > 0
             score = target.category_order(sums[present], weights[present])
@@ -309,6 +309,25 @@ def nominal_questions(
         results,
     )
     return results
+
+
+def subset_search_kernel(criterion):
+    """The presorted grower's subset search compiled for ``criterion``
+    (:func:`treekit_core.kernels.growth.best_subset_question`, specialised to it and
+    compiled once per machine, with the node-by-node loop's search), as the function
+    value the grower takes; None where the criterion's kernels are not specialised
+    (a function value cannot carry the impurity)."""
+    from treekit_core.kernels import nominal_search
+    from treekit_core.kernels.specialised import function_kernels
+
+    search = function_kernels(
+        type(criterion).impurity,
+        nominal_search,
+        nominal_search.ENTRY_SIGNATURES,
+        (),
+        "nominal search kernels",
+    )
+    return search.best_subset_question.function_value() if search.specialised else None
 
 
 def _nominal_kernels(impurity):

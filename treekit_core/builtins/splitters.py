@@ -10,7 +10,12 @@ import attrs
 import numpy as np
 
 from treekit_core.builtins.c45_nominal import c45_multiway_splits, c45_nominal_split
-from treekit_core.builtins.nominal_subsets import best_nominal_split, split_information
+from treekit_core.builtins.nominal_subsets import (
+    EXACT_LIMIT,
+    best_nominal_split,
+    split_information,
+    subset_search_kernel,
+)
 from treekit_core.components import Split, Splitter
 from treekit_core.components.errors import CompositionError
 from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
@@ -187,9 +192,10 @@ class Exhaustive(Splitter):
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree with the presorted builder (the same tree as the
-        node-by-node loop, faster, on ``composition.fit_threads()`` threads), or, for a
-        criterion searched from rows (absolute error), with its compiled builder (one
-        thread); None with missing values, nominal features or gain ratio."""
+        node-by-node loop, faster, on ``composition.fit_threads()`` threads; nominal
+        features by subset questions, in one thread), or, for a criterion searched from
+        rows (absolute error), with its compiled builder (one thread); None where
+        :meth:`grows_in_one_call` says no."""
         if not self.grows_in_one_call(composition, data):
             return None  # the logrank search and data the presorted growth declines
         from treekit_core.kernels.builder import build_table
@@ -214,6 +220,7 @@ class Exhaustive(Splitter):
             )
             return tree_from_table(table, data.n_features)
         constraints = composition.constraints
+        nominal = self._fused_nominal(composition, data)
         signs = limits = None
         if constraints.has_monotonic:
             value = composition.target.monotone_value(data.n_statistics)
@@ -232,19 +239,81 @@ class Exhaustive(Splitter):
             data.cache.get("presort"),
             signs,
             limits,
+            nominal,
         )
-        tree = tree_from_table(table, data.n_features, data.n_statistics)
-        if signs is not None:  # every node's value interval (engine/constraints.py)
-            tree.node_fields[VALUE_LOWER] = np.ascontiguousarray(table[:, -2])
-            tree.node_fields[VALUE_UPPER] = np.ascontiguousarray(table[:, -1])
+        return self._tree_of_table(composition, table, data, signs is not None)
+
+    @staticmethod
+    def _tree_of_table(composition, table, data, constrained):
+        """The presorted builder's table as a tree: subset questions where the table holds
+        a category mask, the question kinds numbered in the order the nodes first ask them
+        (as the node-by-node loop numbers them); every node's value interval under
+        monotonic constraints (engine/constraints.py)."""
+        from treekit_core.kernels.growth import LEFT, trailing_column
+
+        def column(name):
+            return np.ascontiguousarray(table[:, trailing_column(data.n_statistics, name)])
+
+        masks = column("category_mask")
+        subset = ~np.isnan(masks)
+        questions = question = fields = None
+        if subset.any():
+            internal = table[:, LEFT] >= 0
+            asked = subset[internal].astype(np.int64)  # 0: threshold, 1: subset, node order
+            first_asked = list(dict.fromkeys(asked.tolist()))
+            questions = tuple(
+                composition.registry.question(("threshold", "subset")[kind]) for kind in first_asked
+            )
+            index = np.zeros(2, dtype=np.int64)
+            index[first_asked] = np.arange(len(first_asked))
+            question = np.full(table.shape[0], -1, dtype=np.int64)
+            question[internal] = index[asked]
+            fields = {"category_mask": masks}
+        tree = tree_from_table(
+            table,
+            data.n_features,
+            data.n_statistics,
+            questions=questions,
+            question=question,
+            node_fields=fields,
+        )
+        if constrained:
+            tree.node_fields[VALUE_LOWER] = column("value_lower")
+            tree.node_fields[VALUE_UPPER] = column("value_upper")
         return tree
 
     def grows_in_one_call(self, composition, data) -> bool:
-        """Numeric features without missing values, no gain ratio or further question
-        kinds, and a criterion scored by running sums or by absolute deviations (the
-        log-rank search runs node by node)."""
+        """Features without missing values, no gain ratio or further question kinds, and
+        a criterion scored by running sums or by absolute deviations (the log-rank search
+        runs node by node); nominal features where :meth:`_fused_nominal` takes them."""
         row_search = type(composition.criterion).row_search
-        return self._presorted_growth(data) and row_search != "logrank_search"
+        if not self._presorted_growth(data) or row_search == "logrank_search":
+            return False
+        return not data.nominal_features.size or self._fused_nominal(composition, data) is not None
+
+    def _fused_nominal(self, composition, data):
+        """What the presorted builder needs to ask subset questions on the nominal features
+        (categories per feature, the statistic column ordering them or -1 for none, the
+        exhaustive search's limit), or None: no nominal feature, or one the builder does
+        not ask (multi-way questions, a criterion searched from rows or with a split
+        score, monotonic constraints, a target whose category order only Python knows:
+        :meth:`treekit_core.Target.category_order_column`, a criterion whose kernels are
+        not specialised to it: an impurity without a source file, ``TREEKIT_SPECIALISE=0``;
+        the node-by-node loop asks those)."""
+        criterion = composition.criterion
+        if (
+            not data.nominal_features.size
+            or self.nominal_split != "subset"
+            or type(criterion).row_search is not None
+            or type(criterion).split_score is not None
+            or composition.constraints.has_monotonic
+        ):
+            return None
+        column = composition.target.category_order_column(data.n_statistics)
+        search = None if column is None else subset_search_kernel(criterion)
+        if search is None:
+            return None
+        return search, np.asarray(data.n_categories, dtype=np.int64), int(column), EXACT_LIMIT
 
     def share_across_trees(self, data) -> None:
         """Presort X once for all trees of a forest (when they grow presorted: not for a
@@ -257,10 +326,13 @@ class Exhaustive(Splitter):
         data.cache["presort"] = presort(data.X, 1)
 
     def _presorted_growth(self, data) -> bool:
-        """Whether the presorted builder grows trees on this data: numeric features only,
-        no missing value, no gain ratio."""
+        """Whether the presorted builder may grow trees on this data: no missing value, no
+        gain ratio or further question kinds, nominal features only by subset questions."""
         return not (
-            data.has_missing or data.nominal_features.size or self.gain_ratio or self.questions
+            data.has_missing
+            or self.gain_ratio
+            or self.questions
+            or (data.nominal_features.size and self.nominal_split != "subset")
         )
 
     def find_split(self, state, node, rules):

@@ -164,14 +164,17 @@ class Target(Component):
 
     def category_order_column(self, n_statistics: int):
         """The statistic column whose share of a category's weight is
-        :meth:`category_order`'s score (``sums[:, j] / weights``, 0 for no weight), or None
-        when the order is not one (then :meth:`category_order` is called). Read by the
-        subset search once per node, which then computes the order in its compiled kernel
-        instead of calling :meth:`category_order`; the conformance kit checks that the two
-        agree. Default: 1 for two statistic columns when :meth:`category_order` is the
-        default one (the same order), else None."""
-        if n_statistics == 2 and type(self).category_order is Target.category_order:
-            return 1
+        :meth:`category_order`'s score (``sums[:, j] / weights``, 0 for no weight); -1
+        when :meth:`category_order` returns None for rows of this width (no order known);
+        or None when the order is neither (then :meth:`category_order` is called). Read by
+        the subset search once per node (and once per fit by the presorted builder, which
+        asks subset questions only where this is not None), which then orders the
+        categories in its compiled kernel instead of calling :meth:`category_order`; the
+        conformance kit checks that the two agree. Default: where :meth:`category_order`
+        is the default one, 1 for two statistic columns (the same order) and -1 otherwise;
+        else None."""
+        if type(self).category_order is Target.category_order:
+            return 1 if n_statistics == 2 else -1
         return None
 
     def monotone_value(self, n_statistics: int):

@@ -64,7 +64,7 @@ def _holds_text(values) -> bool:
 def implicit_nominal(X) -> set[int]:
     """Columns nominal without a declaration: pandas ``category`` columns, and columns of
     text (pandas string dtypes, or object columns holding a string)."""
-    if hasattr(X, "dtypes"):
+    if hasattr(type(X), "dtypes"):  # the class's: a DataFrame's would build a Series
         found = set()
         for j, dtype in enumerate(X.dtypes):
             kind = getattr(dtype, "kind", "O")
@@ -82,7 +82,7 @@ def resolve_categorical(spec, X, names) -> list[int]:
     indices, names or a boolean mask) and the implicit ones (pandas ``category`` and object
     columns). Called by ``fit``, and by growers that see X in parts (with an empty X of the
     parts' columns and dtypes)."""
-    if spec is None and not hasattr(X, "dtypes") and not _is_object_array(X):
+    if spec is None and not hasattr(type(X), "dtypes") and not _is_object_array(X):
         return []
     d = n_columns(X)
     indices = implicit_nominal(X)
@@ -126,26 +126,33 @@ def category_levels(values):
         return sorted(values, key=str)
 
 
-def _pandas_categorical(X, j):
-    """Column j of a DataFrame when it is a pandas ``category`` column, else None: its
-    codes and categories give what a pass over its values would, in numpy time."""
-    if not hasattr(X, "iloc"):
-        return None
-    column = X.iloc[:, j]
-    return column if str(column.dtype) == "category" else None
+def category_columns(X) -> dict:
+    """Column index -> (codes, categories as Python values) of every pandas ``category``
+    column of X (empty for anything else): what a pass over a column's values would give,
+    in numpy time. Read once per fit or predict and handed to :func:`fit_categories` and
+    :func:`encode` (a pandas column access costs tens of microseconds, more than a whole
+    tree of a few dozen rows)."""
+    if not hasattr(type(X), "iloc") or not hasattr(type(X), "dtypes"):  # not built here
+        return {}
+    columns = {}
+    for j, dtype in enumerate(X.dtypes):
+        if str(dtype) == "category":
+            values = X.iloc[:, j].array  # the Categorical: codes without a Series
+            columns[j] = (np.asarray(values.codes), values.categories.tolist())
+    return columns
 
 
-def fit_categories(X, indices, names) -> dict:
+def fit_categories(X, indices, names, columns=None) -> dict:
     """Feature index -> the categories present in nominal column j of X (for each j in
     ``indices``), in the order codes number them (:func:`category_levels`); ``names``
-    (or None) name the columns in errors. Called by ``fit``, and by growers that see the
-    data in parts (the union of the parts' categories, ordered again)."""
+    (or None) name the columns in errors; ``columns``: :func:`category_columns` of X when
+    the caller has it. Called by ``fit``, and by growers that see the data in parts (the
+    union of the parts' categories, ordered again)."""
+    columns = category_columns(X) if columns is None else columns
     categories = {}
     for j in indices:
-        column = _pandas_categorical(X, j)
-        if column is not None:
-            codes = column.cat.codes.to_numpy()
-            levels = column.cat.categories.tolist()  # Python values: no per-item lookups
+        if j in columns:
+            codes, levels = columns[j]
             present = {levels[c] for c in np.unique(codes[codes >= 0]).tolist()}
             present = {v for v in present if not _is_missing(v)}
         else:
@@ -161,18 +168,26 @@ def fit_categories(X, indices, names) -> dict:
     return categories
 
 
-def encode(X, categories: dict) -> np.ndarray | object:
+def encode(X, categories: dict, columns=None) -> np.ndarray | object:
     """X with nominal columns replaced by float codes (NaN: missing or unseen). Returns X
-    unchanged when there are no nominal columns."""
+    unchanged when there are no nominal columns. ``columns``: :func:`category_columns` of
+    X when the caller has it."""
     if not categories:
         return X
+    columns = category_columns(X) if columns is None else columns
     d = n_columns(X)
     coded = np.empty((np.shape(X)[0], d), order="F")  # column by column, as kernels read it
+    numeric = [j for j in range(d) if j not in categories]
+    if hasattr(type(X), "iloc") and numeric:
+        try:  # the numeric columns in one pandas call (one per column costs more than a fit)
+            coded[:, numeric] = X.iloc[:, numeric].to_numpy(dtype=np.float64)
+            numeric = []
+        except (TypeError, ValueError):
+            pass  # column by column below, to name the column that is not numbers
     as_objects = None if hasattr(X, "iloc") else np.asarray(X, dtype=object)
-    for j in range(d):
-        if j in categories:
-            coded[:, j] = _codes(X, j, categories[j])
-            continue
+    for j in categories:
+        coded[:, j] = _codes(X, j, categories[j], columns.get(j))
+    for j in numeric:
         values = X.iloc[:, j].to_numpy() if as_objects is None else as_objects[:, j]
         try:
             coded[:, j] = np.asarray(values, dtype=np.float64)
@@ -184,15 +199,12 @@ def encode(X, categories: dict) -> np.ndarray | object:
     return coded
 
 
-def _codes(X, j, levels) -> np.ndarray:
+def _codes(X, j, levels, category_column=None) -> np.ndarray:
     """Column j's codes: the position of each value among ``levels``, NaN for a missing or
-    unseen value."""
+    unseen value; ``category_column``: (codes, categories) of a pandas category column."""
     code = {v: float(i) for i, v in enumerate(levels)}
-    column = _pandas_categorical(X, j)
-    if column is not None:
-        per_category = np.array(
-            [code.get(v, np.nan) for v in column.cat.categories.tolist()] + [np.nan]
-        )
-        codes = column.cat.codes.to_numpy()
+    if category_column is not None:
+        codes, categories = category_column
+        per_category = np.array([code.get(v, np.nan) for v in categories] + [np.nan])
         return per_category[np.where(codes >= 0, codes, len(per_category) - 1)]
     return np.array([np.nan if _is_missing(v) else code.get(v, np.nan) for v in _column(X, j)])

@@ -565,12 +565,23 @@ class TreeAssembler:
         )
 
 
-def tree_from_table(table, n_features, n_stats=None, missing_left=None) -> Tree:
+def tree_from_table(
+    table,
+    n_features,
+    n_stats=None,
+    missing_left=None,
+    questions=None,
+    question=None,
+    node_fields=None,
+) -> Tree:
     """An unlabelled Tree from a compiled grower's node table (the columns of
     :data:`treekit_core.kernels.NODE_COLUMNS`, the statistics from column ``SUMS``;
     ``n_stats`` of them, default: every column after). ``missing_left`` (per node; NaN:
     the share of the training weight sent left) says where a sample with a missing tested
-    value goes. The kernels return tables; the engine makes trees of them."""
+    value goes. ``questions``, ``question`` and ``node_fields``: the question kinds, each
+    node's index into them and their parameters, where not every internal node asks a
+    threshold (:meth:`Tree.from_binary`). The kernels return tables; the engine makes
+    trees of them."""
     from treekit_core.kernels import growth  # the column layout; numba is loaded by now
 
     n_stats = table.shape[1] - growth.SUMS if n_stats is None else n_stats
@@ -591,6 +602,9 @@ def tree_from_table(table, n_features, n_stats=None, missing_left=None) -> Tree:
         np.zeros((table.shape[0], n_stats)),
         np.zeros(table.shape[0], dtype=np.int64),
         n_features,
+        node_fields=node_fields,
+        questions=questions,
+        question=question,
         missing_left=missing_left,
     )
     tree.node_fields["improvement"] = column(growth.IMPROVEMENT)

@@ -60,7 +60,9 @@ def feature_label(j: int, feature_names) -> str:
 
 
 def _is_dataframe(obj) -> bool:
-    return hasattr(obj, "columns") and hasattr(obj, "dtypes") and hasattr(obj, "iloc")
+    # asked of the class: on a DataFrame, hasattr(obj, "dtypes") builds a Series of them
+    kind = type(obj)
+    return hasattr(kind, "columns") and hasattr(kind, "dtypes") and hasattr(kind, "iloc")
 
 
 def _is_sparse(obj) -> bool:

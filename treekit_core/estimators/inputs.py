@@ -9,7 +9,12 @@ import numbers
 import numpy as np
 
 from treekit_core.components import TargetRows
-from treekit_core.engine.categorical import encode, fit_categories, resolve_categorical
+from treekit_core.engine.categorical import (
+    category_columns,
+    encode,
+    fit_categories,
+    resolve_categorical,
+)
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.sklearn_compat import as_sklearn
@@ -139,8 +144,11 @@ class InputChecks:
             keys if keys is not None and all(isinstance(k, (int, str)) for k in keys) else None
         )
         nominal = resolve_categorical(getattr(self, "categorical_features", None), X, names)
-        self.categories_ = fit_categories(X, nominal, names)
-        X_checked = check_X(encode(X, self.categories_), allow_nan=True, feature_names=names)
+        columns = category_columns(X)  # read once for both
+        self.categories_ = fit_categories(X, nominal, names, columns)
+        X_checked = check_X(
+            encode(X, self.categories_, columns), allow_nan=True, feature_names=names
+        )
         self._check_missing_supported(X_checked, composition, names)
         warn_narrow_features(X_checked, names, nominal=set(self.categories_))
         n = X_checked.shape[0]

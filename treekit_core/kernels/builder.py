@@ -22,6 +22,7 @@ call, so numba's generator draws in the same order as ever.
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -163,6 +164,38 @@ def sorted_values(X, order):
     return values
 
 
+def no_search(
+    params,
+    rows,
+    order,
+    values,
+    features,
+    n_features,
+    start,
+    end,
+    weight,
+    rules,
+    n_categories,
+    order_column,
+    exact_limit,
+    sums,
+    weights,
+    counts,
+    categories,
+    results,
+):
+    """The subset search of a fit without nominal features (never called: no candidate is
+    nominal)."""
+    return -1
+
+
+@functools.cache
+def no_subset_search():
+    """:func:`no_search` compiled (loaded from the cache) for the grower's function-value
+    argument (:data:`.growth.SUBSET_SEARCH_SIGNATURE`), on the first fit that needs it."""
+    return jit(growth.SUBSET_SEARCH_SIGNATURE)(no_search)
+
+
 def kept_first(order, weight):
     """(``order`` with each row's rows of positive weight first, still sorted; how many
     there are). A zero-weight row is a removed row (a forest's out-of-bag rows): it must
@@ -209,16 +242,21 @@ def build_table(
     presorted=None,
     signs=None,
     limits=None,
+    nominal=None,
 ):
     """Grow the tree with ``n_threads`` threads; returns its node table
-    (:data:`.growth.NODE_COLUMNS`, the statistics, then each node's value interval:
-    ``growth.INTERVAL_COLUMNS``; nodes numbered depth first). ``criterion`` gives the
+    (:data:`.growth.NODE_COLUMNS`, the statistics, then :data:`.growth.TRAILING_COLUMNS`;
+    nodes numbered depth first). ``criterion`` gives the
     impurity (``type(criterion).impurity``) and ``params`` its parameters; ``evidence`` and
     ``weight`` are the training rows' evidence and weights, ``rules`` the stopping rules as
     :func:`.growth.rule_vector` gives them; ``presorted`` the rows sorted per feature when a
     forest shares them (:func:`presort`). ``signs`` and ``limits``: monotonic constraints
     (per feature, and the root's value limits: ``growth.within_bounds``); a constrained tree
-    grows in one call (the threads' large-node path keeps no intervals)."""
+    grows in one call (the threads' large-node path keeps no intervals). ``nominal``:
+    (the criterion's compiled subset search, :func:`.growth.best_subset_question`;
+    categories per feature, 0 for a numeric one; the statistic column ordering the
+    categories, -1 for none; the limit of the exhaustive subset search) when some feature
+    is nominal; such a tree grows in one call too."""
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
@@ -231,7 +269,16 @@ def build_table(
     rows = growth.row_table(evidence, weight)
     grow = _Growth(kernels, params, sorted_values(X, order), rows, order, rules, X.shape[0])
     grow.signs, grow.limits = signs, limits
-    if n_threads > 1 and max_features >= d and n * d >= PARALLEL_MIN_WORK and not constrained:
+    grow.nominal = (
+        nominal if nominal is not None else (no_subset_search(), np.zeros(d, dtype=np.int64), -1, 0)
+    )
+    if (
+        n_threads > 1
+        and max_features >= d
+        and n * d >= PARALLEL_MIN_WORK
+        and not constrained
+        and nominal is None
+    ):
         return grow.with_threads(n_threads, n)
     return grow.subtree(0, n, 0, max_features, seed)
 
@@ -259,6 +306,7 @@ class _Growth:
             self.goes_left,
             self.signs,
             self.limits,
+            *self.nominal,
         )
 
     def with_threads(self, n_threads, n_rows):
@@ -305,9 +353,10 @@ class _Growth:
         weight = node_statistics(self.rows, self.order, start, end, sums)
         imp = kernels.impurity(sums, weight, self.params)
         count = end - start
-        record = np.empty((1, growth.SUMS + sums.shape[0] + growth.INTERVAL_COLUMNS))
+        record = np.empty((1, growth.SUMS + sums.shape[0] + len(growth.TRAILING_COLUMNS)))
         fill_node(record[0], sums, weight, count, imp, depth)
-        record[0, -growth.INTERVAL_COLUMNS :] = -np.inf, np.inf  # no constraint on this path
+        # no constraint and no nominal feature on this path
+        record[0, growth.SUMS + sums.shape[0] :] = -np.inf, np.inf, np.nan
         if not may_split(count, weight, imp, depth, self.rules):
             return record, 0
         drops, thresholds = np.empty(d), np.empty(d)

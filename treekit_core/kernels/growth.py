@@ -34,7 +34,21 @@ from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 # user's array and on its cross-validation folds) instead of one per layout; the grower
 # reads the sorted columns (features x rows, aligned with ``order``) instead of X.
 I32_2 = types.int32[:, ::1]
-GROW_ARGUMENTS = (F1, F2C, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1)
+#: The subset search the presorted grower calls at a node with nominal candidates
+#: (:func:`best_subset_question` compiled for one criterion, or
+#: :func:`.builder.no_subset_search`),
+#: passed as a function value so a grower's compile never includes it: compiled where a
+#: fit has nominal features, with the node-by-node loop's nominal search.
+SUBSET_SEARCH_SIGNATURE = i8(
+    *(F1, F2C, I32_2, F2C, I1, i8, i8, i8, f8, F1, I1, i8, i8),
+    *(types.float64[:, :, ::1], F2C, types.int64[:, ::1], I1, F2C),
+)
+SUBSET_SEARCH_TYPE = types.FunctionType(SUBSET_SEARCH_SIGNATURE)
+GROW_ARGUMENTS = (
+    *(F1, F2C, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1),
+    # nominal features: the subset search, categories per feature, order column, limit
+    *(SUBSET_SEARCH_TYPE, I1, i8, i8),
+)
 SCAN_ARGUMENTS = (F1, F2C, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
 NODE_RESULT = types.Tuple((i8, f8, f8, f8))
@@ -51,6 +65,9 @@ ENTRY_SIGNATURES = {
 #: The value limits of a threshold scan without a monotonic constraint (never read: the
 #: sign is 0); a global, so read-only: only for kernels compiled without a signature.
 UNBOUNDED = np.array([-np.inf, np.inf])
+#: The category scores of a subset search that orders categories in its kernel (or not at
+#: all): never read.
+NO_SCORES = np.zeros((0, 0))
 
 #: The columns of the node table grow_subtree returns (one float64 row per node, the
 #: statistics last; counts and ids are exact in float64). One array keeps the kernel small,
@@ -68,9 +85,18 @@ NODE_COLUMNS = (
     "statistics",
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
-#: The presorted grower's table ends with every node's value interval (lower, upper) of
-#: monotonic constraints, after the statistics.
+#: The presorted grower's table ends, after the statistics, with every node's value
+#: interval (lower, upper) of monotonic constraints and the category mask of a subset
+#: question (NaN at a threshold question and at a leaf): :func:`trailing_column`.
+TRAILING_COLUMNS = ("value_lower", "value_upper", "category_mask")
 INTERVAL_COLUMNS = 2
+CATEGORY_MASK = 2
+
+
+def trailing_column(n_stats, name):
+    """The index of the presorted grower's table column ``name`` (one of
+    :data:`TRAILING_COLUMNS`) for ``n_stats`` statistics."""
+    return SUMS + n_stats + TRAILING_COLUMNS.index(name)
 
 
 # -- the exhaustive threshold search --------------------------------------------
@@ -443,6 +469,321 @@ def best_split_within_bounds(
     return best_feature, best_threshold, best_drop, best_share
 
 
+# -- nominal questions at a node ----------------------------------------------
+# The subset and multi-way searches from a node's statistics per category (the node-by-node
+# loop's compiled search, :mod:`.nominal_search`, and the presorted grower's).
+
+
+@generic_jit
+def numpy_sum(values, n):
+    """``values[:n].sum()`` exactly as numpy adds a contiguous float64 array of at most 128
+    values: one by one below 8, else eight running sums combined pairwise, then the rest."""
+    if n < 8:
+        total = 0.0
+        for i in range(n):
+            total += values[i]
+        return total
+    r0, r1, r2, r3 = values[0], values[1], values[2], values[3]
+    r4, r5, r6, r7 = values[4], values[5], values[6], values[7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += values[i]
+        r1 += values[i + 1]
+        r2 += values[i + 2]
+        r3 += values[i + 3]
+        r4 += values[i + 4]
+        r5 += values[i + 5]
+        r6 += values[i + 6]
+        r7 += values[i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        total += values[i]
+        i += 1
+    return total
+
+
+@generic_jit
+def subset_drop(
+    impurity,
+    params,
+    sums,
+    weights,
+    counts,
+    subset,
+    size,
+    total_sums,
+    total_weight,
+    total_count,
+    parent,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+    buffer,
+):
+    """(drop, left weight) of sending the categories ``subset[:size]`` left; -inf when a
+    side breaks the minimum leaf sizes."""
+    n_stats = total_sums.shape[0]
+    left_count = 0
+    for k in range(n_stats):
+        left_sums[k] = sums[subset[0], k]
+    for i in range(1, size):
+        for k in range(n_stats):
+            left_sums[k] += sums[subset[i], k]
+    for i in range(size):
+        buffer[i] = weights[subset[i]]
+        left_count += counts[subset[i]]
+    left_weight = numpy_sum(buffer, size)
+    for k in range(n_stats):
+        right_sums[k] = total_sums[k] - left_sums[k]
+    right_weight = total_weight - left_weight
+    right_count = total_count - left_count
+    if min(left_count, right_count) < min_samples_leaf or min(left_weight, right_weight) < max(
+        min_weight_leaf, 1e-300
+    ):
+        return -np.inf, left_weight
+    drop = (
+        parent
+        - (
+            left_weight * impurity(left_sums, left_weight, params)
+            + right_weight * impurity(right_sums, right_weight, params)
+        )
+        / total_weight
+    )
+    return drop, left_weight
+
+
+@generic_jit
+def best_nominal_questions(
+    impurity,
+    params,
+    sums,
+    weights,
+    counts,
+    n_categories,
+    scores,
+    ordered,
+    order_column,
+    node_weight,
+    min_samples_leaf,
+    min_weight_leaf,
+    multiway,
+    exact_limit,
+    results,
+):
+    """:func:`nominal_questions_of_node`: the node-by-node loop's entry point (the
+    presorted grower's subset search calls the body, not this entry)."""
+    nominal_questions_of_node(
+        impurity,
+        params,
+        sums,
+        weights,
+        counts,
+        n_categories,
+        scores,
+        ordered,
+        order_column,
+        node_weight,
+        min_samples_leaf,
+        min_weight_leaf,
+        multiway,
+        exact_limit,
+        results,
+    )
+
+
+@generic_jit
+def nominal_questions_of_node(
+    impurity,
+    params,
+    sums,
+    weights,
+    counts,
+    n_categories,
+    scores,
+    ordered,
+    order_column,
+    node_weight,
+    min_samples_leaf,
+    min_weight_leaf,
+    multiway,
+    exact_limit,
+    results,
+):
+    """Each nominal feature's best question at a node, from its categories' statistics
+    (:func:`nominal_category_statistics`). ``scores[f, c]``: the target's order of the
+    categories (:meth:`treekit_core.Target.category_order`; read when ``ordered``), or,
+    where ``order_column`` >= 0 (:meth:`treekit_core.Target.category_order_column`), that
+    statistic's share of each category's weight, computed here as the target computes it.
+
+    ``results[f]`` (outputs): the drop scaled by the known weight share (-inf: no
+    admissible question), then for a subset question the mask of the left categories
+    (absent categories follow the heavier side), the known weight's share sent left and the
+    known weight; for a multi-way question the known weight (the shares are the
+    categories' weights over it)."""
+    n_stats = sums.shape[2]
+    max_m = sums.shape[1]
+    total_sums = np.empty(n_stats)
+    left_sums = np.empty(n_stats)
+    right_sums = np.empty(n_stats)
+    buffer = np.empty(max_m)
+    present = np.empty(max_m, dtype=np.int64)
+    order = np.empty(max_m, dtype=np.int64)
+    best_subset = np.empty(max_m, dtype=np.int64)
+    key = np.empty(max_m)
+    chosen = np.empty(max_m, dtype=np.int64)
+    subset = np.empty(max_m, dtype=np.int64)
+    for a in range(sums.shape[0]):
+        results[a, 0] = -np.inf
+        results[a, 1] = 0.0
+        results[a, 2] = 0.5
+        results[a, 3] = 0.0
+        m = n_categories[a]
+        feature_sums = sums[a]
+        feature_weights = weights[a]
+        feature_counts = counts[a]
+        n_present = 0
+        total_count = 0
+        for c in range(m):
+            total_count += feature_counts[c]
+            if feature_counts[c] > 0:
+                present[n_present] = c
+                n_present += 1
+        known_weight = numpy_sum(feature_weights, m)
+        for k in range(n_stats):
+            total_sums[k] = feature_sums[0, k]
+        for c in range(1, m):
+            for k in range(n_stats):
+                total_sums[k] += feature_sums[c, k]
+        if multiway:
+            if n_present < 2 or known_weight <= 0.0:
+                continue
+            admissible = True
+            for i in range(n_present):
+                c = present[i]
+                if feature_counts[c] < min_samples_leaf or feature_weights[c] < max(
+                    min_weight_leaf, 1e-300
+                ):
+                    admissible = False
+            if not admissible:
+                continue
+            parent = impurity(total_sums, known_weight, params)
+            children = 0.0
+            for c in range(m):
+                if feature_weights[c] > 0.0:
+                    children += feature_weights[c] * impurity(
+                        feature_sums[c], feature_weights[c], params
+                    )
+            results[a, 0] = (known_weight / node_weight) * (parent - children / known_weight)
+            results[a, 3] = known_weight
+            continue
+        if total_count < 2 or known_weight <= 0.0 or n_present < 2:
+            continue
+        parent = impurity(total_sums, known_weight, params)
+        best = -np.inf
+        best_size = 0
+        best_left = 0.0
+        use_order = ordered or n_present > exact_limit
+        if use_order:
+            if ordered and order_column >= 0:
+                for i in range(n_present):
+                    c = present[i]
+                    w = feature_weights[c]
+                    key[i] = feature_sums[c, order_column] / w if w > 0.0 else 0.0
+            elif ordered:
+                for i in range(n_present):
+                    key[i] = scores[a, present[i]]
+            else:  # the share of the feature's majority statistic (a heuristic)
+                majority = 0
+                for k in range(1, n_stats):
+                    if total_sums[k] > total_sums[majority]:
+                        majority = k
+                for i in range(n_present):
+                    c = present[i]
+                    key[i] = feature_sums[c, majority] / feature_weights[c]
+            ranked = np.argsort(key[:n_present], kind="mergesort")
+            for i in range(n_present):
+                order[i] = present[ranked[i]]
+            for size in range(1, n_present):
+                drop, left_weight = subset_drop(
+                    impurity,
+                    params,
+                    feature_sums,
+                    feature_weights,
+                    feature_counts,
+                    order,
+                    size,
+                    total_sums,
+                    known_weight,
+                    total_count,
+                    parent,
+                    min_samples_leaf,
+                    min_weight_leaf,
+                    left_sums,
+                    right_sums,
+                    buffer,
+                )
+                if drop > best:
+                    best, best_size, best_left = drop, size, left_weight
+                    for i in range(size):
+                        best_subset[i] = order[i]
+        else:
+            # every subset keeping the first category left, by size, each size's subsets
+            # of the others in lexicographic order (itertools.combinations')
+            rest = n_present - 1
+            for size in range(0, n_present - 1):
+                for i in range(size):
+                    chosen[i] = i
+                while True:
+                    subset[0] = present[0]
+                    for i in range(size):
+                        subset[1 + i] = present[1 + chosen[i]]
+                    drop, left_weight = subset_drop(
+                        impurity,
+                        params,
+                        feature_sums,
+                        feature_weights,
+                        feature_counts,
+                        subset,
+                        size + 1,
+                        total_sums,
+                        known_weight,
+                        total_count,
+                        parent,
+                        min_samples_leaf,
+                        min_weight_leaf,
+                        left_sums,
+                        right_sums,
+                        buffer,
+                    )
+                    if drop > best:
+                        best, best_size, best_left = drop, size + 1, left_weight
+                        for i in range(size + 1):
+                            best_subset[i] = subset[i]
+                    position = size - 1
+                    while position >= 0 and chosen[position] == rest - size + position:
+                        position -= 1
+                    if position < 0:
+                        break
+                    chosen[position] += 1
+                    for i in range(position + 1, size):
+                        chosen[i] = chosen[i - 1] + 1
+        if best_size == 0:
+            continue
+        mask = np.int64(0)
+        for i in range(best_size):
+            mask |= np.int64(1) << best_subset[i]
+        if best_left >= known_weight - best_left:  # absent categories follow the heavier side
+            for c in range(m):
+                if feature_counts[c] == 0:
+                    mask |= np.int64(1) << c
+        results[a, 0] = best * known_weight / node_weight
+        results[a, 1] = float(mask)
+        results[a, 2] = best_left / known_weight
+        results[a, 3] = known_weight
+
+
 # -- the presorted grower ------------------------------------------------------
 
 
@@ -585,12 +926,20 @@ def choose_split(drops, positions, n_candidates, weight, rules):
     """The candidate whose drop is strictly best, the first one on ties; -1 when there is
     none or it fails min_impurity_decrease (``rules[4]``, scaled by the node's weight share
     with scikit-learn's epsilon slack) or min_gain (``rules[5]``, NaN: no threshold)."""
+    chosen = first_best(drops, positions, n_candidates)
+    if chosen < 0 or not accepts_split(drops[chosen], weight, rules):
+        return -1
+    return chosen
+
+
+@generic_jit
+def first_best(drops, positions, n_candidates):
+    """The first of the candidates with a cut (position >= 0) whose drop is strictly best;
+    -1 when none has a cut."""
     chosen = -1
     for c in range(n_candidates):
         if positions[c] >= 0 and (chosen < 0 or drops[c] > drops[chosen]):
             chosen = c
-    if chosen < 0 or not accepts_split(drops[chosen], weight, rules):
-        return -1
     return chosen
 
 
@@ -651,6 +1000,103 @@ def partition_sorted(order, values, features, skip, start, end, goes_left, scrat
 
 
 @generic_jit
+def sorted_category_statistics(rows, order, values, features, start, end, sums, weights, counts):
+    """For each of the nominal ``features`` (category codes in ``values``), the node's rows
+    ``[start, end)`` summed per category: ``sums[a, c]`` the weighted evidence, ``weights[a,
+    c]`` the weight, ``counts[a, c]`` the rows (outputs, zeroed here). A feature's slice is
+    sorted by code, and each code's rows keep row order (a stable presort and stable
+    partitions), so every sum adds in the node-by-node loop's order."""
+    n_stats = sums.shape[2]
+    for a in range(features.shape[0]):
+        feature = features[a]
+        for c in range(sums.shape[1]):
+            weights[a, c] = 0.0
+            counts[a, c] = 0
+            for k in range(n_stats):
+                sums[a, c, k] = 0.0
+        for j in range(start, end):
+            row = order[feature, j]
+            c = np.int64(values[feature, j])
+            weights[a, c] += rows[row, 0]
+            counts[a, c] += 1
+            for k in range(n_stats):
+                sums[a, c, k] += rows[row, 1 + k]
+
+
+@generic_jit
+def mark_subset(order, values, feature, start, end, mask, goes_left):
+    """goes_left[row] = 1 for the node's rows whose category is in ``mask`` (bit c: code
+    c); returns how many there are."""
+    n_left = 0
+    for j in range(start, end):
+        inside = (mask >> np.int64(values[feature, j])) & 1
+        goes_left[order[feature, j]] = inside
+        n_left += inside
+    return n_left
+
+
+@generic_jit
+def best_subset_question(
+    impurity,
+    params,
+    rows,
+    order,
+    values,
+    features,
+    n_features,
+    start,
+    end,
+    weight,
+    rules,
+    n_categories,
+    order_column,
+    exact_limit,
+    sums,
+    weights,
+    counts,
+    categories,
+    results,
+):
+    """The best subset question on the first ``n_features`` nominal ``features`` at the
+    node ``[start, end)``: the node-by-node loop's compiled search
+    (:func:`best_nominal_questions`, categories ordered by statistic ``order_column``'s
+    share, or unordered for -1) on the same statistics. Returns the index into
+    ``features`` of the first strictly best feature (-1: no admissible question); its
+    drop, mask, share and known weight are ``results[index]``. ``sums``, ``weights``,
+    ``counts``, ``categories`` and ``results`` are scratch with a row per feature at
+    least. Compiled per criterion with the nominal searches
+    (:data:`SUBSET_SEARCH_SIGNATURE`)."""
+    n = n_features
+    sorted_category_statistics(
+        rows, order, values, features[:n], start, end, sums[:n], weights[:n], counts[:n]
+    )
+    for a in range(n):
+        categories[a] = n_categories[features[a]]
+    nominal_questions_of_node(
+        impurity,
+        params,
+        sums[:n],
+        weights[:n],
+        counts[:n],
+        categories[:n],
+        NO_SCORES,
+        order_column >= 0,
+        order_column,
+        weight,
+        np.int64(rules[0]),
+        rules[1],
+        False,
+        exact_limit,
+        results,
+    )
+    chosen = -1
+    for a in range(n):
+        if results[a, 0] > -np.inf and (chosen < 0 or results[a, 0] > results[chosen, 0]):
+            chosen = a
+    return chosen
+
+
+@generic_jit
 def grow_array(array, size):
     """A copy of a 2-D array with ``size`` rows (written with loops: numba compiles a
     slice assignment of 2-D arrays for seconds)."""
@@ -677,6 +1123,10 @@ def grow_subtree(
     goes_left,
     signs,
     limits,
+    subset_search,
+    n_categories,
+    order_column,
+    exact_limit,
 ):
     """Grow the subtree whose root holds the rows of ``order[:, start:end]``, depth first,
     first branch first, nodes numbered as they are taken from the stack (scikit-learn's
@@ -695,13 +1145,23 @@ def grow_subtree(
     is never touched, and no table is copied as it grows.
 
     Monotonic constraints: ``signs`` per feature (0: free) and ``limits`` the root's value
-    limits (:func:`within_bounds`); every node's interval goes to the table's last
-    ``INTERVAL_COLUMNS`` columns, the children of a cut on a constrained feature sharing the
-    middle of its sides' values (sides summed in the feature's sorted order, as
-    scikit-learn's running sums reach them).
+    limits (:func:`within_bounds`); every node's interval goes to the table's
+    value_lower and value_upper columns (:data:`TRAILING_COLUMNS`), the children of a cut
+    on a constrained feature sharing the middle of its sides' values (sides summed in the
+    feature's sorted order, as scikit-learn's running sums reach them).
+
+    Nominal features: ``n_categories[f]`` > 0 makes feature f nominal (its values category
+    codes), asked by a subset question that ``subset_search`` finds
+    (:func:`best_subset_question` compiled for the criterion: categories ordered by
+    statistic ``order_column``'s share of their weight, or every subset up to
+    ``exact_limit`` categories for -1) and that wins only where it drops impurity strictly
+    more than every threshold question, as the node-by-node loop decides; its mask goes to
+    the category_mask column (threshold -2, the loop's). Not with monotonic constraints on
+    the nominal features (the loop keeps those).
 
     Terminates: every split sends at least one row each way (a cut exists only between
-    distinct values), so every child holds fewer rows than its parent.
+    distinct values; a subset question keeps min_samples_leaf >= 1 rows on each side), so
+    every child holds fewer rows than its parent.
     """
     d = values.shape[0]
     n_stats = rows.shape[1] - 1
@@ -715,8 +1175,18 @@ def grow_subtree(
     drops = np.empty(d)
     thresholds = np.empty(d)
     positions = np.empty(d, dtype=np.int64)
+    numeric = np.empty(d, dtype=np.int64)
+    nominal = np.empty(d, dtype=np.int64)
+    most = 1  # the most categories of any feature: the nominal searches' buffers
+    for f in range(d):
+        most = max(most, n_categories[f])
+    category_sums = np.empty((d, most, n_stats))
+    category_weights = np.empty((d, most))
+    category_counts = np.empty((d, most), dtype=np.int64)
+    categories = np.empty(d, dtype=np.int64)
+    nominal_results = np.empty((d, 4))
     width = SUMS + n_stats
-    table = np.empty((max(2 * (end - start) - 1, 1), width + INTERVAL_COLUMNS))
+    table = np.empty((max(2 * (end - start) - 1, 1), width + len(TRAILING_COLUMNS)))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
     intervals = np.empty((64, 2))  # the value interval of each node on the stack
@@ -739,6 +1209,7 @@ def grow_subtree(
         count = node_end - node_start
         fill_node(table[node], sums, weight, count, imp, node_depth)
         table[node, width], table[node, width + 1] = lower, upper
+        table[node, width + CATEGORY_MASK] = np.nan
         if not may_split(count, weight, imp, node_depth, rules):
             continue
         node_limits[0], node_limits[1] = lower, upper
@@ -748,13 +1219,21 @@ def grow_subtree(
                 j = np.random.randint(i, d)
                 candidates[i], candidates[j] = candidates[j], candidates[i]
             n_candidates = max_features
+        n_numeric, n_nominal = 0, 0
+        for c in range(n_candidates):  # each kind in the candidates' order
+            if n_categories[candidates[c]] > 0:
+                nominal[n_nominal] = candidates[c]
+                n_nominal += 1
+            else:
+                numeric[n_numeric] = candidates[c]
+                n_numeric += 1
         scan_features_within_bounds(
             impurity,
             params,
             values,
             rows,
             order,
-            candidates[:n_candidates],
+            numeric[:n_numeric],
             node_start,
             node_end,
             sums,
@@ -769,16 +1248,52 @@ def grow_subtree(
             signs,
             node_limits,
         )
-        chosen = choose_split(drops, positions, n_candidates, weight, rules)
-        if chosen < 0:
+        chosen = first_best(drops, positions, n_numeric)
+        drop = drops[chosen] if chosen >= 0 else -np.inf
+        subset = -1
+        if n_nominal > 0:
+            subset = subset_search(
+                params,
+                rows,
+                order,
+                values,
+                nominal,
+                n_nominal,
+                node_start,
+                node_end,
+                weight,
+                rules,
+                n_categories,
+                order_column,
+                exact_limit,
+                category_sums,
+                category_weights,
+                category_counts,
+                categories,
+                nominal_results,
+            )
+            if subset >= 0 and nominal_results[subset, 0] > drop:
+                drop = nominal_results[subset, 0]
+            else:
+                subset = -1
+        if (chosen < 0 and subset < 0) or not accepts_split(drop, weight, rules):
             continue
-        f = candidates[chosen]
-        n_left = positions[chosen]
-        table[node, FEATURE], table[node, THRESHOLD] = f, thresholds[chosen]
-        table[node, IMPROVEMENT] = drops[chosen]
-        mark_left(order, f, node_start, node_end, n_left, goes_left)
+        table[node, IMPROVEMENT] = drop
+        if subset >= 0:
+            f = nominal[subset]
+            mask = nominal_results[subset, 1]
+            table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
+            table[node, width + CATEGORY_MASK] = mask
+            n_left = mark_subset(order, values, f, node_start, node_end, np.int64(mask), goes_left)
+            skip = -1  # the feature's own slice is sorted by code, not split by the question
+        else:
+            f = numeric[chosen]
+            n_left = positions[chosen]
+            table[node, FEATURE], table[node, THRESHOLD] = f, thresholds[chosen]
+            mark_left(order, f, node_start, node_end, n_left, goes_left)
+            skip = f
         partition_sorted(
-            order, values, candidates, f, node_start, node_end, goes_left, scratch, value_scratch
+            order, values, candidates, skip, node_start, node_end, goes_left, scratch, value_scratch
         )
         stack, top = push_children(
             stack, top, node, node_start, node_start + n_left, node_end, node_depth

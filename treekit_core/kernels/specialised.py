@@ -379,6 +379,11 @@ class _OneSignature:
         self.dispatcher, self.signature, self.ready = dispatcher, signature, JIT_DISABLED
 
     def __call__(self, *args):
+        return self.function_value()(*args)
+
+    def function_value(self):
+        """The dispatcher, compiled (or loaded) for its signature: what a kernel taking
+        this entry point as a function value is given."""
         if not self.ready:
             with KERNEL_LOCK:
                 # A dispatcher whose compilation is already disabled was compiled for its
@@ -388,7 +393,7 @@ class _OneSignature:
                     self.dispatcher.compile(self.signature)
                     self.dispatcher.disable_compile()
                 self.ready = True
-        return self.dispatcher(*args)
+        return self.dispatcher
 
     def __getattr__(self, name):  # stats, signatures, ...: the dispatcher's
         return getattr(self.dispatcher, name)

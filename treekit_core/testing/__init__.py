@@ -571,12 +571,16 @@ def check_target(target, params=None, y=None, criterion=None):
 
 def _check_category_order_column(instance, rows, rng) -> None:
     """A declared ``category_order_column`` j must give :meth:`category_order`'s order:
-    the subset search computes ``sums[:, j] / weights`` in its kernel instead of calling it."""
+    the subset search computes ``sums[:, j] / weights`` in its kernel instead of calling it;
+    a declared -1 (no order) must be a ``category_order`` that returns None."""
     column = instance.category_order_column(rows.shape[1])
     if column is None:
         return
-    if not (isinstance(column, (int, np.integer)) and 0 <= column < rows.shape[1]):
-        _fail(instance, f"category_order_column gave {column!r}; a statistic column expected")
+    if not (isinstance(column, (int, np.integer)) and -1 <= column < rows.shape[1]):
+        _fail(
+            instance,
+            f"category_order_column gave {column!r}; a statistic column, -1 or None expected",
+        )
     groups = rng.integers(0, 5, rows.shape[0])
     present = np.unique(groups)
     weights = rng.uniform(0.5, 2.0, rows.shape[0])
@@ -584,8 +588,16 @@ def _check_category_order_column(instance, rows, rng) -> None:
         [instance.node_statistics(rows[groups == g], weights[groups == g]) for g in present]
     )
     totals = np.array([weights[groups == g].sum() for g in present])
-    declared = sums[:, column] / totals
     given = instance.category_order(sums, totals)
+    if column == -1:
+        if given is not None:
+            _fail(
+                instance,
+                "category_order_column says -1 (no order), but category_order orders the "
+                "categories",
+            )
+        return
+    declared = sums[:, column] / totals
     if given is None or not np.array_equal(np.asarray(given, dtype=np.float64), declared):
         _fail(
             instance,
