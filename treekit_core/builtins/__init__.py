@@ -21,7 +21,13 @@ from treekit_core.builtins.criteria import (
 )
 from treekit_core.builtins.evaluators import HardEvaluator
 from treekit_core.builtins.labelers import CostMatrix, Majority
-from treekit_core.builtins.nominal_subsets import best_nominal_split, nominal_questions
+from treekit_core.builtins.nominal_subsets import (
+    EXACT_LIMIT,
+    best_nominal_split,
+    nominal_questions,
+    subset_question_fields,
+    subset_search_kernel,
+)
 from treekit_core.builtins.propagators import HardPropagator
 from treekit_core.builtins.pruners.cost_complexity import CostComplexity
 from treekit_core.builtins.pruners.mdl import MDL
@@ -43,6 +49,7 @@ from treekit_core.builtins.targets import (
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
+    "EXACT_LIMIT",
     "AbsoluteError",
     "C45",
     "ClassLabels",
@@ -82,6 +89,8 @@ __all__ = [
     "c45_nominal_split",
     "check_class_statistics",
     "refuse_scored_nominal",
+    "subset_question_fields",
+    "subset_search_kernel",
 ]
 
 

@@ -330,6 +330,25 @@ def subset_search_kernel(criterion):
     return search.best_subset_question.function_value() if search.specialised else None
 
 
+def subset_question_fields(masks, internal, registry):
+    """(question kinds, each node's index into them, node fields) of a tree a compiled
+    grower asked subset questions in: ``masks`` per node (the category mask of a subset
+    question, NaN elsewhere), ``internal`` per node; kinds numbered in the order the nodes
+    first ask them, as the node-by-node loop numbers them. (None, None, None) when no node
+    asks a subset question (every internal node asks a threshold: the default)."""
+    subset = ~np.isnan(masks)
+    if not subset.any():
+        return None, None, None
+    asked = subset[internal].astype(np.int64)  # 0: threshold, 1: subset, in node order
+    first_asked = list(dict.fromkeys(asked.tolist()))
+    kinds = tuple(registry.question(("threshold", "subset")[kind]) for kind in first_asked)
+    index = np.zeros(2, dtype=np.int64)
+    index[first_asked] = np.arange(len(first_asked))
+    question = np.full(masks.shape[0], -1, dtype=np.int64)
+    question[internal] = index[asked]
+    return kinds, question, {"category_mask": np.ascontiguousarray(masks)}
+
+
 def _nominal_kernels(impurity):
     """The compiled nominal searches for this impurity (specialised to it where it can be,
     compiled once per machine) and the categories' statistics, looked up once per process."""

@@ -14,6 +14,7 @@ from treekit_core.builtins.nominal_subsets import (
     EXACT_LIMIT,
     best_nominal_split,
     split_information,
+    subset_question_fields,
     subset_search_kernel,
 )
 from treekit_core.components import Split, Splitter
@@ -254,21 +255,9 @@ class Exhaustive(Splitter):
         def column(name):
             return np.ascontiguousarray(table[:, trailing_column(data.n_statistics, name)])
 
-        masks = column("category_mask")
-        subset = ~np.isnan(masks)
-        questions = question = fields = None
-        if subset.any():
-            internal = table[:, LEFT] >= 0
-            asked = subset[internal].astype(np.int64)  # 0: threshold, 1: subset, node order
-            first_asked = list(dict.fromkeys(asked.tolist()))
-            questions = tuple(
-                composition.registry.question(("threshold", "subset")[kind]) for kind in first_asked
-            )
-            index = np.zeros(2, dtype=np.int64)
-            index[first_asked] = np.arange(len(first_asked))
-            question = np.full(table.shape[0], -1, dtype=np.int64)
-            question[internal] = index[asked]
-            fields = {"category_mask": masks}
+        questions, question, fields = subset_question_fields(
+            column("category_mask"), table[:, LEFT] >= 0, composition.registry
+        )
         tree = tree_from_table(
             table,
             data.n_features,

@@ -27,6 +27,11 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``grow_array``           a copy of a 2-D array with more rows (kernel)
 ``NODE_COLUMNS``         the columns of a grower's node table (``treekit_core.tree_from_table``
                          makes an unlabelled Tree of one: kernels return arrays, never trees)
+``SUBSET_SEARCH_TYPE``   the type of the subset search a grower takes as a function value
+                         (``treekit_core.builtins.subset_search_kernel`` compiles it for a
+                         criterion: the node-by-node loop's search, from categories' sums)
+``no_subset_search``     that type's stand-in for a fit without nominal features (compiled
+                         on first use; never called)
 
 For a plugin's pass over rows (prediction, a confidence score):
 
@@ -66,6 +71,8 @@ _PUBLIC = {
     "fill_node": "growth",
     "grow_array": "growth",
     "NODE_COLUMNS": "growth",
+    "SUBSET_SEARCH_TYPE": "growth",
+    "no_subset_search": "builder",
     "for_row_chunks": "row_chunks",
 }
 

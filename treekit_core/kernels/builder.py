@@ -166,22 +166,15 @@ def sorted_values(X, order):
 
 def no_search(
     params,
-    rows,
-    order,
-    values,
-    features,
-    n_features,
-    start,
-    end,
-    weight,
-    rules,
-    n_categories,
-    order_column,
-    exact_limit,
     sums,
     weights,
     counts,
     categories,
+    n_features,
+    order_column,
+    exact_limit,
+    weight,
+    rules,
     results,
 ):
     """The subset search of a fit without nominal features (never called: no candidate is

@@ -34,14 +34,15 @@ from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 # user's array and on its cross-validation folds) instead of one per layout; the grower
 # reads the sorted columns (features x rows, aligned with ``order``) instead of X.
 I32_2 = types.int32[:, ::1]
-#: The subset search the presorted grower calls at a node with nominal candidates
-#: (:func:`best_subset_question` compiled for one criterion, or
-#: :func:`.builder.no_subset_search`),
-#: passed as a function value so a grower's compile never includes it: compiled where a
-#: fit has nominal features, with the node-by-node loop's nominal search.
+#: The subset search a compiled grower calls at a node with nominal candidates, from their
+#: categories' statistics (:func:`best_subset_question` compiled for one criterion, or
+#: :func:`.builder.no_subset_search`): passed as a function value, so a grower's compile
+#: never includes it (it is compiled where a fit has nominal features, with the
+#: node-by-node loop's nominal search) and every grower (the presorted one, a plugin's
+#: histogram grower) calls the same search.
 SUBSET_SEARCH_SIGNATURE = i8(
-    *(F1, F2C, I32_2, F2C, I1, i8, i8, i8, f8, F1, I1, i8, i8),
-    *(types.float64[:, :, ::1], F2C, types.int64[:, ::1], I1, F2C),
+    *(F1, types.float64[:, :, ::1], F2C, types.int64[:, ::1], I1),
+    *(i8, i8, i8, f8, F1, F2C),
 )
 SUBSET_SEARCH_TYPE = types.FunctionType(SUBSET_SEARCH_SIGNATURE)
 GROW_ARGUMENTS = (
@@ -1039,39 +1040,26 @@ def mark_subset(order, values, feature, start, end, mask, goes_left):
 def best_subset_question(
     impurity,
     params,
-    rows,
-    order,
-    values,
-    features,
-    n_features,
-    start,
-    end,
-    weight,
-    rules,
-    n_categories,
-    order_column,
-    exact_limit,
     sums,
     weights,
     counts,
     categories,
+    n_features,
+    order_column,
+    exact_limit,
+    weight,
+    rules,
     results,
 ):
-    """The best subset question on the first ``n_features`` nominal ``features`` at the
-    node ``[start, end)``: the node-by-node loop's compiled search
-    (:func:`best_nominal_questions`, categories ordered by statistic ``order_column``'s
-    share, or unordered for -1) on the same statistics. Returns the index into
-    ``features`` of the first strictly best feature (-1: no admissible question); its
-    drop, mask, share and known weight are ``results[index]``. ``sums``, ``weights``,
-    ``counts``, ``categories`` and ``results`` are scratch with a row per feature at
-    least. Compiled per criterion with the nominal searches
-    (:data:`SUBSET_SEARCH_SIGNATURE`)."""
+    """The best subset question on ``n_features`` nominal features at a node of weight
+    ``weight``, from their categories' statistics (the first ``n_features`` rows of
+    ``sums``, ``weights``, ``counts``: features x categories, padded past each feature's
+    ``categories``): the node-by-node loop's compiled search (:func:`nominal_questions_of_node`,
+    categories ordered by statistic ``order_column``'s share, or unordered for -1), so the
+    same questions. Returns the index of the first strictly best feature (-1: no
+    admissible question); its drop, mask, share and known weight are ``results[index]``.
+    Compiled per criterion with the nominal searches (:data:`SUBSET_SEARCH_SIGNATURE`)."""
     n = n_features
-    sorted_category_statistics(
-        rows, order, values, features[:n], start, end, sums[:n], weights[:n], counts[:n]
-    )
-    for a in range(n):
-        categories[a] = n_categories[features[a]]
     nominal_questions_of_node(
         impurity,
         params,
@@ -1252,24 +1240,30 @@ def grow_subtree(
         drop = drops[chosen] if chosen >= 0 else -np.inf
         subset = -1
         if n_nominal > 0:
-            subset = subset_search(
-                params,
+            sorted_category_statistics(
                 rows,
                 order,
                 values,
-                nominal,
-                n_nominal,
+                nominal[:n_nominal],
                 node_start,
                 node_end,
-                weight,
-                rules,
-                n_categories,
-                order_column,
-                exact_limit,
+                category_sums,
+                category_weights,
+                category_counts,
+            )
+            for a in range(n_nominal):
+                categories[a] = n_categories[nominal[a]]
+            subset = subset_search(
+                params,
                 category_sums,
                 category_weights,
                 category_counts,
                 categories,
+                n_nominal,
+                order_column,
+                exact_limit,
+                weight,
+                rules,
                 nominal_results,
             )
             if subset >= 0 and nominal_results[subset, 0] > drop:

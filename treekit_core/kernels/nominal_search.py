@@ -33,7 +33,6 @@ from treekit_core.kernels.growth import (  # noqa: F401
     best_subset_question,
     nominal_questions_of_node,
     numpy_sum,
-    sorted_category_statistics,
     subset_drop,
 )
 

@@ -2,6 +2,7 @@
 a bin, the node-by-node loop's tree, missing values, nominal features, pruners, forests and
 the validation of max_bins."""
 
+import contextlib
 from typing import ClassVar
 
 import attrs
@@ -186,6 +187,88 @@ def test_nominal_features_are_searched_as_categories():
     assert binned.score(X, y) == 1.0
     names = {binned.tree_.questions[q].name for q in binned.tree_.question if q >= 0}
     assert names == {"subset", "threshold"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 250),
+    levels=st.lists(st.integers(1, 14), min_size=1, max_size=3),
+    k=st.integers(2, 4),
+    numeric_missing=st.floats(0.0, 0.3),
+    weighted=st.booleans(),
+    criterion=st.sampled_from(["gini", "entropy", "skewed"]),
+    min_samples_leaf=st.integers(1, 6),
+)
+def test_the_fused_grower_asks_subset_questions_as_the_node_by_node_loop(
+    seed, n, levels, k, numeric_missing, weighted, criterion, min_samples_leaf
+):
+    """Nominal features without missing values are binned by category and asked subset
+    questions in the compiled grower (numeric features beside them may miss values): the
+    loop's tree (ordered categories for two classes, every subset up to the limit for
+    more, the majority heuristic past it), the same masks and predictions; the compiled
+    grower is the one that grows it."""
+    rng = np.random.default_rng(seed)
+    codes = [rng.integers(0, m, n) for m in levels]
+    numeric = rng.integers(0, 7, n).astype(float)
+    numeric[rng.random(n) < numeric_missing] = np.nan
+    X = np.column_stack([*codes, numeric]).astype(float)
+    y = (codes[0] + rng.integers(0, 2, n)) % k
+    y[: min(n, 2)] = [0, 1][: min(n, 2)]
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    params = dict(
+        criterion=criterion,
+        min_samples_leaf=min_samples_leaf,
+        categorical_features=list(range(len(levels))),
+    )
+    with grown_by_the_compiled_grower() as grown:
+        fused = fit("histogram", X, y, w, **params)
+    assert grown == [True]
+    slow = fit("histogram_node_by_node", X, y, w, **params)
+    assert_same_structure(fused.tree_, slow.tree_)
+    assert [q.name for q in fused.tree_.questions] == [q.name for q in slow.tree_.questions]
+    np.testing.assert_array_equal(fused.tree_.question, slow.tree_.question)
+    nothing = np.full(fused.tree_.n_nodes, np.nan)
+    np.testing.assert_array_equal(
+        fused.tree_.node_fields.get("category_mask", nothing),
+        slow.tree_.node_fields.get("category_mask", nothing),
+    )
+    np.testing.assert_array_equal(fused.predict_proba(X), slow.predict_proba(X))
+
+
+@contextlib.contextmanager
+def grown_by_the_compiled_grower():
+    """Whether each fit's tree came from the splitter's compiled grower (a list, one entry
+    per call of its ``build_tree``)."""
+    grown = []
+    build_tree = Histogram.build_tree
+
+    def spy(self, *args):
+        tree = build_tree(self, *args)
+        grown.append(tree is not None)
+        return tree
+
+    Histogram.build_tree = spy
+    try:
+        yield grown
+    finally:
+        Histogram.build_tree = build_tree
+
+
+def test_the_compiled_grower_takes_nominal_features_without_missing_values_only():
+    """The splitter hands the tree to its compiled grower where the nominal features miss
+    no value, and to the loop (which divides such rows between branches) where one does;
+    both ask subset questions."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.integers(0, 5, 200), rng.normal(size=200)]).astype(float)
+    y = (np.isin(X[:, 0], [1, 3]) ^ (X[:, 1] > 0.5)).astype(int)
+    with_missing = X.copy()
+    with_missing[::10, 0] = np.nan
+    for data, compiled in ((X, True), (with_missing, False)):
+        with grown_by_the_compiled_grower() as grown:
+            fitted = fit("histogram", data, y, categorical_features=[0])
+        assert grown == [compiled]
+        assert {q.name for q in fitted.tree_.questions} == {"subset", "threshold"}
 
 
 @pytest.mark.parametrize("pruner", ["cost_complexity", "pessimistic", "mdl"])

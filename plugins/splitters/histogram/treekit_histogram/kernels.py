@@ -24,6 +24,8 @@ from numba import types
 
 from treekit_core.kernels import (
     NODE_COLUMNS,
+    SUBSET_SEARCH_TYPE,
+    accepts_split,
     choose_split,
     fill_node,
     generic_jit,
@@ -49,15 +51,21 @@ F2A = types.Array(types.float64, 2, "A")
 U1_2C = types.uint8[:, ::1]
 F2C = types.float64[:, ::1]
 F3C = types.float64[:, :, ::1]
-GROW_ARGUMENTS = (F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C)
+GROW_ARGUMENTS = (
+    *(F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C),
+    # nominal features: the criterion's subset search, categories per feature, the
+    # statistic ordering categories (-1: none), the exhaustive search's limit
+    *(SUBSET_SEARCH_TYPE, I1, i8, i8),
+)
 SCAN_ARGUMENTS = (F1, F3C, I1, I1, F1, f8, f8, f8, F1, F1, I1, types.uint8[::1], F1, F1)
 ENTRY_SIGNATURES = {
     "grow_subtree": F2C(*GROW_ARGUMENTS),
     "scan_histograms": types.void(*SCAN_ARGUMENTS),
 }
 #: The grower's node table: growth.NODE_COLUMNS, the K class sums, then where a sample with
-#: a missing tested value goes (1 left, 0 right, NaN: by the training weight's shares).
-EXTRA_COLUMNS = 1
+#: a missing tested value goes (1 left, 0 right, NaN: by the training weight's shares) and
+#: the category mask of a subset question (NaN: a threshold question, or a leaf).
+EXTRA_COLUMNS = 2
 
 
 @generic_jit
@@ -280,6 +288,56 @@ def side_statistics(hist, feature, last_left_bin, missing_left, left, sums):
 
 
 @generic_jit
+def category_statistics(hist, features, n_features, n_categories, sums, weights, counts):
+    """The first ``n_features`` nominal ``features``' statistics per category from a node's
+    histograms (bin c holds code c), for the subset search: ``sums[a, c]``, ``weights[a,
+    c]`` and ``counts[a, c]``, zero past each feature's categories."""
+    n_classes = sums.shape[2]
+    for a in range(n_features):
+        f = features[a]
+        for c in range(sums.shape[1]):
+            inside = c < n_categories[f]
+            weights[a, c] = hist[f, c, WEIGHT] if inside else 0.0
+            counts[a, c] = np.int64(hist[f, c, COUNT]) if inside else 0
+            for k in range(n_classes):
+                sums[a, c, k] = hist[f, c, CLASS_SUMS + k] if inside else 0.0
+
+
+@generic_jit
+def subset_side_statistics(hist, feature, m, mask, left, sums):
+    """:func:`side_statistics` of a subset question: the categories in ``mask`` (bit c:
+    code c) on the left."""
+    n_classes = sums.shape[0]
+    for k in range(n_classes):
+        sums[k] = 0.0
+    weight, count = 0.0, 0.0
+    for c in range(m):
+        if ((mask >> c) & 1 == 1) == left:
+            count += hist[feature, c, COUNT]
+            weight += hist[feature, c, WEIGHT]
+            for k in range(n_classes):
+                sums[k] += hist[feature, c, CLASS_SUMS + k]
+    return weight, count
+
+
+@generic_jit
+def partition_subset(binned, index, start, end, feature, mask):
+    """:func:`partition_rows` for a subset question: rows whose code of ``feature`` is in
+    ``mask`` first; returns how many."""
+    i, j = start, end - 1
+    while True:
+        while i <= j and (mask >> np.int64(binned[index[i], feature])) & 1 == 1:
+            i += 1
+        while i <= j and (mask >> np.int64(binned[index[j], feature])) & 1 == 0:
+            j -= 1
+        if i >= j:
+            return i - start
+        index[i], index[j] = index[j], index[i]
+        i += 1
+        j -= 1
+
+
+@generic_jit
 def _grow_pool(pool, size):
     """A copy of the histogram pool with room for ``size`` histograms."""
     bigger = np.empty((size,) + pool.shape[1:])
@@ -307,6 +365,10 @@ def grow_subtree(
     max_features,
     seed,
     root_hist,
+    subset_search,
+    n_categories,
+    order_column,
+    exact_limit,
 ):
     """Grow the subtree whose root holds the rows ``index[start:end]`` (and whose
     histogram is ``root_hist``), depth first, first branch first, nodes numbered as taken
@@ -319,8 +381,15 @@ def grow_subtree(
     :func:`~treekit_core.kernels.growth.rule_vector`'s. ``max_features`` < d draws that
     many candidate features per node, with the exhaustive grower's generator and order.
 
-    Terminates: a cut lies between two bins that both hold rows of the node, so every
-    child holds fewer rows than its parent.
+    Nominal features (``n_categories[f]`` > 0, binned by category code, no missing value)
+    are asked by the subset question ``subset_search`` finds from their bins (the
+    criterion's compiled search: :func:`treekit_core.kernels.growth.best_subset_question`),
+    which wins only where it drops impurity strictly more than every cut, as the
+    node-by-node loop decides; its mask goes to the table's last column.
+
+    Terminates: a cut lies between two bins that both hold rows of the node, and a subset
+    question keeps at least min_samples_leaf >= 1 rows on each side, so every child holds
+    fewer rows than its parent.
     """
     d = binned.shape[1]
     n_classes = rows.shape[1] - 1
@@ -333,6 +402,17 @@ def grow_subtree(
     drops = np.empty(d)
     bins = np.empty(d, dtype=np.int64)
     sides = np.empty(d, dtype=np.uint8)
+    numeric = np.empty(d, dtype=np.int64)
+    nominal = np.empty(d, dtype=np.int64)
+    most = 1  # the most categories of any feature: the subset search's buffers
+    for f in range(d):
+        most = max(most, n_categories[f])
+    category_sums = np.empty((d, most, n_classes))
+    category_weights = np.empty((d, most))
+    category_counts = np.empty((d, most), dtype=np.int64)
+    categories = np.empty(d, dtype=np.int64)
+    nominal_results = np.empty((d, 4))
+    last_left_bin, missing_left, mask = -1, False, np.int64(0)
     # the whole-tree grower runs without monotonic constraints
     unconstrained, unbounded = np.zeros(d), np.array([-np.inf, np.inf])
     # Histograms live in a pool of slots: a node waiting on the stack owns one (-1: it
@@ -374,7 +454,9 @@ def grow_subtree(
         count = node_end - node_start
         fill_node(table[node], sums, weight, count, imp, node_depth)
         table[node, missing_column] = np.nan
+        table[node, missing_column + 1] = np.nan
         chosen = -1
+        subset = -1
         if slot >= 0 and may_split(count, weight, imp, node_depth, rules):
             n_candidates = d
             if max_features < d:
@@ -382,12 +464,20 @@ def grow_subtree(
                     j = np.random.randint(i, d)
                     candidates[i], candidates[j] = candidates[j], candidates[i]
                 n_candidates = max_features
+            n_numeric, n_nominal = 0, 0
+            for c in range(n_candidates):  # each kind in the candidates' order
+                if n_categories[candidates[c]] > 0:
+                    nominal[n_nominal] = candidates[c]
+                    n_nominal += 1
+                else:
+                    numeric[n_numeric] = candidates[c]
+                    n_numeric += 1
             scan_histograms(
                 impurity,
                 params,
                 pool[slot],
                 n_value_bins,
-                candidates[:n_candidates],
+                numeric[:n_numeric],
                 sums,
                 weight,
                 float(count),
@@ -399,30 +489,79 @@ def grow_subtree(
                 unconstrained,
                 unbounded,
             )
-            chosen = choose_split(drops, bins, n_candidates, weight, rules)
-        if chosen < 0:
+            # the best cut passing the stopping rules; a subset question must drop more
+            # (a cut that fails them drops at least as much as any that would pass)
+            chosen = choose_split(drops, bins, n_numeric, weight, rules)
+            if n_nominal > 0:
+                category_statistics(
+                    pool[slot],
+                    nominal,
+                    n_nominal,
+                    n_categories,
+                    category_sums,
+                    category_weights,
+                    category_counts,
+                )
+                for a in range(n_nominal):
+                    categories[a] = n_categories[nominal[a]]
+                subset = subset_search(
+                    params,
+                    category_sums,
+                    category_weights,
+                    category_counts,
+                    categories,
+                    n_nominal,
+                    order_column,
+                    exact_limit,
+                    weight,
+                    rules,
+                    nominal_results,
+                )
+                best = drops[chosen] if chosen >= 0 else -np.inf
+                if subset >= 0 and not (
+                    nominal_results[subset, 0] > best
+                    and accepts_split(nominal_results[subset, 0], weight, rules)
+                ):
+                    subset = -1
+        if chosen < 0 and subset < 0:
             if slot >= 0:
                 free[n_free] = slot
                 n_free += 1
             continue
-        f = candidates[chosen]
-        last_left_bin = bins[chosen]
-        missing_left = sides[chosen] == 1
-        table[node, FEATURE], table[node, THRESHOLD] = f, edges[f, last_left_bin]
-        table[node, IMPROVEMENT] = drops[chosen]
-        if pool[slot, f, pool.shape[2] - 1, COUNT] > 0:
-            table[node, missing_column] = 1.0 if missing_left else 0.0
+        if subset >= 0:
+            f = nominal[subset]
+            mask = np.int64(nominal_results[subset, 1])
+            table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
+            table[node, IMPROVEMENT] = nominal_results[subset, 0]
+            table[node, missing_column + 1] = nominal_results[subset, 1]
+        else:
+            f = numeric[chosen]
+            last_left_bin = bins[chosen]
+            missing_left = sides[chosen] == 1
+            table[node, FEATURE], table[node, THRESHOLD] = f, edges[f, last_left_bin]
+            table[node, IMPROVEMENT] = drops[chosen]
+            if pool[slot, f, pool.shape[2] - 1, COUNT] > 0:
+                table[node, missing_column] = 1.0 if missing_left else 0.0
         if top + 2 > stack.shape[0]:
             stack = grow_array(stack, 2 * stack.shape[0])
             stack_stats = grow_array(stack_stats, 2 * stack_stats.shape[0])
         # The children's statistics, from the chosen feature's bins: right on the stack
         # first, so the left child is grown first.
-        right_weight, right_count = side_statistics(
-            pool[slot], f, last_left_bin, missing_left, False, stack_stats[top, 1:]
-        )
-        left_weight, left_count = side_statistics(
-            pool[slot], f, last_left_bin, missing_left, True, stack_stats[top + 1, 1:]
-        )
+        if subset >= 0:
+            m = n_categories[f]
+            right_weight, right_count = subset_side_statistics(
+                pool[slot], f, m, mask, False, stack_stats[top, 1:]
+            )
+            left_weight, left_count = subset_side_statistics(
+                pool[slot], f, m, mask, True, stack_stats[top + 1, 1:]
+            )
+        else:
+            right_weight, right_count = side_statistics(
+                pool[slot], f, last_left_bin, missing_left, False, stack_stats[top, 1:]
+            )
+            left_weight, left_count = side_statistics(
+                pool[slot], f, last_left_bin, missing_left, True, stack_stats[top + 1, 1:]
+            )
         stack_stats[top, 0], stack_stats[top + 1, 0] = right_weight, left_weight
         child_depth = node_depth + 1
         right_splits = may_split(
@@ -439,9 +578,12 @@ def grow_subtree(
             child_depth,
             rules,
         )
-        n_left = partition_rows(
-            binned, index, node_start, node_end, f, last_left_bin, missing_left, missing_code
-        )
+        if subset >= 0:
+            n_left = partition_subset(binned, index, node_start, node_end, f, mask)
+        else:
+            n_left = partition_rows(
+                binned, index, node_start, node_end, f, last_left_bin, missing_left, missing_code
+            )
         middle = node_start + n_left
         left_slot, right_slot = -1, -1
         if left_splits or right_splits:

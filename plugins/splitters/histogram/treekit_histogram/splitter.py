@@ -10,7 +10,13 @@ import attrs
 import numpy as np
 
 from treekit_core import Split, Splitter
-from treekit_core.builtins import best_nominal_split, refuse_scored_nominal
+from treekit_core.builtins import (
+    EXACT_LIMIT,
+    best_nominal_split,
+    refuse_scored_nominal,
+    subset_question_fields,
+    subset_search_kernel,
+)
 from treekit_histogram.binning import MAX_BINS, bin_features
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
@@ -62,7 +68,12 @@ class Histogram(Splitter):
             if data.nominal_features.size:
                 numeric = data.X.copy()
                 numeric[:, data.nominal_features] = 0.0  # binned apart: searched as categories
-            cached = (self.max_bins, bin_features(numeric, self.max_bins, n_threads))
+            binned = bin_features(numeric, self.max_bins, n_threads)
+            for f in data.nominal_features:  # bin c: category code c (the subset search's)
+                if data.n_categories[f] <= self.max_bins:  # else one bin: codes must fit
+                    codes = data.X[:, f]
+                    binned.codes[:, f] = np.where(np.isnan(codes), binned.missing_code, codes)
+            cached = (self.max_bins, binned)
             data.cache[CACHE_KEY] = cached
         return cached[1]
 
@@ -71,17 +82,43 @@ class Histogram(Splitter):
         self.binned(data)
 
     def grows_in_one_call(self, composition, data) -> bool:
-        """Numeric features (nominal ones are searched node by node, as categories), no
-        monotonic constraints (the node-by-node loop keeps them)."""
-        return not data.nominal_features.size and not composition.constraints.has_monotonic
+        """No monotonic constraints (the node-by-node loop keeps them); nominal features
+        where :meth:`_compiled_subsets` takes them."""
+        if composition.constraints.has_monotonic:
+            return False
+        return not data.nominal_features.size or self._compiled_subsets(composition, data)
+
+    def _compiled_subsets(self, composition, data):
+        """(the criterion's compiled subset search, categories per feature, the statistic
+        ordering categories or -1, the exhaustive search's limit) for asking the nominal
+        features subset questions in the compiled grower, or None: a nominal feature with a
+        missing value (the loop divides those rows between branches, which a row index
+        cannot), more categories than bins, a criterion with a split score or searched
+        from rows, a target whose category order only Python knows, kernels not
+        specialised to the criterion (the loop searches those)."""
+        criterion = composition.criterion
+        nominal = data.nominal_features
+        categories = np.asarray(data.n_categories, dtype=np.int64)
+        if (
+            type(criterion).split_score is not None
+            or type(criterion).row_search is not None
+            or categories.max() > self.max_bins
+            or np.isnan(data.X[:, nominal]).any()
+        ):
+            return None
+        column = composition.target.category_order_column(data.n_statistics)
+        search = None if column is None else subset_search_kernel(criterion)
+        if search is None:
+            return None
+        return search, categories, int(column), EXACT_LIMIT
 
     def build_tree(self, composition, data, rng, rules):
-        """Grow the whole tree in one compiled call (numeric features; None with nominal
-        features, which the node-by-node loop searches as categories)."""
+        """Grow the whole tree in one compiled call (None where :meth:`grows_in_one_call`
+        says no: the node-by-node loop grows it)."""
         if not self.grows_in_one_call(composition, data):
             return None
         from treekit_core import tree_from_table
-        from treekit_core.kernels import row_table, rule_vector
+        from treekit_core.kernels import NODE_COLUMNS, no_subset_search, row_table, rule_vector
         from treekit_histogram.kernels import SUMS
 
         n_threads = composition.fit_threads()
@@ -93,6 +130,10 @@ class Histogram(Splitter):
         # the others
         index = np.flatnonzero(data.weight > 0).astype(np.int32)
         root = self._histogram(binned.codes, rows, index, data)
+        if data.nominal_features.size:
+            subsets = self._compiled_subsets(composition, data)
+        else:  # no candidate is nominal: the search is never called
+            subsets = (no_subset_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
         table = kernels.grow_subtree(
             composition.criterion.impurity_params(data.n_statistics),
             binned.codes,
@@ -107,12 +148,21 @@ class Histogram(Splitter):
             max_features,
             seed,
             root,
+            *subsets,
+        )
+        questions, question, fields = subset_question_fields(
+            np.ascontiguousarray(table[:, SUMS + data.n_statistics + 1]),
+            table[:, NODE_COLUMNS.index("left")] >= 0,
+            composition.registry,
         )
         return tree_from_table(
             table,
             data.n_features,
             data.n_statistics,
             np.ascontiguousarray(table[:, SUMS + data.n_statistics]),
+            questions=questions,
+            question=question,
+            node_fields=fields,
         )
 
     def prepare(self, data, criterion, rules):
