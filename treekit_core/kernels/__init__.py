@@ -32,6 +32,9 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
                          criterion: the node-by-node loop's search, from categories' sums)
 ``no_subset_search``     that type's stand-in for a fit without nominal features (compiled
                          on first use; never called)
+``nominal_buffers``      a grower's scratch for subset questions (kernel)
+``split_candidates``     a node's candidates split into numeric and nominal ones (kernel)
+``ask_subset_question``  calls the subset search on a node's nominal candidates (kernel)
 
 For a plugin's pass over rows (prediction, a confidence score):
 
@@ -73,6 +76,9 @@ _PUBLIC = {
     "NODE_COLUMNS": "growth",
     "SUBSET_SEARCH_TYPE": "growth",
     "no_subset_search": "builder",
+    "nominal_buffers": "growth",
+    "split_candidates": "growth",
+    "ask_subset_question": "growth",
     "for_row_chunks": "row_chunks",
 }
 

@@ -197,29 +197,19 @@ def kept_first(order, weight):
     kept = weight > 0
     if kept.all():
         return order, order.shape[1]
-    _move_kept_first(order, kept.view(np.uint8))
+    # the stable partition a split makes, with every feature's whole order as the node
+    partition_sorted(
+        order,
+        np.empty((0, 0)),
+        np.arange(order.shape[0], dtype=np.int64),
+        -1,
+        0,
+        order.shape[1],
+        kept.view(np.uint8),
+        np.empty(order.shape[1], dtype=np.int32),
+        np.empty(0),
+    )
     return order, int(kept.sum())
-
-
-def move_kept_first(order, kept):
-    """Stable partition of every row of ``order``: the rows with ``kept`` first."""
-    scratch = np.empty(order.shape[1], dtype=np.int32)
-    for f in range(order.shape[0]):
-        n_kept = 0
-        n_removed = 0
-        for j in range(order.shape[1]):
-            row = order[f, j]
-            if kept[row]:
-                order[f, n_kept] = row
-                n_kept += 1
-            else:
-                scratch[n_removed] = row
-                n_removed += 1
-        for j in range(n_removed):
-            order[f, n_kept + j] = scratch[j]
-
-
-_move_kept_first = jit()(move_kept_first)
 
 
 def build_table(

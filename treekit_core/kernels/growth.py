@@ -1085,6 +1085,81 @@ def best_subset_question(
 
 
 @generic_jit
+def nominal_buffers(n_categories, n_stats):
+    """Scratch for a grower's subset questions, d = len(``n_categories``): the candidates
+    split by kind (numeric, nominal: :func:`split_candidates`) and, per nominal candidate,
+    its categories' sums, weights and counts, its number of categories and its result row
+    (:func:`ask_subset_question`)."""
+    d = n_categories.shape[0]
+    most = 1  # the most categories of any feature
+    for f in range(d):
+        most = max(most, n_categories[f])
+    return (
+        np.empty(d, dtype=np.int64),
+        np.empty(d, dtype=np.int64),
+        np.empty((d, most, n_stats)),
+        np.empty((d, most)),
+        np.empty((d, most), dtype=np.int64),
+        np.empty(d, dtype=np.int64),
+        np.empty((d, 4)),
+    )
+
+
+@generic_jit
+def split_candidates(candidates, n_candidates, n_categories, numeric, nominal):
+    """The first ``n_candidates`` candidates into ``numeric`` and ``nominal`` features
+    (``n_categories[f]`` > 0), each kind in the candidates' order, as the node-by-node loop
+    searches them; returns (numeric count, nominal count)."""
+    n_numeric, n_nominal = 0, 0
+    for c in range(n_candidates):
+        if n_categories[candidates[c]] > 0:
+            nominal[n_nominal] = candidates[c]
+            n_nominal += 1
+        else:
+            numeric[n_numeric] = candidates[c]
+            n_numeric += 1
+    return n_numeric, n_nominal
+
+
+@generic_jit
+def ask_subset_question(
+    subset_search,
+    params,
+    nominal,
+    n_nominal,
+    n_categories,
+    sums,
+    weights,
+    counts,
+    categories,
+    results,
+    order_column,
+    exact_limit,
+    weight,
+    rules,
+):
+    """The grower's subset search (a function value: :data:`SUBSET_SEARCH_TYPE`) over the
+    first ``n_nominal`` of ``nominal``, whose categories' statistics the grower summed into
+    ``sums``, ``weights`` and ``counts``: the index of the best (-1: none), its result in
+    ``results``."""
+    for a in range(n_nominal):
+        categories[a] = n_categories[nominal[a]]
+    return subset_search(
+        params,
+        sums,
+        weights,
+        counts,
+        categories,
+        n_nominal,
+        order_column,
+        exact_limit,
+        weight,
+        rules,
+        results,
+    )
+
+
+@generic_jit
 def grow_array(array, size):
     """A copy of a 2-D array with ``size`` rows (written with loops: numba compiles a
     slice assignment of 2-D arrays for seconds)."""
@@ -1163,16 +1238,9 @@ def grow_subtree(
     drops = np.empty(d)
     thresholds = np.empty(d)
     positions = np.empty(d, dtype=np.int64)
-    numeric = np.empty(d, dtype=np.int64)
-    nominal = np.empty(d, dtype=np.int64)
-    most = 1  # the most categories of any feature: the nominal searches' buffers
-    for f in range(d):
-        most = max(most, n_categories[f])
-    category_sums = np.empty((d, most, n_stats))
-    category_weights = np.empty((d, most))
-    category_counts = np.empty((d, most), dtype=np.int64)
-    categories = np.empty(d, dtype=np.int64)
-    nominal_results = np.empty((d, 4))
+    numeric, nominal, category_sums, category_weights, category_counts, categories, results = (
+        nominal_buffers(n_categories, n_stats)
+    )
     width = SUMS + n_stats
     table = np.empty((max(2 * (end - start) - 1, 1), width + len(TRAILING_COLUMNS)))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
@@ -1207,14 +1275,9 @@ def grow_subtree(
                 j = np.random.randint(i, d)
                 candidates[i], candidates[j] = candidates[j], candidates[i]
             n_candidates = max_features
-        n_numeric, n_nominal = 0, 0
-        for c in range(n_candidates):  # each kind in the candidates' order
-            if n_categories[candidates[c]] > 0:
-                nominal[n_nominal] = candidates[c]
-                n_nominal += 1
-            else:
-                numeric[n_numeric] = candidates[c]
-                n_numeric += 1
+        n_numeric, n_nominal = split_candidates(
+            candidates, n_candidates, n_categories, numeric, nominal
+        )
         scan_features_within_bounds(
             impurity,
             params,
@@ -1251,23 +1314,24 @@ def grow_subtree(
                 category_weights,
                 category_counts,
             )
-            for a in range(n_nominal):
-                categories[a] = n_categories[nominal[a]]
-            subset = subset_search(
+            subset = ask_subset_question(
+                subset_search,
                 params,
+                nominal,
+                n_nominal,
+                n_categories,
                 category_sums,
                 category_weights,
                 category_counts,
                 categories,
-                n_nominal,
+                results,
                 order_column,
                 exact_limit,
                 weight,
                 rules,
-                nominal_results,
             )
-            if subset >= 0 and nominal_results[subset, 0] > drop:
-                drop = nominal_results[subset, 0]
+            if subset >= 0 and results[subset, 0] > drop:
+                drop = results[subset, 0]
             else:
                 subset = -1
         if (chosen < 0 and subset < 0) or not accepts_split(drop, weight, rules):
@@ -1275,7 +1339,7 @@ def grow_subtree(
         table[node, IMPROVEMENT] = drop
         if subset >= 0:
             f = nominal[subset]
-            mask = nominal_results[subset, 1]
+            mask = results[subset, 1]
             table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
             table[node, width + CATEGORY_MASK] = mask
             n_left = mark_subset(order, values, f, node_start, node_end, np.int64(mask), goes_left)

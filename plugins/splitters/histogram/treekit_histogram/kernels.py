@@ -26,11 +26,14 @@ from treekit_core.kernels import (
     NODE_COLUMNS,
     SUBSET_SEARCH_TYPE,
     accepts_split,
+    ask_subset_question,
     choose_split,
     fill_node,
     generic_jit,
     grow_array,
     may_split,
+    nominal_buffers,
+    split_candidates,
     split_drop,
     within_bounds,
 )
@@ -402,16 +405,9 @@ def grow_subtree(
     drops = np.empty(d)
     bins = np.empty(d, dtype=np.int64)
     sides = np.empty(d, dtype=np.uint8)
-    numeric = np.empty(d, dtype=np.int64)
-    nominal = np.empty(d, dtype=np.int64)
-    most = 1  # the most categories of any feature: the subset search's buffers
-    for f in range(d):
-        most = max(most, n_categories[f])
-    category_sums = np.empty((d, most, n_classes))
-    category_weights = np.empty((d, most))
-    category_counts = np.empty((d, most), dtype=np.int64)
-    categories = np.empty(d, dtype=np.int64)
-    nominal_results = np.empty((d, 4))
+    numeric, nominal, category_sums, category_weights, category_counts, categories, results = (
+        nominal_buffers(n_categories, n_classes)
+    )
     last_left_bin, missing_left, mask = -1, False, np.int64(0)
     # the whole-tree grower runs without monotonic constraints
     unconstrained, unbounded = np.zeros(d), np.array([-np.inf, np.inf])
@@ -464,14 +460,9 @@ def grow_subtree(
                     j = np.random.randint(i, d)
                     candidates[i], candidates[j] = candidates[j], candidates[i]
                 n_candidates = max_features
-            n_numeric, n_nominal = 0, 0
-            for c in range(n_candidates):  # each kind in the candidates' order
-                if n_categories[candidates[c]] > 0:
-                    nominal[n_nominal] = candidates[c]
-                    n_nominal += 1
-                else:
-                    numeric[n_numeric] = candidates[c]
-                    n_numeric += 1
+            n_numeric, n_nominal = split_candidates(
+                candidates, n_candidates, n_categories, numeric, nominal
+            )
             scan_histograms(
                 impurity,
                 params,
@@ -502,25 +493,25 @@ def grow_subtree(
                     category_weights,
                     category_counts,
                 )
-                for a in range(n_nominal):
-                    categories[a] = n_categories[nominal[a]]
-                subset = subset_search(
+                subset = ask_subset_question(
+                    subset_search,
                     params,
+                    nominal,
+                    n_nominal,
+                    n_categories,
                     category_sums,
                     category_weights,
                     category_counts,
                     categories,
-                    n_nominal,
+                    results,
                     order_column,
                     exact_limit,
                     weight,
                     rules,
-                    nominal_results,
                 )
                 best = drops[chosen] if chosen >= 0 else -np.inf
                 if subset >= 0 and not (
-                    nominal_results[subset, 0] > best
-                    and accepts_split(nominal_results[subset, 0], weight, rules)
+                    results[subset, 0] > best and accepts_split(results[subset, 0], weight, rules)
                 ):
                     subset = -1
         if chosen < 0 and subset < 0:
@@ -530,10 +521,10 @@ def grow_subtree(
             continue
         if subset >= 0:
             f = nominal[subset]
-            mask = np.int64(nominal_results[subset, 1])
+            mask = np.int64(results[subset, 1])
             table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
-            table[node, IMPROVEMENT] = nominal_results[subset, 0]
-            table[node, missing_column + 1] = nominal_results[subset, 1]
+            table[node, IMPROVEMENT] = results[subset, 0]
+            table[node, missing_column + 1] = results[subset, 1]
         else:
             f = numeric[chosen]
             last_left_bin = bins[chosen]
