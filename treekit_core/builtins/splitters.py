@@ -197,7 +197,8 @@ class Exhaustive(Splitter):
         features by subset questions, in one thread), or, for a criterion searched from
         rows (absolute error), with its compiled builder (one thread); None where
         :meth:`grows_in_one_call` says no."""
-        if not self.grows_in_one_call(composition, data):
+        grows, nominal = self._one_call(composition, data)
+        if not grows:
             return None  # the logrank search and data the presorted growth declines
         from treekit_core.kernels.builder import build_table
         from treekit_core.kernels.growth import rule_vector
@@ -221,7 +222,6 @@ class Exhaustive(Splitter):
             )
             return tree_from_table(table, data.n_features)
         constraints = composition.constraints
-        nominal = self._fused_nominal(composition, data)
         signs = limits = None
         if constraints.has_monotonic:
             value = composition.target.monotone_value(data.n_statistics)
@@ -275,10 +275,16 @@ class Exhaustive(Splitter):
         """Features without missing values, no gain ratio or further question kinds, and
         a criterion scored by running sums or by absolute deviations (the log-rank search
         runs node by node); nominal features where :meth:`_fused_nominal` takes them."""
+        return self._one_call(composition, data)[0]
+
+    def _one_call(self, composition, data):
+        """(whether the tree grows in one compiled call, :meth:`_fused_nominal`): what
+        :meth:`grows_in_one_call` answers and :meth:`build_tree` reads, decided once."""
         row_search = type(composition.criterion).row_search
         if not self._presorted_growth(data) or row_search == "logrank_search":
-            return False
-        return not data.nominal_features.size or self._fused_nominal(composition, data) is not None
+            return False, None
+        nominal = self._fused_nominal(composition, data)
+        return not data.nominal_features.size or nominal is not None, nominal
 
     def _fused_nominal(self, composition, data):
         """What the presorted builder needs to ask subset questions on the nominal features

@@ -35,6 +35,8 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``nominal_buffers``      a grower's scratch for subset questions (kernel)
 ``split_candidates``     a node's candidates split into numeric and nominal ones (kernel)
 ``ask_subset_question``  calls the subset search on a node's nominal candidates (kernel)
+``choose_question``      a node's question: the best cut or a subset question dropping more,
+                         with the stopping rules (kernel)
 
 For a plugin's pass over rows (prediction, a confidence score):
 
@@ -79,6 +81,7 @@ _PUBLIC = {
     "nominal_buffers": "growth",
     "split_candidates": "growth",
     "ask_subset_question": "growth",
+    "choose_question": "growth",
     "for_row_chunks": "row_chunks",
 }
 

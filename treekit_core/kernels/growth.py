@@ -90,8 +90,7 @@ LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT
 #: interval (lower, upper) of monotonic constraints and the category mask of a subset
 #: question (NaN at a threshold question and at a leaf): :func:`trailing_column`.
 TRAILING_COLUMNS = ("value_lower", "value_upper", "category_mask")
-INTERVAL_COLUMNS = 2
-CATEGORY_MASK = 2
+CATEGORY_MASK = TRAILING_COLUMNS.index("category_mask")
 
 
 def trailing_column(n_stats, name):
@@ -945,6 +944,25 @@ def first_best(drops, positions, n_candidates):
 
 
 @generic_jit
+def choose_question(drops, positions, n_numeric, subset, results, weight, rules):
+    """(threshold candidate, subset candidate, drop) a grower asks at a node, from its
+    numeric candidates' best cuts (``drops``, ``positions``: -1 for none) and the subset
+    search's pick (``subset``, its drop ``results[subset, 0]``; -1 for none): the first
+    strictly best cut, unless the subset question drops strictly more (the node-by-node
+    loop's rule), then the stopping rules (:func:`accepts_split`) on the drop; at most one
+    candidate is >= 0, neither when the node stays a leaf."""
+    chosen = first_best(drops, positions, n_numeric)
+    drop = drops[chosen] if chosen >= 0 else -np.inf
+    if subset >= 0 and results[subset, 0] > drop:
+        chosen, drop = -1, results[subset, 0]
+    else:
+        subset = -1
+    if (chosen < 0 and subset < 0) or not accepts_split(drop, weight, rules):
+        return -1, -1, drop
+    return chosen, subset, drop
+
+
+@generic_jit
 def accepts_split(drop, weight, rules):
     """The stopping rules (``rules``: see :func:`rule_vector`) of the best split found: its
     drop passes min_impurity_decrease (``rules[4]``, scaled by the node's weight share with
@@ -1299,8 +1317,6 @@ def grow_subtree(
             signs,
             node_limits,
         )
-        chosen = first_best(drops, positions, n_numeric)
-        drop = drops[chosen] if chosen >= 0 else -np.inf
         subset = -1
         if n_nominal > 0:
             sorted_category_statistics(
@@ -1330,11 +1346,10 @@ def grow_subtree(
                 weight,
                 rules,
             )
-            if subset >= 0 and results[subset, 0] > drop:
-                drop = results[subset, 0]
-            else:
-                subset = -1
-        if (chosen < 0 and subset < 0) or not accepts_split(drop, weight, rules):
+        chosen, subset, drop = choose_question(
+            drops, positions, n_numeric, subset, results, weight, rules
+        )
+        if chosen < 0 and subset < 0:
             continue
         table[node, IMPROVEMENT] = drop
         if subset >= 0:

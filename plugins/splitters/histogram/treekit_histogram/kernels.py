@@ -25,9 +25,8 @@ from numba import types
 from treekit_core.kernels import (
     NODE_COLUMNS,
     SUBSET_SEARCH_TYPE,
-    accepts_split,
     ask_subset_question,
-    choose_split,
+    choose_question,
     fill_node,
     generic_jit,
     grow_array,
@@ -230,29 +229,37 @@ def scan_histograms(
 
 
 @generic_jit
-def partition_rows(binned, index, start, end, feature, last_left_bin, missing_left, missing):
-    """Reorder ``index[start:end]`` so the rows going left come first (bin of ``feature``
-    at most ``last_left_bin``; a missing value, bin ``missing``, goes left when
-    ``missing_left``); returns how many go left. Rows keep no particular order within a
-    side."""
+def partition_rows(binned, index, start, end, feature, bin_left):
+    """Reorder ``index[start:end]`` so the rows going left come first (those whose bin of
+    ``feature`` has ``bin_left`` set: :func:`mark_bins`); returns how many go left. Rows
+    keep no particular order within a side."""
     i, j = start, end - 1
     while True:
-        while i <= j:
-            b = binned[index[i], feature]
-            if (b == missing and missing_left) or (b != missing and b <= last_left_bin):
-                i += 1
-            else:
-                break
-        while i <= j:
-            b = binned[index[j], feature]
-            if (b == missing and missing_left) or (b != missing and b <= last_left_bin):
-                break
+        while i <= j and bin_left[binned[index[i], feature]]:
+            i += 1
+        while i <= j and not bin_left[binned[index[j], feature]]:
             j -= 1
         if i >= j:
             return i - start
         index[i], index[j] = index[j], index[i]
         i += 1
         j -= 1
+
+
+@generic_jit
+def mark_bins(bin_left, last_left_bin, missing_left, mask, m):
+    """``bin_left[b]`` = 1 for the bins a split sends left: a subset question's categories
+    (``m`` > 0: bit c of ``mask`` for bin c < m; its feature misses no value), else a cut
+    after bin ``last_left_bin`` with the missing bin (the last) left when
+    ``missing_left``. The one rule :func:`side_statistics` and :func:`partition_rows`
+    read."""
+    missing = bin_left.shape[0] - 1
+    for b in range(missing):
+        if m > 0:
+            bin_left[b] = (mask >> b) & 1 if b < m else 0
+        else:
+            bin_left[b] = 1 if b <= last_left_bin else 0
+    bin_left[missing] = 1 if m == 0 and missing_left else 0
 
 
 @generic_jit
@@ -271,18 +278,17 @@ def rows_statistics(rows, index, start, end, sums):
 
 
 @generic_jit
-def side_statistics(hist, feature, last_left_bin, missing_left, left, sums):
-    """Class sums (into ``sums``), weight and row count of one side of a cut after bin
-    ``last_left_bin`` of ``feature``, summed from the node's bins (a class absent from
-    the side sums to exactly zero, so a pure child is recognised as pure)."""
+def side_statistics(hist, feature, bin_left, left, sums):
+    """Class sums (into ``sums``), weight and row count of one side of a split of
+    ``feature`` (its bins' sides: ``bin_left``, :func:`mark_bins`), summed from the node's
+    bins (a class absent from the side sums to exactly zero, so a pure child is recognised
+    as pure)."""
     n_classes = sums.shape[0]
-    missing = hist.shape[1] - 1
     for k in range(n_classes):
         sums[k] = 0.0
     weight, count = 0.0, 0.0
     for b in range(hist.shape[1]):
-        on_left = missing_left if b == missing else b <= last_left_bin
-        if on_left == left:
+        if (bin_left[b] == 1) == left:
             count += hist[feature, b, COUNT]
             weight += hist[feature, b, WEIGHT]
             for k in range(n_classes):
@@ -304,40 +310,6 @@ def category_statistics(hist, features, n_features, n_categories, sums, weights,
             counts[a, c] = np.int64(hist[f, c, COUNT]) if inside else 0
             for k in range(n_classes):
                 sums[a, c, k] = hist[f, c, CLASS_SUMS + k] if inside else 0.0
-
-
-@generic_jit
-def subset_side_statistics(hist, feature, m, mask, left, sums):
-    """:func:`side_statistics` of a subset question: the categories in ``mask`` (bit c:
-    code c) on the left."""
-    n_classes = sums.shape[0]
-    for k in range(n_classes):
-        sums[k] = 0.0
-    weight, count = 0.0, 0.0
-    for c in range(m):
-        if ((mask >> c) & 1 == 1) == left:
-            count += hist[feature, c, COUNT]
-            weight += hist[feature, c, WEIGHT]
-            for k in range(n_classes):
-                sums[k] += hist[feature, c, CLASS_SUMS + k]
-    return weight, count
-
-
-@generic_jit
-def partition_subset(binned, index, start, end, feature, mask):
-    """:func:`partition_rows` for a subset question: rows whose code of ``feature`` is in
-    ``mask`` first; returns how many."""
-    i, j = start, end - 1
-    while True:
-        while i <= j and (mask >> np.int64(binned[index[i], feature])) & 1 == 1:
-            i += 1
-        while i <= j and (mask >> np.int64(binned[index[j], feature])) & 1 == 0:
-            j -= 1
-        if i >= j:
-            return i - start
-        index[i], index[j] = index[j], index[i]
-        i += 1
-        j -= 1
 
 
 @generic_jit
@@ -397,7 +369,6 @@ def grow_subtree(
     d = binned.shape[1]
     n_classes = rows.shape[1] - 1
     missing_column = SUMS + n_classes
-    missing_code = root_hist.shape[1] - 1
     np.random.seed(seed)
     candidates = np.empty(d, dtype=np.int64)
     for f in range(d):
@@ -408,7 +379,7 @@ def grow_subtree(
     numeric, nominal, category_sums, category_weights, category_counts, categories, results = (
         nominal_buffers(n_categories, n_classes)
     )
-    last_left_bin, missing_left, mask = -1, False, np.int64(0)
+    bin_left = np.empty(root_hist.shape[1], dtype=np.uint8)  # the chosen split's sides
     # the whole-tree grower runs without monotonic constraints
     unconstrained, unbounded = np.zeros(d), np.array([-np.inf, np.inf])
     # Histograms live in a pool of slots: a node waiting on the stack owns one (-1: it
@@ -451,8 +422,7 @@ def grow_subtree(
         fill_node(table[node], sums, weight, count, imp, node_depth)
         table[node, missing_column] = np.nan
         table[node, missing_column + 1] = np.nan
-        chosen = -1
-        subset = -1
+        chosen, subset, drop = -1, -1, -np.inf
         if slot >= 0 and may_split(count, weight, imp, node_depth, rules):
             n_candidates = d
             if max_features < d:
@@ -480,9 +450,6 @@ def grow_subtree(
                 unconstrained,
                 unbounded,
             )
-            # the best cut passing the stopping rules; a subset question must drop more
-            # (a cut that fails them drops at least as much as any that would pass)
-            chosen = choose_split(drops, bins, n_numeric, weight, rules)
             if n_nominal > 0:
                 category_statistics(
                     pool[slot],
@@ -509,50 +476,39 @@ def grow_subtree(
                     weight,
                     rules,
                 )
-                best = drops[chosen] if chosen >= 0 else -np.inf
-                if subset >= 0 and not (
-                    results[subset, 0] > best and accepts_split(results[subset, 0], weight, rules)
-                ):
-                    subset = -1
+            chosen, subset, drop = choose_question(
+                drops, bins, n_numeric, subset, results, weight, rules
+            )
         if chosen < 0 and subset < 0:
             if slot >= 0:
                 free[n_free] = slot
                 n_free += 1
             continue
+        table[node, IMPROVEMENT] = drop
         if subset >= 0:
             f = nominal[subset]
-            mask = np.int64(results[subset, 1])
             table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
-            table[node, IMPROVEMENT] = results[subset, 0]
             table[node, missing_column + 1] = results[subset, 1]
+            mark_bins(bin_left, -1, False, np.int64(results[subset, 1]), n_categories[f])
         else:
             f = numeric[chosen]
             last_left_bin = bins[chosen]
             missing_left = sides[chosen] == 1
             table[node, FEATURE], table[node, THRESHOLD] = f, edges[f, last_left_bin]
-            table[node, IMPROVEMENT] = drops[chosen]
             if pool[slot, f, pool.shape[2] - 1, COUNT] > 0:
                 table[node, missing_column] = 1.0 if missing_left else 0.0
+            mark_bins(bin_left, last_left_bin, missing_left, np.int64(0), 0)
         if top + 2 > stack.shape[0]:
             stack = grow_array(stack, 2 * stack.shape[0])
             stack_stats = grow_array(stack_stats, 2 * stack_stats.shape[0])
         # The children's statistics, from the chosen feature's bins: right on the stack
         # first, so the left child is grown first.
-        if subset >= 0:
-            m = n_categories[f]
-            right_weight, right_count = subset_side_statistics(
-                pool[slot], f, m, mask, False, stack_stats[top, 1:]
-            )
-            left_weight, left_count = subset_side_statistics(
-                pool[slot], f, m, mask, True, stack_stats[top + 1, 1:]
-            )
-        else:
-            right_weight, right_count = side_statistics(
-                pool[slot], f, last_left_bin, missing_left, False, stack_stats[top, 1:]
-            )
-            left_weight, left_count = side_statistics(
-                pool[slot], f, last_left_bin, missing_left, True, stack_stats[top + 1, 1:]
-            )
+        right_weight, right_count = side_statistics(
+            pool[slot], f, bin_left, False, stack_stats[top, 1:]
+        )
+        left_weight, left_count = side_statistics(
+            pool[slot], f, bin_left, True, stack_stats[top + 1, 1:]
+        )
         stack_stats[top, 0], stack_stats[top + 1, 0] = right_weight, left_weight
         child_depth = node_depth + 1
         right_splits = may_split(
@@ -569,12 +525,7 @@ def grow_subtree(
             child_depth,
             rules,
         )
-        if subset >= 0:
-            n_left = partition_subset(binned, index, node_start, node_end, f, mask)
-        else:
-            n_left = partition_rows(
-                binned, index, node_start, node_end, f, last_left_bin, missing_left, missing_code
-            )
+        n_left = partition_rows(binned, index, node_start, node_end, f, bin_left)
         middle = node_start + n_left
         left_slot, right_slot = -1, -1
         if left_splits or right_splits:

@@ -84,9 +84,18 @@ class Histogram(Splitter):
     def grows_in_one_call(self, composition, data) -> bool:
         """No monotonic constraints (the node-by-node loop keeps them); nominal features
         where :meth:`_compiled_subsets` takes them."""
+        return self._one_call(composition, data)[0]
+
+    def _one_call(self, composition, data):
+        """(whether the compiled grower grows the tree, :meth:`_compiled_subsets` or None
+        without nominal features): what :meth:`grows_in_one_call` answers and
+        :meth:`build_tree` reads, decided once."""
         if composition.constraints.has_monotonic:
-            return False
-        return not data.nominal_features.size or self._compiled_subsets(composition, data)
+            return False, None
+        if not data.nominal_features.size:
+            return True, None
+        subsets = self._compiled_subsets(composition, data)
+        return subsets is not None, subsets
 
     def _compiled_subsets(self, composition, data):
         """(the criterion's compiled subset search, categories per feature, the statistic
@@ -99,11 +108,13 @@ class Histogram(Splitter):
         criterion = composition.criterion
         nominal = data.nominal_features
         categories = np.asarray(data.n_categories, dtype=np.int64)
+        if "nominal_missing" not in data.cache:  # once for every tree of a forest
+            data.cache["nominal_missing"] = bool(np.isnan(data.X[:, nominal]).any())
         if (
             type(criterion).split_score is not None
             or type(criterion).row_search is not None
             or categories.max() > self.max_bins
-            or np.isnan(data.X[:, nominal]).any()
+            or data.cache["nominal_missing"]
         ):
             return None
         column = composition.target.category_order_column(data.n_statistics)
@@ -115,7 +126,8 @@ class Histogram(Splitter):
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree in one compiled call (None where :meth:`grows_in_one_call`
         says no: the node-by-node loop grows it)."""
-        if not self.grows_in_one_call(composition, data):
+        grows, subsets = self._one_call(composition, data)
+        if not grows:
             return None
         from treekit_core import tree_from_table
         from treekit_core.kernels import NODE_COLUMNS, no_subset_search, row_table, rule_vector
@@ -130,9 +142,7 @@ class Histogram(Splitter):
         # the others
         index = np.flatnonzero(data.weight > 0).astype(np.int32)
         root = self._histogram(binned.codes, rows, index, data)
-        if data.nominal_features.size:
-            subsets = self._compiled_subsets(composition, data)
-        else:  # no candidate is nominal: the search is never called
+        if subsets is None:  # no candidate is nominal: the search is never called
             subsets = (no_subset_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
         table = kernels.grow_subtree(
             composition.criterion.impurity_params(data.n_statistics),
