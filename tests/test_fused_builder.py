@@ -4,6 +4,7 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -190,14 +191,16 @@ def test_fused_equals_node_by_node_under_monotonic_constraints(
     min_samples_leaf=st.integers(1, 6),
     max_depth=st.one_of(st.none(), st.integers(1, 5)),
     weighted=st.booleans(),
+    nominal_split=st.sampled_from(["subset", "multiway"]),
 )
-def test_fused_subset_questions_equal_node_by_node(
-    seed, n, n_numeric, levels, k, regression, min_samples_leaf, max_depth, weighted
+def test_fused_nominal_questions_equal_node_by_node(
+    seed, n, n_numeric, levels, k, regression, min_samples_leaf, max_depth, weighted, nominal_split
 ):
     """Nominal features without missing values grow in the presorted builder, asked by
-    subset questions: the tree of the node-by-node loop (ordered categories for two classes
+    subset questions (the tree of the node-by-node loop: ordered categories for two classes
     and for means, every subset up to the limit for more classes, the majority heuristic
-    past it), subset questions numbered as the loop numbers them, and the same
+    past it) or by multi-way questions (a branch per category, an empty leaf for a category
+    absent from the node), question kinds numbered as the loop numbers them, and the same
     predictions. The builder is the one that grows it."""
     import pandas as pd
 
@@ -212,7 +215,11 @@ def test_fused_subset_questions_equal_node_by_node(
     y = rng.integers(0, k, size=n)
     y[: min(n, 2)] = [0, 1][: min(n, 2)]
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
-    settings_ = dict(min_samples_leaf=min_samples_leaf, max_depth=max_depth)
+    settings_ = dict(
+        min_samples_leaf=min_samples_leaf,
+        max_depth=max_depth,
+        splitter_params={"nominal_split": nominal_split},
+    )
     estimator = TreeRegressor if regression else TreeClassifier
     target = y * 1.5 + rng.integers(0, 2, n) if regression else y
     grown = []
@@ -237,3 +244,28 @@ def test_fused_subset_questions_equal_node_by_node(
         slow.tree_.node_fields.get("category_mask", np.full(slow.tree_.n_nodes, np.nan)),
     )
     np.testing.assert_array_equal(fused.predict(X), slow.predict(X))
+
+
+def test_a_table_with_multiway_questions_makes_the_tree_its_depth_first_numbering_says():
+    """A compiled grower's table holds a multi-way node's first and last child only; the
+    others are the nodes one level deeper between them (depth-first numbering). Worked by
+    hand: root 0 asks a 3-way question; its second child (node 2) a binary one; node 5 is
+    an empty branch."""
+    from treekit_core import tree_from_table
+    from treekit_core.kernels import growth
+
+    n_stats = 1
+    depth = [0, 1, 1, 2, 2, 1]
+    left = [1, -1, 3, -1, -1, -1]
+    right = [5, -1, 4, -1, -1, -1]
+    weight = [6.0, 2.0, 4.0, 1.0, 3.0, 0.0]
+    branches = [3.0, np.nan, np.nan, np.nan, np.nan, np.nan]
+    table = np.zeros((6, growth.SUMS + n_stats + len(growth.TRAILING_COLUMNS)))
+    table[:, growth.LEFT], table[:, growth.RIGHT] = left, right
+    table[:, growth.DEPTH], table[:, growth.WEIGHT] = depth, weight
+    tree = tree_from_table(table, 2, n_stats, n_branches=np.array(branches))
+    assert [list(tree.children(i)) for i in range(6)] == [[1, 2, 5], [], [3, 4], [], [], []]
+    np.testing.assert_array_equal(tree.child_shares, [2 / 6, 4 / 6, 0.0, 1 / 4, 3 / 4])
+    table[3, growth.DEPTH] = 3  # node 3 one level too deep: no parent above it
+    with pytest.raises(ValueError, match="not numbered depth first"):
+        tree_from_table(table, 2, n_stats, n_branches=np.array(branches))

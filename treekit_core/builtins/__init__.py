@@ -24,9 +24,9 @@ from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.nominal_subsets import (
     EXACT_LIMIT,
     best_nominal_split,
+    nominal_question_fields,
     nominal_questions,
-    subset_question_fields,
-    subset_search_kernel,
+    nominal_search_kernel,
 )
 from treekit_core.builtins.propagators import HardPropagator
 from treekit_core.builtins.pruners.cost_complexity import CostComplexity
@@ -89,8 +89,8 @@ __all__ = [
     "c45_nominal_split",
     "check_class_statistics",
     "refuse_scored_nominal",
-    "subset_question_fields",
-    "subset_search_kernel",
+    "nominal_question_fields",
+    "nominal_search_kernel",
 ]
 
 

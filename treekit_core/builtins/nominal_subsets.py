@@ -311,12 +311,13 @@ def nominal_questions(
     return results
 
 
-def subset_search_kernel(criterion):
-    """The presorted grower's subset search compiled for ``criterion``
-    (:func:`treekit_core.kernels.growth.best_subset_question`, specialised to it and
-    compiled once per machine, with the node-by-node loop's search), as the function
-    value the grower takes; None where the criterion's kernels are not specialised
-    (a function value cannot carry the impurity)."""
+def nominal_search_kernel(criterion, multiway=False):
+    """The compiled growers' nominal search for ``criterion``: its subset questions
+    (:func:`treekit_core.kernels.growth.best_subset_question`) or, with ``multiway``, its
+    multi-way questions (:func:`treekit_core.kernels.growth.best_multiway_question`),
+    specialised to it and compiled once per machine with the node-by-node loop's search, as
+    the function value a grower takes; None where the criterion's kernels are not
+    specialised (a function value cannot carry the impurity)."""
     from treekit_core.kernels import nominal_search
     from treekit_core.kernels.specialised import function_kernels
 
@@ -327,26 +328,37 @@ def subset_search_kernel(criterion):
         (),
         "nominal search kernels",
     )
-    return search.best_subset_question.function_value() if search.specialised else None
+    if not search.specialised:
+        return None
+    entry = search.best_multiway_question if multiway else search.best_subset_question
+    return entry.function_value()
 
 
-def subset_question_fields(masks, internal, registry):
+#: The question kinds a compiled grower asks, by the code :func:`nominal_question_fields`
+#: gives each internal node.
+GROWN_KINDS = ("threshold", "subset", "multiway")
+
+
+def nominal_question_fields(masks, branches, internal, registry):
     """(question kinds, each node's index into them, node fields) of a tree a compiled
-    grower asked subset questions in: ``masks`` per node (the category mask of a subset
-    question, NaN elsewhere), ``internal`` per node; kinds numbered in the order the nodes
-    first ask them, as the node-by-node loop numbers them. (None, None, None) when no node
-    asks a subset question (every internal node asks a threshold: the default)."""
+    grower asked nominal questions in: ``masks`` per node (the category mask of a subset
+    question, NaN elsewhere), ``branches`` per node (the branches of a multi-way question,
+    NaN elsewhere; None: the grower asks none), ``internal`` per node; kinds numbered in
+    the order the nodes first ask them, as the node-by-node loop numbers them. (None, None,
+    None) when every internal node asks a threshold (the default)."""
     subset = ~np.isnan(masks)
-    if not subset.any():
+    multiway = ~np.isnan(branches) if branches is not None else np.zeros_like(subset)
+    if not (subset.any() or multiway.any()):
         return None, None, None
-    asked = subset[internal].astype(np.int64)  # 0: threshold, 1: subset, in node order
+    asked = (subset + 2 * multiway)[internal].astype(np.int64)  # a GROWN_KINDS index
     first_asked = list(dict.fromkeys(asked.tolist()))
-    kinds = tuple(registry.question(("threshold", "subset")[kind]) for kind in first_asked)
-    index = np.zeros(2, dtype=np.int64)
+    kinds = tuple(registry.question(GROWN_KINDS[kind]) for kind in first_asked)
+    index = np.zeros(len(GROWN_KINDS), dtype=np.int64)
     index[first_asked] = np.arange(len(first_asked))
     question = np.full(masks.shape[0], -1, dtype=np.int64)
     question[internal] = index[asked]
-    return kinds, question, {"category_mask": np.ascontiguousarray(masks)}
+    fields = {"category_mask": np.ascontiguousarray(masks)} if subset.any() else {}
+    return kinds, question, fields
 
 
 def _nominal_kernels(impurity):

@@ -13,9 +13,9 @@ from treekit_core.builtins.c45_nominal import c45_multiway_splits, c45_nominal_s
 from treekit_core.builtins.nominal_subsets import (
     EXACT_LIMIT,
     best_nominal_split,
+    nominal_question_fields,
+    nominal_search_kernel,
     split_information,
-    subset_question_fields,
-    subset_search_kernel,
 )
 from treekit_core.components import Split, Splitter
 from treekit_core.components.errors import CompositionError
@@ -194,7 +194,7 @@ class Exhaustive(Splitter):
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree with the presorted builder (the same tree as the
         node-by-node loop, faster, on ``composition.fit_threads()`` threads; nominal
-        features by subset questions, in one thread), or, for a criterion searched from
+        features by subset or multi-way questions, in one thread), or, for a criterion searched from
         rows (absolute error), with its compiled builder (one thread); None where
         :meth:`grows_in_one_call` says no."""
         grows, nominal = self._one_call(composition, data)
@@ -247,16 +247,18 @@ class Exhaustive(Splitter):
     @staticmethod
     def _tree_of_table(composition, table, data, constrained):
         """The presorted builder's table as a tree: subset questions where the table holds
-        a category mask, the question kinds numbered in the order the nodes first ask them
-        (as the node-by-node loop numbers them); every node's value interval under
-        monotonic constraints (engine/constraints.py)."""
+        a category mask, multi-way questions where it holds a number of branches, the
+        question kinds numbered in the order the nodes first ask them (as the node-by-node
+        loop numbers them); every node's value interval under monotonic constraints
+        (engine/constraints.py)."""
         from treekit_core.kernels.growth import LEFT, trailing_column
 
         def column(name):
             return np.ascontiguousarray(table[:, trailing_column(data.n_statistics, name)])
 
-        questions, question, fields = subset_question_fields(
-            column("category_mask"), table[:, LEFT] >= 0, composition.registry
+        branches = column("branches")
+        questions, question, fields = nominal_question_fields(
+            column("category_mask"), branches, table[:, LEFT] >= 0, composition.registry
         )
         tree = tree_from_table(
             table,
@@ -265,6 +267,7 @@ class Exhaustive(Splitter):
             questions=questions,
             question=question,
             node_fields=fields,
+            n_branches=branches,
         )
         if constrained:
             tree.node_fields[VALUE_LOWER] = column("value_lower")
@@ -287,25 +290,25 @@ class Exhaustive(Splitter):
         return not data.nominal_features.size or nominal is not None, nominal
 
     def _fused_nominal(self, composition, data):
-        """What the presorted builder needs to ask subset questions on the nominal features
-        (categories per feature, the statistic column ordering them or -1 for none, the
-        exhaustive search's limit), or None: no nominal feature, or one the builder does
-        not ask (multi-way questions, a criterion searched from rows or with a split
-        score, monotonic constraints, a target whose category order only Python knows:
+        """What the presorted builder needs to ask the nominal features' questions (the
+        compiled search for ``nominal_split``, categories per feature, the statistic column
+        ordering them or -1 for none, the exhaustive search's limit), or None: no nominal
+        feature, or one the builder does not ask (a criterion searched from rows or with a
+        split score, monotonic constraints, a target whose category order only Python knows:
         :meth:`treekit_core.Target.category_order_column`, a criterion whose kernels are
         not specialised to it: an impurity without a source file, ``TREEKIT_SPECIALISE=0``;
         the node-by-node loop asks those)."""
         criterion = composition.criterion
         if (
             not data.nominal_features.size
-            or self.nominal_split != "subset"
             or type(criterion).row_search is not None
             or type(criterion).split_score is not None
             or composition.constraints.has_monotonic
         ):
             return None
-        column = composition.target.category_order_column(data.n_statistics)
-        search = None if column is None else subset_search_kernel(criterion)
+        multiway = self.nominal_split == "multiway"  # a branch per category: no order read
+        column = -1 if multiway else composition.target.category_order_column(data.n_statistics)
+        search = None if column is None else nominal_search_kernel(criterion, multiway)
         if search is None:
             return None
         return search, np.asarray(data.n_categories, dtype=np.int64), int(column), EXACT_LIMIT
@@ -322,13 +325,8 @@ class Exhaustive(Splitter):
 
     def _presorted_growth(self, data) -> bool:
         """Whether the presorted builder may grow trees on this data: no missing value, no
-        gain ratio or further question kinds, nominal features only by subset questions."""
-        return not (
-            data.has_missing
-            or self.gain_ratio
-            or self.questions
-            or (data.nominal_features.size and self.nominal_split != "subset")
-        )
+        gain ratio or further question kinds."""
+        return not (data.has_missing or self.gain_ratio or self.questions)
 
     def find_split(self, state, node, rules):
         if state[0] == "rows":

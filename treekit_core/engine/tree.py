@@ -573,6 +573,7 @@ def tree_from_table(
     questions=None,
     question=None,
     node_fields=None,
+    n_branches=None,
 ) -> Tree:
     """An unlabelled Tree from a compiled grower's node table (the columns of
     :data:`treekit_core.kernels.NODE_COLUMNS`, the statistics from column ``SUMS``;
@@ -580,8 +581,11 @@ def tree_from_table(
     the share of the training weight sent left) says where a sample with a missing tested
     value goes. ``questions``, ``question`` and ``node_fields``: the question kinds, each
     node's index into them and their parameters, where not every internal node asks a
-    threshold (:meth:`Tree.from_binary`). The kernels return tables; the engine makes
-    trees of them."""
+    threshold (:meth:`Tree.from_binary`). ``n_branches`` (per node; NaN: two at an
+    internal node) marks multi-way questions, whose children are the nodes one level deeper
+    between the node's ``left`` (first) and ``right`` (last) child (nodes numbered depth
+    first): :func:`preorder_children`. The kernels return tables; the engine makes trees
+    of them."""
     from treekit_core.kernels import growth  # the column layout; numba is loaded by now
 
     n_stats = table.shape[1] - growth.SUMS if n_stats is None else n_stats
@@ -589,6 +593,32 @@ def tree_from_table(
     def column(index, dtype=np.float64):
         return np.ascontiguousarray(table[:, index], dtype=dtype)
 
+    if n_branches is not None and not np.isnan(n_branches).all():
+        if missing_left is not None:
+            raise ValueError("a table with multi-way questions takes no missing_left")
+        internal = table[:, growth.LEFT] >= 0
+        start, ids = preorder_children(column(growth.DEPTH, np.int64), internal)
+        weight = column(growth.WEIGHT)
+        tree = Tree(
+            child_start=start,
+            child_ids=ids,
+            child_shares=branch_shares(start, ids, weight),
+            question=question if question is not None else np.where(internal, 0, LEAF),
+            feature=column(growth.FEATURE, np.int64),
+            threshold=column(growth.THRESHOLD),
+            statistics=np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_stats]),
+            weight=weight,
+            n_samples=column(growth.N_SAMPLES, np.int64),
+            impurity=column(growth.IMPURITY),
+            depth=column(growth.DEPTH, np.int64),
+            value=np.zeros((table.shape[0], n_stats)),
+            decision=np.zeros(table.shape[0], dtype=np.int64),
+            n_features=int(n_features),
+            questions=default_questions() if questions is None else questions,
+            node_fields=dict(node_fields or {}),
+        )
+        tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
+        return tree
     tree = Tree.from_binary(
         column(growth.LEFT, np.int64),
         column(growth.RIGHT, np.int64),
@@ -609,6 +639,43 @@ def tree_from_table(
     )
     tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
     return tree
+
+
+def preorder_children(depth, internal):
+    """(child_start, child_ids) of a tree whose nodes are numbered depth first (a node
+    before its children, each child's subtree before the next child): a node's parent is
+    the last node before it one level up, and its children come in node order, the first
+    branch first. ``depth`` per node, ``internal`` per node (checked: the nodes with
+    children)."""
+    n = depth.shape[0]
+    parent = np.full(n, LEAF, dtype=np.int64)
+    by_level = np.argsort(depth, kind="stable")  # each level's nodes in node order
+    levels = depth[by_level]
+    bounds = np.searchsorted(levels, np.arange(levels[0], levels[-1] + 2))
+    for level in range(1, bounds.shape[0] - 1):
+        above = by_level[bounds[level - 1] : bounds[level]]
+        here = by_level[bounds[level] : bounds[level + 1]]
+        position = np.searchsorted(above, here) - 1
+        if (position < 0).any():  # a node before any node one level up
+            raise ValueError("the node table is not numbered depth first")
+        parent[here] = above[position]
+    ids = np.argsort(parent, kind="stable")[1:]  # the root (parent -1) first, then children
+    counts = np.bincount(parent[ids], minlength=n)
+    if not np.array_equal(counts > 0, internal):
+        raise ValueError("the node table is not numbered depth first")
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), ids.astype(np.int64)
+
+
+def branch_shares(child_start, child_ids, weight) -> np.ndarray:
+    """Each child's share of its parent's training weight that reached a child (where
+    none did, the branches share equally)."""
+    counts = np.diff(child_start)
+    owner = np.repeat(np.arange(counts.shape[0]), counts)
+    totals = np.bincount(owner, weights=weight[child_ids], minlength=counts.shape[0])
+    total = totals[owner]
+    return np.where(
+        total > 0, weight[child_ids] / np.where(total > 0, total, 1.0), 1.0 / counts[owner]
+    )
 
 
 def stack_field(values) -> np.ndarray:

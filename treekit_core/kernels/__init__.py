@@ -27,15 +27,16 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``grow_array``           a copy of a 2-D array with more rows (kernel)
 ``NODE_COLUMNS``         the columns of a grower's node table (``treekit_core.tree_from_table``
                          makes an unlabelled Tree of one: kernels return arrays, never trees)
-``SUBSET_SEARCH_TYPE``   the type of the subset search a grower takes as a function value
-                         (``treekit_core.builtins.subset_search_kernel`` compiles it for a
-                         criterion: the node-by-node loop's search, from categories' sums)
-``no_subset_search``     that type's stand-in for a fit without nominal features (compiled
+``NOMINAL_SEARCH_TYPE``  the type of the nominal search a grower takes as a function value
+                         (``treekit_core.builtins.nominal_search_kernel`` compiles it for a
+                         criterion: the node-by-node loop's subset or multi-way search, from
+                         categories' sums; a multi-way result has no category mask: NaN)
+``no_nominal_search``    that type's stand-in for a fit without nominal features (compiled
                          on first use; never called)
-``nominal_buffers``      a grower's scratch for subset questions (kernel)
+``nominal_buffers``      a grower's scratch for nominal questions (kernel)
 ``split_candidates``     a node's candidates split into numeric and nominal ones (kernel)
-``ask_subset_question``  calls the subset search on a node's nominal candidates (kernel)
-``choose_question``      a node's question: the best cut or a subset question dropping more,
+``ask_nominal_question`` calls the nominal search on a node's nominal candidates (kernel)
+``choose_question``      a node's question: the best cut or a nominal question dropping more,
                          with the stopping rules (kernel)
 
 For a plugin's pass over rows (prediction, a confidence score):
@@ -76,11 +77,11 @@ _PUBLIC = {
     "fill_node": "growth",
     "grow_array": "growth",
     "NODE_COLUMNS": "growth",
-    "SUBSET_SEARCH_TYPE": "growth",
-    "no_subset_search": "builder",
+    "NOMINAL_SEARCH_TYPE": "growth",
+    "no_nominal_search": "builder",
     "nominal_buffers": "growth",
     "split_candidates": "growth",
-    "ask_subset_question": "growth",
+    "ask_nominal_question": "growth",
     "choose_question": "growth",
     "for_row_chunks": "row_chunks",
 }

@@ -26,8 +26,6 @@ from treekit_core.kernels.compiling import F1, F2A, I1, f8, generic_jit, i8, jit
 from treekit_core.kernels.growth import (
     FEATURE,
     IMPROVEMENT,
-    LEFT,
-    RIGHT,
     SUMS,
     THRESHOLD,
     accepts_split,
@@ -36,6 +34,7 @@ from treekit_core.kernels.growth import (
     fill_node,
     gather_ranked_feature,
     grow_array,
+    link_child,
     mark_left,
     may_split,
     partition_features,
@@ -342,7 +341,7 @@ def grow_absolute_error_tree(response, X, weight, order, n_rows, rules, max_feat
     tree_w = np.empty(n_rows + 1)
     tree_wy = np.empty(n_rows + 1)
     table = np.empty((64, SUMS + 2))
-    stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
+    stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, branch
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = 0, n_rows, 0, -1, 0
     top = 1
     node = -1
@@ -351,12 +350,11 @@ def grow_absolute_error_tree(response, X, weight, order, n_rows, rules, max_feat
     while top > 0:
         top -= 1
         start, end, depth = stack[top, 0], stack[top, 1], stack[top, 2]
-        parent, is_left = stack[top, 3], stack[top, 4]
+        parent, branch = stack[top, 3], stack[top, 4]
         node += 1
         if node == table.shape[0]:
             table = grow_array(table, 2 * table.shape[0])
-        if parent >= 0:
-            table[parent, LEFT if is_left else RIGHT] = node
+        link_child(table, parent, branch, node)
         count = end - start
         node_weight = 0.0
         for k in range(count):

@@ -177,16 +177,16 @@ def no_search(
     rules,
     results,
 ):
-    """The subset search of a fit without nominal features (never called: no candidate is
+    """The nominal search of a fit without nominal features (never called: no candidate is
     nominal)."""
     return -1
 
 
 @functools.cache
-def no_subset_search():
+def no_nominal_search():
     """:func:`no_search` compiled (loaded from the cache) for the grower's function-value
-    argument (:data:`.growth.SUBSET_SEARCH_SIGNATURE`), on the first fit that needs it."""
-    return jit(growth.SUBSET_SEARCH_SIGNATURE)(no_search)
+    argument (:data:`.growth.NOMINAL_SEARCH_SIGNATURE`), on the first fit that needs it."""
+    return jit(growth.NOMINAL_SEARCH_SIGNATURE)(no_search)
 
 
 def kept_first(order, weight):
@@ -236,10 +236,10 @@ def build_table(
     forest shares them (:func:`presort`). ``signs`` and ``limits``: monotonic constraints
     (per feature, and the root's value limits: ``growth.within_bounds``); a constrained tree
     grows in one call (the threads' large-node path keeps no intervals). ``nominal``:
-    (the criterion's compiled subset search, :func:`.growth.best_subset_question`;
-    categories per feature, 0 for a numeric one; the statistic column ordering the
-    categories, -1 for none; the limit of the exhaustive subset search) when some feature
-    is nominal; such a tree grows in one call too."""
+    (the criterion's compiled nominal search, :func:`.growth.best_subset_question` or
+    :func:`.growth.best_multiway_question`; categories per feature, 0 for a numeric one;
+    the statistic column ordering the categories, -1 for none; the limit of the exhaustive
+    subset search) when some feature is nominal; such a tree grows in one call too."""
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
@@ -253,7 +253,9 @@ def build_table(
     grow = _Growth(kernels, params, sorted_values(X, order), rows, order, rules, X.shape[0])
     grow.signs, grow.limits = signs, limits
     grow.nominal = (
-        nominal if nominal is not None else (no_subset_search(), np.zeros(d, dtype=np.int64), -1, 0)
+        nominal
+        if nominal is not None
+        else (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
     )
     if (
         n_threads > 1
@@ -339,7 +341,7 @@ class _Growth:
         record = np.empty((1, growth.SUMS + sums.shape[0] + len(growth.TRAILING_COLUMNS)))
         fill_node(record[0], sums, weight, count, imp, depth)
         # no constraint and no nominal feature on this path
-        record[0, growth.SUMS + sums.shape[0] :] = -np.inf, np.inf, np.nan
+        record[0, growth.SUMS + sums.shape[0] :] = growth.TRAILING_DEFAULTS
         if not may_split(count, weight, imp, depth, self.rules):
             return record, 0
         drops, thresholds = np.empty(d), np.empty(d)

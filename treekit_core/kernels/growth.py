@@ -34,21 +34,22 @@ from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 # user's array and on its cross-validation folds) instead of one per layout; the grower
 # reads the sorted columns (features x rows, aligned with ``order``) instead of X.
 I32_2 = types.int32[:, ::1]
-#: The subset search a compiled grower calls at a node with nominal candidates, from their
-#: categories' statistics (:func:`best_subset_question` compiled for one criterion, or
-#: :func:`.builder.no_subset_search`): passed as a function value, so a grower's compile
+#: The nominal search a compiled grower calls at a node with nominal candidates, from their
+#: categories' statistics (:func:`best_nominal_question` or :func:`best_multiway_question`
+#: compiled for one criterion, or :func:`.builder.no_nominal_search`): passed as a function
+#: value, so a grower's compile
 #: never includes it (it is compiled where a fit has nominal features, with the
 #: node-by-node loop's nominal search) and every grower (the presorted one, a plugin's
 #: histogram grower) calls the same search.
-SUBSET_SEARCH_SIGNATURE = i8(
+NOMINAL_SEARCH_SIGNATURE = i8(
     *(F1, types.float64[:, :, ::1], F2C, types.int64[:, ::1], I1),
     *(i8, i8, i8, f8, F1, F2C),
 )
-SUBSET_SEARCH_TYPE = types.FunctionType(SUBSET_SEARCH_SIGNATURE)
+NOMINAL_SEARCH_TYPE = types.FunctionType(NOMINAL_SEARCH_SIGNATURE)
 GROW_ARGUMENTS = (
     *(F1, F2C, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1),
-    # nominal features: the subset search, categories per feature, order column, limit
-    *(SUBSET_SEARCH_TYPE, I1, i8, i8),
+    # nominal features: the nominal search, categories per feature, order column, limit
+    *(NOMINAL_SEARCH_TYPE, I1, i8, i8),
 )
 SCAN_ARGUMENTS = (F1, F2C, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
@@ -87,10 +88,16 @@ NODE_COLUMNS = (
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
 #: The presorted grower's table ends, after the statistics, with every node's value
-#: interval (lower, upper) of monotonic constraints and the category mask of a subset
-#: question (NaN at a threshold question and at a leaf): :func:`trailing_column`.
-TRAILING_COLUMNS = ("value_lower", "value_upper", "category_mask")
+#: interval (lower, upper) of monotonic constraints, the category mask of a subset
+#: question and the number of branches of a multi-way question (each NaN where the node
+#: asks no such question): :func:`trailing_column`. A node's ``left`` is its first child
+#: and ``right`` its last; a multi-way node's children are the nodes one level deeper
+#: between them (nodes are numbered depth first, the first branch first).
+TRAILING_COLUMNS = ("value_lower", "value_upper", "category_mask", "branches")
 CATEGORY_MASK = TRAILING_COLUMNS.index("category_mask")
+BRANCHES = TRAILING_COLUMNS.index("branches")
+#: A node's trailing columns before any question: unbounded, no mask, no branches.
+TRAILING_DEFAULTS = (-np.inf, np.inf, np.nan, np.nan)
 
 
 def trailing_column(n_stats, name):
@@ -620,8 +627,8 @@ def nominal_questions_of_node(
     ``results[f]`` (outputs): the drop scaled by the known weight share (-inf: no
     admissible question), then for a subset question the mask of the left categories
     (absent categories follow the heavier side), the known weight's share sent left and the
-    known weight; for a multi-way question the known weight (the shares are the
-    categories' weights over it)."""
+    known weight; for a multi-way question NaN (no mask), 0.5 and the known weight (the
+    shares are the categories' weights over it)."""
     n_stats = sums.shape[2]
     max_m = sums.shape[1]
     total_sums = np.empty(n_stats)
@@ -676,6 +683,7 @@ def nominal_questions_of_node(
                         feature_sums[c], feature_weights[c], params
                     )
             results[a, 0] = (known_weight / node_weight) * (parent - children / known_weight)
+            results[a, 1] = np.nan  # no category mask: a branch per category
             results[a, 3] = known_weight
             continue
         if total_count < 2 or known_weight <= 0.0 or n_present < 2:
@@ -944,22 +952,22 @@ def first_best(drops, positions, n_candidates):
 
 
 @generic_jit
-def choose_question(drops, positions, n_numeric, subset, results, weight, rules):
-    """(threshold candidate, subset candidate, drop) a grower asks at a node, from its
-    numeric candidates' best cuts (``drops``, ``positions``: -1 for none) and the subset
-    search's pick (``subset``, its drop ``results[subset, 0]``; -1 for none): the first
-    strictly best cut, unless the subset question drops strictly more (the node-by-node
+def choose_question(drops, positions, n_numeric, nominal, results, weight, rules):
+    """(threshold candidate, nominal candidate, drop) a grower asks at a node, from its
+    numeric candidates' best cuts (``drops``, ``positions``: -1 for none) and the nominal
+    search's pick (``nominal``, its drop ``results[nominal, 0]``; -1 for none): the first
+    strictly best cut, unless the nominal question drops strictly more (the node-by-node
     loop's rule), then the stopping rules (:func:`accepts_split`) on the drop; at most one
     candidate is >= 0, neither when the node stays a leaf."""
     chosen = first_best(drops, positions, n_numeric)
     drop = drops[chosen] if chosen >= 0 else -np.inf
-    if subset >= 0 and results[subset, 0] > drop:
-        chosen, drop = -1, results[subset, 0]
+    if nominal >= 0 and results[nominal, 0] > drop:
+        chosen, drop = -1, results[nominal, 0]
     else:
-        subset = -1
-    if (chosen < 0 and subset < 0) or not accepts_split(drop, weight, rules):
+        nominal = -1
+    if (chosen < 0 and nominal < 0) or not accepts_split(drop, weight, rules):
         return -1, -1, drop
-    return chosen, subset, drop
+    return chosen, nominal, drop
 
 
 @generic_jit
@@ -1069,14 +1077,84 @@ def best_subset_question(
     rules,
     results,
 ):
-    """The best subset question on ``n_features`` nominal features at a node of weight
-    ``weight``, from their categories' statistics (the first ``n_features`` rows of
-    ``sums``, ``weights``, ``counts``: features x categories, padded past each feature's
-    ``categories``): the node-by-node loop's compiled search (:func:`nominal_questions_of_node`,
-    categories ordered by statistic ``order_column``'s share, or unordered for -1), so the
-    same questions. Returns the index of the first strictly best feature (-1: no
-    admissible question); its drop, mask, share and known weight are ``results[index]``.
-    Compiled per criterion with the nominal searches (:data:`SUBSET_SEARCH_SIGNATURE`)."""
+    """:func:`best_nominal_question` asking subset questions (the grower's search for
+    ``nominal_split="subset"``; :data:`NOMINAL_SEARCH_SIGNATURE`)."""
+    return best_nominal_question(
+        impurity,
+        params,
+        sums,
+        weights,
+        counts,
+        categories,
+        n_features,
+        order_column,
+        exact_limit,
+        False,
+        weight,
+        rules,
+        results,
+    )
+
+
+@generic_jit
+def best_multiway_question(
+    impurity,
+    params,
+    sums,
+    weights,
+    counts,
+    categories,
+    n_features,
+    order_column,
+    exact_limit,
+    weight,
+    rules,
+    results,
+):
+    """:func:`best_nominal_question` asking multi-way questions (the grower's search for
+    ``nominal_split="multiway"``; :data:`NOMINAL_SEARCH_SIGNATURE`; the order column and
+    the limit are not read)."""
+    return best_nominal_question(
+        impurity,
+        params,
+        sums,
+        weights,
+        counts,
+        categories,
+        n_features,
+        order_column,
+        exact_limit,
+        True,
+        weight,
+        rules,
+        results,
+    )
+
+
+@generic_jit
+def best_nominal_question(
+    impurity,
+    params,
+    sums,
+    weights,
+    counts,
+    categories,
+    n_features,
+    order_column,
+    exact_limit,
+    multiway,
+    weight,
+    rules,
+    results,
+):
+    """The best subset question (or, with ``multiway``, multi-way question) on
+    ``n_features`` nominal features at a node of weight ``weight``, from their categories'
+    statistics (the first ``n_features`` rows of ``sums``, ``weights``, ``counts``: features
+    x categories, padded past each feature's ``categories``): the node-by-node loop's
+    compiled search (:func:`nominal_questions_of_node`, categories ordered by statistic
+    ``order_column``'s share, or unordered for -1), so the same questions. Returns the index
+    of the first strictly best feature (-1: no admissible question); its drop, mask (NaN
+    for a multi-way question), share and known weight are ``results[index]``."""
     n = n_features
     nominal_questions_of_node(
         impurity,
@@ -1091,7 +1169,7 @@ def best_subset_question(
         weight,
         np.int64(rules[0]),
         rules[1],
-        False,
+        multiway,
         exact_limit,
         results,
     )
@@ -1104,10 +1182,10 @@ def best_subset_question(
 
 @generic_jit
 def nominal_buffers(n_categories, n_stats):
-    """Scratch for a grower's subset questions, d = len(``n_categories``): the candidates
+    """Scratch for a grower's nominal questions, d = len(``n_categories``): the candidates
     split by kind (numeric, nominal: :func:`split_candidates`) and, per nominal candidate,
     its categories' sums, weights and counts, its number of categories and its result row
-    (:func:`ask_subset_question`)."""
+    (:func:`ask_nominal_question`)."""
     d = n_categories.shape[0]
     most = 1  # the most categories of any feature
     for f in range(d):
@@ -1140,8 +1218,8 @@ def split_candidates(candidates, n_candidates, n_categories, numeric, nominal):
 
 
 @generic_jit
-def ask_subset_question(
-    subset_search,
+def ask_nominal_question(
+    question_search,
     params,
     nominal,
     n_nominal,
@@ -1156,13 +1234,13 @@ def ask_subset_question(
     weight,
     rules,
 ):
-    """The grower's subset search (a function value: :data:`SUBSET_SEARCH_TYPE`) over the
+    """The grower's nominal search (a function value: :data:`NOMINAL_SEARCH_TYPE`) over the
     first ``n_nominal`` of ``nominal``, whose categories' statistics the grower summed into
     ``sums``, ``weights`` and ``counts``: the index of the best (-1: none), its result in
     ``results``."""
     for a in range(n_nominal):
         categories[a] = n_categories[nominal[a]]
-    return subset_search(
+    return question_search(
         params,
         sums,
         weights,
@@ -1204,7 +1282,7 @@ def grow_subtree(
     goes_left,
     signs,
     limits,
-    subset_search,
+    question_search,
     n_categories,
     order_column,
     exact_limit,
@@ -1221,9 +1299,10 @@ def grow_subtree(
     ``values`` and the entries of ``goes_left`` of the rows it holds, so disjoint subtrees
     may grow at the same time.
 
-    The table is allocated once for the most nodes the rows can make (2 x rows - 1: every
-    leaf holds a row) and returned as a view of its nodes: the memory of nodes never made
-    is never touched, and no table is copied as it grows.
+    The table is allocated once for the most nodes the rows can make with binary questions
+    (2 x rows - 1: every leaf holds a row) and returned as a view of its nodes: the memory
+    of nodes never made is never touched, and no table is copied as it grows (only a
+    multi-way question's empty branches can outgrow it: then it doubles).
 
     Monotonic constraints: ``signs`` per feature (0: free) and ``limits`` the root's value
     limits (:func:`within_bounds`); every node's interval goes to the table's
@@ -1232,17 +1311,20 @@ def grow_subtree(
     feature's sorted order, as scikit-learn's running sums reach them).
 
     Nominal features: ``n_categories[f]`` > 0 makes feature f nominal (its values category
-    codes), asked by a subset question that ``subset_search`` finds
-    (:func:`best_subset_question` compiled for the criterion: categories ordered by
+    codes), asked by the question ``question_search`` finds (:func:`best_subset_question`
+    or :func:`best_multiway_question` compiled for the criterion: categories ordered by
     statistic ``order_column``'s share of their weight, or every subset up to
-    ``exact_limit`` categories for -1) and that wins only where it drops impurity strictly
-    more than every threshold question, as the node-by-node loop decides; its mask goes to
-    the category_mask column (threshold -2, the loop's). Not with monotonic constraints on
-    the nominal features (the loop keeps those).
+    ``exact_limit`` categories for -1), which wins only where it drops impurity strictly
+    more than every threshold question, as the node-by-node loop decides (threshold -2, the
+    loop's). A subset question's mask goes to the category_mask column; a multi-way
+    question has one branch per category of the feature (an empty leaf for a category
+    absent from the node, as in the loop), their number in the branches column. Not with
+    monotonic constraints on the nominal features (the loop keeps those).
 
     Terminates: every split sends at least one row each way (a cut exists only between
-    distinct values; a subset question keeps min_samples_leaf >= 1 rows on each side), so
-    every child holds fewer rows than its parent.
+    distinct values; a subset question keeps min_samples_leaf >= 1 rows on each side, a
+    multi-way question holds two categories or more), so every child holds fewer rows than
+    its parent, and an empty child is a leaf.
     """
     d = values.shape[0]
     n_stats = rows.shape[1] - 1
@@ -1261,7 +1343,7 @@ def grow_subtree(
     )
     width = SUMS + n_stats
     table = np.empty((max(2 * (end - start) - 1, 1), width + len(TRAILING_COLUMNS)))
-    stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, is_left
+    stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, branch
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
     intervals = np.empty((64, 2))  # the value interval of each node on the stack
     intervals[0, 0], intervals[0, 1] = limits[0], limits[1]
@@ -1273,17 +1355,20 @@ def grow_subtree(
     while top > 0:
         top -= 1
         node_start, node_end, node_depth = stack[top, 0], stack[top, 1], stack[top, 2]
-        parent, is_left = stack[top, 3], stack[top, 4]
+        parent, branch = stack[top, 3], stack[top, 4]
         lower, upper = intervals[top, 0], intervals[top, 1]
         node += 1
-        if parent >= 0:
-            table[parent, LEFT if is_left else RIGHT] = node
+        if node == table.shape[0]:  # only a multi-way question's empty branches get here
+            table = grow_array(table, 2 * table.shape[0])
+        link_child(table, parent, branch, node)
         weight = node_statistics(rows, order, node_start, node_end, sums)
-        imp = impurity(sums, weight, params)
+        # an empty branch weighs nothing, and its impurity is 0 (as in the loop)
+        imp = impurity(sums, weight, params) if weight > 0.0 else 0.0
         count = node_end - node_start
         fill_node(table[node], sums, weight, count, imp, node_depth)
+        for c in range(len(TRAILING_DEFAULTS)):
+            table[node, width + c] = TRAILING_DEFAULTS[c]
         table[node, width], table[node, width + 1] = lower, upper
-        table[node, width + CATEGORY_MASK] = np.nan
         if not may_split(count, weight, imp, node_depth, rules):
             continue
         node_limits[0], node_limits[1] = lower, upper
@@ -1317,7 +1402,7 @@ def grow_subtree(
             signs,
             node_limits,
         )
-        subset = -1
+        picked = -1
         if n_nominal > 0:
             sorted_category_statistics(
                 rows,
@@ -1330,8 +1415,8 @@ def grow_subtree(
                 category_weights,
                 category_counts,
             )
-            subset = ask_subset_question(
-                subset_search,
+            picked = ask_nominal_question(
+                question_search,
                 params,
                 nominal,
                 n_nominal,
@@ -1346,15 +1431,39 @@ def grow_subtree(
                 weight,
                 rules,
             )
-        chosen, subset, drop = choose_question(
-            drops, positions, n_numeric, subset, results, weight, rules
+        chosen, picked, drop = choose_question(
+            drops, positions, n_numeric, picked, results, weight, rules
         )
-        if chosen < 0 and subset < 0:
+        if chosen < 0 and picked < 0:
             continue
         table[node, IMPROVEMENT] = drop
-        if subset >= 0:
-            f = nominal[subset]
-            mask = results[subset, 1]
+        if picked >= 0 and np.isnan(results[picked, 1]):  # a multi-way question
+            f = nominal[picked]
+            table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
+            table[node, width + BRANCHES] = n_categories[f]
+            stack, top, intervals = push_branches(
+                order,
+                values,
+                candidates,
+                f,
+                node_start,
+                node_end,
+                node_depth,
+                node,
+                n_categories[f],
+                goes_left,
+                scratch,
+                value_scratch,
+                stack,
+                top,
+                intervals,
+                lower,
+                upper,
+            )
+            continue
+        if picked >= 0:
+            f = nominal[picked]
+            mask = results[picked, 1]
             table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
             table[node, width + CATEGORY_MASK] = mask
             n_left = mark_subset(order, values, f, node_start, node_end, np.int64(mask), goes_left)
@@ -1421,15 +1530,91 @@ def middle_value(rows, order, feature, start, middle, sums, weight, limits, side
 @generic_jit
 def push_children(stack, top, node, start, middle, end, depth):
     """Push the children of ``node`` (rows [start, middle) left, [middle, end) right) on a
-    depth-first grower's stack of (start, end, depth, parent, is_left), the right one first
+    depth-first grower's stack of (start, end, depth, parent, branch), the right one first
     so the left one grows first (scikit-learn's numbering); returns (stack, new top)."""
     if top + 2 > stack.shape[0]:
         stack = grow_array(stack, 2 * stack.shape[0])
     stack[top, 0], stack[top, 1], stack[top, 2] = middle, end, depth + 1
-    stack[top, 3], stack[top, 4] = node, 0
+    stack[top, 3], stack[top, 4] = node, 1
     stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = start, middle, depth + 1
-    stack[top + 1, 3], stack[top + 1, 4] = node, 1
+    stack[top + 1, 3], stack[top + 1, 4] = node, 0
     return stack, top + 2
+
+
+@generic_jit
+def link_child(table, parent, branch, node):
+    """Record ``node``, taken from the stack as child ``branch`` of ``parent`` (-1: the
+    root), in the parent's row: its first child is ``left``, its last ``right`` (children
+    are taken in branch order, so the last one taken so far is the last)."""
+    if parent < 0:
+        return
+    if branch == 0:
+        table[parent, LEFT] = node
+    table[parent, RIGHT] = node
+
+
+@generic_jit
+def push_branches(
+    order,
+    values,
+    candidates,
+    feature,
+    start,
+    end,
+    depth,
+    node,
+    m,
+    branch_of,
+    scratch,
+    value_scratch,
+    stack,
+    top,
+    intervals,
+    lower,
+    upper,
+):
+    """Split the node's rows [start, end) by the category of nominal ``feature`` (codes
+    0 .. m - 1 in ``values``), one branch per category: every other feature's slice is
+    partitioned stably into the m groups, in code order (the feature's own slice is sorted
+    by code already), and the m children are pushed on the stack, the last first so the
+    first grows first, each with the node's value interval. ``branch_of`` (per row) and
+    the scratch buffers are the grower's. Returns (stack, top, intervals)."""
+    ends = np.zeros(m + 1, dtype=np.int64)  # the branches' bounds within the node
+    for j in range(start, end):
+        c = np.int64(values[feature, j])
+        branch_of[order[feature, j]] = c
+        ends[c + 1] += 1
+    for c in range(m):
+        ends[c + 1] += ends[c]
+    filled = np.empty(m, dtype=np.int64)
+    for c in range(candidates.shape[0]):
+        f = candidates[c]
+        if f == feature:
+            continue
+        for b in range(m):
+            filled[b] = ends[b]
+        for j in range(start, end):
+            b = branch_of[order[f, j]]
+            scratch[filled[b]] = order[f, j]
+            value_scratch[filled[b]] = values[f, j]
+            filled[b] += 1
+        for j in range(end - start):
+            order[f, start + j] = scratch[j]
+            values[f, start + j] = value_scratch[j]
+    while top + m > stack.shape[0]:
+        stack = grow_array(stack, 2 * stack.shape[0])
+    while top + m > intervals.shape[0]:
+        intervals = grow_array(intervals, 2 * intervals.shape[0])
+    for b in range(m - 1, -1, -1):
+        stack[top, 0], stack[top, 1], stack[top, 2] = (
+            start + ends[b],
+            start + ends[b + 1],
+            depth + 1,
+        )
+        stack[top, 3], stack[top, 4] = node, b
+        intervals[top, 0], intervals[top, 1] = lower, upper
+        top += 1
+    return stack, top, intervals
 
 
 @generic_jit

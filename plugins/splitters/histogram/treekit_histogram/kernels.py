@@ -24,8 +24,8 @@ from numba import types
 
 from treekit_core.kernels import (
     NODE_COLUMNS,
-    SUBSET_SEARCH_TYPE,
-    ask_subset_question,
+    NOMINAL_SEARCH_TYPE,
+    ask_nominal_question,
     choose_question,
     fill_node,
     generic_jit,
@@ -57,7 +57,7 @@ GROW_ARGUMENTS = (
     *(F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C),
     # nominal features: the criterion's subset search, categories per feature, the
     # statistic ordering categories (-1: none), the exhaustive search's limit
-    *(SUBSET_SEARCH_TYPE, I1, i8, i8),
+    *(NOMINAL_SEARCH_TYPE, I1, i8, i8),
 )
 SCAN_ARGUMENTS = (F1, F3C, I1, I1, F1, f8, f8, f8, F1, F1, I1, types.uint8[::1], F1, F1)
 ENTRY_SIGNATURES = {
@@ -340,7 +340,7 @@ def grow_subtree(
     max_features,
     seed,
     root_hist,
-    subset_search,
+    question_search,
     n_categories,
     order_column,
     exact_limit,
@@ -357,8 +357,8 @@ def grow_subtree(
     many candidate features per node, with the exhaustive grower's generator and order.
 
     Nominal features (``n_categories[f]`` > 0, binned by category code, no missing value)
-    are asked by the subset question ``subset_search`` finds from their bins (the
-    criterion's compiled search: :func:`treekit_core.kernels.growth.best_subset_question`),
+    are asked by the subset question ``question_search`` finds from their bins (the
+    criterion's compiled search: :func:`treekit_core.kernels.growth.best_nominal_question`),
     which wins only where it drops impurity strictly more than every cut, as the
     node-by-node loop decides; its mask goes to the table's last column.
 
@@ -460,8 +460,8 @@ def grow_subtree(
                     category_weights,
                     category_counts,
                 )
-                subset = ask_subset_question(
-                    subset_search,
+                subset = ask_nominal_question(
+                    question_search,
                     params,
                     nominal,
                     n_nominal,

@@ -13,9 +13,9 @@ from treekit_core import Split, Splitter
 from treekit_core.builtins import (
     EXACT_LIMIT,
     best_nominal_split,
+    nominal_question_fields,
+    nominal_search_kernel,
     refuse_scored_nominal,
-    subset_question_fields,
-    subset_search_kernel,
 )
 from treekit_histogram.binning import MAX_BINS, bin_features
 
@@ -118,7 +118,7 @@ class Histogram(Splitter):
         ):
             return None
         column = composition.target.category_order_column(data.n_statistics)
-        search = None if column is None else subset_search_kernel(criterion)
+        search = None if column is None else nominal_search_kernel(criterion)
         if search is None:
             return None
         return search, categories, int(column), EXACT_LIMIT
@@ -130,7 +130,7 @@ class Histogram(Splitter):
         if not grows:
             return None
         from treekit_core import tree_from_table
-        from treekit_core.kernels import NODE_COLUMNS, no_subset_search, row_table, rule_vector
+        from treekit_core.kernels import NODE_COLUMNS, no_nominal_search, row_table, rule_vector
         from treekit_histogram.kernels import SUMS
 
         n_threads = composition.fit_threads()
@@ -143,7 +143,7 @@ class Histogram(Splitter):
         index = np.flatnonzero(data.weight > 0).astype(np.int32)
         root = self._histogram(binned.codes, rows, index, data)
         if subsets is None:  # no candidate is nominal: the search is never called
-            subsets = (no_subset_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
+            subsets = (no_nominal_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
         table = kernels.grow_subtree(
             composition.criterion.impurity_params(data.n_statistics),
             binned.codes,
@@ -160,8 +160,9 @@ class Histogram(Splitter):
             root,
             *subsets,
         )
-        questions, question, fields = subset_question_fields(
+        questions, question, fields = nominal_question_fields(
             np.ascontiguousarray(table[:, SUMS + data.n_statistics + 1]),
+            None,  # subset questions only
             table[:, NODE_COLUMNS.index("left")] >= 0,
             composition.registry,
         )
