@@ -311,13 +311,12 @@ def nominal_questions(
     return results
 
 
-def nominal_search_kernel(criterion, multiway=False):
-    """The compiled growers' nominal search for ``criterion``: its subset questions
-    (:func:`treekit_core.kernels.growth.best_subset_question`) or, with ``multiway``, its
-    multi-way questions (:func:`treekit_core.kernels.growth.best_multiway_question`),
-    specialised to it and compiled once per machine with the node-by-node loop's search, as
-    the function value a grower takes; None where the criterion's kernels are not
-    specialised (a function value cannot carry the impurity)."""
+def nominal_search_kernel(criterion):
+    """The compiled growers' nominal search for ``criterion``
+    (:func:`treekit_core.kernels.growth.best_nominal_question`: subset or multi-way
+    questions), specialised to it and compiled once per machine with the node-by-node
+    loop's search, as the function value a grower takes; None where the criterion's
+    kernels are not specialised (a function value cannot carry the impurity)."""
     from treekit_core.kernels import nominal_search
     from treekit_core.kernels.specialised import function_kernels
 
@@ -328,10 +327,7 @@ def nominal_search_kernel(criterion, multiway=False):
         (),
         "nominal search kernels",
     )
-    if not search.specialised:
-        return None
-    entry = search.best_multiway_question if multiway else search.best_subset_question
-    return entry.function_value()
+    return search.best_nominal_question.function_value() if search.specialised else None
 
 
 #: The question kinds a compiled grower asks, by the code :func:`nominal_question_fields`

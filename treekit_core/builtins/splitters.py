@@ -308,10 +308,11 @@ class Exhaustive(Splitter):
             return None
         multiway = self.nominal_split == "multiway"  # a branch per category: no order read
         column = -1 if multiway else composition.target.category_order_column(data.n_statistics)
-        search = None if column is None else nominal_search_kernel(criterion, multiway)
+        search = None if column is None else nominal_search_kernel(criterion)
         if search is None:
             return None
-        return search, np.asarray(data.n_categories, dtype=np.int64), int(column), EXACT_LIMIT
+        n_categories = np.asarray(data.n_categories, dtype=np.int64)
+        return search, n_categories, int(column), EXACT_LIMIT, multiway
 
     def share_across_trees(self, data) -> None:
         """Presort X once for all trees of a forest (when they grow presorted: not for a

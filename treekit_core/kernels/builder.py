@@ -173,6 +173,7 @@ def no_search(
     n_features,
     order_column,
     exact_limit,
+    multiway,
     weight,
     rules,
     results,
@@ -236,10 +237,11 @@ def build_table(
     forest shares them (:func:`presort`). ``signs`` and ``limits``: monotonic constraints
     (per feature, and the root's value limits: ``growth.within_bounds``); a constrained tree
     grows in one call (the threads' large-node path keeps no intervals). ``nominal``:
-    (the criterion's compiled nominal search, :func:`.growth.best_subset_question` or
-    :func:`.growth.best_multiway_question`; categories per feature, 0 for a numeric one;
-    the statistic column ordering the categories, -1 for none; the limit of the exhaustive
-    subset search) when some feature is nominal; such a tree grows in one call too."""
+    (the criterion's compiled nominal search, :func:`.growth.best_nominal_question`;
+    categories per feature, 0 for a numeric one; the statistic column ordering the
+    categories, -1 for none; the limit of the exhaustive subset search; whether the
+    questions are multi-way) when some feature is nominal; such a tree grows in one call
+    too."""
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
@@ -255,7 +257,7 @@ def build_table(
     grow.nominal = (
         nominal
         if nominal is not None
-        else (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
+        else (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0, False)
     )
     if (
         n_threads > 1

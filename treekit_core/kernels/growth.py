@@ -35,21 +35,21 @@ from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 # reads the sorted columns (features x rows, aligned with ``order``) instead of X.
 I32_2 = types.int32[:, ::1]
 #: The nominal search a compiled grower calls at a node with nominal candidates, from their
-#: categories' statistics (:func:`best_nominal_question` or :func:`best_multiway_question`
-#: compiled for one criterion, or :func:`.builder.no_nominal_search`): passed as a function
-#: value, so a grower's compile
+#: categories' statistics (:func:`best_nominal_question` compiled for one criterion, or
+#: :func:`.builder.no_nominal_search`): passed as a function value, so a grower's compile
 #: never includes it (it is compiled where a fit has nominal features, with the
 #: node-by-node loop's nominal search) and every grower (the presorted one, a plugin's
 #: histogram grower) calls the same search.
 NOMINAL_SEARCH_SIGNATURE = i8(
     *(F1, types.float64[:, :, ::1], F2C, types.int64[:, ::1], I1),
-    *(i8, i8, i8, f8, F1, F2C),
+    *(i8, i8, i8, types.boolean, f8, F1, F2C),
 )
 NOMINAL_SEARCH_TYPE = types.FunctionType(NOMINAL_SEARCH_SIGNATURE)
 GROW_ARGUMENTS = (
     *(F1, F2C, F2C, I32_2, i8, i8, i8, F1, i8, i8, types.uint8[::1], F1, F1),
-    # nominal features: the nominal search, categories per feature, order column, limit
-    *(NOMINAL_SEARCH_TYPE, I1, i8, i8),
+    # nominal features: the nominal search, categories per feature, order column, limit,
+    # multi-way questions (else subset questions)
+    *(NOMINAL_SEARCH_TYPE, I1, i8, i8, types.boolean),
 )
 SCAN_ARGUMENTS = (F1, F2C, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
@@ -1063,75 +1063,6 @@ def mark_subset(order, values, feature, start, end, mask, goes_left):
 
 
 @generic_jit
-def best_subset_question(
-    impurity,
-    params,
-    sums,
-    weights,
-    counts,
-    categories,
-    n_features,
-    order_column,
-    exact_limit,
-    weight,
-    rules,
-    results,
-):
-    """:func:`best_nominal_question` asking subset questions (the grower's search for
-    ``nominal_split="subset"``; :data:`NOMINAL_SEARCH_SIGNATURE`)."""
-    return best_nominal_question(
-        impurity,
-        params,
-        sums,
-        weights,
-        counts,
-        categories,
-        n_features,
-        order_column,
-        exact_limit,
-        False,
-        weight,
-        rules,
-        results,
-    )
-
-
-@generic_jit
-def best_multiway_question(
-    impurity,
-    params,
-    sums,
-    weights,
-    counts,
-    categories,
-    n_features,
-    order_column,
-    exact_limit,
-    weight,
-    rules,
-    results,
-):
-    """:func:`best_nominal_question` asking multi-way questions (the grower's search for
-    ``nominal_split="multiway"``; :data:`NOMINAL_SEARCH_SIGNATURE`; the order column and
-    the limit are not read)."""
-    return best_nominal_question(
-        impurity,
-        params,
-        sums,
-        weights,
-        counts,
-        categories,
-        n_features,
-        order_column,
-        exact_limit,
-        True,
-        weight,
-        rules,
-        results,
-    )
-
-
-@generic_jit
 def best_nominal_question(
     impurity,
     params,
@@ -1231,13 +1162,14 @@ def ask_nominal_question(
     results,
     order_column,
     exact_limit,
+    multiway,
     weight,
     rules,
 ):
     """The grower's nominal search (a function value: :data:`NOMINAL_SEARCH_TYPE`) over the
     first ``n_nominal`` of ``nominal``, whose categories' statistics the grower summed into
-    ``sums``, ``weights`` and ``counts``: the index of the best (-1: none), its result in
-    ``results``."""
+    ``sums``, ``weights`` and ``counts``: the index of the best subset question (multi-way
+    question with ``multiway``; -1: none), its result in ``results``."""
     for a in range(n_nominal):
         categories[a] = n_categories[nominal[a]]
     return question_search(
@@ -1249,6 +1181,7 @@ def ask_nominal_question(
         n_nominal,
         order_column,
         exact_limit,
+        multiway,
         weight,
         rules,
         results,
@@ -1286,6 +1219,7 @@ def grow_subtree(
     n_categories,
     order_column,
     exact_limit,
+    multiway,
 ):
     """Grow the subtree whose root holds the rows of ``order[:, start:end]``, depth first,
     first branch first, nodes numbered as they are taken from the stack (scikit-learn's
@@ -1311,15 +1245,15 @@ def grow_subtree(
     feature's sorted order, as scikit-learn's running sums reach them).
 
     Nominal features: ``n_categories[f]`` > 0 makes feature f nominal (its values category
-    codes), asked by the question ``question_search`` finds (:func:`best_subset_question`
-    or :func:`best_multiway_question` compiled for the criterion: categories ordered by
-    statistic ``order_column``'s share of their weight, or every subset up to
-    ``exact_limit`` categories for -1), which wins only where it drops impurity strictly
-    more than every threshold question, as the node-by-node loop decides (threshold -2, the
-    loop's). A subset question's mask goes to the category_mask column; a multi-way
-    question has one branch per category of the feature (an empty leaf for a category
-    absent from the node, as in the loop), their number in the branches column. Not with
-    monotonic constraints on the nominal features (the loop keeps those).
+    codes), asked by the subset question (with ``multiway``, the multi-way question)
+    ``question_search`` finds (:func:`best_nominal_question` compiled for the criterion:
+    categories ordered by statistic ``order_column``'s share of their weight, or every
+    subset up to ``exact_limit`` categories for -1), which wins only where it drops
+    impurity strictly more than every threshold question, as the node-by-node loop decides
+    (threshold -2, the loop's). A subset question's mask goes to the category_mask column;
+    a multi-way question has one branch per category of the feature (an empty leaf for a
+    category absent from the node, as in the loop), their number in the branches column.
+    Not with monotonic constraints on the nominal features (the loop keeps those).
 
     Terminates: every split sends at least one row each way (a cut exists only between
     distinct values; a subset question keeps min_samples_leaf >= 1 rows on each side, a
@@ -1428,6 +1362,7 @@ def grow_subtree(
                 results,
                 order_column,
                 exact_limit,
+                multiway,
                 weight,
                 rules,
             )
@@ -1437,7 +1372,7 @@ def grow_subtree(
         if chosen < 0 and picked < 0:
             continue
         table[node, IMPROVEMENT] = drop
-        if picked >= 0 and np.isnan(results[picked, 1]):  # a multi-way question
+        if picked >= 0 and multiway:
             f = nominal[picked]
             table[node, FEATURE], table[node, THRESHOLD] = f, -2.0
             table[node, width + BRANCHES] = n_categories[f]

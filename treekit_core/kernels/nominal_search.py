@@ -29,10 +29,8 @@ from treekit_core.kernels.compiling import F1, I1, f8, generic_jit, i8  # noqa: 
 from treekit_core.kernels.growth import (  # noqa: F401
     NO_SCORES,
     NOMINAL_SEARCH_SIGNATURE,
-    best_multiway_question,
     best_nominal_question,
     best_nominal_questions,
-    best_subset_question,
     nominal_questions_of_node,
     numpy_sum,
     subset_drop,
@@ -50,6 +48,5 @@ ENTRY_SIGNATURES = {
     "best_nominal_questions": types.void(
         F1, F3C, F2, I2C, I1, F2, types.boolean, i8, f8, i8, f8, types.boolean, i8, F2
     ),
-    "best_subset_question": NOMINAL_SEARCH_SIGNATURE,
-    "best_multiway_question": NOMINAL_SEARCH_SIGNATURE,
+    "best_nominal_question": NOMINAL_SEARCH_SIGNATURE,
 }

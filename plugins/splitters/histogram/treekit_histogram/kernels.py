@@ -473,6 +473,7 @@ def grow_subtree(
                     results,
                     order_column,
                     exact_limit,
+                    False,  # subset questions only
                     weight,
                     rules,
                 )
