@@ -14,7 +14,9 @@ scikit-learn 1.9's random forest has no categorical support: it runs on the code
 (NaN natively), and its histogram gradient boosting, which has, on the categories
 (``categorical_features="from_dtype"``, 50 iterations) as the native-categorical reference.
 Treekit runs on one thread and on every thread (``NUMBA_NUM_THREADS``), the forest with
-``n_jobs=1`` and ``n_jobs=-1`` alike.
+``n_jobs=1`` and ``n_jobs=-1`` alike. ``--models multiway`` adds a tree asking multi-way
+questions (``splitter_params={"nominal_split": "multiway"}``; on the coded columns the
+same estimator asks thresholds).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ WORKER = textwrap.dedent("""
     if model == "tree":
         from treekit_core import TreeClassifier
         make = lambda: TreeClassifier()
+    elif model == "multiway":
+        from treekit_core import TreeClassifier
+        make = lambda: TreeClassifier(splitter_params={"nominal_split": "multiway"})
     elif model == "forest":
         from treekit_core import ForestClassifier
         make = lambda: ForestClassifier(n_estimators=50, random_state=0, n_jobs=jobs)
@@ -86,16 +91,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="*", default=list(SETS))
     parser.add_argument("--loops", type=int, default=5)
+    parser.add_argument(
+        "--models", nargs="*", default=["tree", "forest"], choices=["tree", "forest", "multiway"]
+    )
+    parser.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn's models")
     args = parser.parse_args(argv)
     print(machine_line(ROOT, "sklearn", "pandas"), flush=True)
     for name in args.sets:
-        for model in ("tree", "forest"):
+        for model in args.models:
             for threads, jobs in ((1, 1), (None, -1)):
                 coded = measure(name, "coded", model, args.loops, threads, jobs)
                 nominal = measure(name, "nominal", model, args.loops, threads, jobs)
                 label = "1 thread" if threads == 1 else "all threads"
                 print(
-                    f"{name:>8} {model:>6} {label:>11}: nominal {nominal['wall'] * 1e3:8.1f} ms "
+                    f"{name:>8} {model:>8} {label:>11}: nominal {nominal['wall'] * 1e3:8.1f} ms "
                     f"wall {nominal['cpu'] * 1e3:8.1f} ms CPU | coded {coded['wall'] * 1e3:8.1f} "
                     f"ms wall {coded['cpu'] * 1e3:8.1f} ms CPU | nominal/coded wall "
                     f"x{nominal['wall'] / coded['wall']:.2f} CPU "
@@ -103,7 +112,7 @@ def main(argv=None):
                     f" | peak {nominal['peak_mb']:.0f} / {coded['peak_mb']:.0f} MB",
                     flush=True,
                 )
-        for threads, jobs in ((1, 1), (None, -1)):
+        for threads, jobs in ((1, 1), (None, -1)) if not args.no_sklearn else ():
             forest = measure(name, "coded", "sklearn_forest", args.loops, threads, jobs)
             boosting = measure(name, "nominal", "sklearn_boosting", args.loops, threads, jobs)
             label = "1 thread" if threads == 1 else "all threads"
