@@ -180,25 +180,31 @@ def test_threaded_growth_really_hands_out_subtrees(monkeypatch):
 
 
 def test_number_depth_first_numbers_pieces_like_one_thread():
-    """Hand-made pieces: root split here, its left child a 3-node subtree, its right a
-    leaf subtree; depth-first ids 0 | 1 2 3 | 4."""
+    """Hand-made pieces in their blocks of one table (room for 1, 5 and 3 nodes): root
+    split here, its left child a 3-node subtree, its right a leaf subtree; depth-first ids
+    0 | 1 2 3 | 4, each piece's rows moved down in place (no second table)."""
     from treekit_core.kernels.builder import _number_depth_first
 
     width = growth.SUMS + 2
+    big = np.full((9, width), np.nan)
+    starts = (0, 1, 6)
 
-    def table(rows):
-        t = np.zeros((len(rows), width))
+    def piece(start, rows, marks):
+        t = big[start : start + len(rows)]
         t[:, growth.LEFT : growth.RIGHT + 1] = rows
+        t[:, growth.WEIGHT] = marks  # tells each row apart once moved
         return t
 
-    root = table([[1, 2]])  # children are piece indices
-    left_subtree = table([[1, 2], [-1, -1], [-1, -1]])
-    right_leaf = table([[-1, -1]])
-    numbered = _number_depth_first([root, left_subtree, right_leaf], [True, False, False])
+    root = piece(starts[0], [[1, 2]], [10])  # children are piece indices
+    left_subtree = piece(starts[1], [[1, 2], [-1, -1], [-1, -1]], [11, 12, 13])
+    right_leaf = piece(starts[2], [[-1, -1]], [14])
+    numbered = _number_depth_first(big, [root, left_subtree, right_leaf], [True, False, False])
     np.testing.assert_array_equal(
         numbered[:, growth.LEFT : growth.RIGHT + 1],
         [[1, 4], [2, 3], [-1, -1], [-1, -1], [-1, -1]],
     )
+    np.testing.assert_array_equal(numbered[:, growth.WEIGHT], [10, 11, 12, 13, 14])
+    assert np.shares_memory(numbered, big)
 
 
 def test_n_threads_is_validated_by_name():

@@ -277,8 +277,13 @@ class _Growth:
         self.kernels, self.params, self.values = kernels, params, values
         self.rows, self.order, self.rules = rows, order, rules
         self.goes_left = np.zeros(n_rows, dtype=np.uint8)
+        self.width = growth.SUMS + rows.shape[1] - 1 + len(growth.TRAILING_COLUMNS)
 
-    def subtree(self, start, end, depth, max_features, seed):
+    def subtree(self, start, end, depth, max_features, seed, out=None):
+        """The node table of the subtree of rows [start, end), written to ``out`` (rows of
+        a larger table) when it has room for the most nodes they can make."""
+        if out is None:
+            out = np.empty((0, self.width))
         return self.kernels.grow_subtree(
             self.params,
             self.values,
@@ -294,6 +299,7 @@ class _Growth:
             self.signs,
             self.limits,
             *self.nominal,
+            out,
         )
 
     def with_threads(self, n_threads, n_rows):
@@ -323,14 +329,30 @@ class _Growth:
                     parent = len(pieces) - 1
                     stack.append((start + n_left, end, depth + 1, parent, 0))
                     stack.append((start, start + n_left, depth + 1, parent, 1))
+            # One table for the tree: a block per piece, in depth-first order, as large as
+            # the most nodes the piece can make (the nodes split here one row each); each
+            # task writes its subtree into its block (only the rows it fills are touched).
+            split_here = [isinstance(p, np.ndarray) for p in pieces]
+            room = [
+                1 if here else max(2 * (p[1] - p[0]) - 1, 1)
+                for p, here in zip(pieces, split_here, strict=True)
+            ]
+            starts = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
+            table = np.empty((int(starts[-1]), self.width))
+            for i in np.flatnonzero(split_here):
+                table[starts[i]] = pieces[i][0]
             # Largest first, so the last task to finish is a small one.
             tasks = sorted(
-                (i for i, p in enumerate(pieces) if isinstance(p, tuple)),
+                (i for i, here in enumerate(split_here) if not here),
                 key=lambda i: pieces[i][0] - pieces[i][1],
             )
-            grown = {i: pool.submit(self.subtree, *pieces[i], d, 0) for i in tasks}
-            tables = [grown[i].result() if i in grown else p for i, p in enumerate(pieces)]
-        return _number_depth_first(tables, [isinstance(p, np.ndarray) for p in pieces])
+
+            def block(i):
+                return table[starts[i] : starts[i + 1]]
+
+            grown = {i: pool.submit(self.subtree, *pieces[i], d, 0, block(i)) for i in tasks}
+            tables = [grown[i].result() if i in grown else block(i) for i in range(len(pieces))]
+        return _number_depth_first(table, tables, split_here)
 
     def _split_large_node(self, pool, chunks, scratch, start, end, depth):
         """A node too large for one task: its table row, and the rows it sends left (0
@@ -340,7 +362,7 @@ class _Growth:
         weight = node_statistics(self.rows, self.order, start, end, sums)
         imp = kernels.impurity(sums, weight, self.params)
         count = end - start
-        record = np.empty((1, growth.SUMS + sums.shape[0] + len(growth.TRAILING_COLUMNS)))
+        record = np.empty((1, self.width))
         fill_node(record[0], sums, weight, count, imp, depth)
         # no constraint and no nominal feature on this path
         record[0, growth.SUMS + sums.shape[0] :] = growth.TRAILING_DEFAULTS
@@ -410,16 +432,20 @@ class _Scratch(threading.local):
         return self.buffers
 
 
-def _number_depth_first(tables, split_here):
-    """One node table from the pieces, listed in depth-first order: nodes split here
-    (whose children are piece indices) and subtree tables (children numbered within the
-    subtree). A subtree's nodes follow its root, so a piece's first node id is the number
-    of nodes before it."""
-    offsets = np.concatenate([[0], np.cumsum([t.shape[0] for t in tables])])
-    for table, at, here in zip(tables, offsets[:-1], split_here, strict=True):
-        children = table[:, growth.LEFT : growth.RIGHT + 1]
+def _number_depth_first(table, tables, split_here):
+    """The node table of the pieces, listed in depth-first order: nodes split here (whose
+    children are piece indices) and subtree tables (children numbered within the
+    subtree), each in its block of ``table`` (or, where a subtree outgrew its block, in
+    its own array). A subtree's nodes follow its root, so a piece's first node id is the
+    number of nodes before it: each piece's rows move down to there, in order (a row
+    never moves up, so no piece is overwritten before it moves), and ``table``'s first
+    rows are returned; no second table is made."""
+    offsets = np.concatenate([[0], np.cumsum([t.shape[0] for t in tables])]).astype(np.int64)
+    for piece, at, here in zip(tables, offsets[:-1], split_here, strict=True):
+        children = piece[:, growth.LEFT : growth.RIGHT + 1]
         if here:
             children[children >= 0] = offsets[children[children >= 0].astype(np.int64)]
         else:
             children[children >= 0] += at
-    return np.concatenate(tables)
+        table[at : at + piece.shape[0]] = piece  # numpy copies overlapping rows safely
+    return table[: offsets[-1]]

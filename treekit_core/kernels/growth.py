@@ -50,6 +50,7 @@ GROW_ARGUMENTS = (
     # nominal features: the nominal search, categories per feature, order column, limit,
     # multi-way questions (else subset questions)
     *(NOMINAL_SEARCH_TYPE, I1, i8, i8, types.boolean),
+    F2C,  # the rows the node table may be written to (too few: the grower allocates it)
 )
 SCAN_ARGUMENTS = (F1, F2C, F2C, I32_2, I1, i8, i8, F1, f8, f8, F1, F1, F1, I1, F1, F2C)
 NODE_ARGUMENTS = (F1, F2A, F2C, I1, F1, F1, f8, I1, i8, f8)
@@ -1220,6 +1221,7 @@ def grow_subtree(
     order_column,
     exact_limit,
     multiway,
+    out,
 ):
     """Grow the subtree whose root holds the rows of ``order[:, start:end]``, depth first,
     first branch first, nodes numbered as they are taken from the stack (scikit-learn's
@@ -1233,10 +1235,12 @@ def grow_subtree(
     ``values`` and the entries of ``goes_left`` of the rows it holds, so disjoint subtrees
     may grow at the same time.
 
-    The table is allocated once for the most nodes the rows can make with binary questions
-    (2 x rows - 1: every leaf holds a row) and returned as a view of its nodes: the memory
-    of nodes never made is never touched, and no table is copied as it grows (only a
-    multi-way question's empty branches can outgrow it: then it doubles).
+    The table is written to ``out`` when it has rows for the most nodes the rows can make
+    with binary questions (2 x rows - 1: every leaf holds a row; the threaded builder gives
+    each subtree such a block of one table), else allocated so once, and returned as a view
+    of its nodes: the memory of nodes never made is never touched, and no table is copied
+    as it grows (only a multi-way question's empty branches can outgrow it: then it
+    doubles).
 
     Monotonic constraints: ``signs`` per feature (0: free) and ``limits`` the root's value
     limits (:func:`within_bounds`); every node's interval goes to the table's
@@ -1276,7 +1280,10 @@ def grow_subtree(
         nominal_buffers(n_categories, n_stats)
     )
     width = SUMS + n_stats
-    table = np.empty((max(2 * (end - start) - 1, 1), width + len(TRAILING_COLUMNS)))
+    most = max(2 * (end - start) - 1, 1)
+    table = out
+    if out.shape[0] < most or out.shape[1] != width + len(TRAILING_COLUMNS):
+        table = np.empty((most, width + len(TRAILING_COLUMNS)))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, branch
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
     intervals = np.empty((64, 2))  # the value interval of each node on the stack
