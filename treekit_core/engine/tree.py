@@ -120,17 +120,68 @@ class Tree:
             given = np.asarray(missing_left, dtype=np.float64)[internal]
             share = np.where(np.isnan(given), share, given)
         shares = np.column_stack([share, 1.0 - share]).reshape(-1)
+        tree = cls.from_children(
+            start,
+            ids,
+            shares,
+            feature,
+            threshold,
+            statistics,
+            weight,
+            n_samples,
+            impurity,
+            depth,
+            value,
+            decision,
+            n_features,
+            node_fields,
+            component_state,
+            questions,
+            question,
+        )
+        # the binary child arrays are at hand: remembered, not derived again at the first
+        # prediction (53 ms for a tree of 600 000 nodes)
+        leaf = np.full(children_left.shape, LEAF, dtype=np.int64)
+        binary = (np.where(internal, children_left, leaf), np.where(internal, children_right, leaf))
+        tree.derived("binary children", lambda: binary)
+        return tree
+
+    @classmethod
+    def from_children(
+        cls,
+        child_start,
+        child_ids,
+        child_shares,
+        feature,
+        threshold,
+        statistics,
+        weight,
+        n_samples,
+        impurity,
+        depth,
+        value,
+        decision,
+        n_features,
+        node_fields=None,
+        component_state=None,
+        questions=None,
+        question=None,
+    ) -> "Tree":
+        """A tree from its children lists (``child_start``, ``child_ids``,
+        ``child_shares``: the fields of the same names) and per-node arrays. Without
+        ``question`` every internal node asks a threshold."""
+        child_start = np.asarray(child_start, dtype=np.int64)
         if question is None:
-            question = np.where(internal, 0, LEAF)
-        tree = cls(
-            child_start=start,
-            child_ids=ids.astype(np.int64),
-            child_shares=shares.astype(np.float64),
+            question = np.where(np.diff(child_start) > 0, 0, LEAF)
+        return cls(
+            child_start=child_start,
+            child_ids=np.asarray(child_ids, dtype=np.int64),
+            child_shares=np.asarray(child_shares, dtype=np.float64),
             question=np.asarray(question, dtype=np.int64),
             feature=np.asarray(feature, dtype=np.int64),
             threshold=np.asarray(threshold, dtype=np.float64),
             statistics=np.asarray(statistics, dtype=np.float64),
-            weight=weight,
+            weight=np.asarray(weight, dtype=np.float64),
             n_samples=np.asarray(n_samples, dtype=np.int64),
             impurity=np.asarray(impurity, dtype=np.float64),
             depth=np.asarray(depth, dtype=np.int64),
@@ -141,12 +192,6 @@ class Tree:
             node_fields=dict(node_fields or {}),
             component_state=dict(component_state or {}),
         )
-        # the binary child arrays are at hand: remembered, not derived again at the first
-        # prediction (53 ms for a tree of 600 000 nodes)
-        leaf = np.full(children_left.shape, LEAF, dtype=np.int64)
-        binary = (np.where(internal, children_left, leaf), np.where(internal, children_right, leaf))
-        tree.derived("binary children", lambda: binary)
-        return tree
 
     @property
     def n_nodes(self) -> int:
@@ -593,50 +638,33 @@ def tree_from_table(
     def column(index, dtype=np.float64):
         return np.ascontiguousarray(table[:, index], dtype=dtype)
 
-    if n_branches is not None and not np.isnan(n_branches).all():
-        if missing_left is not None:
-            raise ValueError("a table with multi-way questions takes no missing_left")
-        internal = table[:, growth.LEFT] >= 0
-        start, ids = preorder_children(column(growth.DEPTH, np.int64), internal)
-        weight = column(growth.WEIGHT)
-        tree = Tree(
-            child_start=start,
-            child_ids=ids,
-            child_shares=branch_shares(start, ids, weight),
-            question=question if question is not None else np.where(internal, 0, LEAF),
-            feature=column(growth.FEATURE, np.int64),
-            threshold=column(growth.THRESHOLD),
-            statistics=np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_stats]),
-            weight=weight,
-            n_samples=column(growth.N_SAMPLES, np.int64),
-            impurity=column(growth.IMPURITY),
-            depth=column(growth.DEPTH, np.int64),
-            value=np.zeros((table.shape[0], n_stats)),
-            decision=np.zeros(table.shape[0], dtype=np.int64),
-            n_features=int(n_features),
-            questions=default_questions() if questions is None else questions,
-            node_fields=dict(node_fields or {}),
-        )
-        tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
-        return tree
-    tree = Tree.from_binary(
-        column(growth.LEFT, np.int64),
-        column(growth.RIGHT, np.int64),
+    weight, depth = column(growth.WEIGHT), column(growth.DEPTH, np.int64)
+    nodes = (  # what Tree.from_children and Tree.from_binary take after the children
         column(growth.FEATURE, np.int64),
         column(growth.THRESHOLD),
         np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_stats]),
-        column(growth.WEIGHT),
+        weight,
         column(growth.N_SAMPLES, np.int64),
         column(growth.IMPURITY),
-        column(growth.DEPTH, np.int64),
+        depth,
         np.zeros((table.shape[0], n_stats)),
         np.zeros(table.shape[0], dtype=np.int64),
         n_features,
-        node_fields=node_fields,
-        questions=questions,
-        question=question,
-        missing_left=missing_left,
     )
+    kinds = {"node_fields": node_fields, "questions": questions, "question": question}
+    if n_branches is not None and not np.isnan(n_branches).all():
+        if missing_left is not None:
+            raise ValueError("a table with multi-way questions takes no missing_left")
+        start, ids = preorder_children(depth, table[:, growth.LEFT] >= 0)
+        tree = Tree.from_children(start, ids, branch_shares(start, ids, weight), *nodes, **kinds)
+    else:
+        tree = Tree.from_binary(
+            column(growth.LEFT, np.int64),
+            column(growth.RIGHT, np.int64),
+            *nodes,
+            missing_left=missing_left,
+            **kinds,
+        )
     tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
     return tree
 

@@ -580,8 +580,9 @@ def best_nominal_questions(
     exact_limit,
     results,
 ):
-    """:func:`nominal_questions_of_node`: the node-by-node loop's entry point (the
-    presorted grower's subset search calls the body, not this entry)."""
+    """:func:`nominal_questions_of_node`: the node-by-node loop's entry point. The
+    growers' search (:func:`best_nominal_question`) calls the body, not this entry: the
+    generated module compiles an entry for its one signature and closes it."""
     nominal_questions_of_node(
         impurity,
         params,

@@ -302,7 +302,8 @@ class CriterionKernels(_ImpurityOnUse):
     #: The criterion's impurity function (plain Python; :attr:`impurity` compiles it).
     impurity_function: object
     #: ``grow_subtree(params, values, rows, order, start, end, depth, rules,
-    #: max_features, seed, goes_left, signs, limits)``: :func:`.growth.grow_subtree`.
+    #: max_features, seed, goes_left, signs, limits, question_search, n_categories,
+    #: order_column, exact_limit, multiway, out)``: :func:`.growth.grow_subtree`.
     grow_subtree: object
     #: ``scan_features(params, values, rows, order, ..., drops, thresholds, positions)``:
     #: :func:`.growth.scan_features`.
