@@ -24,6 +24,7 @@ from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.nominal_subsets import (
     EXACT_LIMIT,
     best_nominal_split,
+    compiled_nominal_search,
     nominal_question_fields,
     nominal_questions,
     nominal_search_kernel,
@@ -91,6 +92,7 @@ __all__ = [
     "refuse_scored_nominal",
     "nominal_question_fields",
     "nominal_search_kernel",
+    "compiled_nominal_search",
 ]
 
 

@@ -330,6 +330,26 @@ def nominal_search_kernel(criterion):
     return search.best_nominal_question.function_value() if search.specialised else None
 
 
+def compiled_nominal_search(composition, data, multiway=False):
+    """What a compiled grower needs to ask the nominal features' questions itself: (the
+    criterion's compiled search, :func:`nominal_search_kernel`; categories per feature;
+    the statistic column ordering the categories, or -1 for none; the exhaustive subset
+    search's limit), for subset questions or, with ``multiway``, multi-way ones (no order
+    read). None where only the node-by-node loop can ask them: a criterion with a split
+    score or searched from rows, a target whose category order only Python knows
+    (:meth:`treekit_core.Target.category_order_column` None), kernels not specialised to
+    the criterion (an impurity without a source file, ``TREEKIT_SPECIALISE=0``). The one
+    rule both compiled growers (the presorted builder, the histogram splitter's) apply."""
+    criterion = composition.criterion
+    if type(criterion).split_score is not None or type(criterion).row_search is not None:
+        return None
+    column = -1 if multiway else composition.target.category_order_column(data.n_statistics)
+    search = None if column is None else nominal_search_kernel(criterion)
+    if search is None:
+        return None
+    return search, np.asarray(data.n_categories, dtype=np.int64), int(column), EXACT_LIMIT
+
+
 #: The question kinds a compiled grower asks, by the code :func:`nominal_question_fields`
 #: gives each internal node.
 GROWN_KINDS = ("threshold", "subset", "multiway")

@@ -11,10 +11,9 @@ import numpy as np
 
 from treekit_core.builtins.c45_nominal import c45_multiway_splits, c45_nominal_split
 from treekit_core.builtins.nominal_subsets import (
-    EXACT_LIMIT,
     best_nominal_split,
+    compiled_nominal_search,
     nominal_question_fields,
-    nominal_search_kernel,
     split_information,
 )
 from treekit_core.components import Split, Splitter
@@ -290,29 +289,15 @@ class Exhaustive(Splitter):
         return not data.nominal_features.size or nominal is not None, nominal
 
     def _fused_nominal(self, composition, data):
-        """What the presorted builder needs to ask the nominal features' questions (the
-        compiled search for ``nominal_split``, categories per feature, the statistic column
-        ordering them or -1 for none, the exhaustive search's limit), or None: no nominal
-        feature, or one the builder does not ask (a criterion searched from rows or with a
-        split score, monotonic constraints, a target whose category order only Python knows:
-        :meth:`treekit_core.Target.category_order_column`, a criterion whose kernels are
-        not specialised to it: an impurity without a source file, ``TREEKIT_SPECIALISE=0``;
-        the node-by-node loop asks those)."""
-        criterion = composition.criterion
-        if (
-            not data.nominal_features.size
-            or type(criterion).row_search is not None
-            or type(criterion).split_score is not None
-            or composition.constraints.has_monotonic
-        ):
+        """What the presorted builder needs to ask the nominal features' questions
+        (:func:`compiled_nominal_search` for ``nominal_split``, then whether they are
+        multi-way), or None: no nominal feature, monotonic constraints, or a composition
+        :func:`compiled_nominal_search` leaves to the node-by-node loop."""
+        if not data.nominal_features.size or composition.constraints.has_monotonic:
             return None
-        multiway = self.nominal_split == "multiway"  # a branch per category: no order read
-        column = -1 if multiway else composition.target.category_order_column(data.n_statistics)
-        search = None if column is None else nominal_search_kernel(criterion)
-        if search is None:
-            return None
-        n_categories = np.asarray(data.n_categories, dtype=np.int64)
-        return search, n_categories, int(column), EXACT_LIMIT, multiway
+        multiway = self.nominal_split == "multiway"
+        found = compiled_nominal_search(composition, data, multiway)
+        return None if found is None else (*found, multiway)
 
     def share_across_trees(self, data) -> None:
         """Presort X once for all trees of a forest (when they grow presorted: not for a

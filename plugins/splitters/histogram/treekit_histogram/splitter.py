@@ -11,10 +11,9 @@ import numpy as np
 
 from treekit_core import Split, Splitter
 from treekit_core.builtins import (
-    EXACT_LIMIT,
     best_nominal_split,
+    compiled_nominal_search,
     nominal_question_fields,
-    nominal_search_kernel,
     refuse_scored_nominal,
 )
 from treekit_histogram.binning import MAX_BINS, bin_features
@@ -98,30 +97,17 @@ class Histogram(Splitter):
         return subsets is not None, subsets
 
     def _compiled_subsets(self, composition, data):
-        """(the criterion's compiled subset search, categories per feature, the statistic
-        ordering categories or -1, the exhaustive search's limit) for asking the nominal
-        features subset questions in the compiled grower, or None: a nominal feature with a
-        missing value (the loop divides those rows between branches, which a row index
-        cannot), more categories than bins, a criterion with a split score or searched
-        from rows, a target whose category order only Python knows, kernels not
-        specialised to the criterion (the loop searches those)."""
-        criterion = composition.criterion
+        """The core's :func:`treekit_core.builtins.compiled_nominal_search` for subset
+        questions (the only nominal questions this splitter asks), or None: a nominal
+        feature with a missing value (the loop divides those rows between branches, which
+        a row index cannot), more categories than bins, or a composition the core leaves
+        to the node-by-node loop."""
         nominal = data.nominal_features
-        categories = np.asarray(data.n_categories, dtype=np.int64)
         if "nominal_missing" not in data.cache:  # once for every tree of a forest
             data.cache["nominal_missing"] = bool(np.isnan(data.X[:, nominal]).any())
-        if (
-            type(criterion).split_score is not None
-            or type(criterion).row_search is not None
-            or categories.max() > self.max_bins
-            or data.cache["nominal_missing"]
-        ):
+        if max(data.n_categories) > self.max_bins or data.cache["nominal_missing"]:
             return None
-        column = composition.target.category_order_column(data.n_statistics)
-        search = None if column is None else nominal_search_kernel(criterion)
-        if search is None:
-            return None
-        return search, categories, int(column), EXACT_LIMIT
+        return compiled_nominal_search(composition, data)
 
     def build_tree(self, composition, data, rng, rules):
         """Grow the whole tree in one compiled call (None where :meth:`grows_in_one_call`
