@@ -111,3 +111,39 @@ def test_an_unsafe_configured_folder_falls_back_to_a_private_one_in_a_new_proces
     )
     assert run.stdout.strip() == str(tmp_path / "treekit" / "kernels")
     assert "writable by group or others" in run.stderr
+
+
+# -- modules named by what they are generated from ------------------------------------
+
+
+def test_a_module_named_by_its_identity_is_generated_once_and_again_when_not_whole(
+    tmp_path, monkeypatch
+):
+    """A module whose text is costly to make is named by what determines it: a process
+    that finds the file whole does not make the text; a file cut short or edited is made
+    and written again (its first line is the hash of the rest)."""
+    monkeypatch.setenv("TREEKIT_KERNEL_DIR", str(tmp_path))
+    made = []
+
+    def make():
+        made.append(1)
+        return "answer = 42\n"
+
+    def load():
+        generated._modules.clear()  # as a new process finds it
+        return generated.generated_module("identity", make, {}, "a test module", identity="v1")
+
+    assert load().answer == 42 and len(made) == 1
+    (path,) = tmp_path.glob("treekit_identity_*.py")
+    header, body = path.read_text().split("\n", 1)
+    assert body == "answer = 42\n"
+    assert header.endswith(hashlib.sha256(body.encode()).hexdigest())
+    stamp = path.stat().st_mtime_ns
+    assert load().answer == 42 and len(made) == 1  # found whole: not made again
+    assert path.stat().st_mtime_ns == stamp  # nor rewritten (numba's cache keys on it)
+    path.write_text(header + "\nanswer = 7\n")  # edited by hand: not whole any more
+    assert load().answer == 42 and len(made) == 2
+    path.write_text(header[:10])  # cut short
+    assert load().answer == 42 and len(made) == 3
+    other = generated.generated_module("identity", make, {}, "a test module", identity="v2")
+    assert other.__name__ != load().__name__  # another identity, another file

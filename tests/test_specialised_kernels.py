@@ -125,6 +125,27 @@ def test_the_kernels_are_specialised_only_where_a_source_file_identifies_them():
     assert not criterion_kernels(Typed()).specialised
 
 
+def test_a_specialised_module_file_holds_the_text_its_identity_stands_for():
+    """Specialised modules are named by what their text is made from (not by the text,
+    which takes tens of milliseconds to make in every process): the file a fit loads is
+    the text made now from the same recipe, whole."""
+    from treekit_core.kernels import generated, growth
+    from treekit_core.kernels.specialised import ENTRY_POINTS, _identity, _stamp
+
+    kernels = criterion_kernels(Tilted())
+    assert kernels.specialised
+    path = kernels.grow_subtree.dispatcher.py_func.__code__.co_filename
+    header, body = open(path, encoding="utf-8").read().split("\n", 1)
+    assert header + "\n" == generated._whole_header(body)
+    function = type(Tilted()).impurity
+    name = f"{function.__module__}.{function.__qualname__}"
+    recipe = (name, _stamp(()), growth, ENTRY_POINTS, False)
+    assert body == specialised_source(*recipe)
+    # a change to any input of the text changes the identity, hence the file
+    assert _identity(*recipe) != _identity(name, _stamp(()), growth, ENTRY_POINTS[:3], False)
+    assert growth.__file__ and open(growth.__file__).read() in _identity(*recipe)
+
+
 def test_generated_source_has_no_impurity_parameter_left():
     source = specialised_source("x", "y")
     compile(source, "generated", "exec")

@@ -6,9 +6,11 @@ numba specialise the kernel but never reuse the specialisation in a new process 
 issues #2956, #6264). The way out taken here: write the specialised kernel as a real Python
 module whose source names the user functions as globals, once per machine, into treekit's
 kernel directory; numba's ``cache=True`` then keys the machine code on that file, so every
-later process loads it. The file's name is a hash of its source and of the user functions'
-source, so changing either makes a new file; an unchanged file is never rewritten (a new
-timestamp would invalidate numba's cache).
+later process loads it. The file's name is a hash of its source (or of what determines the
+source, for a module whose text is costly to generate) and of the user functions' source,
+so changing either makes a new file; an unchanged file is never rewritten (a new timestamp
+would invalidate numba's cache). Its first line is the hash of the rest: a file that is not
+whole (cut short, edited by hand) is written again.
 
 The user functions are injected as globals before the module runs (nothing is imported by
 name), so a function defined in a test file works like a built-in one.
@@ -125,12 +127,18 @@ _modules: dict = {}
 _lock = threading.Lock()
 
 
-def generated_module(prefix: str, source: str, functions: dict, what: str):
+def generated_module(prefix: str, source, functions: dict, what: str, identity: str | None = None):
     """The module with ``source``, whose globals ``functions`` (name -> plain Python
     function) are compiled with treekit's jit and injected before it runs. Loaded once per
     process, written once per machine; ``what`` names the kernels in the first-compile
-    notice."""
-    digest = hashlib.sha256(source.encode())
+    notice.
+
+    With ``identity`` (a text that determines the source: what it is generated from),
+    ``source`` may be a function of no arguments returning the text, called only when the
+    file is not there yet: the module is named by the identity instead of the text, so a
+    process that finds the file does not generate the text again (a criterion's
+    specialised kernels take tens of milliseconds to generate, paid by every first fit)."""
+    digest = hashlib.sha256((source if identity is None else identity).encode())
     for name in sorted(functions):
         digest.update(f"{name}\n{function_source(functions[name])}".encode())
     name = f"treekit_{prefix}_{digest.hexdigest()[:20]}"
@@ -145,6 +153,13 @@ def generated_module(prefix: str, source: str, functions: dict, what: str):
     return module
 
 
+def _whole_header(body: str) -> str:
+    """A generated file's first line: the hash of the rest, so that a file cut short or
+    edited is recognised and written again."""
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    return f"# treekit kernel module, sha256 of what follows: {digest}\n"
+
+
 def _load(name, source, functions, what):
     describe_family(name, what)
     path = os.path.join(kernel_directory(), name + ".py")
@@ -153,11 +168,14 @@ def _load(name, source, functions, what):
             current = handle.read()
     except OSError:
         current = None
-    if current != source:
+    header, _, body = (current or "").partition("\n")
+    whole = current is not None and header + "\n" == _whole_header(body)
+    if not whole or (not callable(source) and body != source):
         announce_compiling(what, name)
+        body = source() if callable(source) else source
         temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(source)
+            handle.write(_whole_header(body) + body)
         os.replace(temporary, path)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
