@@ -269,3 +269,54 @@ def test_a_table_with_multiway_questions_makes_the_tree_its_depth_first_numberin
     table[3, growth.DEPTH] = 3  # node 3 one level too deep: no parent above it
     with pytest.raises(ValueError, match="not numbered depth first"):
         tree_from_table(table, 2, n_stats, n_branches=np.array(branches))
+
+
+def test_a_table_handed_over_in_a_list_is_freed_before_the_tree_is_made():
+    """A grown-out tree's node table is as large as the tree; handed over in a list, the
+    table is freed once its columns are copied out, so the fit's memory never holds the
+    table and the whole tree at once (issue 38's peak memory). The same tree either way."""
+    import tracemalloc
+    import weakref
+
+    from treekit_core import tree_from_table
+    from treekit_core.engine.tree import ARRAY_FIELDS
+    from treekit_core.kernels import NODE_COLUMNS, growth
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 5))
+    y = (X[:, 0] + rng.normal(size=20_000) > 0).astype(int)  # noisy: grown out, ~10 000 nodes
+    model = TreeClassifier().fit(X, y)
+    tree = model.tree_
+    table = np.zeros((tree.n_nodes, growth.SUMS + tree.statistics.shape[1]))  # NODE_COLUMNS
+    internal = tree.child_start[1:] > tree.child_start[:-1]
+    first = np.minimum(tree.child_start[:-1], tree.child_ids.size - 2)
+    table[:, growth.LEFT] = np.where(internal, tree.child_ids[first], -1)
+    table[:, growth.RIGHT] = np.where(internal, tree.child_ids[first + 1], -1)
+    for name in ("feature", "threshold", "weight", "n_samples", "impurity", "depth"):
+        table[:, NODE_COLUMNS.index(name)] = getattr(tree, name)
+    table[:, growth.SUMS :] = tree.statistics
+
+    def made(hand_over):
+        tracemalloc.start()  # traces the table's copy too: it is made here
+        try:
+            copy = table.copy()
+            freed = weakref.ref(copy)
+            argument = [copy] if hand_over else copy
+            if hand_over:
+                del copy
+            made_tree = tree_from_table(argument, tree.n_features)
+            if hand_over:  # emptied, and nothing else kept the table
+                assert argument == [] and freed() is None
+            else:
+                assert freed() is not None
+            return made_tree, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    kept, peak_kept = made(hand_over=False)  # the caller keeps it: alive throughout
+    handed, peak_handed = made(hand_over=True)
+    assert peak_kept - peak_handed >= 0.9 * table.nbytes
+    grown = set(ARRAY_FIELDS) - {"value", "decision"}  # the labeler's, not in a table
+    for name in grown:
+        np.testing.assert_array_equal(getattr(handed, name), getattr(kept, name))
+        np.testing.assert_array_equal(getattr(handed, name), getattr(tree, name))

@@ -216,51 +216,58 @@ class Exhaustive(Splitter):
             order[:-1] = presort(data.X, composition.fit_threads())
             order[-1] = stable_order(response)
             order, n_rows = kept_first(order, weight)
-            table = grow_absolute_error_tree(
-                response, data.X, weight, order, n_rows, rule_vector(rules), max_features, seed
-            )
-            return tree_from_table(table, data.n_features)
+            tables = [  # handed on in a list: tree_from_table frees it once it is copied out
+                grow_absolute_error_tree(
+                    response, data.X, weight, order, n_rows, rule_vector(rules), max_features, seed
+                )
+            ]
+            del order  # the presort: freed before the tree is made
+            return tree_from_table(tables, data.n_features)
         constraints = composition.constraints
         signs = limits = None
         if constraints.has_monotonic:
             value = composition.target.monotone_value(data.n_statistics)
             signs = constraints.signs(value)
             limits = constraints.limits(value, -np.inf, np.inf)
-        table = build_table(
-            criterion,
-            criterion.impurity_params(data.n_statistics),
-            data.X,
-            data.evidence,
-            data.weight,
-            rule_vector(rules),
-            max_features,
-            seed,
-            composition.fit_threads(),
-            data.cache.get("presort"),
-            signs,
-            limits,
-            nominal,
-        )
-        return self._tree_of_table(composition, table, data, signs is not None)
+        tables = [  # handed on in a list: tree_from_table frees it once it is copied out
+            build_table(
+                criterion,
+                criterion.impurity_params(data.n_statistics),
+                data.X,
+                data.evidence,
+                data.weight,
+                rule_vector(rules),
+                max_features,
+                seed,
+                composition.fit_threads(),
+                data.cache.get("presort"),
+                signs,
+                limits,
+                nominal,
+            )
+        ]
+        return self._tree_of_table(composition, tables, data, signs is not None)
 
     @staticmethod
-    def _tree_of_table(composition, table, data, constrained):
-        """The presorted builder's table as a tree: subset questions where the table holds
-        a category mask, multi-way questions where it holds a number of branches, the
-        question kinds numbered in the order the nodes first ask them (as the node-by-node
-        loop numbers them); every node's value interval under monotonic constraints
-        (engine/constraints.py)."""
+    def _tree_of_table(composition, tables, data, constrained):
+        """The presorted builder's table (the one element of ``tables``, handed on to
+        :func:`tree_from_table`, which frees it) as a tree: subset questions where the
+        table holds a category mask, multi-way questions where it holds a number of
+        branches, the question kinds numbered in the order the nodes first ask them (as
+        the node-by-node loop numbers them); every node's value interval under monotonic
+        constraints (engine/constraints.py)."""
         from treekit_core.kernels.growth import LEFT, trailing_column
 
         def column(name):
-            return np.ascontiguousarray(table[:, trailing_column(data.n_statistics, name)])
+            return np.ascontiguousarray(tables[0][:, trailing_column(data.n_statistics, name)])
 
         branches = column("branches")
         questions, question, fields = nominal_question_fields(
-            column("category_mask"), branches, table[:, LEFT] >= 0, composition.registry
+            column("category_mask"), branches, tables[0][:, LEFT] >= 0, composition.registry
         )
+        bounds = (column("value_lower"), column("value_upper")) if constrained else None
         tree = tree_from_table(
-            table,
+            tables,
             data.n_features,
             data.n_statistics,
             questions=questions,
@@ -268,9 +275,8 @@ class Exhaustive(Splitter):
             node_fields=fields,
             n_branches=branches,
         )
-        if constrained:
-            tree.node_fields[VALUE_LOWER] = column("value_lower")
-            tree.node_fields[VALUE_UPPER] = column("value_upper")
+        if bounds is not None:
+            tree.node_fields[VALUE_LOWER], tree.node_fields[VALUE_UPPER] = bounds
         return tree
 
     def grows_in_one_call(self, composition, data) -> bool:

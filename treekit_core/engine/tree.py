@@ -630,16 +630,25 @@ def tree_from_table(
     internal node) marks multi-way questions, whose children are the nodes one level deeper
     between the node's ``left`` (first) and ``right`` (last) child (nodes numbered depth
     first): :func:`preorder_children`. The kernels return tables; the engine makes trees
-    of them."""
+    of them.
+
+    ``table`` may come in a one-element list, which this function empties: it then holds
+    the only reference and frees the table once its columns are copied out, before the
+    tree's other arrays are made (a grown-out tree's table is as large as the tree: the
+    fit's peak memory would hold both)."""
     from treekit_core.kernels import growth  # the column layout; numba is loaded by now
 
+    table = table.pop() if isinstance(table, list) else table
+    n_nodes = table.shape[0]
     n_stats = table.shape[1] - growth.SUMS if n_stats is None else n_stats
 
     def column(index, dtype=np.float64):
         return np.ascontiguousarray(table[:, index], dtype=dtype)
 
     weight, depth = column(growth.WEIGHT), column(growth.DEPTH, np.int64)
-    nodes = (  # what Tree.from_children and Tree.from_binary take after the children
+    left, right = column(growth.LEFT, np.int64), column(growth.RIGHT, np.int64)
+    improvement = column(growth.IMPROVEMENT)
+    copied = (  # what Tree.from_children and Tree.from_binary take after the children
         column(growth.FEATURE, np.int64),
         column(growth.THRESHOLD),
         np.ascontiguousarray(table[:, growth.SUMS : growth.SUMS + n_stats]),
@@ -647,25 +656,23 @@ def tree_from_table(
         column(growth.N_SAMPLES, np.int64),
         column(growth.IMPURITY),
         depth,
-        np.zeros((table.shape[0], n_stats)),
-        np.zeros(table.shape[0], dtype=np.int64),
+    )
+    table = None  # freed here unless the caller kept a reference
+    nodes = (
+        *copied,
+        np.zeros((n_nodes, n_stats)),
+        np.zeros(n_nodes, dtype=np.int64),
         n_features,
     )
     kinds = {"node_fields": node_fields, "questions": questions, "question": question}
     if n_branches is not None and not np.isnan(n_branches).all():
         if missing_left is not None:
             raise ValueError("a table with multi-way questions takes no missing_left")
-        start, ids = preorder_children(depth, table[:, growth.LEFT] >= 0)
+        start, ids = preorder_children(depth, left >= 0)
         tree = Tree.from_children(start, ids, branch_shares(start, ids, weight), *nodes, **kinds)
     else:
-        tree = Tree.from_binary(
-            column(growth.LEFT, np.int64),
-            column(growth.RIGHT, np.int64),
-            *nodes,
-            missing_left=missing_left,
-            **kinds,
-        )
-    tree.node_fields["improvement"] = column(growth.IMPROVEMENT)
+        tree = Tree.from_binary(left, right, *nodes, missing_left=missing_left, **kinds)
+    tree.node_fields["improvement"] = improvement
     return tree
 
 

@@ -152,11 +152,14 @@ class Histogram(Splitter):
             table[:, NODE_COLUMNS.index("left")] >= 0,
             composition.registry,
         )
+        missing_left = np.ascontiguousarray(table[:, SUMS + data.n_statistics])
+        tables = [table]  # handed on in a list: tree_from_table frees it once it is copied
+        del table, binned, rows, index, root
         return tree_from_table(
-            table,
+            tables,
             data.n_features,
             data.n_statistics,
-            np.ascontiguousarray(table[:, SUMS + data.n_statistics]),
+            missing_left,
             questions=questions,
             question=question,
             node_fields=fields,
