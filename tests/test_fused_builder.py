@@ -320,3 +320,26 @@ def test_a_table_handed_over_in_a_list_is_freed_before_the_tree_is_made():
     for name in grown:
         np.testing.assert_array_equal(getattr(handed, name), getattr(kept, name))
         np.testing.assert_array_equal(getattr(handed, name), getattr(tree, name))
+
+
+def test_more_statistics_than_the_stack_holds_grow_the_same_tree():
+    """A threshold sweep keeps its running sums on the stack for up to STACK_STATS
+    statistics and in heap arrays beyond (``kernels.compiling.stack_scratch``); 70 classes
+    take the heap arrays in both the presorted builder and the node-by-node loop, and both
+    grow scikit-learn's tree (the hypothesis test above covers the stack arrays)."""
+    from sklearn.tree import DecisionTreeClassifier
+    from sklearn_parity import assert_same_tree as assert_same_as_sklearn
+    from sklearn_parity import float32_exact
+
+    from treekit_core.kernels.compiling import STACK_STATS
+
+    rng = np.random.default_rng(5)
+    X = float32_exact(rng.normal(size=(3000, 4)))
+    y = np.floor((X[:, 0] - X.min()) * 12 + rng.integers(0, 3, 3000)).astype(int)
+    assert np.unique(y).size > STACK_STATS
+    fused = TreeClassifier(min_samples_leaf=20).fit(X, y)
+    with registered(Plugin(), name="node-by-node"):
+        slow = TreeClassifier(splitter="node_by_node", min_samples_leaf=20).fit(X, y)
+    assert_same_tree(fused.tree_, slow.tree_)
+    peer = DecisionTreeClassifier(min_samples_leaf=20, random_state=0).fit(X, y)
+    assert_same_as_sklearn(fused.tree_, peer.tree_)

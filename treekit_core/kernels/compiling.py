@@ -50,6 +50,54 @@ IMPURITY_TYPE = types.FunctionType(IMPURITY_SIGNATURE)
 
 JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 
+#: The most statistics a kernel keeps in :func:`stack_scratch` arrays; a node with more
+#: (a classification with more classes) takes heap arrays.
+STACK_STATS = 64
+
+
+def _stack_scratch(count):
+    """Python's (and ``NUMBA_DISABLE_JIT``'s) :func:`stack_scratch`: a heap array."""
+    import numpy as np
+
+    return np.empty(count)
+
+
+if JIT_DISABLED:
+    stack_scratch = _stack_scratch
+else:
+    from llvmlite import ir
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+    from numba.np.arrayobj import populate_array
+
+    @intrinsic
+    def stack_scratch(typingctx, count):
+        """A float64 array of ``count`` <= :data:`STACK_STATS` elements in the stack frame
+        of the compiled function it is inlined into, for running sums a kernel writes at
+        every row. Why: LLVM must assume that a heap array may share memory with any other
+        array, so every store to heap sums made it reload what the loop reads; memory on
+        the stack that is never handed out cannot be shared, and a threshold sweep with its
+        sums there takes 14% less time (benchmarks/README.md). Valid while that function
+        runs: never return it or store it anywhere."""
+        array_type = types.Array(types.float64, 1, "C")
+
+        def codegen(context, builder, signature, args):
+            # one slot of the largest size per call site, in the function's entry block
+            data = cgutils.alloca_once(builder, ir.DoubleType(), size=STACK_STATS)
+            array = context.make_array(array_type)(context, builder)
+            itemsize = context.get_constant(types.intp, 8)
+            populate_array(
+                array,
+                data=data,
+                shape=[args[0]],
+                strides=[itemsize],
+                itemsize=itemsize,
+                meminfo=None,
+            )
+            return array._getvalue()
+
+        return array_type(types.int64), codegen
+
 
 def generic_jit(function):
     """Compile a kernel body that entry points specialise: no signature (numba compiles it

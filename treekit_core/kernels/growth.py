@@ -26,7 +26,17 @@ What makes the grower fast:
 import numpy as np
 from numba import types
 
-from treekit_core.kernels.compiling import F1, F2A, F2C, I1, f8, generic_jit, i8
+from treekit_core.kernels.compiling import (
+    F1,
+    F2A,
+    F2C,
+    I1,
+    STACK_STATS,
+    f8,
+    generic_jit,
+    i8,
+    stack_scratch,
+)
 from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
 
 # The entry points' signatures after the impurity argument. X (the node search's) is typed
@@ -427,8 +437,10 @@ def best_split_within_bounds(
     unsorted = np.empty(n)
     weighted = np.empty((n, n_stats))
     weights = np.empty(n)
-    left_sums = np.empty(n_stats)
-    right_sums = np.empty(n_stats)
+    if n_stats <= STACK_STATS:  # the sums on the stack: stack_scratch says why
+        left_sums, right_sums = stack_scratch(n_stats), stack_scratch(n_stats)
+    else:
+        left_sums, right_sums = np.empty(n_stats), np.empty(n_stats)
     known_sums = np.empty(n_stats)
     parent_impurity = impurity(parent_sums, parent_weight, params)
     best_feature = -1
@@ -903,8 +915,10 @@ def scan_features_within_bounds(
     n_stats = parent_sums.shape[0]
     node_weights = weight_buffer[:count]
     weighted = evidence_buffer[:count]
-    left_sums = np.empty(n_stats)
-    right_sums = np.empty(n_stats)
+    if n_stats <= STACK_STATS:  # the sums on the stack: stack_scratch says why
+        left_sums, right_sums = stack_scratch(n_stats), stack_scratch(n_stats)
+    else:
+        left_sums, right_sums = np.empty(n_stats), np.empty(n_stats)
     min_samples_leaf = np.int64(rules[0])
     for c in range(features.shape[0]):
         feature = features[c]
