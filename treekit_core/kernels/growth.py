@@ -17,7 +17,9 @@ What makes the grower fast:
   row's value with it, so no node sorts anything and no scan reads X at random rows;
 * the scan of a feature gathers its rows' statistics in that order into contiguous
   buffers, then sweeps them and the feature's sorted values with running sums of
-  statistics (:func:`scan_sorted_feature`);
+  statistics (:func:`scan_sorted_feature`), held in arrays on the stack
+  (:func:`~.compiling.stack_scratch`), which LLVM knows no other array shares, so a store
+  to them does not make it reload what the sweep reads;
 * nodes are independent once their slice is known, so subtrees can grow in separate
   threads (the slices and the rows they hold are disjoint): :func:`grow_subtree` grows a
   whole subtree in one call and :mod:`.builder` hands large trees out as subtree tasks.
