@@ -361,3 +361,32 @@ def test_a_regression_criterion_written_in_python_runs_in_the_compiled_growers()
     builtin = TreeRegressor(min_samples_leaf=5).fit(data.X, data.y)
     np.testing.assert_array_equal(ours.tree_.threshold, builtin.tree_.threshold)
     np.testing.assert_array_equal(ours.predict(data.X), builtin.predict(data.X))
+
+
+def test_keeping_the_training_rows_leaves_copies_no_x():
+    """Quantiles keep every training row's leaf, found by routing the training rows at fit;
+    where every row is complete the rows are routed from X as it is (a copy of X was the
+    fit's largest allocation after the growth), and each row reaches the leaf apply says,
+    whole."""
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20_000, 20))
+    y = X[:, 0] + rng.normal(size=20_000)
+    model = TreeRegressor(max_depth=8).fit(X, y)
+    tracemalloc.start()
+    try:
+        rows, nodes, shares = model._mixtures(model.tree_, X, training=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < X.nbytes / 4
+    np.testing.assert_array_equal(rows, np.arange(X.shape[0]))
+    np.testing.assert_array_equal(nodes, model.apply(X))
+    np.testing.assert_array_equal(shares, 1.0)
+    X[::50, 3] = np.nan  # incomplete rows: routed with C4.5's shares, the others as before
+    rows, nodes, shares = model._mixtures(model.tree_, X, training=True)
+    complete = ~np.isnan(X).any(axis=1)
+    whole = np.isin(rows, np.flatnonzero(complete))
+    np.testing.assert_array_equal(nodes[whole], model.apply(X[complete]))
+    np.testing.assert_allclose(np.bincount(rows, shares), 1.0)

@@ -200,6 +200,38 @@ def test_threaded_growth_really_hands_out_subtrees(monkeypatch):
     assert_same_tree(one.tree_, many.tree_)
 
 
+def test_the_large_nodes_buffers_are_freed_before_the_subtree_tasks_run(monkeypatch):
+    """Each pool thread's buffers for the large nodes (as long as the data) are freed once
+    the large nodes are split, before the subtree tasks fill the node table, so they do
+    not add to the fit's peak memory; the tree is the one-thread tree."""
+    import weakref
+
+    from treekit_core.kernels import builder
+
+    made, alive_at_tasks = [], []
+
+    class Recorded(builder._Scratch):
+        def get(self):
+            buffers = super().get()
+            made.append(weakref.ref(buffers[0]))
+            return buffers
+
+    original = builder._Growth.subtree
+
+    def subtree(self, *args, **kwargs):
+        alive_at_tasks.append(sum(ref() is not None for ref in made))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(builder, "_Scratch", Recorded)
+    monkeypatch.setattr(builder._Growth, "subtree", subtree)
+    X, y = _data(5, 30_000, 10, 2, 50)
+    many = _fit_on_threads(2, "gini", X, y)
+    assert made and alive_at_tasks  # the large-node path and the tasks both ran
+    assert max(alive_at_tasks) == 0
+    monkeypatch.undo()
+    assert_same_tree(_fit_on_threads(1, "gini", X, y).tree_, many.tree_)
+
+
 def test_number_depth_first_numbers_pieces_like_one_thread():
     """Hand-made pieces in their blocks of one table (room for 1, 5 and 3 nodes): root
     split here, its left child a 3-node subtree, its right a leaf subtree; depth-first ids

@@ -125,7 +125,10 @@ class RegressionEstimator:
             incomplete = np.isnan(X).any(axis=1) if has_missing(X) else np.zeros(n, bool)
             complete = np.flatnonzero(~incomplete)
             if complete.size:
-                leaves = tree_leaves(tree, np.ascontiguousarray(X[complete]), complete=True)
+                # every row complete (the usual case): X as it is, not a copy of it (at
+                # 100 000 x 20 the copy was the fit's largest allocation after the growth)
+                rows_X = X if complete.size == n else X[complete]
+                leaves = tree_leaves(tree, np.ascontiguousarray(rows_X), complete=True)
                 parts.append((complete, leaves, np.ones(complete.size)))
             mixed = np.flatnonzero(incomplete)
         else:

@@ -329,6 +329,9 @@ class _Growth:
                     parent = len(pieces) - 1
                     stack.append((start + n_left, end, depth + 1, parent, 0))
                     stack.append((start, start + n_left, depth + 1, parent, 1))
+            # The large nodes' buffers (each pool thread's, as long as the data) are not
+            # needed by the tasks, which allocate their own: freed before the table fills.
+            del scratch
             # One table for the tree: a block per piece, in depth-first order, as large as
             # the most nodes the piece can make (the nodes split here one row each); each
             # task writes its subtree into its block (only the rows it fills are touched).
