@@ -29,6 +29,7 @@ import os
 import threading
 
 import numba
+import numpy as np
 from numba import types
 
 from treekit_core.kernels import first_compile
@@ -55,15 +56,12 @@ JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 STACK_STATS = 64
 
 
-def _stack_scratch(count):
-    """Python's (and ``NUMBA_DISABLE_JIT``'s) :func:`stack_scratch`: a heap array."""
-    import numpy as np
-
-    return np.empty(count)
-
-
 if JIT_DISABLED:
-    stack_scratch = _stack_scratch
+
+    def stack_scratch(count):
+        """Python's :func:`stack_scratch` (``NUMBA_DISABLE_JIT``): a heap array."""
+        return np.empty(count)
+
 else:
     from llvmlite import ir
     from numba.core import cgutils
