@@ -343,3 +343,51 @@ def test_more_statistics_than_the_stack_holds_grow_the_same_tree():
     assert_same_tree(fused.tree_, slow.tree_)
     peer = DecisionTreeClassifier(min_samples_leaf=20, random_state=0).fit(X, y)
     assert_same_as_sklearn(fused.tree_, peer.tree_)
+
+
+def test_the_table_keeps_interval_and_question_columns_only_for_trees_that_ask_for_them():
+    """Value intervals, category masks and branch counts are columns of the presorted
+    grower's table only where some feature is constrained or nominal: four columns of
+    every node of a grown-out tree otherwise (issue 38's peak memory). Worked for one,
+    two and three threads' worth of data; the tree is the node-by-node loop's either way
+    (the tests above)."""
+    from treekit_core.kernels import builder, growth
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60_000, 20))  # 1.2M cells: the threaded path on two threads
+    y = X[:, 0] + rng.normal(size=60_000)
+    n_stats = 2  # squared error: sum of y, sum of y^2
+    free, nominal = np.zeros(20), np.zeros(20, dtype=np.int64)
+    assert growth.table_width(n_stats, free, nominal) == growth.SUMS + n_stats
+    constrained = free.copy()
+    constrained[3] = -1.0
+    with_categories = nominal.copy()
+    with_categories[7] = 4
+    for signs, categories in ((constrained, nominal), (free, with_categories)):
+        width = growth.table_width(n_stats, signs, categories)
+        assert width == growth.SUMS + n_stats + len(growth.TRAILING_COLUMNS)
+
+    from treekit_core import TreeRegressor
+
+    widths = []
+    original = builder.build_table
+
+    def spy(*args, **kwargs):
+        table = original(*args, **kwargs)
+        widths.append(table.shape[1])
+        return table
+
+    builder.build_table = spy
+    try:
+        for threads in (1, 2):
+            plain = TreeRegressor(max_depth=8, n_threads=threads).fit(X, y)
+        cst = [0] * 20
+        cst[0] = 1
+        bounded = TreeRegressor(max_depth=8, monotonic_cst=cst).fit(X, y)
+    finally:
+        builder.build_table = original
+    assert widths == [growth.SUMS + n_stats] * 2 + [
+        growth.SUMS + n_stats + len(growth.TRAILING_COLUMNS)
+    ]
+    assert "value_lower" not in plain.tree_.node_fields
+    assert np.isfinite(bounded.tree_.node_fields["value_lower"]).any()

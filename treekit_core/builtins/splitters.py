@@ -255,8 +255,13 @@ class Exhaustive(Splitter):
         table holds a category mask, multi-way questions where it holds a number of
         branches, the question kinds numbered in the order the nodes first ask them (as
         the node-by-node loop numbers them); every node's value interval under monotonic
-        constraints (engine/constraints.py)."""
-        from treekit_core.kernels.growth import LEFT, trailing_column
+        constraints (engine/constraints.py). A table without those columns (no
+        constraint, no nominal feature: :func:`.growth.keeps_trailing`) asks thresholds
+        only."""
+        from treekit_core.kernels.growth import LEFT, SUMS, trailing_column
+
+        if tables[0].shape[1] == SUMS + data.n_statistics:
+            return tree_from_table(tables, data.n_features, data.n_statistics)
 
         def column(name):
             return np.ascontiguousarray(tables[0][:, trailing_column(data.n_statistics, name)])

@@ -229,19 +229,19 @@ def build_table(
     nominal=None,
 ):
     """Grow the tree with ``n_threads`` threads; returns its node table
-    (:data:`.growth.NODE_COLUMNS`, the statistics, then :data:`.growth.TRAILING_COLUMNS`;
-    nodes numbered depth first). ``criterion`` gives the
-    impurity (``type(criterion).impurity``) and ``params`` its parameters; ``evidence`` and
-    ``weight`` are the training rows' evidence and weights, ``rules`` the stopping rules as
-    :func:`.growth.rule_vector` gives them; ``presorted`` the rows sorted per feature when a
-    forest shares them (:func:`presort`). ``signs`` and ``limits``: monotonic constraints
-    (per feature, and the root's value limits: ``growth.within_bounds``); a constrained tree
-    grows in one call (the threads' large-node path keeps no intervals). ``nominal``:
-    (the criterion's compiled nominal search, :func:`.growth.best_nominal_question`;
-    categories per feature, 0 for a numeric one; the statistic column ordering the
-    categories, -1 for none; the limit of the exhaustive subset search; whether the
-    questions are multi-way) when some feature is nominal; such a tree grows in one call
-    too."""
+    (:data:`.growth.NODE_COLUMNS`, the statistics, then, with monotonic constraints or
+    nominal features, :data:`.growth.TRAILING_COLUMNS`; nodes numbered depth first).
+    ``criterion`` gives the impurity (``type(criterion).impurity``) and ``params`` its
+    parameters; ``evidence`` and ``weight`` are the training rows' evidence and weights,
+    ``rules`` the stopping rules as :func:`.growth.rule_vector` gives them; ``presorted``
+    the rows sorted per feature when a forest shares them (:func:`presort`). ``signs`` and
+    ``limits``: monotonic constraints (per feature, and the root's value limits:
+    ``growth.within_bounds``); a constrained tree grows in one call (the threads' large-node
+    path keeps no intervals). ``nominal``: (the criterion's compiled nominal search,
+    :func:`.growth.best_nominal_question`; categories per feature, 0 for a numeric one; the
+    statistic column ordering the categories, -1 for none; the limit of the exhaustive
+    subset search; whether the questions are multi-way) when some feature is nominal; such a
+    tree grows in one call too."""
     from treekit_core.kernels.specialised import criterion_kernels
 
     kernels = criterion_kernels(criterion)
@@ -259,6 +259,7 @@ def build_table(
         if nominal is not None
         else (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0, False)
     )
+    grow.width = growth.table_width(rows.shape[1] - 1, signs, grow.nominal[1])
     if (
         n_threads > 1
         and max_features >= d
@@ -277,7 +278,6 @@ class _Growth:
         self.kernels, self.params, self.values = kernels, params, values
         self.rows, self.order, self.rules = rows, order, rules
         self.goes_left = np.zeros(n_rows, dtype=np.uint8)
-        self.width = growth.SUMS + rows.shape[1] - 1 + len(growth.TRAILING_COLUMNS)
 
     def subtree(self, start, end, depth, max_features, seed, out=None):
         """The node table of the subtree of rows [start, end), written to ``out`` (rows of
@@ -367,8 +367,7 @@ class _Growth:
         count = end - start
         record = np.empty((1, self.width))
         fill_node(record[0], sums, weight, count, imp, depth)
-        # no constraint and no nominal feature on this path
-        record[0, growth.SUMS + sums.shape[0] :] = growth.TRAILING_DEFAULTS
+        # no constraint and no nominal feature on this path: no trailing columns
         if not may_split(count, weight, imp, depth, self.rules):
             return record, 0
         drops, thresholds = np.empty(d), np.empty(d)

@@ -37,6 +37,7 @@ from treekit_core.kernels.compiling import (
     f8,
     generic_jit,
     i8,
+    python_function,
     stack_scratch,
 )
 from treekit_core.numerics import EPSILON, FEATURE_THRESHOLD, PURE_TOLERANCE
@@ -100,12 +101,15 @@ NODE_COLUMNS = (
     "statistics",
 )
 LEFT, RIGHT, FEATURE, THRESHOLD, WEIGHT, N_SAMPLES, IMPURITY, DEPTH, IMPROVEMENT, SUMS = range(10)
-#: The presorted grower's table ends, after the statistics, with every node's value
-#: interval (lower, upper) of monotonic constraints, the category mask of a subset
-#: question and the number of branches of a multi-way question (each NaN where the node
-#: asks no such question): :func:`trailing_column`. A node's ``left`` is its first child
-#: and ``right`` its last; a multi-way node's children are the nodes one level deeper
-#: between them (nodes are numbered depth first, the first branch first).
+#: The presorted grower's table of a tree with monotonic constraints or nominal features
+#: (:func:`keeps_trailing`) ends, after the statistics, with every node's value interval
+#: (lower, upper) of monotonic constraints, the category mask of a subset question and the
+#: number of branches of a multi-way question (each NaN where the node asks no such
+#: question): :func:`trailing_column`. Other tables end with the statistics: four columns
+#: of a grown-out tree are a quarter of its table (64 MB at 1M rows, issue 38). A node's
+#: ``left`` is its first child and ``right`` its last; a multi-way node's children are the
+#: nodes one level deeper between them (nodes are numbered depth first, the first branch
+#: first).
 TRAILING_COLUMNS = ("value_lower", "value_upper", "category_mask", "branches")
 CATEGORY_MASK = TRAILING_COLUMNS.index("category_mask")
 BRANCHES = TRAILING_COLUMNS.index("branches")
@@ -117,6 +121,27 @@ def trailing_column(n_stats, name):
     """The index of the presorted grower's table column ``name`` (one of
     :data:`TRAILING_COLUMNS`) for ``n_stats`` statistics."""
     return SUMS + n_stats + TRAILING_COLUMNS.index(name)
+
+
+@generic_jit
+def keeps_trailing(signs, n_categories):
+    """Whether the presorted grower's table holds :data:`TRAILING_COLUMNS`: some feature
+    is under a monotonic constraint (``signs``) or nominal (``n_categories``). The one
+    rule the grower and the builder's tables follow."""
+    for f in range(signs.shape[0]):
+        if signs[f] != 0.0 or n_categories[f] > 0:
+            return True
+    return False
+
+
+def table_width(n_stats, signs, n_categories):
+    """The number of columns of the presorted grower's table for ``n_stats`` statistics
+    (:func:`keeps_trailing` says whether it ends with :data:`TRAILING_COLUMNS`; its plain
+    Python function here, as an inlined kernel has no cache and would compile in every
+    process that called it from Python)."""
+    keeps = python_function(keeps_trailing)(signs, n_categories)
+    trailing = len(TRAILING_COLUMNS) if keeps else 0
+    return SUMS + n_stats + trailing
 
 
 # -- the exhaustive threshold search --------------------------------------------
@@ -1252,12 +1277,12 @@ def grow_subtree(
     ``values`` and the entries of ``goes_left`` of the rows it holds, so disjoint subtrees
     may grow at the same time.
 
-    The table is written to ``out`` when it has rows for the most nodes the rows can make
-    with binary questions (2 x rows - 1: every leaf holds a row; the threaded builder gives
-    each subtree such a block of one table), else allocated so once, and returned as a view
-    of its nodes: the memory of nodes never made is never touched, and no table is copied
-    as it grows (only a multi-way question's empty branches can outgrow it: then it
-    doubles).
+    The table (:func:`table_width` columns) is written to ``out`` when it has that width and
+    rows for the most nodes the rows can make with binary questions (2 x rows - 1: every
+    leaf holds a row; the threaded builder gives each subtree such a block of one table),
+    else allocated so once, and returned as a view of its nodes: the memory of nodes never
+    made is never touched, and no table is copied as it grows (only a multi-way question's
+    empty branches can outgrow it: then it doubles).
 
     Monotonic constraints: ``signs`` per feature (0: free) and ``limits`` the root's value
     limits (:func:`within_bounds`); every node's interval goes to the table's
@@ -1297,10 +1322,12 @@ def grow_subtree(
         nominal_buffers(n_categories, n_stats)
     )
     width = SUMS + n_stats
+    trailing = keeps_trailing(signs, n_categories)
     most = max(2 * (end - start) - 1, 1)
     table = out
-    if out.shape[0] < most or out.shape[1] != width + len(TRAILING_COLUMNS):
-        table = np.empty((most, width + len(TRAILING_COLUMNS)))
+    columns = width + len(TRAILING_COLUMNS) if trailing else width
+    if out.shape[0] < most or out.shape[1] != columns:
+        table = np.empty((most, columns))
     stack = np.empty((64, 5), dtype=np.int64)  # start, end, depth, parent, branch
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3], stack[0, 4] = start, end, root_depth, -1, 0
     intervals = np.empty((64, 2))  # the value interval of each node on the stack
@@ -1324,9 +1351,10 @@ def grow_subtree(
         imp = impurity(sums, weight, params) if weight > 0.0 else 0.0
         count = node_end - node_start
         fill_node(table[node], sums, weight, count, imp, node_depth)
-        for c in range(len(TRAILING_DEFAULTS)):
-            table[node, width + c] = TRAILING_DEFAULTS[c]
-        table[node, width], table[node, width + 1] = lower, upper
+        if trailing:
+            for c in range(len(TRAILING_DEFAULTS)):
+                table[node, width + c] = TRAILING_DEFAULTS[c]
+            table[node, width], table[node, width + 1] = lower, upper
         if not may_split(count, weight, imp, node_depth, rules):
             continue
         node_limits[0], node_limits[1] = lower, upper
