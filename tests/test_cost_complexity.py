@@ -177,3 +177,38 @@ def test_cv_on_a_tree_that_is_only_a_root():
     model = TreeClassifier(pruner="cost_complexity", max_depth=1, min_samples_leaf=10).fit(X, y)
     path = model.pruning_path_
     assert np.isfinite(path["cv_error"]).all() and model.get_n_leaves() >= 1
+
+
+def test_the_risk_of_a_prediction_is_named_for_any_target_and_keeps_its_old_name():
+    """``risk="prediction"`` (the default) is the loss of each node's own prediction: the
+    misclassified weight of a classifier's decision, the residual sum of squares of a
+    regressor's mean. "misclassification", its name when every tree predicted classes, is
+    a synonym: the same sequence and the same pruned tree."""
+    from treekit_core import TreeRegressor
+
+    assert CostComplexity().risk == "prediction"
+    data = load_dataset("airquality", dropna=True)
+    regressor = TreeRegressor(min_samples_leaf=5).fit(data.X, data.y)
+    tree = regressor.tree_
+    rss = node_risk(tree, "prediction", None, regressor.composition_.target) * tree.weight[0]
+    means = tree.statistics[:, 0] / tree.weight  # (sum of y, sum of y^2) per node
+    np.testing.assert_allclose(rss, tree.statistics[:, 1] - tree.weight * means**2, rtol=1e-9)
+    for model, labeler in ((regressor, None), (None, Majority())):
+        if model is None:
+            wisconsin = load_dataset("wisconsin", dropna=True)
+            model = TreeClassifier(min_samples_leaf=5).fit(wisconsin.X, wisconsin.y)
+        composition = model.composition_
+        sequences = [
+            weakest_link_sequence(
+                model.tree_, node_risk(model.tree_, name, labeler, composition.target)
+            )
+            for name in ("prediction", "misclassification")
+        ]
+        np.testing.assert_array_equal(sequences[0].alphas, sequences[1].alphas)
+        np.testing.assert_array_equal(sequences[0].pruned_node, sequences[1].pruned_node)
+        alpha = float(sequences[0].alphas[len(sequences[0].alphas) // 2])
+        pruned = [
+            model.prune(alpha=alpha, risk=name) for name in ("prediction", "misclassification")
+        ]
+        assert pruned[0].get_n_leaves() == pruned[1].get_n_leaves() < model.get_n_leaves()
+        np.testing.assert_array_equal(pruned[0].tree_.feature, pruned[1].tree_.feature)

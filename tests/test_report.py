@@ -26,7 +26,7 @@ def test_the_page_holds_everything_and_needs_no_network(report):
     model, _, text = report
     tree = model.tree_
     assert text.startswith("<!DOCTYPE html>") and "</html>" in text
-    assert "pruner cost_complexity(risk=&#x27;misclassification&#x27;, cv=10" in text
+    assert "pruner cost_complexity(risk=&#x27;prediction&#x27;, cv=10" in text
     assert text.count('class="node') == tree.n_nodes
     assert text.count("<details") == int((~tree.is_leaf).sum())
     titles = re.findall(r'title="([^"]*)"', text)

@@ -137,7 +137,7 @@ def test_prune_equals_refitting_with_that_alpha(cv_model, wisconsin, which):
         pruned.predict_proba(wisconsin.X), refit.predict_proba(wisconsin.X)
     )
     assert pruned.get_params() == refit.get_params() | {
-        "pruner_params": {"risk": "misclassification", "alpha": alpha}
+        "pruner_params": {"risk": "prediction", "alpha": alpha}
     }
     # rpart's cp is alpha over the root's risk; after a JSON round trip the grown tree is kept
     loaded = TreeClassifier.from_json(cv_model.to_json())

@@ -97,8 +97,8 @@ class PruningPaths:
         (scikit-learn's units) or ``cp`` (rpart's: alpha relative to the root's risk),
         without regrowing. The grown tree is kept from fit (and in the model file), so any
         alpha works, smaller ones than the fitted pruner chose included. ``risk``:
-        "misclassification" or "impurity"; default the fitted pruner's, else
-        "misclassification" (rpart). The new estimator has ``pruner="cost_complexity"``
+        "prediction" (the loss of each node's prediction, as rpart) or "impurity"; default
+        the fitted pruner's, else "prediction". The new estimator has ``pruner="cost_complexity"``
         with that alpha, so refitting it gives the same tree."""
 
         self._check_fitted()
@@ -112,7 +112,7 @@ class PruningPaths:
             )
         fitted = self.composition_.pruner.get_params()
         if risk is None:
-            risk = fitted.get("risk", "misclassification")
+            risk = fitted.get("risk", "prediction")
         sequence = fitted.get("sequence", "weakest_link")  # rpart's snips prune as rpart
         source = getattr(self, "_grown_tree", None) or self.tree_
         if cp is not None:
@@ -230,7 +230,7 @@ class PruningPaths:
         return out
 
     def _cp_risk(self) -> str:
-        return self.composition_.pruner.get_params().get("risk", "misclassification")
+        return self.composition_.pruner.get_params().get("risk", "prediction")
 
 
 def _rows(X, rows):

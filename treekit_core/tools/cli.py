@@ -285,6 +285,7 @@ def cmd_fit(args) -> int:
         missing = np.isnan(y)
         if missing.any():  # a row without its response teaches nothing (rpart drops it too)
             X, y = X[~missing], y[~missing]
+            why += f"; {_rows_without(missing, args.target)} dropped"
     else:
         y = label_column(columns[args.target])
     print(f"task: {task} ({why}; --task to choose)")
@@ -697,9 +698,17 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def _rows_without(missing, target) -> str:
+    """How many rows lack a value of the response column ``target``, for the line that says
+    they were set aside (fit and evaluate both leave them out)."""
+    count = int(np.count_nonzero(missing))
+    return f"{count} row{'s' if count != 1 else ''} without a value of {target!r}"
+
+
 def _evaluate_regression(model, X, values, raw, names, args) -> int:
-    """``evaluate`` for a regression tree: RMSE, MAE and R^2, on the file as it is or out
-    of sample (K-fold cross-validation or a held-out fraction, shuffled with the seed)."""
+    """``evaluate`` for a regression tree: RMSE, MAE and R^2, on the file's rows that hold
+    the response (the others are left out, as fit drops them, and counted) as they are or
+    out of sample (K-fold cross-validation or a held-out fraction, shuffled with the seed)."""
     if args.plots:
         raise ValueError(
             "--plots pictures classification trees only, for now; --report "
@@ -707,12 +716,15 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
         )
     if values.dtype.kind != "f":
         raise ValueError(f"{args.data}: the target column {args.target!r} must hold numbers")
-    if np.isnan(values).any():
-        row = int(np.flatnonzero(np.isnan(values))[0])
+    missing = np.isnan(values)
+    if missing.all():
         raise ValueError(
-            f"{args.data}: the target column {args.target!r} is empty on row {row + 2}; "
-            "every evaluated row needs its true value"
+            f"{args.data}: the target column {args.target!r} is empty on every row; "
+            "evaluating needs rows with their true values"
         )
+    if missing.any():  # left out as fit drops them, and said (rpart's na.rpart likewise)
+        X, values = X[~missing], values[~missing]
+        print(f"{_rows_without(missing, args.target)} left out")
     if args.cv is not None or args.test_size is not None:
         params = _composition_for(model, args)
         order = np.random.default_rng(args.seed).permutation(values.size)

@@ -6,9 +6,13 @@ first node id on ties, exactly as scikit-learn's ``_cost_complexity_prune``. R i
 fraction of the root's training weight, so alpha has scikit-learn's units; rpart's
 complexity parameter is ``cp = alpha / R(root)``.
 
-The risk of a node is selectable: ``misclassification`` (CART, rpart, Tóth & Pataki: the
-weighted errors of the node's decision, as the labeler defines them) or ``impurity``
-(scikit-learn: weight x impurity).
+The risk of a node is selectable: ``prediction`` (CART, rpart, Tóth & Pataki: the loss of
+the node's own prediction as its target defines it, :meth:`Target.node_risk`: the weighted
+errors of the node's decision for classes, as the labeler defines them; the residual sum
+of squares for a mean; the deviance for counts and follow-up) or ``impurity``
+(scikit-learn: weight x impurity). ``misclassification``, the name the first risk had
+when every tree predicted classes, is accepted as a synonym, so settings and model files
+that name it keep their meaning.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from treekit_core.builtins.targets import ClassLabels
 from treekit_core.components import Pruner, state_array
 from treekit_core.engine.folds import stratified_folds
 
-RISKS = ("misclassification", "impurity")
+RISKS = ("prediction", "impurity", "misclassification")  # the last: "prediction"'s old name
 RULES = ("min_error", "one_se")
 
 
@@ -247,7 +251,10 @@ class CostComplexity(Pruner):
 
     Parameters
     ----------
-    risk : "misclassification" (CART, rpart) or "impurity" (scikit-learn's ccp_alpha).
+    risk : "prediction" (CART, rpart: the loss of each node's own prediction, the
+        misclassified weight of a classifier, the squared error of a regressor) or
+        "impurity" (scikit-learn's ccp_alpha); "misclassification" is "prediction"'s
+        older name.
     alpha : prune at this alpha; None chooses the subtree by cross-validation.
     cv : number of stratified folds for the choice (default 10).
     rule : "min_error" (smallest tree with the least CV error; Tóth & Pataki) or "one_se"
@@ -268,7 +275,7 @@ class CostComplexity(Pruner):
     description: ClassVar[str] = (
         "minimal cost-complexity (weakest link) pruning, alpha given or chosen by CV"
     )
-    risk: str = attrs.field(default="misclassification", validator=attrs.validators.in_(RISKS))
+    risk: str = attrs.field(default="prediction", validator=attrs.validators.in_(RISKS))
     alpha: float | None = attrs.field(default=None, validator=_check_alpha)
     cv: int = attrs.field(
         default=10, validator=[attrs.validators.instance_of(int), attrs.validators.ge(2)]
