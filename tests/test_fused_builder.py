@@ -348,9 +348,9 @@ def test_more_statistics_than_the_stack_holds_grow_the_same_tree():
 def test_the_table_keeps_interval_and_question_columns_only_for_trees_that_ask_for_them():
     """Value intervals, category masks and branch counts are columns of the presorted
     grower's table only where some feature is constrained or nominal: four columns of
-    every node of a grown-out tree otherwise (issue 38's peak memory). Worked for one,
-    two and three threads' worth of data; the tree is the node-by-node loop's either way
-    (the tests above)."""
+    every node of a grown-out tree otherwise (issue 38's peak memory). The rule, then the
+    tables a fit makes on one and on two threads (the threaded builder's blocks) and under
+    a constraint; the tree is the node-by-node loop's either way (the tests above)."""
     from treekit_core.kernels import builder, growth
 
     rng = np.random.default_rng(3)
