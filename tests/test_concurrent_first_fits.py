@@ -98,3 +98,61 @@ def test_first_fits_on_threads_succeed_with_an_empty_and_a_warm_kernel_cache(tmp
         assert result["errors"] == {}, (cache, result["errors"])
         if os.environ.get("TREEKIT_REQUIRE_PLUGINS"):
             assert result["fitted"] == sorted(COMPOSITIONS)
+
+
+#: First fits of every estimator family at once (issue 55): each family's fit path imports
+#: joblib or numba lazily, and joblib's modules import each other in a cycle, so two threads
+#: entering it at once raised ImportError or KeyError: 'joblib' in some runs.
+FAMILIES_SCRIPT = r"""
+import json, threading
+import numpy as np
+from treekit_core import (ForestClassifier, ForestRegressor, ForestSurvival, SurvivalTree,
+    TreeClassifier, TreeRegressor)
+from treekit_core.datasets import survival_array
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 4))
+labels = (X[:, 0] > 0).astype(int)
+numbers = X[:, 0] + rng.normal(size=200)
+counts = rng.poisson(np.exp(X[:, 0] / 2)).astype(float)
+follow = survival_array(rng.random(200) < 0.7, rng.exponential(np.exp(-X[:, 0])) + 0.01)
+families = {
+    "classifier": lambda: TreeClassifier(max_depth=3).fit(X, labels),
+    "regressor": lambda: TreeRegressor(max_depth=3).fit(X, numbers),
+    "absolute_error": lambda: TreeRegressor(criterion="absolute_error").fit(X, numbers),
+    "poisson": lambda: TreeRegressor(criterion="poisson", max_depth=3).fit(X, counts),
+    "logrank": lambda: SurvivalTree(max_depth=3).fit(X, follow),
+    "exponential": lambda: SurvivalTree(criterion="exponential", max_depth=3).fit(X, follow),
+    "forest": lambda: ForestClassifier(n_estimators=3, n_jobs=2, random_state=0).fit(X, labels),
+    "forest_regressor": lambda: ForestRegressor(n_estimators=3, n_jobs=2).fit(X, numbers),
+    "forest_survival": lambda: ForestSurvival(n_estimators=3, n_jobs=2).fit(X, follow),
+}
+errors = {}
+def fit(name):
+    try:
+        families[name]()
+    except BaseException as error:
+        errors.setdefault(name, repr(error))
+threads = [threading.Thread(target=fit, args=(name,)) for name in families for _ in range(2)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(json.dumps({"errors": errors, "fitted": sorted(families)}))
+"""
+
+
+def test_first_fits_of_every_family_on_threads_in_fresh_processes():
+    """Five fresh processes (the race failed one run in five here, and the first run of
+    this test on the code before the fix), each starting
+    first fits of every estimator family from two threads apiece."""
+    for run_number in range(5):
+        run = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", FAMILIES_SCRIPT],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert run.returncode == 0, run.stderr[-3000:]
+        result = json.loads(run.stdout.strip().splitlines()[-1])
+        assert result["errors"] == {}, (run_number, result["errors"])
+        assert len(result["fitted"]) == 9

@@ -48,7 +48,6 @@ from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
-from treekit_core.engine.tree_text import export_dot
 from treekit_core.estimators.decisions import Decision, OutOfFold
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
@@ -56,8 +55,13 @@ from treekit_core.estimators.inputs import class_weights, encode_target_rows
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.rpart_parms import rpart_parms
-from treekit_core.estimators.survival import ForestSurvival, SurvivalTree, concordance_index
-from treekit_core.estimators.text import export_text
+from treekit_core.estimators.survival import (
+    FollowUpWarning,
+    ForestSurvival,
+    SurvivalTree,
+    concordance_index,
+)
+from treekit_core.estimators.text import export_dot, export_text
 from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.estimators.tree_regressor import TreeRegressor
 from treekit_core.hookspecs import hookimpl
@@ -156,6 +160,7 @@ __all__ = [
     "TreeRegressor",
     "SurvivalTree",
     "ForestSurvival",
+    "FollowUpWarning",
     "concordance_index",
     "answers_at",
     "apply_tree",

@@ -11,6 +11,7 @@ import math
 from typing import ClassVar
 
 import attrs
+import numpy as np
 
 from treekit_core.components import Criterion
 
@@ -229,3 +230,14 @@ class Logrank(Criterion):
     default_target: ClassVar[str] = "survival"
     row_search: ClassVar[str] = "logrank_search"
     impurity = staticmethod(event_share_impurity)
+
+    def node_decreases(self, tree) -> np.ndarray:
+        """A split node's weight times the log-rank statistic of its cut (the
+        ``improvement`` the search stored), as an impurity criterion's node is credited its
+        weight times its impurity drop: the node's share of events is additive over the
+        children, so its decrease is 0 at every split (and importances were noise).
+        Non-negative: a cut is taken only where its statistic is positive."""
+        improvement = np.asarray(tree.node_fields.get("improvement", np.zeros(tree.n_nodes)))
+        internal = ~tree.is_leaf
+        scores = np.where(internal & np.isfinite(improvement), improvement, 0.0)
+        return tree.weight * np.maximum(scores, 0.0)

@@ -31,17 +31,22 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes) -> dict:
     ``nodes``, ``weights`` say which training row reaches which node with what weight (a
     row may reach several, with shares). Returns the arrays of a survival target's state:
     ``starts`` (n_nodes + 1 offsets into the jump arrays), ``jump_index`` (grid positions),
-    ``hazard`` and ``survival`` after each jump."""
+    ``hazard`` and ``survival`` after each jump, and ``last_index``, each node's last
+    follow-up time (a grid position; -1 for a node no row reaches): where its curve ends,
+    which survival quantiles read (:func:`survival_quantiles`)."""
     index = np.searchsorted(grid, time)
     order = np.argsort(nodes, kind="stable")
     rows, nodes, weights = rows[order], nodes[order], weights[order]
     bounds = np.searchsorted(nodes, np.arange(n_nodes + 1))
     starts, jump_index, hazard, survival = [0], [], [], []
+    last_index = np.full(n_nodes, -1, dtype=np.int64)
     for node in range(n_nodes):
         members = slice(bounds[node], bounds[node + 1])
         at = index[rows[members]]
         w = weights[members]
         died = event[rows[members]]
+        if at.size:
+            last_index[node] = at.max()
         if not died.any():
             starts.append(starts[-1])
             continue
@@ -64,7 +69,47 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes) -> dict:
         "jump_index": joined(jump_index, np.int64),
         "hazard": joined(hazard, np.float64),
         "survival": joined(survival, np.float64),
+        "last_index": last_index,
     }
+
+
+#: survival::quantile.survfit's default tolerance: a curve within it of a level is at it.
+QUANTILE_TOLERANCE = float(np.sqrt(np.finfo(np.float64).eps))
+
+
+def survival_quantiles(grid, survival, q, last_time=None) -> np.ndarray:
+    """The time each curve (a row of ``survival``, its values at the ``grid`` times, 1
+    before the first) falls to ``q``, as ``survival::quantile.survfit`` finds it at
+    ``probs = 1 - q``: the first grid time where the curve is at or below q, except where
+    it equals q (within :data:`QUANTILE_TOLERANCE`) over an interval, where it is the
+    midpoint of that interval; an interval that runs to the end of the curve ends at
+    ``last_time`` (per curve; default the last grid time), the curve's last follow-up.
+    Infinity where the curve never reaches q; 0 for q = 1."""
+    grid = np.asarray(grid, dtype=np.float64)
+    survival = np.atleast_2d(np.asarray(survival, dtype=np.float64))
+    n = survival.shape[0]
+    if last_time is None:
+        last_time = np.full(n, grid[-1] if grid.size else 0.0)
+    out = np.full(n, np.inf)
+    if q >= 1.0:
+        return np.zeros(n)
+    tol = QUANTILE_TOLERANCE
+    p = 1.0 - q  # survfit's scale: the distribution function
+    for i in range(n):
+        # survfit's points: 0 at time 0, then the distribution function at every time,
+        # each value kept at its first time only (a repeated value is a censored time)
+        cdf = np.concatenate([[0.0], 1.0 - survival[i]])
+        keep = np.concatenate([[True], np.diff(cdf) != 0])
+        times = np.concatenate([[0.0], grid])[keep]
+        values = cdf[keep]
+        first_near = np.searchsorted(values + tol, p, side="left")
+        first_past = np.searchsorted(values - tol, p, side="left")
+        if first_past >= values.size:  # never at or beyond p (beyond the tolerance)
+            if first_near < values.size and abs(p - values[-1]) < tol:
+                out[i] = (times[first_near] + last_time[i]) / 2.0
+            continue
+        out[i] = (times[first_near] + times[first_past]) / 2.0
+    return out
 
 
 def curves_on_grid(state: dict, nodes: np.ndarray, n_grid: int, which: str) -> np.ndarray:
@@ -120,6 +165,14 @@ def check_jumps(state: dict, n_nodes: int, n_grid: int, where: str) -> None:
     survival = state_array(state, "survival", (total,), where, minimum=0.0)
     if (survival > 1.0).any():
         raise ValueError(f"model file: {where}.survival holds values above 1")
+    if "last_index" in state:  # (model files written before it was kept lack it)
+        last = state_array(state, "last_index", (n_nodes,), where, minimum=-1, integer=True)
+        if (last >= n_grid).any():
+            raise ValueError(f"model file: {where}.last_index points past the {n_grid} grid times")
+        offsets = starts.astype(np.int64)
+        ends = np.flatnonzero(np.diff(offsets) > 0)
+        if (last[ends] < jumps[offsets[ends + 1] - 1]).any():
+            raise ValueError(f"model file: {where}.last_index precedes a node's last jump")
     for node in range(n_nodes):
         part = slice(int(starts[node]), int(starts[node + 1]))
         if (np.diff(jumps[part]) <= 0).any() or (np.diff(hazard[part]) < 0).any():

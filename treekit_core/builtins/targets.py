@@ -352,6 +352,10 @@ class RpartPoissonRate(PredictsOneNumber, Target):
             )
         return TargetRows(np.column_stack([events, time, logs]), None)
 
+    def observed(self, rows):
+        """Each row's observed rate, events / time (its count where the exposure is 1)."""
+        return rows[:, 0] / rows[:, 1]
+
     def rates(self, statistics):
         """The shrunk rate of every node (root first)."""
         events, time = statistics[:, 0], statistics[:, 1]
@@ -547,6 +551,11 @@ class SurvivalCurves(PredictsOneNumber, Target):
 
     def encode(self, y, n_samples, **given):
         event, time = check_survival_y(y, n_samples)
+        if n_samples and not event.any():
+            raise ValueError(
+                "y holds no event: every one of its times is censored, so no curve can fall "
+                "and no log-rank cut can be scored (scikit-survival refuses it too)"
+            )
         return TargetRows(np.column_stack([event.astype(np.float64), time]), None)
 
     def node_values(self, statistics, weights, labeler):

@@ -89,6 +89,20 @@ class Criterion(ReadsEvidence, Component):
             needs["splitter"] = frozenset(needs.get("splitter", ())) | {type(self).row_search}
         return needs
 
+    def node_decreases(self, tree) -> np.ndarray:
+        """What ``feature_importances_`` credits each node of ``tree`` with (0 at leaves),
+        in the criterion's own units: the decrease of the weighted impurity,
+        ``w_t i(t) - sum_c w_c i(c)`` over the children (scikit-learn's mean decrease in
+        impurity; :mod:`treekit_core.engine.importances` divides by the root's weight and
+        normalises). A criterion whose impurity does not measure what its splits improve
+        (a log-rank search, whose node impurity is its share of events) overrides it.
+        Called by ``feature_importances_`` once per tree."""
+        weighted = tree.weight * tree.impurity
+        decreases = np.zeros(tree.n_nodes)
+        for node in np.flatnonzero(~tree.is_leaf):
+            decreases[node] = weighted[node] - weighted[tree.children(node)].sum()
+        return decreases
+
     def impurity_params(self, n_classes: int) -> np.ndarray:
         """Parameters passed to the compiled impurity, as a float64 array. Called once per
         fit (and per pruning evaluation) with the number of classes. Default: none."""

@@ -147,6 +147,13 @@ class Target(Component):
         of a regressor, which keeps them for ``predict(X, quantiles=...)``. Default: None."""
         return None
 
+    def observed(self, rows: np.ndarray):
+        """What every row observed, on the scale of what ``predict`` returns (a number per
+        row), from the rows :meth:`encode` wrote, or None. Called by a regressor's
+        ``score`` when y has several columns (rpart's ``cbind(time, events)``: the rate).
+        Default: :meth:`responses`."""
+        return self.responses(rows)
+
     def category_order(self, sums: np.ndarray, weights: np.ndarray):
         """A score per category (``sums``: the categories' summed statistics, one row each;
         ``weights``: their weights, all > 0) whose ascending order makes the best subset

@@ -131,15 +131,21 @@ def node_labels(
     class_names=None,
     categories: dict | None = None,
     decimals: int = 4,
+    leaf_text=None,
 ) -> dict:
     """One label per node: the question (internal nodes: its branches' conditions joined
-    by " | ") or the decision and distribution (leaves), worded as in :func:`export_text`."""
+    by " | ") or the decision and distribution (leaves), worded as in :func:`export_text`
+    (``leaf_text(node)`` words a leaf instead, as there)."""
     classes = _classes(tree, class_names)
     context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals)
     labels = {}
     for node in range(tree.n_nodes):
         if tree.is_leaf[node]:
-            labels[node] = leaf_label(tree, node, classes, decimals, True)
+            labels[node] = (
+                leaf_label(tree, node, classes, decimals, True)
+                if leaf_text is None
+                else leaf_text(node)
+            )
         else:
             texts = branch_texts(tree, node, context)
             labels[node] = texts[0] if len(texts) == 2 else " | ".join(texts)
@@ -152,10 +158,12 @@ def export_dot(
     class_names=None,
     categories: dict | None = None,
     decimals: int = 4,
+    leaf_text=None,
 ) -> str:
-    """The tree in graphviz dot: one box per node (question, or decision and distribution);
-    each edge is labelled with its branch ("yes" / "no" for two-branch questions)."""
-    labels = node_labels(tree, feature_names, class_names, categories, decimals)
+    """The tree in graphviz dot: one box per node (question, or decision and distribution,
+    or ``leaf_text(node)``); each edge is labelled with its branch ("yes" / "no" for
+    two-branch questions)."""
+    labels = node_labels(tree, feature_names, class_names, categories, decimals, leaf_text)
     context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals)
     lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
     for node in range(tree.n_nodes):

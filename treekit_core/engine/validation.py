@@ -157,6 +157,25 @@ def column_keys_of(X):
     return None
 
 
+def refuse_duplicate_columns(X, name: str = "X") -> None:
+    """A DataFrame's column labels must be unique (as scikit-learn requires): ``X[label]``
+    of a repeated label is several columns, and the model would count more features than
+    X has. Arrays pass."""
+    if not _is_dataframe(X):
+        return
+    seen, repeated = set(), []
+    for label in X.columns:
+        if label in seen and label not in repeated:
+            repeated.append(label)
+        seen.add(label)
+    if repeated:
+        raise ValueError(
+            f"{name} has the column {repeated[0]!r} more than once"
+            + (f" (and {[str(r) for r in repeated[1:]]})" if len(repeated) > 1 else "")
+            + "; column names must be unique: rename or drop the repeats"
+        )
+
+
 def feature_names_of(X):
     """Column names of a DataFrame (as str), or None for arrays."""
     if _is_dataframe(X):
@@ -184,6 +203,7 @@ def check_X(
     X = densified(X, name)
     names = feature_names_of(X) if feature_names is None else feature_names
     if _is_dataframe(X):
+        refuse_duplicate_columns(X, name)
         columns = []
         for j, col in enumerate(X.columns):
             series = X[col]
@@ -409,6 +429,15 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
             f"sample_weight must be non-negative; row {int(np.flatnonzero(w < 0)[0])} is "
             f"{w[w < 0][0]}"
         )
+    tiny = (w > 0) & (w < MIN_POSITIVE_WEIGHT)
+    if tiny.any():
+        row = int(np.flatnonzero(tiny)[0])
+        raise ValueError(
+            f"sample_weight is {w[row]:g} at row {row}; a positive weight below "
+            f"{MIN_POSITIVE_WEIGHT:g} makes weighted responses subnormal (rounded to a "
+            "coarse grid, so leaf values leave the range of y): rescale the weights (a "
+            "common factor changes no tree), or give 0 to drop a row"
+        )
     with np.errstate(over="ignore"):
         total = w.sum()
     if total <= 0:
@@ -443,11 +472,14 @@ def _not_numbers(array, name, names) -> str:
 def check_survival_y(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     """(event: bool, time: float64) from censored follow-up ``y``: a structured array of
     (event, time) as scikit-survival's ``Surv`` makes it (the boolean field is the event,
-    the other the time; any field names), or a two-column array or frame of (time, event),
+    the other the time; any field names), a two-column frame named as
+    :func:`_survival_frame_in_order` reads it, or a two-column array of (time, event),
     rpart's ``Surv(time, status)`` order, the event 0/1 or boolean. Times must be finite
     and >= 0. ValueError naming ``y`` (and the field or column) otherwise."""
     if y is None:
         raise ValueError("a survival tree requires y (event, time) to be passed, got None")
+    if hasattr(y, "columns"):
+        y = _survival_frame_in_order(y)
     array = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
     if array.dtype.names is not None:
         names = array.dtype.names
@@ -495,6 +527,49 @@ def check_survival_y(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(event, dtype=bool), time
 
 
+#: Column names that say which column of a survival frame is which (compared in lower
+#: case): the names of R's survival data sets, lifelines' and scikit-survival's.
+SURVIVAL_EVENT_NAMES = frozenset({"event", "events", "status", "delta", "dead", "death", "fustat"})
+SURVIVAL_TIME_NAMES = frozenset(
+    {"time", "times", "futime", "duration", "durations", "stop", "survival_time", "follow_up"}
+)
+
+
+def _survival_frame_in_order(frame):
+    """A two-column frame of follow-up as (time, event), by its column names: a name in
+    :data:`SURVIVAL_EVENT_NAMES` or a boolean column is the event, a name in
+    :data:`SURVIVAL_TIME_NAMES` the time, in either order. Columns named otherwise are read
+    as (time, event), unless the first holds only 0 and 1 too: then which is the time is
+    anyone's guess, and the frame is refused naming its columns."""
+    columns = list(frame.columns)
+    if len(columns) != 2:
+        raise ValueError(
+            f"y has the columns {[str(c) for c in columns]}; expected two: the time and the "
+            "event (name them 'time' and 'event')"
+        )
+    lower = [str(c).strip().lower() for c in columns]
+    kinds = [getattr(frame[c], "dtype", None) for c in columns]
+    is_event = [
+        name in SURVIVAL_EVENT_NAMES or getattr(kind, "kind", "") == "b"
+        for name, kind in zip(lower, kinds, strict=True)
+    ]
+    is_time = [name in SURVIVAL_TIME_NAMES for name in lower]
+    for event_at in (0, 1):
+        time_at = 1 - event_at
+        if (is_event[event_at] and not is_event[time_at]) or (
+            is_time[time_at] and not is_time[event_at]
+        ):
+            return frame[[columns[time_at], columns[event_at]]]
+    first = np.asarray(frame[columns[0]].to_numpy(), dtype=object)
+    if all(value in (0, 1) for value in first):
+        raise ValueError(
+            f"y has the columns {[str(c) for c in columns]}, both of them 0/1, and neither "
+            "name says which is the time: name them 'time' and 'event' (or pass a "
+            "structured array as scikit-survival's Surv makes it)"
+        )
+    return frame
+
+
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -525,6 +600,10 @@ def warn_narrow_features(X, feature_names, nominal=()) -> None:
 
 #: Weight sums beyond this overflow the impurity arithmetic (squares of sums of statistics).
 MAX_TOTAL_WEIGHT = 1e150
+
+#: Positive weights below this make weighted statistics (w y, w y^2) subnormal, rounded to
+#: multiples of 5e-324: the mirror of MAX_TOTAL_WEIGHT.
+MIN_POSITIVE_WEIGHT = 1e-150
 
 
 def check_n_threads(n_threads):

@@ -78,9 +78,9 @@ def resolve_max_features(max_features, n_features: int) -> int:
 def _threads_backend() -> bool:
     """Whether joblib would run this forest's trees in threads (its default here); a
     backend of processes or a cluster set with ``joblib.parallel_backend`` is the user's."""
-    from joblib.parallel import get_active_backend
+    from treekit_core.kernels.usable_cpus import joblib_parallel
 
-    backend, _ = get_active_backend(prefer="threads")
+    backend, _ = joblib_parallel().get_active_backend(prefer="threads")
     return bool(getattr(backend, "uses_threads", False))
 
 
@@ -281,8 +281,9 @@ class ForestClassifier(ComposedEstimatorMixin):
 
     def _fit_validated(self, data, classes, composition=None, rule=None, kept=()):
         """Grow the trees on checked training data (also what CV rejection refits)."""
-        from joblib import Parallel, delayed
+        from treekit_core.kernels.usable_cpus import joblib_parallel
 
+        Parallel, delayed = joblib_parallel().Parallel, joblib_parallel().delayed
         composition = composition if composition is not None else self._make_composition()
         composition.check(data)
         self._check_forest_target(composition)
@@ -497,7 +498,9 @@ class ForestClassifier(ComposedEstimatorMixin):
         (scikit-learn's forests; :mod:`treekit_core.engine.importances`)."""
 
         self._check_fitted()
-        return forest_importances(self.estimators_, self.n_features_in_)
+        return forest_importances(
+            self.estimators_, self.n_features_in_, self.composition_.criterion
+        )
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample in every tree, n_samples x n_estimators."""

@@ -31,6 +31,7 @@ from treekit_core.engine.validation import (
     has_missing,
     kernel_layout,
     known_finite,
+    refuse_duplicate_columns,
     warn_narrow_features,
 )
 from treekit_core.estimators.errors import NotFittedError
@@ -138,6 +139,7 @@ class InputChecks:
         self, X, y, sample_weight, composition, counterexamples=None, classes=None
     ):
         X = densified(X)
+        refuse_duplicate_columns(X)
         names = feature_names_of(X)
         keys = column_keys_of(X)
         self._column_keys = (
@@ -321,6 +323,7 @@ class InputChecks:
         self._check_fitted()
         report = {} if report is None else report
         X = densified(X)
+        refuse_duplicate_columns(X)
         self._check_column_keys(X)
         names = feature_names_of(X)
         fitted_names = getattr(self, "feature_names_in_", None)

@@ -251,10 +251,38 @@ class RegressionEstimator:
             )
         return out
 
+    def _leaf_text(self, decimals: int):
+        """A leaf's value, its training rows and, where the target has a node risk, its
+        deviance (what rpart's ``print`` shows of a node: n, deviance, yval)."""
+        tree, target = self.tree_, self.composition_.target
+        risk = None
+        if "node_risk" in target.provides:
+            risk = target.node_risk(tree.statistics, tree.weight, self.composition_.labeler)
+
+        def text(node):
+            value = ", ".join(f"{v:.{decimals}f}" for v in tree.value[node])
+            deviance = "" if risk is None else f", deviance={risk[node]:.{decimals}g}"
+            return f"value: [{value}]  (n={int(tree.n_samples[node])}{deviance})"
+
+        return text
+
     def score(self, X, y, sample_weight=None) -> float:
-        """The coefficient of determination R^2 of ``predict(X)`` (:func:`r2_score`)."""
+        """The coefficient of determination R^2 of ``predict(X)`` (:func:`r2_score`)
+        against the observed response: y itself, or, for a y of several columns (rpart's
+        ``cbind(time, events)``), each row's response as the target reads it (the observed
+        rate events / time)."""
         predicted = self.predict(X)
-        truth = np.asarray(y, dtype=np.float64).reshape(predicted.shape)
+        array = np.asarray(y)
+        if array.ndim == 2 and array.shape[1] > 1 and predicted.ndim == 1:
+            target = self.composition_.target
+            truth = target.observed(target.encode(y, predicted.shape[0]).rows)
+            if truth is None:
+                raise ValueError(
+                    f"y has {array.shape[1]} columns and target {target.name!r} gives no one "
+                    "response per row to score predict(X) against"
+                )
+        else:
+            truth = np.asarray(y, dtype=np.float64).reshape(predicted.shape)
         return r2_score(truth, predicted, sample_weight)
 
     # the classifier's decisions among classes: a regressor has none of them

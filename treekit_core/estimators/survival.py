@@ -9,8 +9,11 @@ concordance index.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from treekit_core.builtins.survival_curves import survival_quantiles
 from treekit_core.engine.validation import check_survival_y
 from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.regression import RegressionEstimator
@@ -33,6 +36,31 @@ class StepFunction:
 
     def __repr__(self):
         return f"StepFunction(x={self.x!r}, y={self.y!r})"
+
+
+class FollowUpWarning(UserWarning):
+    """A prediction asked at times past the last training time: the curves there are
+    their last value, which no training row observed."""
+
+
+def warn_past_follow_up(times, grid) -> None:
+    """Warn once (:class:`FollowUpWarning`) where some of ``times`` lie past the last time
+    of ``grid``, the training times."""
+    last = float(grid[-1]) if len(grid) else 0.0
+    past = np.asarray(times)[np.asarray(times) > last]
+    if past.size:
+        warnings.warn(
+            f"{past.size} of the times asked ({_listed(past)}) lie past the last training "
+            f"time {last:g}: the curves are held at their last value there, which no "
+            "training row observed",
+            FollowUpWarning,
+            stacklevel=3,
+        )
+
+
+def _listed(values, most: int = 3) -> str:
+    shown = ", ".join(f"{v:g}" for v in values[:most])
+    return shown + (", ..." if len(values) > most else "")
 
 
 class SurvivalEstimator(RegressionEstimator):
@@ -139,11 +167,74 @@ class SurvivalEstimator(RegressionEstimator):
     def predict_survival_at(self, X, times) -> np.ndarray:
         """Every sample's survival at ``times`` (n x len(times)): the value of its survival
         function (:meth:`predict_survival_function`) at the last training time <= t, 1
-        before the first; without a step function per sample."""
+        before the first; without a step function per sample. A time past the last
+        training time gets the curve's last value, which no row observed: a
+        :class:`FollowUpWarning` says so (scikit-survival's step functions refuse such
+        times)."""
         times = np.asarray(times, dtype=np.float64).reshape(-1)
+        if not np.isfinite(times).all():
+            raise ValueError("times must be finite numbers (no NaN or infinity)")
+        warn_past_follow_up(times, self.unique_times_)
         curves = self._curves(X, "survival")
         position = np.searchsorted(self.unique_times_, times, side="right") - 1
         return np.where(position >= 0, curves[:, np.maximum(position, 0)], 1.0)
+
+    def predict_survival_time(self, X, q: float = 0.5) -> np.ndarray:
+        """Every sample's survival time at level ``q`` (0 < q <= 1; 0.5: the median): the
+        first time its survival function (:meth:`predict_survival_function`) falls to q or
+        below, except where it equals q (within sqrt(machine epsilon)) over an interval,
+        where it is that interval's midpoint (the interval at the end of a leaf's curve
+        ends at the leaf's last follow-up time); infinity where the curve never reaches
+        q. For a sample reaching one leaf, the leaf's Kaplan-Meier quantile as
+        ``survival::quantile.survfit`` gives it at ``probs = 1 - q``
+        (:func:`~treekit_core.builtins.survival_curves.survival_quantiles`)."""
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.floating, np.integer)):
+            raise ValueError(f"q must be a number in (0, 1], got {q!r}")
+        if not 0.0 < float(q) <= 1.0:
+            raise ValueError(f"q must be a number in (0, 1], got {q!r}")
+        grid = self.unique_times_
+        curves = self._curves(X, "survival")
+
+        def last_follow_up(tree, state, rows, nodes, shares, reached, n):
+            last = np.full(n, grid[-1])
+            if "last_index" in state:
+                index = np.asarray(state["last_index"], dtype=np.int64)[nodes]
+                last = np.full(n, -np.inf)
+                np.maximum.at(last, rows, np.where(index >= 0, grid[np.maximum(index, 0)], 0.0))
+            return last
+
+        # the mean of the trees' last follow-up times reached: a single tree's leaf's own
+        last_time = self._averaged(X, last_follow_up)
+        return survival_quantiles(grid, curves, float(q), last_time)
+
+    def node_median_survival(self, tree, nodes) -> np.ndarray:
+        """The median survival time of each of ``nodes`` of ``tree`` (one of this model's):
+        its own curve's, as :meth:`predict_survival_time` reads a row's."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        grid, state = self.unique_times_, tree.component_state.get("target", {})
+        curves = self.composition_.target.survival_curves(state, tree, nodes, grid)
+        last = np.full(nodes.size, grid[-1])
+        if "last_index" in state:
+            index = np.asarray(state["last_index"], dtype=np.int64)[nodes]
+            last = np.where(index >= 0, grid[np.maximum(index, 0)], grid[-1])
+        return survival_quantiles(grid, curves, 0.5, last)
+
+    def _leaf_text(self, decimals: int):
+        """A leaf's training rows, events (column 0 of both survival targets' statistics),
+        median survival time and risk score (what :meth:`predict` gives its rows), as
+        rpart's ``print`` and partykit's show a survival tree's nodes."""
+        tree = self.tree_
+        leaves = np.flatnonzero(tree.is_leaf)
+        median = dict(zip(leaves.tolist(), self.node_median_survival(tree, leaves), strict=True))
+        risk = dict(zip(leaves.tolist(), self.node_risk_values(tree)[leaves], strict=True))
+
+        def text(node):
+            return (
+                f"n={int(tree.n_samples[node])}, events={tree.statistics[node, 0]:.{decimals}g}, "
+                f"median survival={median[node]:.{decimals}g}, risk={risk[node]:.{decimals}g}"
+            )
+
+        return text
 
     def predict(self, X, quantiles=None) -> np.ndarray:
         """The risk score of every sample (higher: riskier): scikit-survival's, the sum of

@@ -1,4 +1,5 @@
-"""The public ``export_text``: a fitted estimator or a bare tree as readable rules."""
+"""The public ``export_text`` and ``export_dot``: a fitted estimator or a bare tree as
+readable rules or a graphviz picture."""
 
 from __future__ import annotations
 
@@ -32,3 +33,38 @@ def export_text(tree_or_model, *args, **kwargs) -> str:
             "show_distribution=, style=): the model gives the names"
         )
     return method(**kwargs)
+
+
+def export_dot(tree_or_model, *args, **kwargs) -> str:
+    """The tree in graphviz dot. Given a fitted single-tree estimator, its tree with its
+    feature names, classes, nominal categories and leaf wording (a regressor's values, a
+    survival tree's events and median survival; keyword argument: ``decimals``); given a
+    :class:`~treekit_core.engine.tree.Tree`,
+    :func:`treekit_core.engine.tree_text.export_dot` with the names passed."""
+    if isinstance(tree_or_model, Tree):
+        return tree_text.export_dot(tree_or_model, *args, **kwargs)
+    if hasattr(tree_or_model, "estimators_"):
+        raise TypeError(
+            "export_dot draws one tree, and a forest holds several: pass one of them, "
+            "export_dot(forest.estimators_[i], feature_names, forest.classes_)"
+        )
+    if not callable(getattr(tree_or_model, "_leaf_text", None)):
+        raise TypeError(
+            "export_dot takes a fitted tree estimator or a Tree, got "
+            f"{type(tree_or_model).__name__}"
+        )
+    if args or set(kwargs) - {"decimals"}:
+        raise TypeError(
+            "export_dot(model, ...) takes only decimals= after the model: the model gives the names"
+        )
+    model = tree_or_model
+    model._check_fitted()
+    decimals = kwargs.get("decimals", 4)
+    return tree_text.export_dot(
+        model.tree_,
+        list(model.feature_names_in_) if hasattr(model, "feature_names_in_") else None,
+        getattr(model, "classes_", None),
+        getattr(model, "categories_", {}),
+        decimals,
+        model._leaf_text(decimals),
+    )

@@ -187,7 +187,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         definition; :mod:`treekit_core.engine.importances`)."""
 
         self._check_fitted()
-        return tree_importances(self.tree_)
+        return tree_importances(self.tree_, self.composition_.criterion)
 
     def get_depth(self) -> int:
         self._check_fitted()
@@ -205,7 +205,6 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         self._check_fitted()
         names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         tree = self.tree_
-        values = not self.composition_.target.decides_with_labeler
         return export_text(
             tree,
             names,
@@ -217,17 +216,17 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
             notes=lambda node, context: self.composition_.propagator.node_notes(
                 tree, node, context
             ),
-            # a tree predicting values prints them, as scikit-learn prints a regressor's
-            leaf_text=(
-                (
-                    lambda node: (
-                        f"value: [{', '.join(f'{v:.{decimals}f}' for v in tree.value[node])}]"
-                    )
-                )
-                if values
-                else None
-            ),
+            leaf_text=self._leaf_text(decimals),
         )
+
+    def _leaf_text(self, decimals: int):
+        """What a leaf of :attr:`tree_` says in :meth:`export_text` and ``export_dot``: a
+        function of the node id, or None for the class decision and distribution. A tree
+        predicting values prints them, as scikit-learn prints a regressor's."""
+        if self.composition_.target.decides_with_labeler:
+            return None
+        tree = self.tree_
+        return lambda node: f"value: [{', '.join(f'{v:.{decimals}f}' for v in tree.value[node])}]"
 
     def _trees_payload(self) -> dict:
         grown = getattr(self, "_grown_tree", None)

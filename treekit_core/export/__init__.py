@@ -13,8 +13,7 @@ sample with a missing value follows the larger branch where treekit splits it by
 shares (``missing=``: "warn", the default, says so once; "larger_share"; "error").
 """
 
-from treekit_core.engine.tree_text import export_dot
-from treekit_core.estimators.text import export_text
+from treekit_core.estimators.text import export_dot, export_text
 from treekit_core.export.dtreeviz_adapter import dtreeviz_model
 from treekit_core.export.hard_trees import MissingValueExportWarning, NotExportableError
 from treekit_core.export.onnx_model import to_onnx

@@ -13,6 +13,8 @@ import contextlib
 import contextvars
 import math
 import os
+import sys
+import threading
 
 #: cgroup v2 and v1 files holding the CPU quota (relative to the cgroup mount).
 CGROUP_V2_MAX = "/sys/fs/cgroup/cpu.max"
@@ -75,8 +77,6 @@ def cap_numba_threads() -> None:
     The variable is set only while numba reads its configuration and removed afterwards:
     left in the environment, joblib would pass it to every worker process instead of
     dividing the CPUs among them (cpu_count // n_jobs), oversubscribing the machine."""
-    import sys
-
     if os.environ.get("NUMBA_NUM_THREADS"):
         return
     usable = usable_cpus()
@@ -93,15 +93,37 @@ def cap_numba_threads() -> None:
         numba.set_num_threads(usable)
 
 
+#: Serialises the first import of joblib: its modules import each other in a cycle, so
+#: two threads entering it at once (a process's first fits on several threads) deadlock or
+#: see a partly initialised module (``ImportError``, ``KeyError: 'joblib'``).
+_JOBLIB_IMPORT = threading.Lock()
+
+
+def _imported_whole(module) -> bool:
+    """Whether ``module`` (from ``sys.modules``, or None) has finished executing: Python
+    marks a module's spec as initialising while its code runs."""
+    spec = getattr(module, "__spec__", None)
+    return module is not None and not getattr(spec, "_initializing", False)
+
+
+def joblib_parallel():
+    """joblib's ``parallel`` module, imported once under a lock (see ``_JOBLIB_IMPORT``);
+    every fit path that needs joblib takes it from here."""
+    module = sys.modules.get("joblib.parallel")
+    if _imported_whole(module):
+        return module
+    with _JOBLIB_IMPORT:
+        import joblib.parallel
+
+        return joblib.parallel
+
+
 def fit_threads(requested=None) -> int:
     """How many threads one fit may run: numba's thread count (the usable CPUs, or the
     user's ``NUMBA_NUM_THREADS``), at most ``requested`` (an estimator's ``n_threads``;
     None or -1: no further cap), and one in a worker thread of joblib (GridSearchCV,
     cross_validate, a threaded forest), whose caller already runs one fit per CPU. A joblib
     worker *process* gets its share from joblib through ``NUMBA_NUM_THREADS``."""
-    import sys
-    import threading
-
     import numba
     from numba.np.ufunc import parallel
 
@@ -110,10 +132,11 @@ def fit_threads(requested=None) -> int:
         count = min(count, numba.get_num_threads())
     if requested is not None and requested != -1:
         count = min(count, requested)
-    if "joblib" in sys.modules and threading.current_thread() is not threading.main_thread():
-        from joblib.parallel import get_active_backend
-
-        backend, _ = get_active_backend()
+    # a joblib worker thread exists only once joblib was imported whole; a module still
+    # being imported by another thread is no sign of one (and no module to import from)
+    in_worker = threading.current_thread() is not threading.main_thread()
+    if in_worker and _imported_whole(sys.modules.get("joblib.parallel")):
+        backend, _ = joblib_parallel().get_active_backend()
         if getattr(backend, "nesting_level", 0) >= 1:
             return 1
     return max(1, count)

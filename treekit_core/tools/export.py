@@ -3,13 +3,12 @@ home of :mod:`treekit_core.engine.tree_text`, which the estimators use below thi
 
 from treekit_core.engine.tree_text import (
     branch_texts,
-    export_dot,
     j48_leaf_label,
     j48_text,
     leaf_label,
     node_labels,
 )
-from treekit_core.estimators.text import export_text
+from treekit_core.estimators.text import export_dot, export_text
 
 __all__ = [
     "branch_texts",
