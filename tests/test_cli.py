@@ -323,15 +323,18 @@ def test_first_compile_says_so_on_one_line_and_later_runs_say_nothing(tmp_path):
     assert "a first run takes about" in lines[0]
     assert "kernels of treekit_core.kernels.builder" in lines[1], first.stderr
     assert second.stderr == ""
-    # issue 37: a later run that compiles another family (prediction's routing kernels)
-    # says so once, naming it; the run after says nothing
+    # issue 37: a later run that compiles other families (the plain impurity the model
+    # file's check recomputes each node's impurity with, issue 55; prediction's routing
+    # kernels) says so once for each, naming it; the run after says nothing
     predict = [sys.executable, "-m", "treekit_core.tools.cli", "predict", str(tmp_path / "m.json")]
     predict += [str(dataset_path("haberman"))]
     third = subprocess.run(predict, capture_output=True, text=True, env=env, timeout=600)
     fourth = subprocess.run(predict, capture_output=True, text=True, env=env, timeout=600)
     assert third.returncode == fourth.returncode == 0, third.stderr
     lines = third.stderr.splitlines()
-    assert len(lines) == 1 and "compiling the kernels of treekit_core.kernels.routing" in lines[0]
+    assert len(lines) == 2, lines
+    assert "compiling the kernels of treekit_core.builtins.criteria" in lines[0]
+    assert "compiling the kernels of treekit_core.kernels.routing" in lines[1]
     assert fourth.stderr == ""
 
 
@@ -421,3 +424,31 @@ def test_the_task_can_be_chosen_and_is_said(tmp_path, capsys):
     assert main([*argv, "--criterion", "rpart_poisson"]) == 0
     assert main(["path", str(model_file)]) == 0
     assert "Root node error" in capsys.readouterr().out
+
+
+def test_the_risk_coverage_picture_draws_the_curve_evaluate_printed(tmp_path, capsys, monkeypatch):
+    """Issue 55: with --cv K --plots the picture showed the resubstitution curve, unlabelled;
+    now it draws the out-of-sample curve the figures printed, labelled with how it was made
+    (and without --cv, the resubstitution curve says so)."""
+    from treekit_core.datasets import dataset_path
+    from treekit_core.tools import plots
+
+    drawn = []
+    original = plots.plot_risk_coverage
+    monkeypatch.setattr(
+        plots,
+        "plot_risk_coverage",
+        lambda curves, ax=None: drawn.append(curves) or original(curves, ax),
+    )
+    data_file, model_file = dataset_path("haberman"), tmp_path / "model.json"
+    assert _fit(data_file, model_file, "--set", "max_depth=3", "--pruner", "none") == 0
+    base = ["evaluate", str(model_file), str(data_file), "--target", "class"]
+    assert main([*base, "--cv", "4", "--plots", str(tmp_path / "cv")]) == 0
+    out = capsys.readouterr().out
+    area = float(out.split("area under the risk-coverage curve: ")[1].split()[0])
+    ((label, curve),) = drawn[-1].items()
+    assert label == "4-fold stratified cross-validation (seed 0)"
+    assert round(curve.area, 4) == area
+    assert main([*base, "--plots", str(tmp_path / "plain")]) == 0
+    ((label, _),) = drawn[-1].items()
+    assert label == "resubstitution"

@@ -205,7 +205,8 @@ def test_a_regression_tree_and_its_residuals_are_drawn(tmp_path):
     plots.plot_tree(model, ax)
     texts = [t.get_text() for t in ax.texts]
     leaf = int(np.flatnonzero(model.tree_.is_leaf)[0])
-    assert f"value {model.tree_.value[leaf, 0]:.4g}, weight {model.tree_.weight[leaf]:.4g}" in texts
+    shown = f"value {model.tree_.value[leaf, 0]:.4g}, weight {model.tree_.weight[leaf]:.4g}"
+    assert f"{shown}\nleaf {leaf}" in texts  # the leaf's id, as apply() gives it
     assert ax.get_legend() is None and len(fig.axes) == 2  # the tree and its colour bar
     fig.savefig(tmp_path / "tree.png")
     plt.close(fig)

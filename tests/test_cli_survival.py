@@ -130,6 +130,14 @@ def test_bad_follow_up_options_are_refused(lung_csv, tmp_path, capsys):
     assert "not both" in capsys.readouterr().err
 
 
+def numbers_at_risk(axis) -> dict:
+    """(row, time) -> number, from the numbers-at-risk axis below the curves."""
+    return {
+        (int(round(text.get_position()[1])), float(text.get_position()[0])): float(text.get_text())
+        for text in axis.texts
+    }
+
+
 def test_the_kaplan_meier_picture_draws_every_leafs_curve_and_numbers_at_risk(tmp_path):
     import matplotlib
 
@@ -144,14 +152,15 @@ def test_the_kaplan_meier_picture_draws_every_leafs_curve_and_numbers_at_risk(tm
     plots.plot_survival_curves(model, data.X, data.y, ax, times=[0, 100, 200])
     leaves = model.apply(data.X)
     assert len(ax.lines) == model.get_n_leaves()
-    # each line is its leaf's Kaplan-Meier curve on the training grid
-    table = ax.tables[0]
+    # each line is its leaf's Kaplan-Meier curve on the training grid; the numbers at risk
+    # are in an axis of their own below, row k for curve k, at the times given
+    numbers = numbers_at_risk(fig.axes[1])
     for k, line in enumerate(ax.lines):
         leaf = int(ax.get_legend().get_texts()[k].get_text().split()[1])
         rows = leaves == leaf
         expected = model.predict_survival_function(data.X[rows][:1], return_array=True)[0]
         np.testing.assert_allclose(line.get_ydata()[1:], expected)
-        at_risk = [int(table[k + 1, j].get_text().get_text()) for j in range(3)]
+        at_risk = [int(numbers[k, t]) for t in (0, 100, 200)]
         assert at_risk == [int((data.y["time"][rows] >= t).sum()) for t in (0, 100, 200)]
     fig.savefig(tmp_path / "km.png", bbox_inches="tight")
     plt.close(fig)
@@ -191,12 +200,70 @@ def test_the_tree_picture_with_its_leaves_curves_beside_it(tmp_path):
     model = SurvivalTree(min_samples_leaf=25, max_depth=2).fit(data.X, data.y)
     figure = plots.plot_survival_tree(model, data.X, data.y)
     tree_ax, curve_ax = figure.axes[:2]
-    assert any("leaves" in t.get_text() or "value" in t.get_text() for t in tree_ax.texts)
+    # every leaf box says its rows, events, median survival, risk and id
+    leaf_boxes = [t.get_text() for t in tree_ax.texts if "median survival=" in t.get_text()]
+    assert len(leaf_boxes) == model.get_n_leaves()
+    assert all(box.splitlines()[-1].startswith("leaf ") for box in leaf_boxes)
     assert len(curve_ax.lines) == model.get_n_leaves()
-    at_risk = curve_ax.tables[0]
-    first = sum(float(at_risk[k + 1, 0].get_text().get_text()) for k in range(len(curve_ax.lines)))
+    numbers = numbers_at_risk(figure.axes[-1])
+    first = sum(numbers[k, 0.0] for k in range(len(curve_ax.lines)))
     # every row is at risk at time 0 (cells show 4 significant digits)
     assert first == pytest.approx(len(data.y), abs=0.05 * len(curve_ax.lines))
     figure.savefig(tmp_path / "tree_and_curves.png", bbox_inches="tight")
     plt.close(figure)
     assert (tmp_path / "tree_and_curves.png").stat().st_size > 10000
+
+
+def test_evaluate_honours_test_size_plots_and_the_default_times(lung_csv, tmp_path, capsys):
+    """Issue 55: --test-size was ignored for a survival model (resubstitution figures),
+    --plots wrote nothing, and predict and evaluate read the survival at different default
+    times on the training file."""
+    from treekit_core.tools.metrics import event_quartiles
+
+    model_path = tmp_path / "model.json"
+    survival = ["--time", "time", "--event", "status"]
+    assert main(["fit", str(lung_csv), *survival, "--out", str(model_path)]) == 0
+    capsys.readouterr()
+    argv = ["evaluate", str(model_path), str(lung_csv), *survival]
+    assert main([*argv, "--test-size", "0.3", "--plots", str(tmp_path / "pictures")]) == 0
+    out = capsys.readouterr().out
+    assert "resubstitution" not in out
+    assert "a 70%/30% split stratified by event (seed 0)" in out
+    rows = int(out.split("rows: ")[1].split()[0])
+    assert 0.25 * 227 < rows < 0.35 * 227  # the held-out rows only
+    written = sorted(p.name for p in (tmp_path / "pictures").iterdir())
+    assert "survival_curves.png" in written and "tree.png" in written
+    assert all((tmp_path / "pictures" / name).stat().st_size > 5000 for name in written)
+    # the default times: predict's header and evaluate's quartiles are the same numbers
+    predictions = tmp_path / "predictions.csv"
+    assert main(["predict", str(model_path), str(lung_csv), "--out", str(predictions)]) == 0
+    header = read_rows(predictions)[0][1:]
+    data = load_dataset("lung")
+    assert header == [f"survival_at_{t:g}" for t in event_quartiles(data.y)]
+
+
+def test_the_command_line_prunes_exponential_trees_and_prints_their_path(
+    lung_csv, tmp_path, capsys
+):
+    """Issue 55: every other tree the command line grows is pruned by default
+    (cost-complexity, 10-fold CV, 1-SE, as rpart); rpart's exponential trees now too, and
+    `treekit path` prints their cp table. Log-rank trees have no node risk: unpruned."""
+    model_path = tmp_path / "exp.json"
+    survival = ["--time", "time", "--event", "status"]
+    argv = ["fit", str(lung_csv), *survival, "--criterion", "exponential", "--out", str(model_path)]
+    assert main(argv) == 0
+    assert (
+        "pruner cost_complexity(risk='prediction', cv=10, rule='one_se'" in capsys.readouterr().out
+    )
+    assert main(["path", str(model_path)]) == 0
+    table = capsys.readouterr().out
+    assert "CP nsplit rel error  xerror    xstd" in table
+    python = SurvivalTree(
+        criterion="exponential",
+        pruner="cost_complexity",
+        pruner_params={"cv": 10, "rule": "one_se"},
+        random_state=0,
+    ).fit(load_dataset("lung").X, load_dataset("lung").y)
+    assert python.cp_table() == table
+    assert main(["fit", str(lung_csv), *survival, "--out", str(tmp_path / "lr.json")]) == 0
+    assert "pruner none" in capsys.readouterr().out

@@ -317,6 +317,8 @@ def test_model_file_records_and_checks_the_constraints():
     statistics = tampered["tree"]["statistics"]
     statistics[left] = [0.0, float(tree.weight[left])]  # all of classes_[1] on the left
     statistics[right] = [float(tree.weight[right]), 0.0]
+    # (pure children: impurity 0, which a file must say, or its impurity check refuses it)
+    tampered["tree"]["impurity"][left] = tampered["tree"]["impurity"][right] = 0.0
     opened = tampered["tree"]["node_fields"]
     opened["value_lower"] = [-1e300] * tree.n_nodes
     opened["value_upper"] = [1e300] * tree.n_nodes
@@ -325,6 +327,7 @@ def test_model_file_records_and_checks_the_constraints():
     # the same statistics within the stored intervals: clipped back into order, accepted
     clipped = json.loads(text)
     clipped["tree"]["statistics"] = statistics
+    clipped["tree"]["impurity"] = tampered["tree"]["impurity"]
     again = TreeClassifier.from_json(json.dumps(clipped))
     proba = again.predict_proba(X)[:, 1]
     assert monotonic_violation(lambda Z: again.predict_proba(Z)[:, 1], [1, -1, 0], 3) == 0.0

@@ -113,3 +113,154 @@ def test_survival_tree_text_shows_n_events_median_and_risk():
             f"risk={risk:.4g}"
         )
         assert line in text, (line, text)
+
+
+@pytest.mark.parametrize("estimator", ["TreeClassifier", "ForestClassifier"])
+def test_cross_validated_rejection_with_a_target_that_names_no_classes(estimator):
+    """The fuzz run's composition (absolute_error, cost_matrix, mdl, surrogates and
+    cross-validated rejection) raised AttributeError for classes_ in the rejection's folds:
+    a regression criterion's default target names no classes, and the folds' copies asked
+    for them. They fit now; the threshold is the one a copy fitted on all rows chooses."""
+    import treekit_core
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(60, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=60)
+    params = dict(criterion="absolute_error", reject={"keep_correct": 0.9, "cv": 2})
+    if estimator == "ForestClassifier":  # its trees vote: a value target is refused, clearly
+        with pytest.raises(ValueError, match="needs a target that decides among labels"):
+            treekit_core.ForestClassifier(n_estimators=3, **params).fit(X, y)
+        return
+    params.update(pruner="mdl", propagator="surrogate", evaluator="surrogate")
+    model = treekit_core.TreeClassifier(**params).fit(X, y)
+    assert not hasattr(model, "classes_")
+    assert np.isfinite(model.reject_threshold_)
+    assert np.isfinite(model.predict(X)).all()
+
+
+@pytest.mark.parametrize("forest", [False, True])
+def test_rpart_poisson_cross_validated_on_six_rows_with_a_nominal_column(forest):
+    """A fold without events predicts rate 0, so a held-out event's deviance is infinite;
+    a bootstrap's undrawn row (weight 0) times it was NaN, and the 1-SE choice then found
+    no subtree (IndexError). Undrawn rows count nothing; all-infinite errors choose the
+    root."""
+    from treekit_core import ForestRegressor
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": pd.Categorical(list("xyzwxy")), "b": rng.normal(size=6)})
+    y = np.column_stack([rng.uniform(0.5, 2, 6), [0, 0, 0, 2, 0, 1]])
+    params = dict(
+        criterion="rpart_poisson",
+        pruner="cost_complexity",
+        pruner_params={"cv": 2},
+        min_samples_split=2,
+        min_samples_leaf=1,
+    )
+    model = (
+        ForestRegressor(n_estimators=5, random_state=0, **params)
+        if forest
+        else TreeRegressor(**params)
+    ).fit(X, y)
+    assert np.isfinite(model.predict(X)).all()
+    for tree in model.estimators_ if forest else [model.tree_]:
+        state = tree.component_state["pruner"]
+        assert not np.isnan(state["cv_error"]).any()
+        if np.isinf(state["cv_error"]).all():
+            assert tree.n_nodes == 1
+
+
+def test_held_out_errors_count_nothing_for_rows_of_weight_zero():
+    from treekit_core.builtins.pruners.cost_complexity import held_out_errors
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20, 2))
+    y = np.column_stack([np.ones(20), np.r_[np.zeros(10), np.ones(10)]])
+    model = TreeRegressor(criterion="rpart_poisson", max_depth=1).fit(X[:10], y[:10, 1])
+    from treekit_core.engine.training_data import TrainingData
+
+    target = model.composition_.target
+    rows = target.encode(y[10:], 10).rows
+    test = TrainingData(X[10:], rows, np.r_[np.zeros(5), np.ones(5)], None)
+    train = TrainingData(X[:10], target.encode(y[:10], 10).rows, np.ones(10), None)
+    errors = held_out_errors(model.composition_, model.tree_, train, test)
+    np.testing.assert_array_equal(errors[:5], 0.0)
+    assert np.isinf(errors[5:]).all()
+
+
+# -- model files that loaded and then misbehaved ---------------------------------------
+
+
+def _tampered(model, edit):
+    import json
+
+    payload = json.loads(model.to_json())
+    edit(payload)
+    return type(model).from_json(json.dumps(payload))
+
+
+def test_an_edited_impurity_or_weight_is_refused_naming_the_node():
+    from treekit_core import ModelFileError
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    model = TreeClassifier(max_depth=3).fit(X, y)
+
+    def impurity(payload):
+        payload["tree"]["impurity"][1] = 0.9
+
+    def weight(payload):
+        payload["tree"]["weight"][2] *= 3
+
+    with pytest.raises(ModelFileError, match="field 'impurity' is 0.9 at node 1, but its"):
+        _tampered(model, impurity)
+    with pytest.raises(ModelFileError, match="at node 2, but its statistics and weight give"):
+        _tampered(model, weight)
+    again = _tampered(model, lambda payload: None)
+    np.testing.assert_array_equal(again.feature_importances_, model.feature_importances_)
+
+
+def test_a_grown_tree_that_breaks_the_monotonic_constraint_is_refused():
+    """prune() starts from the grown tree: it is checked against monotonic_cst as the
+    tree is (a pure left leaf of class 1 and right leaf of class 0 under a rising
+    feature)."""
+    from treekit_core import ModelFileError
+
+    rng = np.random.default_rng(7)
+    X = np.column_stack([rng.normal(size=400), np.zeros(400)])  # every cut on feature 0
+    y = (X[:, 0] + 0.5 * rng.normal(size=400) > 0).astype(int)
+    model = TreeClassifier(
+        monotonic_cst=[1, 0], pruner="cost_complexity", pruner_params={"alpha": 0.01}
+    ).fit(X, y)
+    grown = model._grown_tree
+    assert grown is not None and grown.n_nodes > model.tree_.n_nodes
+    node = next(
+        n
+        for n in range(grown.n_nodes)
+        if grown.feature[n] == 0 and all(grown.is_leaf[c] for c in grown.children(n))
+    )
+    left, right = (int(c) for c in grown.children(node))
+
+    def swap(payload):
+        tree = payload["grown_tree"]
+        tree["statistics"][left] = [0.0, float(grown.weight[left])]
+        tree["statistics"][right] = [float(grown.weight[right]), 0.0]
+        tree["impurity"][left] = tree["impurity"][right] = 0.0
+        tree["node_fields"]["value_lower"] = [-1e300] * grown.n_nodes
+        tree["node_fields"]["value_upper"] = [1e300] * grown.n_nodes
+
+    with pytest.raises(ModelFileError, match="grown_tree: .*constraint"):
+        _tampered(model, swap)
+
+
+def test_a_forest_whose_trees_disagree_on_the_time_grid_is_refused():
+    from treekit_core import ForestSurvival, ModelFileError
+
+    X, y = load_X_y("veteran", dropna=True)
+    forest = ForestSurvival(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+
+    def shift(payload):
+        payload["trees"][1]["component_state"]["target"]["grid"][0] = 0.0
+
+    with pytest.raises(ModelFileError, match=r"trees\[1\]: target.grid differs from trees\[0\]"):
+        _tampered(forest, shift)

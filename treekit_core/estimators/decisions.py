@@ -193,7 +193,9 @@ class Decisions:
             train = np.flatnonzero(fold != k)
             if test.size == 0 or train.size == 0:
                 continue
-            model = type(self)(**params)._fit_validated(data.subset(train), self.classes_)
+            # (a target deciding among no labels, a value target's, has no classes_)
+            classes = getattr(self, "classes_", None)
+            model = type(self)(**params)._fit_validated(data.subset(train), classes)
             scores[test], correct[test] = model._scores_and_correctness(
                 data.X[test], data.evidence[test]
             )

@@ -393,6 +393,7 @@ def read_tree(
         composition.target.check_tree(tree, labels)
     except ValueError as exc:
         raise ModelFileError(f"{where}: {exc}") from None
+    _check_impurity(tree, composition.criterion, where)
     state = tree.component_state
     if not isinstance(state, dict):
         raise ModelFileError(f"{where}: 'component_state' must be an object")
@@ -406,9 +407,35 @@ def read_tree(
     return tree
 
 
-def _check_constraints(model, trees, names) -> None:
+#: How far a file's node impurity may stray from what its statistics give: a fitted tree's
+#: are the criterion's own values (equal to the last bit); this allows a file another
+#: build wrote.
+IMPURITY_TOLERANCE = 1e-9
+
+
+def _check_impurity(tree, criterion, where: str) -> None:
+    """Every node's impurity must be what the criterion gives its statistics and weight
+    (importances and impurity-based pruning read it): an edited one would make
+    ``feature_importances_`` negative or NaN."""
+    impurity = criterion.compiled_impurity()
+    statistics = np.ascontiguousarray(tree.statistics, dtype=np.float64)
+    params = criterion.impurity_params(statistics.shape[1])
+    weight = tree.weight
+    for node in range(tree.n_nodes):
+        expected = impurity(statistics[node], float(weight[node]), params)
+        stored = tree.impurity[node]
+        if not abs(stored - expected) <= IMPURITY_TOLERANCE * (abs(expected) + 1e-12):
+            raise ModelFileError(
+                f"{where}: field 'impurity' is {float(stored)!r} at node {node}, but its "
+                f"statistics and weight give {float(expected)!r} (criterion "
+                f"{criterion.name!r})"
+            )
+
+
+def _check_constraints(model, trees, names, grown=None) -> None:
     """The constraints the file's parameters name, resolved against its features, and
-    kept by every tree it holds (``engine.constraints.check_tree_constraints``)."""
+    kept by every tree it holds (``engine.constraints.check_tree_constraints``), the grown
+    tree that ``prune`` starts from (``grown``) too."""
     try:
         constraints = resolve_constraints(
             getattr(model, "monotonic_cst", None),
@@ -425,6 +452,11 @@ def _check_constraints(model, trees, names) -> None:
         except ValueError as exc:
             where = "tree" if len(trees) == 1 else f"trees[{index}]"
             raise ModelFileError(f"model file: {where}: {exc}") from None
+    if grown is not None:
+        try:
+            check_tree_constraints(grown, constraints, model.composition_.target)
+        except ValueError as exc:
+            raise ModelFileError(f"model file: grown_tree: {exc}") from None
 
 
 def read_categories(payload: dict, n_features: int) -> dict:
@@ -605,7 +637,8 @@ class ModelFile:
                     f"model file: 'feature_names' must list {model.n_features_in_} names (strings)"
                 )
             model.feature_names_in_ = np.asarray(names, dtype=object)
-        _check_constraints(model, trees, names)
+        grown = getattr(model, "_grown_tree", None)  # what prune() starts from
+        _check_constraints(model, trees, names, grown)
         keys = payload.get("column_keys")
         if keys is not None:
             if (

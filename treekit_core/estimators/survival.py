@@ -15,6 +15,7 @@ import numpy as np
 
 from treekit_core.builtins.survival_curves import survival_quantiles
 from treekit_core.engine.validation import check_survival_y
+from treekit_core.estimators import model_file
 from treekit_core.estimators.forest import ForestClassifier
 from treekit_core.estimators.regression import RegressionEstimator
 from treekit_core.estimators.tree_classifier import TreeClassifier
@@ -89,6 +90,24 @@ class SurvivalEstimator(RegressionEstimator):
         grown = getattr(self, "_grown_tree", None)
         if grown is not None and not target.state_per_node:
             grown.component_state["target"] = self.tree_.component_state["target"]
+
+    def _read_trees(self, payload, composition, labels) -> list:
+        """The trees a model file holds (the base's reading), which must share one time
+        grid: every curve is read on ``unique_times_``, the first tree's."""
+        trees = super()._read_trees(payload, composition, labels)
+        first = trees[0].component_state.get("target", {})
+        for index, tree in enumerate(trees[1:], start=1):
+            state = tree.component_state.get("target", {})
+            for name in ("grid", "is_event_time"):
+                if not np.array_equal(
+                    np.asarray(state.get(name, []), dtype=np.float64),
+                    np.asarray(first.get(name, []), dtype=np.float64),
+                ):
+                    raise model_file.ModelFileError(
+                        f"model file: trees[{index}]: target.{name} differs from trees[0]'s; "
+                        "the trees of one model share the training times"
+                    )
+        return trees
 
     @property
     def unique_times_(self) -> np.ndarray:

@@ -37,6 +37,7 @@ from treekit_core.tools.export import export_text
 from treekit_core.tools.metrics import (
     diagnostic_report,
     event_quartiles,
+    event_time_quartiles,
     regression_figures,
     survival_figures,
 )
@@ -252,9 +253,26 @@ def _fit_survival(args, columns, header, raw) -> int:
         model = SurvivalTree(
             **chosen, **components, **estimator, categorical_features=nominal or None
         )
+        if "pruner" not in chosen and _has_node_risk(model):
+            # pruned by default as every other tree the command line grows (rpart's
+            # exponential trees; a target without a node risk, log-rank's, cannot be)
+            model.set_params(
+                pruner=CLI_PRUNER,
+                pruner_params={**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})},
+                random_state=estimator.get("random_state", 0),
+            )
     with observing_progress():
         model.fit(X, y)
     return _write_model(model, args, raw, names, X.shape[0])
+
+
+def _has_node_risk(model) -> bool:
+    """Whether the model's target measures a node's risk, which cost-complexity pruning
+    weighs (the composition says; an unknown component is fit's to refuse)."""
+    try:
+        return "node_risk" in model._make_composition().target.provides
+    except Exception:  # noqa: BLE001 - fit refuses it, naming it
+        return False
 
 
 def cmd_fit(args) -> int:
@@ -480,7 +498,8 @@ def cmd_predict(args) -> int:
 
 def _survival_times(model, text):
     """The times of ``--times`` (comma-separated numbers), or the quartiles of the model's
-    training event times."""
+    training event times (:func:`event_time_quartiles`; ``evaluate`` reads the quartiles
+    of its file's, which are the same on the training file)."""
     if text:
         try:
             times = np.array([float(v) for v in text.split(",")])
@@ -489,8 +508,7 @@ def _survival_times(model, text):
         if not (np.isfinite(times).all() and (times >= 0).all()):
             raise ValueError(f"--times must be finite numbers >= 0, got {text!r}")
         return times
-    events = model.unique_times_[model.is_event_time_]
-    return np.unique(np.quantile(events, [0.25, 0.5, 0.75], method="inverted_cdf"))
+    return event_time_quartiles(model.unique_times_[model.is_event_time_])
 
 
 def _evaluate_survival(model, X, columns, args, raw, names) -> int:
@@ -499,31 +517,46 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
     censoring weights), on the file as it is or out of sample (K-fold CV)."""
     y, kept = follow_up(columns, args, args.data)
     X = X[kept]
+    events = y["event"].astype(np.int64)
     if args.cv is not None:
         if not (isinstance(args.cv, int) and args.cv >= 2):
             raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
-        fold = stratified_folds(
-            y["event"].astype(np.int64), args.cv, np.random.default_rng(args.seed)
-        )
-        risk = np.empty(len(y))
-        survival_parts = []
-        params = _composition_for(model, args)
-        for k in range(args.cv):
-            test = np.flatnonzero(fold == k)
-            fitted = type(model)(**params).fit(X[fold != k], y[fold != k])
-            risk[test] = fitted.predict(X[test])
-            survival_parts.append((test, fitted))
+        fold = stratified_folds(events, args.cv, np.random.default_rng(args.seed))
+        splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(args.cv)]
         what = f"{args.cv}-fold cross-validation stratified by event (seed {args.seed})"
+    elif args.test_size is not None:
+        if not 0.0 < args.test_size < 1.0:
+            raise ValueError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
+        splits = [stratified_split(events, args.test_size, args.seed)]
+        what = (
+            f"a {1 - args.test_size:.0%}/{args.test_size:.0%} split stratified by event "
+            f"(seed {args.seed})"
+        )
     else:
-        risk = model.predict(X)
-        survival_parts = [(np.arange(len(y)), model)]
+        splits = None
         what = f"the model as saved, on {args.data}"
         if _warn_if_resubstitution(args, raw, names):
             what += " (the training rows: resubstitution figures)"
-    times = event_quartiles(y)
+    if splits is None:
+        parts = [(np.arange(len(y)), model)]
+    else:
+        params = _composition_for(model, args)
+        parts = [
+            (test, type(model)(**params).fit(X[train], y[train]))
+            for train, test in splits
+            if test.size
+        ]
+    evaluated = np.concatenate([rows for rows, _ in parts])
+    X, y = X[evaluated], y[evaluated]  # the held-out rows, in the order of the parts
+    times = _survival_times(model, args.times) if args.times else event_quartiles(y)
+    risk = np.empty(len(y))
     survival = np.empty((len(y), times.size))
-    for rows, fitted in survival_parts:
-        survival[rows] = fitted.predict_survival_at(X[rows], times)
+    start = 0
+    for rows, fitted in parts:
+        block = slice(start, start + rows.size)
+        risk[block] = fitted.predict(X[block])
+        survival[block] = fitted.predict_survival_at(X[block], times)
+        start += rows.size
     figures = survival_figures(y, risk, survival, times)
     print(f"{what}; composition: {composition_line(model)}")
     print(f"rows: {figures['rows']} ({figures['events']} events)")
@@ -533,6 +566,9 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
             f" (at the event-time quartiles {listed})" if "Brier" in name or "AUC" in name else ""
         )
         print(f"{name}{where}: {value:.4f}")
+    if args.plots:
+        written = plots.write_survival_plots(model, X, y, args.plots, what)
+        print("wrote " + ", ".join(str(p) for p in written))
     if args.report:
         page = html_report(
             model,
@@ -678,7 +714,11 @@ def cmd_evaluate(args) -> int:
         print(f"  {t:>12.6g}  {c:6.3f}  {r:6.3f}")
     print(f"area under the risk-coverage curve: {curve.area:.4f}")
     if args.plots:
-        written = plots.write_evaluation_plots(model, X, y, args.plots)
+        # the risk-coverage curve of the figures printed (out of sample where they are)
+        label = "resubstitution" if args.cv is None and args.test_size is None else what
+        written = plots.write_evaluation_plots(
+            model, X, y, args.plots, curves={label: figures["curve"]}
+        )
         print("wrote " + ", ".join(str(p) for p in written))
     if args.report:
         cross_validated = None
@@ -787,7 +827,10 @@ def _warn_if_resubstitution(args, raw, names) -> bool:
         "resubstitution figures, optimistic by construction; use --cv K or "
         "--test-size F (or a file the model has not seen) for honest ones"
     )
-    print(warning, file=sys.stderr)
+    # on stdout with the figures it qualifies, and on stderr for whoever redirects stdout;
+    # once where both streams are one terminal
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        print(warning, file=sys.stderr)
     print(warning)
     return True
 
@@ -911,6 +954,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="refit on a stratified 1-F of DATA and evaluate on the rest",
     )
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the folds / split")
+    evaluate.add_argument(
+        "--times",
+        default=None,
+        help="survival models: times to read the Brier score and AUC at (comma-separated; "
+        "default the quartiles of the file's event times, the ones predict uses on the "
+        "training file)",
+    )
     for kind in OPTION_KINDS:
         evaluate.add_argument(
             f"--{kind}", default=None, help=f"with --cv / --test-size: another {kind}"

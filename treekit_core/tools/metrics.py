@@ -368,12 +368,23 @@ def cumulative_dynamic_auc(survival_train, survival_test, estimate, times, tied_
     return scores, float((scores * drops).sum() / (1.0 - survival[-1]))
 
 
+def event_time_quartiles(event_times) -> np.ndarray:
+    """The quartiles of the distinct ``event_times`` (each an event time: numpy's inverted
+    distribution function), distinct: the default times of ``treekit predict`` (on a
+    model's training event times) and ``treekit evaluate`` (on the file's), so the two
+    agree on the training file."""
+    distinct = np.unique(np.asarray(event_times, dtype=np.float64))
+    if distinct.size == 0:
+        return distinct
+    return np.unique(np.quantile(distinct, [0.25, 0.5, 0.75], method="inverted_cdf"))
+
+
 def event_quartiles(y) -> np.ndarray:
-    """The times the survival figures are read at: the quartiles of the event times of
-    follow-up ``y`` that lie within it ([first time, last time[), distinct."""
+    """The times the survival figures are read at: :func:`event_time_quartiles` of the
+    event times of follow-up ``y``, those within it ([first time, last time[)."""
     event, time = check_survival_y(y, len(y))
-    times = np.quantile(time[event], [0.25, 0.5, 0.75])
-    return np.unique(times[(times >= time.min()) & (times < time.max())])
+    times = event_time_quartiles(time[event])
+    return times[(times >= time.min()) & (times < time.max())]
 
 
 def survival_figures(y, risk, survival, times) -> dict:

@@ -26,6 +26,7 @@ from treekit_core.engine.tree_text import _names, node_labels
 from treekit_core.engine.validation import check_survival_y
 from treekit_core.registry import get_registry
 from treekit_core.tools.node_style import class_rgb, edge_labels, node_rgb
+from treekit_core.tools.picture_layout import shrink_until_apart
 
 
 def _pyplot():
@@ -81,8 +82,19 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
     categories = getattr(model, "categories_", {})
-    # a regression tree: its values on a colour scale instead of classes
-    values = None if hasattr(model, "classes_") else tree.value[:, 0]
+    # a regression tree: its values on a colour scale instead of classes; a survival tree:
+    # its nodes' risk scores, and its leaves worded as its text words them
+    values, value_name, leaf_words = None, "node value", None
+    if hasattr(model, "node_risk_values"):
+        values, value_name = model.node_risk_values(tree), "risk score"
+        words = model._leaf_text(4)
+
+        def leaf_words(node):  # "n=.., events=.." on the first line, the rest one a line
+            parts = words(node).split(", ")
+            return "\n".join([", ".join(parts[:2]), *parts[2:]])
+
+    elif not hasattr(model, "classes_"):
+        values = tree.value[:, 0]
     texts = node_labels(tree, names, getattr(model, "classes_", None), categories, decimals=4)
     context = QuestionTextContext(_names(tree, names), categories or {}, 3)
     limit = shown_depth(tree, max_leaves)
@@ -107,6 +119,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     depth = limit
     if ax is None:
         _, ax = plt.subplots(figsize=tree_figure_size(tree, max_leaves))
+    drawn_texts = []
     for node, (x, y) in positions.items():
         truncated = not tree.is_leaf[node] and -y >= limit
         if not tree.is_leaf[node] and not truncated:
@@ -115,7 +128,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             ):
                 cx, cy = positions[int(child)]
                 ax.plot([x, cx], [y, cy], color="0.45", lw=1, zorder=1)
-                ax.text(
+                edge_text = ax.text(
                     (x + cx) / 2,
                     (y + cy) / 2,
                     label,
@@ -126,11 +139,14 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
                     zorder=3,
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"},
                 )
+                drawn_texts.append(edge_text)
         decided = int(tree.decision[node])
         share = f"{tree.value[node].max():.0%} of weight {tree.weight[node]:.4g}"
         if values is not None:
             share = f"value {values[node]:.4g}, weight {tree.weight[node]:.4g}"
-        if values is not None and (truncated or tree.is_leaf[node]):
+        if leaf_words is not None and tree.is_leaf[node]:
+            text = leaf_words(node)
+        elif values is not None and (truncated or tree.is_leaf[node]):
             text = (f"{int(leaves_under[node])} leaves below\n" if truncated else "") + share
         elif truncated:
             below = int(leaves_under[node])
@@ -139,7 +155,9 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             text = f"{_class_text(model, decided)}\n{share}"
         else:
             text = "\n".join(textwrap.wrap(texts[node], 28))
-        ax.text(
+        if tree.is_leaf[node]:
+            text += f"\nleaf {node}"  # the id the survival curves' legend and apply() use
+        box = ax.text(
             x,
             y,
             text,
@@ -154,11 +172,13 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
                 "ls": "--" if truncated or tree.decision[node] < 0 else "-",
             },
         )
+        drawn_texts.append(box)
     if values is not None:
+        # the bar shows the part of the colour map the boxes use (value_rgb's)
         scale = plt.cm.ScalarMappable(
-            cmap=VALUE_COLOURS, norm=plt.Normalize(values.min(), values.max())
+            cmap=box_value_colours(), norm=plt.Normalize(values.min(), values.max())
         )
-        ax.figure.colorbar(scale, ax=ax, fraction=0.03, pad=0.01, label="node value")
+        ax.figure.colorbar(scale, ax=ax, fraction=0.03, pad=0.01, label=value_name)
         handles = None
     else:
         handles = [
@@ -182,6 +202,7 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     ax.set_xlim(-0.8, max(counter[0] - 0.2, 0.8))
     ax.set_ylim(-depth - 0.6, 0.6)
     ax.axis("off")
+    shrink_until_apart(ax.figure, drawn_texts)
     return ax
 
 
@@ -189,12 +210,26 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
 VALUE_COLOURS = "YlGnBu"
 
 
-def value_rgb(values, node):
-    """A node's value on :data:`VALUE_COLOURS`, kept light enough to read text on."""
+#: The part of :data:`VALUE_COLOURS` boxes use: light enough to read text on.
+VALUE_COLOUR_SPAN = (0.1, 0.7)
+
+
+def box_value_colours():
+    """:data:`VALUE_COLOURS` cut to :data:`VALUE_COLOUR_SPAN`: the colours of the boxes,
+    which the colour bar shows."""
     plt = _pyplot()
+    from matplotlib.colors import ListedColormap
+
+    low, high = VALUE_COLOUR_SPAN
+    return ListedColormap(plt.get_cmap(VALUE_COLOURS)(np.linspace(low, high, 256)))
+
+
+def value_rgb(values, node):
+    """A node's value on :func:`box_value_colours` (the lowest value its first colour)."""
     span = values.max() - values.min()
     share = (values[node] - values.min()) / span if span > 0 else 0.5
-    return plt.get_cmap(VALUE_COLOURS)(0.1 + 0.6 * share)
+    low, high = VALUE_COLOUR_SPAN
+    return _pyplot().get_cmap(VALUE_COLOURS)(low + (high - low) * share)
 
 
 def plot_residuals(model, X, y, ax=None):
@@ -219,61 +254,154 @@ def draw_residuals(predicted, residual, ax=None, title: bool = True):
     return ax
 
 
-def plot_survival_curves(model, X, y, ax=None, times=None, max_leaves: int = 8):
-    """Every leaf's Kaplan-Meier survival curve (a survival tree's), at most ``max_leaves``
-    of the largest, with the numbers at risk below the axis at ``times`` (default: five
-    times across the follow-up), as clinical papers print them. The rows of X count in
-    the leaves they reach (a row missing a tested value by its training shares); ``y``:
-    their follow-up ((event, time))."""
+def plot_survival_curves(
+    model, X, y, ax=None, times=None, max_leaves: int = 8, groups: int = 3, leaves=None
+):
+    """Survival curves with the numbers at risk below them, as clinical papers print them.
+
+    A survival tree: every leaf's Kaplan-Meier curve (at most ``max_leaves`` of the
+    largest; the legend names each leaf by its id, as :func:`plot_tree` labels it); the
+    rows of X count in the leaves they reach (a row missing a tested value by its training
+    shares); ``leaves``: the leaves that may be shown (default every leaf; a tree picture
+    beside the curves passes those it draws).
+
+    A forest has no leaves to show: its rows are cut into ``groups`` groups by their
+    predicted risk (equal shares, highest risk last), each drawn as its rows' mean
+    predicted survival (solid) and their Kaplan-Meier curve (dashed): how well the forest
+    separates and calibrates.
+
+    ``y``: the rows' follow-up ((event, time)); ``times``: where the numbers at risk are
+    counted (default five times across the follow-up). The numbers sit in an axis of their
+    own below the curves, and the legend beside them, so neither covers a curve."""
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+
     plt = _pyplot()
     event, time = check_survival_y(y, np.shape(X)[0])
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5))
-    # each row's share in each leaf it reaches (several, by the training shares, where a
-    # tested value is missing)
-    rows, nodes, shares = model._mixtures(model.tree_, np.asarray(X, dtype=np.float64))
-    weight = Counter()
-    for node, share in zip(nodes.tolist(), shares.tolist(), strict=True):
-        weight[node] += share
-    shown = [leaf for leaf, _ in weight.most_common(max_leaves)]
+        _, ax = plt.subplots(figsize=(8, 5.5))
+    X = np.asarray(X, dtype=np.float64)
     grid = model.unique_times_
-    curves = model.composition_.target.survival_curves(
-        model.tree_.component_state["target"], model.tree_, np.array(shown), grid
-    )
+    if hasattr(model, "tree_"):
+        shown, curves, members = _leaf_curves(model, X, grid, max_leaves, leaves)
+        title = "survival by leaf (Kaplan-Meier)"
+    else:
+        shown, curves, members = _risk_group_curves(model, X, event, time, grid, groups)
+        title = f"survival by predicted-risk group ({len(shown)} groups)"
     times = np.linspace(0.0, time.max(), 5) if times is None else np.asarray(times, float)
     table = []
-    for k, leaf in enumerate(shown):
-        at, share = rows[nodes == leaf], shares[nodes == leaf]
-        label = f"leaf {leaf} (n={share.sum():.4g}, events {share[event[at]].sum():.4g})"
-        ax.step(np.r_[0.0, grid], np.r_[1.0, curves[k]], where="post", color=f"C{k}", label=label)
-        table.append([f"{share[time[at] >= t].sum():.4g}" for t in times])
-    ax.set_xlabel("time")
-    ax.set_ylabel("survival (Kaplan-Meier)")
+    for k, (label, curve, (rows, share)) in enumerate(zip(shown, curves, members, strict=True)):
+        ax.step(np.r_[0.0, grid], np.r_[1.0, curve], where="post", color=f"C{k}", label=label)
+        if not hasattr(model, "tree_"):
+            observed = _kaplan_meier(event[rows], time[rows], grid)
+            ax.step(np.r_[0.0, grid], np.r_[1.0, observed], where="post", color=f"C{k}", ls="--")
+        table.append([f"{share[time[rows] >= t].sum():.4g}" for t in times])
+    ax.set_ylabel("survival")
     ax.set_ylim(0.0, 1.02)
-    ax.legend(fontsize=7, loc="upper right")
-    ax.set_title("survival by leaf; numbers at risk below", fontsize=9)
-    at_risk = ax.table(
-        cellText=table,
-        rowLabels=[f"leaf {leaf}" for leaf in shown],
-        colLabels=[f"{t:.4g}" for t in times],
-        loc="bottom",
-        bbox=[0.0, -0.25 - 0.07 * len(shown), 1.0, 0.07 * (len(shown) + 1)],
+    end = max(float(time.max()), float(times.max())) or 1.0
+    ax.set_xlim(-0.06 * end, 1.04 * end)  # room for the numbers at time 0
+    ax.set_title(title, fontsize=9)
+    legend = ax.legend(
+        fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0
     )
-    at_risk.set_fontsize(7)
+    if not hasattr(model, "tree_"):
+        legend.set_title("solid: predicted\ndashed: Kaplan-Meier", prop={"size": 7})
+    # the numbers at risk: an axis of their own below the curves, sharing their time axis
+    below = make_axes_locatable(ax).append_axes(
+        "bottom", size=0.22 * (len(shown) + 1), pad=0.45, sharex=ax
+    )
+    ax.tick_params(labelbottom=True)
+    ax.set_xlabel("time", fontsize=8)
+    below.set_ylim(len(shown) - 0.5, -0.5)
+    below.set_yticks(range(len(shown)))
+    below.set_yticklabels([label.split(" (")[0] for label in shown], fontsize=7)
+    for k, tick in enumerate(below.get_yticklabels()):
+        tick.set_color(f"C{k}")
+    for k, row in enumerate(table):
+        for t, value in zip(times, row, strict=True):
+            below.text(t, k, value, ha="center", va="center", fontsize=7)
+    below.set_title("numbers at risk", fontsize=7, loc="left")
+    below.tick_params(axis="x", labelbottom=False, length=0)
+    below.tick_params(axis="y", length=0)
+    for spine in below.spines.values():
+        spine.set_visible(False)
     return ax
 
 
-def plot_survival_tree(model, X, y, figsize=(14, 6)):
-    """A survival tree's picture (:func:`plot_tree`; a node's value is its share of
-    events) with its leaves' Kaplan-Meier curves and numbers at risk beside it
-    (:func:`plot_survival_curves` on ``X``, ``y``). Returns the figure."""
-    plt = _pyplot()
-    fig, (tree_ax, curve_ax) = plt.subplots(
-        1, 2, figsize=figsize, gridspec_kw={"width_ratios": [3, 2]}
+def _leaf_curves(model, X, grid, max_leaves, allowed=None):
+    """(labels, curves, (rows, shares) per curve) of a tree's largest leaves on X (of the
+    ``allowed`` ones, where given)."""
+    rows, nodes, shares = model._mixtures(model.tree_, X)
+    allowed = None if allowed is None else set(np.asarray(allowed).tolist())
+    weight = Counter()
+    for node, share in zip(nodes.tolist(), shares.tolist(), strict=True):
+        if allowed is None or node in allowed:
+            weight[node] += share
+    leaves = [leaf for leaf, _ in weight.most_common(max_leaves)]
+    curves = model.composition_.target.survival_curves(
+        model.tree_.component_state["target"], model.tree_, np.array(leaves), grid
     )
-    plot_tree(model, tree_ax)
-    plot_survival_curves(model, X, y, curve_ax)
+    members = [(rows[nodes == leaf], shares[nodes == leaf]) for leaf in leaves]
+    labels = [
+        f"leaf {leaf} (n={share.sum():.4g})"
+        for leaf, (_, share) in zip(leaves, members, strict=True)
+    ]
+    return labels, curves, members
+
+
+def _risk_group_curves(model, X, event, time, grid, groups):
+    """(labels, mean predicted survival, (rows, unit shares)) of X's rows cut into
+    ``groups`` equal groups by predicted risk, lowest risk first."""
+    if not (isinstance(groups, int) and groups >= 1):
+        raise ValueError(f"groups must be an int >= 1, got {groups!r}")
+    risk = model.predict(X)
+    order = np.argsort(risk, kind="stable")
+    parts = [part for part in np.array_split(order, min(groups, len(order))) if part.size]
+    survival = model.predict_survival_function(X, return_array=True)
+    labels, curves, members = [], [], []
+    for k, rows in enumerate(parts):
+        low, high = risk[rows].min(), risk[rows].max()
+        labels.append(f"group {k + 1} (n={rows.size}, risk {low:.3g}-{high:.3g})")
+        curves.append(survival[rows].mean(axis=0))
+        members.append((rows, np.ones(rows.size)))
+    return labels, np.asarray(curves), members
+
+
+def _kaplan_meier(event, time, grid) -> np.ndarray:
+    """The Kaplan-Meier survival of (event, time) rows at the ``grid`` times."""
+    order = np.argsort(time, kind="stable")
+    event, time = event[order], time[order]
+    distinct, first = np.unique(time, return_index=True)
+    at_risk = time.size - first
+    deaths = np.add.reduceat(event.astype(np.float64), first) if time.size else np.zeros(0)
+    steps = np.cumprod(1.0 - deaths / at_risk)
+    position = np.searchsorted(distinct, grid, side="right") - 1
+    return np.where(position >= 0, steps[np.maximum(position, 0)], 1.0)
+
+
+def plot_survival_tree(model, X, y, figsize=None, max_leaves: int = 8):
+    """A survival tree's picture (:func:`plot_tree`: boxes coloured by the nodes' risk
+    scores, leaves with their rows, events, median survival and id) beside its leaves'
+    Kaplan-Meier curves and numbers at risk (:func:`plot_survival_curves` on ``X``,
+    ``y``), both showing at most ``max_leaves`` leaves, their legend naming the leaf ids
+    the boxes carry. The figure is as wide as the tree needs. Returns the figure."""
+    plt = _pyplot()
+    if figsize is None:
+        tree_width, tree_height = tree_figure_size(model.tree_, max_leaves)
+        figsize = (tree_width + 7.5, max(tree_height, 5.5))
+    fig, (tree_ax, curve_ax) = plt.subplots(
+        1, 2, figsize=figsize, gridspec_kw={"width_ratios": [figsize[0] - 7.5, 7.5]}
+    )
+    plot_tree(model, tree_ax, max_leaves=max_leaves)
+    tree = model.tree_
+    drawn = np.flatnonzero(tree.is_leaf & (tree.depth <= shown_depth(tree, max_leaves)))
+    plot_survival_curves(model, X, y, curve_ax, max_leaves=max_leaves, leaves=drawn)
+    fig.tight_layout()
     return fig
+
+
+#: Most subtrees a pruning path draws with an error bar each (rpart's plotcp); a longer
+#: path is a line in a band of one standard error.
+MAX_ERROR_BARS = 40
 
 
 def plot_pruning_path(model, ax=None):
@@ -289,7 +417,12 @@ def plot_pruning_path(model, ax=None):
         _, ax = plt.subplots(figsize=(7, 4))
     root = path["risk"][-1] if path["risk"][-1] > 0 else 1.0  # the root as a leaf, as rpart
     x = np.arange(len(path["alphas"]))
-    ax.errorbar(x, path["cv_error"] / root, yerr=path["cv_std_error"] / root, marker="o", capsize=3)
+    error, spread = path["cv_error"] / root, path["cv_std_error"] / root
+    if x.size <= MAX_ERROR_BARS:
+        ax.errorbar(x, error, yerr=spread, marker="o", capsize=3)
+    else:  # hundreds of bars would merge into a solid band: a line in a shaded band
+        ax.fill_between(x, error - spread, error + spread, color="C0", alpha=0.25, lw=0)
+        ax.plot(x, error, color="C0", lw=1.2, label="X-val error (band: 1 SE)")
     ax.axhline(
         (path["cv_error"].min() + path["cv_std_error"][int(np.argmin(path["cv_error"]))]) / root,
         ls="--",
@@ -306,6 +439,9 @@ def plot_pruning_path(model, ax=None):
         ax.axvline(selected, color="C3", lw=1, label="selected")
     ax.legend()
     _thin_tick_labels(ax, labels, keep=selected)
+    if x.size > MAX_ERROR_BARS:  # a tick mark per subtree would be one more solid band
+        kept = [i for i, label in enumerate(ax.get_xticklabels()) if label.get_text()]
+        ax.set_xticks(kept, [labels[i] for i in kept], fontsize=7)
     return ax
 
 
@@ -466,29 +602,37 @@ def plot_soft_gain(x, y, sigma, criterion="entropy", ax=None, window=3.0, resolu
     return ax
 
 
-def write_evaluation_plots(model, X, y, directory) -> list:
-    """What ``treekit evaluate --plots DIR`` writes."""
+def _saver(directory, written):
+    """``save(name, draw, figsize)``: a figure drawn by ``draw(ax)``, laid out, written to
+    ``directory/name`` and listed in ``written``."""
     plt = _pyplot()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
 
     def save(name, draw, figsize=(8, 5)):
         fig = plt.figure(figsize=figsize)
         draw(fig.add_subplot(111))
         fig.tight_layout()
-        fig.savefig(out / name, dpi=90)
+        fig.savefig(out / name, dpi=90, bbox_inches="tight")
         plt.close(fig)
         written.append(out / name)
 
+    return save
+
+
+def write_evaluation_plots(model, X, y, directory, curves=None) -> list:
+    """What ``treekit evaluate --plots DIR`` writes. ``curves``: the risk-coverage curves
+    to draw, by label (the CLI's out-of-sample one); default the model's on X, labelled
+    resubstitution."""
+    written = []
+    save = _saver(directory, written)
     if hasattr(model, "tree_"):
         save("tree.png", lambda ax: plot_tree(model, ax), figsize=tree_figure_size(model.tree_))
-    save(
-        "risk_coverage.png",
-        lambda ax: plot_risk_coverage(
-            {model.composition_.confidence.name: model.risk_coverage(X, y)}, ax
-        ),
-    )
+    if curves is None:
+        curves = {
+            f"{model.composition_.confidence.name} (resubstitution)": model.risk_coverage(X, y)
+        }
+    save("risk_coverage.png", lambda ax: plot_risk_coverage(curves, ax))
     if hasattr(model, "tree_") and "cv_error" in model.tree_.component_state.get("pruner", {}):
         save("pruning_path.png", lambda ax: plot_pruning_path(model, ax))
     if X.shape[1] == 2:
@@ -496,4 +640,24 @@ def write_evaluation_plots(model, X, y, directory) -> list:
             "boundary_map.png",
             lambda ax: plot_boundary_distance_map(model, np.asarray(X, float), y, ax=ax),
         )
+    return written
+
+
+def write_survival_plots(model, X, y, directory, what: str = "") -> list:
+    """What ``treekit evaluate --plots DIR`` writes for a survival model: the survival
+    curves (a tree's leaves, a forest's risk groups) with the numbers at risk, on the
+    rows evaluated (``what`` says which; the title carries it), and a tree's picture."""
+    written = []
+    save = _saver(directory, written)
+
+    def curves(ax):
+        plot_survival_curves(model, X, y, ax)
+        if what:
+            ax.set_title(f"{ax.get_title()}\n{what}", fontsize=8)
+
+    save("survival_curves.png", curves, figsize=(8, 5.5))
+    if hasattr(model, "tree_"):
+        save("tree.png", lambda ax: plot_tree(model, ax), figsize=tree_figure_size(model.tree_))
+        if "cv_error" in model.tree_.component_state.get("pruner", {}):
+            save("pruning_path.png", lambda ax: plot_pruning_path(model, ax))
     return written

@@ -233,7 +233,11 @@ def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
     target, labeler = composition.target, composition.labeler
     values = composition.evaluator.predict_distribution(tree, test_data.X)
     decision = target.decide(values, labeler)
-    return test_data.weight * target.sample_loss(test_data.evidence, values, decision, labeler)
+    loss = target.sample_loss(test_data.evidence, values, decision, labeler)
+    # a row of weight 0 (a bootstrap's undrawn row) counts nothing, even where its loss is
+    # infinite (a Poisson deviance at rate 0): 0 * inf would be NaN
+    weighted = test_data.weight > 0
+    return np.where(weighted, test_data.weight * np.where(weighted, loss, 0.0), 0.0)
 
 
 def _check_alpha(inst, attribute, value):
@@ -381,12 +385,20 @@ class CostComplexity(Pruner):
             else:
                 cv_error, cv_se = self._cross_validate(levels, context)
             state["cv_error"], state["cv_std_error"] = cv_error, cv_se
+            if np.isnan(cv_error).any():
+                raise ValueError(
+                    "pruner 'cost_complexity': the cross-validated error is NaN at some "
+                    f"subtree (target {context.target.name!r}'s sample_loss gave NaN)"
+                )
+            # every error may be infinite (a fold whose rows have no event predicts rate 0,
+            # and a held-out event has an infinite deviance): then the root is chosen
             best = cv_error.min()
             minimum = int(np.flatnonzero(cv_error <= best + 1e-12)[-1])
             if self.rule == "min_error":
                 selected = minimum
             else:
-                selected = int(np.flatnonzero(cv_error <= best + cv_se[minimum] + 1e-12)[-1])
+                spread = cv_se[minimum] if np.isfinite(cv_se[minimum]) else 0.0
+                selected = int(np.flatnonzero(cv_error <= best + spread + 1e-12)[-1])
             state["selected"] = selected
             chosen_alpha = float(levels[selected])
         state["chosen_alpha"] = chosen_alpha
@@ -436,6 +448,8 @@ class CostComplexity(Pruner):
         total = data.weight.sum()
         cv_error = errors.sum(axis=1) / total
         per_row = errors / np.where(data.weight > 0, data.weight, 1.0)
-        spread = ((per_row - cv_error[:, None]) ** 2 * data.weight).sum(axis=1) / total
-        cv_se = np.sqrt(spread / data.n_samples)
+        with np.errstate(invalid="ignore"):  # inf - inf where a level's error is infinite
+            spread = ((per_row - cv_error[:, None]) ** 2 * data.weight).sum(axis=1) / total
+        # a level whose error is infinite has no finite spread either
+        cv_se = np.where(np.isfinite(cv_error), np.sqrt(spread / data.n_samples), np.inf)
         return cv_error, cv_se
