@@ -50,7 +50,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "treekit_core"
 
 #: Bottom to top: (layer, module prefixes).
 LAYERS = (
-    ("foundation", ("treekit_core.version", "treekit_core.numerics")),
+    (
+        "foundation",
+        ("treekit_core.version", "treekit_core.numerics", "treekit_core.compile_errors"),
+    ),
     ("kernels", ("treekit_core.kernels",)),
     ("contract", ("treekit_core.components", "treekit_core.hookspecs")),
     ("registry", ("treekit_core.registry",)),

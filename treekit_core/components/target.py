@@ -81,6 +81,23 @@ class Target(Component):
     (classification). Read at fit (the labeler's evidence is checked only then) and by
     ``predict`` (labels and abstentions, or :meth:`predictions`)."""
 
+    decides_among_labels: ClassVar[bool | None] = None
+    """Whether each decision is one of the labels :meth:`encode` names, so ``predict``
+    returns labels (abstentions included), ``predict_proba`` the node values as a
+    distribution over them and ``decide`` both. None (the default): as
+    :attr:`decides_with_labeler`. True with ``decides_with_labeler = False`` declares a
+    target that decides among its labels by its own rule (:meth:`decide` overridden: an
+    ordinal target's median class), whose node values are a distribution over the labels.
+    Read through :meth:`predicts_labels`."""
+
+    def predicts_labels(self) -> bool:
+        """Whether ``predict`` returns labels (:attr:`decides_among_labels`). Called by
+        ``predict``, ``predict_proba``, ``decide``, ``score``, the model-file reader and
+        the exporters, which refuse a decision rule they cannot reproduce."""
+        if self.decides_among_labels is None:
+            return bool(self.decides_with_labeler)
+        return bool(self.decides_among_labels)
+
     def encode(self, y, n_samples: int, **given) -> TargetRows:  # pragma: no cover - abstract
         """Validate what ``fit`` was given and return the per-row statistics (and labels).
         Called once per fit, before anything else is allocated. ``y`` is fit's ``y`` (None
@@ -120,6 +137,13 @@ class Target(Component):
         """What ``predict`` returns for samples with these values and decisions (no
         abstention among them: the estimator fills those in). Called by ``predict``.
         Default: the label of each decision."""
+        if labels is None:
+            raise ValueError(
+                f"target {self.name!r} predicts the label of each decision, but predict has "
+                "no labels to take them from: a target that decides among its labels by its "
+                "own rule declares decides_among_labels = True; one that predicts values "
+                "overrides predictions"
+            )
         return np.asarray(labels).take(decisions)
 
     def node_risk(self, statistics: np.ndarray, weights: np.ndarray, labeler) -> np.ndarray:

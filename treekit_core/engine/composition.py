@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from treekit_core.compile_errors import KernelCompileError
 from treekit_core.components import CAPABILITIES, KINDS
 from treekit_core.components.errors import CompositionError
 from treekit_core.engine.constraints import Constraints
@@ -189,10 +190,22 @@ class Composition:
 
     # -- fitting --------------------------------------------------------------------
     def grow(self, data, rng: np.random.Generator) -> Tree:
-        """Grow and label a tree (no pruning)."""
-        tree = grow_tree(self, data, rng)
+        """Grow and label a tree (no pruning). A component's function that numba cannot
+        compile is one error naming the component (:class:`KernelCompileError`)."""
+        try:
+            tree = grow_tree(self, data, rng)
+        except KernelCompileError as exc:
+            raise exc.naming(self._owner_of(exc.function)) from None
         tree.relabel(self.target, self.labeler)
         return tree
+
+    def _owner_of(self, function) -> str | None:
+        """``criterion 'name'`` when ``function`` is the criterion's impurity or split
+        score (the plain-Python functions a composition's kernels inline), else None."""
+        criterion = self.criterion
+        if function in (type(criterion).impurity, type(criterion).split_score):
+            return f"criterion {criterion.name!r}"
+        return None
 
     def fit(self, data, rng: np.random.Generator) -> Tree:
         """Grow, label, prune, and let the evaluator and confidence learn their state."""

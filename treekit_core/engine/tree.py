@@ -23,7 +23,7 @@ import weakref
 import attrs
 import numpy as np
 
-from treekit_core.components.question import Threshold
+from treekit_core.components.question import MISSING_BRANCH, Threshold
 from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT
 
@@ -520,6 +520,39 @@ class Tree:
             )
             if problem:
                 raise ValueError(f"tree node {node} ({kind.name!r} question): {problem}")
+            if field is not None:
+                _probe_answer(
+                    kind,
+                    node,
+                    self.feature[node],
+                    self.threshold[node],
+                    params,
+                    counts[node],
+                    self.n_features,
+                )
+
+
+def _probe_answer(kind, node, feature, threshold, params, n_branches, n_features) -> None:
+    """What the core can check of a question that reads parameters, beyond what its
+    ``check_node`` says: its ``answer``, run as plain Python (numpy checks every index;
+    compiled, numba does not) on a row of zeros as wide as the tree's features, must give a
+    branch or ``MISSING_BRANCH``. A crafted file's index-like parameter past the row, which
+    a ``check_node`` forgot, is refused here, before any kernel routes a row."""
+    row = np.zeros(n_features)
+    try:
+        branch = int(
+            type(kind).answer(row, int(feature), float(threshold), params, int(n_branches))
+        )
+    except (IndexError, ValueError, OverflowError) as exc:
+        raise ValueError(
+            f"tree node {node} ({kind.name!r} question): its parameters "
+            f"({kind.parameter_field!r}) make its answer fail ({type(exc).__name__}: {exc})"
+        ) from None
+    if not (branch == MISSING_BRANCH or 0 <= branch < n_branches):
+        raise ValueError(
+            f"tree node {node} ({kind.name!r} question): its parameters "
+            f"({kind.parameter_field!r}) give branch {branch} of {n_branches}"
+        )
 
 
 _DERIVED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -159,7 +159,7 @@ class Decisions:
         target = self.composition_.target
         y = np.asarray(y)
         n = y.shape[0]
-        classes = self.classes_ if target.decides_with_labeler else None
+        classes = self.classes_ if target.predicts_labels() else None
         evidence = encode_target_rows(target, y, classes, "the fitted classes_")
         with self._checked_for_predict(X) as checked:
             if checked.shape[0] != n:
@@ -281,7 +281,7 @@ class Decisions:
         """Refuse ``method``, which needs labels to decide among, for a target that
         predicts values, naming the target."""
         target = (composition or self.composition_).target
-        if not target.decides_with_labeler:
+        if not target.predicts_labels():
             raise ValueError(
                 f"{method} needs a target that decides among labels; target {target.name!r} "
                 "predicts values: use predict"
@@ -291,7 +291,7 @@ class Decisions:
         """Class labels; where the composition abstains, ``abstain_value``. With a target
         that does not decide among labels, the target's predictions."""
         self._check_fitted()
-        if not self.composition_.target.decides_with_labeler:
+        if not self.composition_.target.predicts_labels():
             return self._target_predictions(X)
         if self.can_abstain_ and self.abstain_value is None:
             raise AbstentionError(
@@ -307,7 +307,15 @@ class Decisions:
         """Class distribution per sample (columns ordered as ``classes_``)."""
         self._check_fitted()
         self._refuse_without_labels("predict_proba")
-        return self._values_and_decisions(X)[0]
+        values = self._values_and_decisions(X)[0]
+        if values.ndim != 2 or values.shape[1] != self.n_classes_:
+            target = self.composition_.target
+            raise ValueError(
+                f"predict_proba needs node values that are a distribution over the "
+                f"{self.n_classes_} classes_; target {target.name!r} stores "
+                f"{values.shape[1] if values.ndim == 2 else 1} value(s) per node: use predict"
+            )
+        return values
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log of :meth:`predict_proba` (-inf where a class has probability 0)."""
@@ -321,7 +329,7 @@ class Decisions:
         self._check_fitted()
         composition = self.composition_
         target = composition.target
-        if not target.decides_with_labeler:
+        if not target.predicts_labels():
             values, decision = self._values_and_decisions(X)
             rows = target.encode(y, values.shape[0]).rows
             loss = target.sample_loss(rows, values, decision, composition.labeler)

@@ -607,7 +607,7 @@ class ModelFile:
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
         target = model.composition_.target
-        if labels is None and target.decides_with_labeler:
+        if labels is None and target.predicts_labels():
             raise ModelFileError(
                 f"model file: 'classes' is null, but target {target.name!r} decides among "
                 "labels: a list of labels is expected"

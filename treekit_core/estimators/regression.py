@@ -65,7 +65,7 @@ class RegressionEstimator:
         self._refuse_classification_target(composition)
 
     def _refuse_classification_target(self, composition) -> None:
-        if composition.target.decides_with_labeler:
+        if composition.target.predicts_labels():
             raise ValueError(
                 f"{type(self).__name__} predicts a number, but criterion "
                 f"{composition.criterion.name!r} reads class labels (its target is "

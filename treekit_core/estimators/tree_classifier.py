@@ -223,7 +223,7 @@ class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
         """What a leaf of :attr:`tree_` says in :meth:`export_text` and ``export_dot``: a
         function of the node id, or None for the class decision and distribution. A tree
         predicting values prints them, as scikit-learn prints a regressor's."""
-        if self.composition_.target.decides_with_labeler:
+        if self.composition_.target.predicts_labels():
             return None
         tree = self.tree_
         return lambda node: f"value: [{', '.join(f'{v:.{decimals}f}' for v in tree.value[node])}]"

@@ -52,17 +52,23 @@ def check_hard(model, target: str) -> None:
 
 
 def check_argmax_labels(model, target: str) -> None:
-    """The labeler decides the most probable class (first on ties): checked on every leaf
-    distribution and on 1000 random ones, since a forest averages leaves."""
+    """The model's decision rule (the labeler's, or a target's own) picks the most
+    probable class (first on ties): checked on every leaf distribution and on 1000 random
+    ones, since a forest averages leaves."""
     rng = np.random.default_rng(0)
     probes = [tree.value for tree in fitted_trees(model)]
     probes.append(rng.dirichlet(np.ones(model.n_classes_), size=1000))
     probes = np.vstack(probes)
-    decided = np.asarray(model.composition_.labeler.decide(probes))
+    composition = model.composition_
+    decided = np.asarray(composition.target.decide(probes, composition.labeler))
     if (decided != probes.argmax(axis=1)).any():
+        rule = (
+            f"labeler {composition.labeler.name!r}"
+            if composition.target.decides_with_labeler
+            else f"target {composition.target.name!r} (its own rule)"
+        )
         raise NotExportableError(
-            f"{target} labels a sample with its most probable class; labeler "
-            f"{model.composition_.labeler.name!r} decides otherwise"
+            f"{target} labels a sample with its most probable class; {rule} decides otherwise"
         )
 
 

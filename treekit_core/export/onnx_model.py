@@ -158,7 +158,7 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     ``"larger_share"`` does not, ``"error"`` refuses with :class:`NotExportableError`."""
     from onnx import TensorProto, helper
 
-    if not model.composition_.target.decides_with_labeler:
+    if not model.composition_.target.predicts_labels():
         return _regressor_to_onnx(model, missing, name)
     check_hard(model, TARGET)
     check_argmax_labels(model, TARGET)

@@ -30,7 +30,7 @@ def to_sklearn(model, missing: str = "warn"):
     if hasattr(model, "estimators_"):
         raise TypeError("to_sklearn converts one tree; a forest has several trees")
     # a tree that predicts numbers becomes a regressor whose leaves hold those numbers
-    regression = not model.composition_.target.decides_with_labeler
+    regression = not model.composition_.target.predicts_labels()
     check_hard(model, target)
     if not regression:
         check_argmax_labels(model, target)

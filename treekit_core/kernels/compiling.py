@@ -32,6 +32,7 @@ import numba
 import numpy as np
 from numba import types
 
+from treekit_core.compile_errors import compile_failure, is_compile_failure
 from treekit_core.kernels import first_compile
 
 #: Options every treekit kernel is compiled with. cache=True writes machine code next to
@@ -166,7 +167,12 @@ def compile_impurity(function):
     if JIT_DISABLED:
         return function
     options = JIT_OPTIONS if source_file(function) else {**JIT_OPTIONS, "cache": False}
-    return numba.njit(IMPURITY_SIGNATURE, **options)(function)
+    try:
+        return numba.njit(IMPURITY_SIGNATURE, **options)(function)
+    except Exception as exc:
+        if is_compile_failure(exc):
+            raise compile_failure(function, exc) from None
+        raise
 
 
 def source_file(function) -> str | None:

@@ -42,6 +42,7 @@ import types
 
 import attrs
 
+from treekit_core.compile_errors import compile_failure, is_compile_failure
 from treekit_core.kernels import growth
 from treekit_core.kernels.compiling import (
     JIT_DISABLED,
@@ -275,7 +276,7 @@ def _specialised_module(function, kernel_module, entry_signatures, depends_on, p
         identity=_identity(*recipe),
     )
     entries = {
-        entry: _OneSignature(getattr(module, entry), signature)
+        entry: _OneSignature(getattr(module, entry), signature, function)
         for entry, signature in signatures.items()
     }
     return _Entries(function, specialised=True, **entries)
@@ -398,8 +399,9 @@ class _OneSignature:
     first call, after which numba converts every call to it instead of compiling another
     specialisation (for a Fortran-ordered X, say)."""
 
-    def __init__(self, dispatcher, signature):
+    def __init__(self, dispatcher, signature, function=None):
         self.dispatcher, self.signature, self.ready = dispatcher, signature, JIT_DISABLED
+        self.function = function  # the component's function inlined: named if it fails
 
     def __call__(self, *args):
         return self.function_value()(*args)
@@ -413,7 +415,12 @@ class _OneSignature:
                 # signature by whoever disabled it (another wrapper of the same generated
                 # module, with a differently named purpose): use it, do not compile again.
                 if not self.ready and self.dispatcher._can_compile:
-                    self.dispatcher.compile(self.signature)
+                    try:
+                        self.dispatcher.compile(self.signature)
+                    except Exception as exc:
+                        if is_compile_failure(exc) and self.function is not None:
+                            raise compile_failure(self.function, exc) from None
+                        raise
                     self.dispatcher.disable_compile()
                 self.ready = True
         return self.dispatcher

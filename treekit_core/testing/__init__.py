@@ -20,7 +20,7 @@ import contextlib
 
 import numpy as np
 
-from treekit_core import TrainingData, TreeClassifier, hookimpl
+from treekit_core import PluginError, TrainingData, TreeClassifier, hookimpl
 from treekit_core.components import ABSTAIN, MISSING_BRANCH, Component, QuestionTextContext
 from treekit_core.datasets import load_dataset, survival_array
 from treekit_core.engine.constraints import features_above
@@ -50,26 +50,30 @@ def _instance(component, params=None):
 
 
 @contextlib.contextmanager
-def _registered(instance):
-    class Plugin:
-        pass
-
-    hook = REGISTRATION_HOOKS[instance.kind]
-    cls = type(instance)
-    setattr(Plugin, hook, hookimpl(lambda self: [cls]))
+def _registered(instance, *more):
+    """Register ``instance``'s class (and each of ``more``: components or component
+    classes of any kind, such as the question kinds a splitter asks) for the block, where
+    the registry does not hold that very class under its name already."""
+    plugins = []
     registry = get_registry()
-    plugin = Plugin()
-    if (
-        cls.name not in registry.components(instance.kind)
-        or registry.components(instance.kind)[cls.name].cls is not cls
-    ):
-        registry.register(plugin, f"conformance-{cls.name}")
-        try:
-            yield
-        finally:
-            registry.unregister(plugin)
-    else:
+    for component in (instance, *more):
+        cls = component if isinstance(component, type) else type(component)
+        known = registry.components(cls.kind)
+        if cls.name in known and known[cls.name].cls is cls:
+            continue
+
+        class Plugin:
+            pass
+
+        setattr(Plugin, REGISTRATION_HOOKS[cls.kind], hookimpl(lambda self, cls=cls: [cls]))
+        plugin = Plugin()
+        registry.register(plugin, f"conformance-{cls.kind}-{cls.name}")
+        plugins.append(plugin)
+    try:
         yield
+    finally:
+        for plugin in plugins:
+            registry.unregister(plugin)
 
 
 def _fail(instance, message):
@@ -112,6 +116,12 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
         # rows that are not one-hot class counts: probed as the criterion's target writes
         # them, for small_data's labels as the numbers 0 and 1 (or as censored follow-up)
         y = example_response(get_registry().get_class("target", instance.default_target))
+    if y is None:
+        widths = sorted({2, n_classes})
+    else:
+        target = get_registry().create("target", instance.default_target)
+        widths = [np.asarray(target.encode(y, len(y)).rows).shape[1]]
+    _check_plain_impurity(instance, widths)
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
         _grow_with_every_splitter(instance, y, splitters)
@@ -160,6 +170,33 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
                     f"impurity of a pure node (all weight in class {k}) is {value:g}, not 0",
                 )
     _grow_with_every_splitter(instance, small_data(2)[1], splitters)
+
+
+def _check_plain_impurity(instance, widths) -> None:
+    """The impurity run as plain Python, where numpy checks every index (numba does not:
+    compiled, an impurity reading ``params[5]`` of a one-element array reads whatever
+    memory follows it), on statistics of each of ``widths`` (the numbers of classes, or
+    the width of the rows its target writes) with the parameters
+    :meth:`Criterion.impurity_params` gives for that width."""
+    function = type(instance).impurity
+    rng = np.random.default_rng(1)
+    for width in widths:
+        try:
+            p = np.asarray(instance.impurity_params(width), dtype=np.float64)
+        except ValueError:  # a width this criterion refuses (a two-class one, say)
+            continue
+        sums = rng.uniform(0, 5, size=width)
+        try:
+            function(sums, float(sums.sum()), p)
+        except IndexError as exc:
+            _fail(
+                instance,
+                f"its impurity reads outside its arrays as plain Python (class sums of "
+                f"width {width}, params of length {p.size}): {exc}; compiled, numba reads "
+                "that memory unchecked (run under NUMBA_DISABLE_JIT=1 to find the line)",
+            )
+        except Exception:  # noqa: BLE001 - whatever else plain Python says, numba decides
+            pass
 
 
 def example_response(target_class):
@@ -264,17 +301,28 @@ def _matching_labeler(criterion):
     raise ConformanceError(f"no installed labeler reads {criterion.evidence} evidence")
 
 
-def check_splitter(splitter, params=None, min_samples_leaf=7):
+def check_splitter(splitter, params=None, min_samples_leaf=7, questions=()):
     """Valid splits (features in range, children non-empty), min_samples_leaf honoured, and
-    rows separated at all (on small_data a root split that separates them exists)."""
-
+    rows separated at all (on small_data a root split that separates them exists).
+    ``questions``: the question kinds (classes) the splitter asks beyond the core's,
+    registered with it for the check (a kind it asks that is not registered is refused,
+    naming it, instead of failing later in whichever test runs first)."""
     instance = _instance(splitter, params)
     X, y = small_data(2)
     companions = instance.companions()  # e.g. UDT's own propagation, with the same pdfs
-    with _registered(instance):
-        model = TreeClassifier(
-            splitter=instance, min_samples_leaf=min_samples_leaf, **companions
-        ).fit(X, y)
+    with _registered(instance, *questions):
+        try:
+            model = TreeClassifier(
+                splitter=instance, min_samples_leaf=min_samples_leaf, **companions
+            ).fit(X, y)
+        except PluginError as exc:
+            if "unknown question" not in str(exc):
+                raise
+            _fail(
+                instance,
+                f"asks a question kind that is not registered ({exc}); pass its class: "
+                "check_splitter(..., questions=[TheQuestion])",
+            )
     tree = model.tree_
     internal = ~tree.is_leaf
     if ((tree.feature[internal] < 0) | (tree.feature[internal] >= X.shape[1])).any():
@@ -491,7 +539,7 @@ def _matching_criterion(target):
     raise ConformanceError(f"no installed criterion reads {target.evidence} rows")
 
 
-def check_target(target, params=None, y=None, criterion=None):
+def check_target(target, params=None, y=None, criterion=None, labeler=None):
     """A target kind, on :func:`small_data`'s rows with ``y`` (default: its class labels)
     and ``criterion`` (default: an installed one reading the target's rows): ``encode``
     writes one finite row per sample, the statistics of a node holding that row alone
@@ -500,7 +548,12 @@ def check_target(target, params=None, y=None, criterion=None):
     cost-complexity pruning relies on: R(t) >= R(left) + R(right) on random partitions);
     sample losses are finite and >= 0, strata are integers >= 0; a tree fits, prunes by
     cross-validation (when the target provides ``node_risk``), predicts, and predicts the
-    same after a JSON and a pickle round trip; ``check_tree`` accepts the fitted trees."""
+    same after a JSON and a pickle round trip; ``check_tree`` accepts the fitted trees.
+    ``labeler``: the labeler (name or instance) node values are made with (default: one
+    reading the criterion's rows). A target that predicts labels
+    (:meth:`Target.predicts_labels`) must name them in ``encode``, decide among them, and
+    ``predict`` returns them; one whose ``encode`` names labels must say how it decides
+    among them (the labeler, or ``decides_among_labels = True`` and its own rule)."""
     import pickle
 
     instance = _instance(target, params)
@@ -512,7 +565,10 @@ def check_target(target, params=None, y=None, criterion=None):
         rows = np.asarray(encoded.rows)
         if rows.ndim != 2 or rows.shape[0] != n or not np.isfinite(rows).all():
             _fail(instance, f"encode returned rows of shape {rows.shape}; {n} finite rows expected")
-        labeler = get_registry().create("labeler", "majority")
+        given_labeler = labeler
+        if isinstance(labeler, str) or labeler is None:
+            labeler = get_registry().create("labeler", labeler or "majority")
+        _check_label_declaration(instance, encoded.labels)
         rng = np.random.default_rng(0)
         for _ in range(20):
             parent = rng.random(n) < 0.6
@@ -558,15 +614,32 @@ def check_target(target, params=None, y=None, criterion=None):
         model = TreeClassifier(
             target=instance,
             criterion=criterion,
-            labeler=_matching_labeler(criterion),
+            labeler=given_labeler if given_labeler is not None else _matching_labeler(criterion),
             pruner="cost_complexity" if pruned else "none",
             pruner_params={"cv": 2, "seed": 0} if pruned else None,
             max_depth=4,
         ).fit(X, y)
         predicted = model.predict(X)
+        if instance.predicts_labels() and not np.isin(predicted, encoded.labels).all():
+            _fail(instance, "predict returns values that are not among the labels encode names")
         for copy in (TreeClassifier.from_json(model.to_json()), pickle.loads(pickle.dumps(model))):
             if not np.array_equal(copy.predict(X), predicted):
                 _fail(instance, "a model predicts differently after a JSON or pickle round trip")
+
+
+def _check_label_declaration(instance, labels) -> None:
+    """Labels named by ``encode`` and the decision rule that reads them must agree: a
+    target predicting labels names them; one naming labels decides among them by the
+    labeler or declares its own rule (else ``predict`` has nothing to take them from)."""
+    if instance.predicts_labels() and labels is None:
+        _fail(instance, "predicts labels (decides_among_labels) but encode names none")
+    if labels is not None and not instance.predicts_labels():
+        _fail(
+            instance,
+            "encode names labels, but the target neither decides with the labeler nor "
+            "declares decides_among_labels = True: predict could not return them (a target "
+            "deciding by its own rule sets decides_among_labels = True)",
+        )
 
 
 def _check_category_order_column(instance, rows, rng) -> None:
@@ -645,7 +718,7 @@ def check_evaluator(evaluator, params=None):
 
 def check_json_round_trip(model, X):
     loaded = type(model).from_json(model.to_json())
-    labels = model.composition_.target.decides_with_labeler
+    labels = model.composition_.target.predicts_labels()
     predict = (lambda m: m.predict_proba(X)) if labels else (lambda m: m.predict(X))
     if not np.array_equal(predict(loaded), predict(model)):
         raise ConformanceError("the model's JSON round trip changes its predictions")
@@ -705,8 +778,65 @@ def check_question(
     problem = instance.check_node(feature, threshold, params, n_branches, n_features)
     if problem is not None:
         _fail(instance, f"`check_node` refuses a well formed node: {problem}")
+    _check_hostile_nodes(instance, X, feature, threshold, params, n_branches, n_features)
     if cls.range_count is not None or cls.range_candidate is not None:
         _check_range_candidates(instance, n_features)
+
+
+#: Values a crafted model file may put in a node's fields: indices past the row or
+#: negative, huge, fractional, not finite.
+HOSTILE_VALUES = (-1.0, -7.0, 1e9, -1e9, 0.5, 1e300, np.inf, np.nan)
+
+
+def _check_hostile_nodes(instance, X, feature, threshold, params, n_branches, n_features):
+    """``check_node`` is what stands between a model file and the compiled ``answer``,
+    which numba runs without bounds checks: every node it accepts must be one ``answer``
+    can run as plain Python (numpy checks the indices) on rows of ``n_features`` values,
+    giving a branch or ``MISSING_BRANCH``. Probed with each parameter, the feature and the
+    threshold replaced in turn by :data:`HOSTILE_VALUES` (and the feature by
+    ``n_features``)."""
+    cls = type(instance)
+    rows = [np.nan_to_num(row, nan=0.5) for row in X[5:25]]  # tested values present
+    nodes = [(f, threshold, params) for f in (n_features, -1, n_features + 3)]
+    nodes += [(feature, t, params) for t in HOSTILE_VALUES]
+    for i in range(params.size):
+        for value in HOSTILE_VALUES + (float(n_features), float(params.size)):
+            edited = params.copy()
+            edited[i] = value
+            nodes.append((feature, threshold, edited))
+    for node_feature, node_threshold, node_params in nodes:
+        what = (
+            f"feature={node_feature}, threshold={node_threshold!r}, "
+            f"params={np.array2string(node_params, precision=3)}"
+        )
+        try:
+            problem = instance.check_node(
+                node_feature, node_threshold, node_params, n_branches, n_features
+            )
+        except Exception as exc:  # noqa: BLE001 - what it raises is the finding
+            _fail(
+                instance,
+                f"`check_node` raises {type(exc).__name__} on a node ({what}) instead of "
+                "returning what is wrong with it",
+            )
+        if problem:
+            continue  # refused: what a model file's reader does with it
+        for row in rows:
+            try:
+                branch = int(cls.answer(row, node_feature, node_threshold, node_params, n_branches))
+            except (IndexError, ValueError, OverflowError) as exc:
+                _fail(
+                    instance,
+                    f"`check_node` accepts a node ({what}) on which `answer` fails as plain "
+                    f"Python ({type(exc).__name__}: {exc}); compiled, numba would read outside "
+                    "the row: refuse such fields in check_node",
+                )
+            if not (branch == MISSING_BRANCH or 0 <= branch < n_branches):
+                _fail(
+                    instance,
+                    f"`check_node` accepts a node ({what}) on which `answer` gives branch "
+                    f"{branch}, outside [0, {n_branches})",
+                )
 
 
 def _check_range_candidates(instance, n_features: int) -> None:

@@ -4,7 +4,10 @@
 
 Fixtures:
 
-``treekit_check``  the conformance checks (``treekit_check.component(MyCriterion)``)
+``treekit_check``  the conformance checks (``treekit_check.component(MyCriterion)``; one
+                   per kind: ``criterion``, ``splitter``, ``labeler``, ``confidence``,
+                   ``pruner``, ``target``, ``question``, ``evaluator``, and
+                   ``corrupted_model_files``, ``json_round_trip``)
 ``treekit_registry`` a fresh registry with the core's built-ins only, restored afterwards;
                    register your plugin module on it explicitly.
 """
@@ -35,6 +38,10 @@ def treekit_check():
         labeler=testing.check_labeler,
         confidence=testing.check_confidence,
         pruner=testing.check_pruner,
+        target=testing.check_target,
+        question=testing.check_question,
+        evaluator=testing.check_evaluator,
+        corrupted_model_files=testing.check_corrupted_model_files,
         json_round_trip=testing.check_json_round_trip,
     )
 
