@@ -326,8 +326,8 @@ def test_what_cannot_work_is_refused_naming_both_components():
         SurvivalTree(pruner="cost_complexity").fit(data.X, data.y)
     with pytest.raises(ValueError, match="no node risk"):
         SurvivalTree().fit(data.X, data.y).prune(cp=0.01)
-    with pytest.raises(CompositionError, match="nominal feature .* criterion 'logrank'"):
-        SurvivalTree().fit(as_frame(data), data.y)
+    # (nominal features with the log-rank criterion are searched since issue 55)
+    assert SurvivalTree(max_depth=2).fit(as_frame(data), data.y).get_depth() == 2
     with pytest.raises(ValueError, match="censored follow-up"):
         SurvivalTree(criterion="gini").fit(data.X, data.y)
 
@@ -379,8 +379,9 @@ def test_the_forests_curves_are_the_average_of_its_trees():
         ],
         axis=0,
     )
+    # (summed from the leaves' steps: equal within a few units in the last place)
     np.testing.assert_allclose(
-        forest.predict_survival_function(data.X, return_array=True), by_hand, rtol=1e-12
+        forest.predict_survival_function(data.X, return_array=True), by_hand, atol=1e-14
     )
     scored = ~np.isnan(forest.oob_prediction_)
     assert scored.sum() > 100

@@ -10,6 +10,7 @@ import attrs
 import numpy as np
 
 from treekit_core.builtins.c45_nominal import c45_multiway_splits, c45_nominal_split
+from treekit_core.builtins.logrank_nominal import logrank_nominal_split
 from treekit_core.builtins.nominal_subsets import (
     best_nominal_split,
     compiled_nominal_search,
@@ -20,6 +21,7 @@ from treekit_core.components import Split, Splitter
 from treekit_core.components.errors import CompositionError
 from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.tree import tree_from_table
+from treekit_core.engine.validation import feature_label
 from treekit_core.registry import get_registry
 
 NOMINAL_SPLITS = ("subset", "multiway")
@@ -32,19 +34,22 @@ def _check_question_names(instance, attribute, value):
 
 #: The searches from a node's rows this splitter provides (Criterion.row_search): the
 #: kernel module and function, the target's row columns it reads (the evidence kind fixes
-#: them), and what it scores (for refusals).
+#: them), what it scores (for refusals), and whether nominal features are searched too
+#: (:mod:`.logrank_nominal`: the log-rank statistic of subsets and of categories).
 ROW_SEARCHES = {
     "absolute_deviation_search": (
         "treekit_core.kernels.absolute_deviation",
         "best_absolute_split_of_node",
         (0,),
         "medians",
+        False,
     ),
     "logrank_search": (
         "treekit_core.kernels.logrank",
         "best_logrank_split_of_node",
         (0, 1),
         "log-rank statistics",
+        True,
     ),
 }
 
@@ -56,7 +61,7 @@ def refuse_scored_nominal(splitter, criterion, data) -> None:
     """For splitters that score threshold cuts with a criterion's split score but search
     nominal features by impurity drops (the shared subset and multiway searches)."""
     if type(criterion).split_score is not None and data.nominal_features.size:
-        j = int(data.nominal_features[0])
+        j = feature_label(int(data.nominal_features[0]), data.feature_names)
         raise CompositionError(
             f"splitter {splitter.name!r} cannot search nominal feature {j} with criterion "
             f"{criterion.name!r}: the subset and multiway searches score impurity drops, "
@@ -133,9 +138,9 @@ class Exhaustive(Splitter):
         and further question kinds are refused, their searches add statistics up."""
         import importlib
 
-        module, kernel, columns, scores = ROW_SEARCHES[type(criterion).row_search]
-        if data.nominal_features.size:
-            j = int(data.nominal_features[0])
+        module, kernel, columns, scores, nominal = ROW_SEARCHES[type(criterion).row_search]
+        if data.nominal_features.size and not nominal:
+            j = feature_label(int(data.nominal_features[0]), data.feature_names)
             raise CompositionError(
                 f"splitter {self.name!r} cannot search nominal feature {j} with criterion "
                 f"{criterion.name!r}: its subset and multiway searches add statistics up, and "
@@ -403,9 +408,14 @@ class Exhaustive(Splitter):
         return score
 
     def _find_split_from_rows(self, state, node, rules):
-        """The best threshold question by a row search (gain ratio as for sums)."""
+        """The best threshold question by a row search (gain ratio as for sums), and for
+        the log-rank search the best nominal question (:mod:`.logrank_nominal`): a nominal
+        question wins only where it scores strictly more, as in the impurity searches."""
         _, kernel, columns, data = state
-        features = node.features
+        features, nominal = node.features, np.zeros(0, dtype=np.int64)
+        if data.nominal_features.size:
+            is_nominal = data.n_categories[features] > 0
+            nominal, features = features[is_nominal], np.ascontiguousarray(features[~is_nominal])
         groups = [features] if not self.gain_ratio else [[f] for f in features]
         best, best_score = None, -np.inf
         for group in groups if features.size else []:
@@ -420,6 +430,16 @@ class Exhaustive(Splitter):
             )
             split, score = self._threshold_split(*found, data, node)
             if score > best_score:
+                best, best_score = split, score
+        if nominal.size:
+            split, score = logrank_nominal_split(
+                kernel, *columns, data, node, rules, nominal, self.nominal_split
+            )
+            if split is not None and self.gain_ratio:
+                info = split_information(np.asarray(split.branch_shares) * node.weight, node.weight)
+                score = score / info if info > 1e-12 else -np.inf
+                split.node_fields["gain_ratio"] = score
+            if split is not None and score > best_score:
                 best, best_score = split, score
         return best
 

@@ -112,23 +112,59 @@ def survival_quantiles(grid, survival, q, last_time=None) -> np.ndarray:
     return out
 
 
-def curves_on_grid(state: dict, nodes: np.ndarray, n_grid: int, which: str) -> np.ndarray:
-    """Each node's ``which`` curve ("hazard" or "survival") at every grid time
-    (len(nodes) x n_grid): 0 hazard and survival 1 before the node's first jump."""
+def curves_on_grid(
+    state: dict, nodes: np.ndarray, n_grid: int, which: str, positions=None
+) -> np.ndarray:
+    """Each node's ``which`` curve ("hazard" or "survival") at the grid positions
+    ``positions`` (default every one of the ``n_grid``: len(nodes) x len(positions)): the
+    value after the node's last jump at or before the position; 0 hazard and survival 1
+    before its first. Vectorised over nodes and positions (one search of every jump), and
+    only as wide as the positions asked: three asked times cost three columns, not the
+    whole grid."""
     # (a model file gives every array as floats)
     starts = np.asarray(state["starts"], dtype=np.int64)
     jumps = np.asarray(state["jump_index"], dtype=np.int64)
     values = np.asarray(state[which], dtype=np.float64)
     before = 0.0 if which == "hazard" else 1.0
-    out = np.full((nodes.size, n_grid), before)
-    for i, node in enumerate(nodes):
-        lo, hi = starts[node], starts[node + 1]
-        if hi == lo:
-            continue
-        position = np.searchsorted(jumps[lo:hi], np.arange(n_grid), side="right") - 1
-        known = position >= 0
-        out[i, known] = values[lo:hi][position[known]]
-    return out
+    nodes = np.asarray(nodes, dtype=np.int64)
+    lengths = starts[nodes + 1] - starts[nodes]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    segment = np.repeat(np.arange(nodes.size), lengths)
+    flat = np.repeat(starts[nodes], lengths) + (np.arange(offsets[-1]) - offsets[segment])
+    if positions is None:  # the whole grid: each node's jumps carried forward
+        last = np.zeros((nodes.size, n_grid), dtype=np.int64)
+        last[segment, jumps[flat]] = np.arange(1, flat.size + 1)  # 1 + the jump's index
+        np.maximum.accumulate(last, axis=1, out=last)
+        return np.concatenate([[before], values[flat]])[last]
+    positions = np.asarray(positions, dtype=np.int64)
+    # the jumps of the nodes asked, one segment each, keyed (segment, grid position): the
+    # keys rise through the segments, so one search finds every (node, position)'s jump
+    span = np.int64(n_grid + 1)
+    keys = segment * span + jumps[flat]
+    asked = np.arange(nodes.size)[:, None] * span + positions[None, :]
+    found = np.searchsorted(keys, asked, side="right") - 1
+    inside = found >= offsets[:-1][:, None]  # a jump of this node at or before the position
+    return np.where(inside, values[flat][np.maximum(found, 0)], before)
+
+
+def curve_steps(state: dict, nodes: np.ndarray, which: str) -> tuple:
+    """Each node's ``which`` curve as its steps: (offsets, len(nodes) + 1 into the next
+    two; grid positions of the jumps; the curve's change at each), so that a curve is its
+    value before the first jump (0 hazard, survival 1) plus the changes up to a time. A
+    mixture of curves is then the same mixture of changes, a few per leaf where a dense
+    curve has a value at every training time."""
+    starts = np.asarray(state["starts"], dtype=np.int64)
+    jumps = np.asarray(state["jump_index"], dtype=np.int64)
+    values = np.asarray(state[which], dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    lengths = starts[nodes + 1] - starts[nodes]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    segment = np.repeat(np.arange(nodes.size), lengths)
+    flat = np.repeat(starts[nodes], lengths) + (np.arange(offsets[-1]) - offsets[segment])
+    taken = values[flat]
+    previous = np.concatenate([[0.0], taken[:-1]])
+    previous[offsets[:-1][lengths > 0]] = 0.0 if which == "hazard" else 1.0  # segment starts
+    return offsets, jumps[flat], taken - previous
 
 
 def risk_scores(state: dict, nodes: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 
 from treekit_core.builtins.survival_curves import (
     check_jumps,
+    curve_steps,
     curves_on_grid,
     leaf_jumps,
     risk_scores,
@@ -525,6 +526,11 @@ class RpartExponential(RpartPoissonRate):
     def survival_curves(self, state, tree, nodes, grid):
         return np.exp(-self.hazard_curves(state, tree, nodes, grid))
 
+    def curve_steps(self, state, tree, nodes, which):
+        """None: an exponential curve changes at every grid time (rate times rpart's
+        rescaled time); survival estimators read it dense."""
+        return None
+
     def risk_scores(self, state, tree, nodes):
         """Each of ``nodes``' rate relative to the whole sample (rpart's ``predict``)."""
         return tree.value[nodes, 0]
@@ -599,6 +605,12 @@ class SurvivalCurves(PredictsOneNumber, Target):
     def survival_curves(self, state, tree, nodes, grid):
         return _on_grid(state, nodes, grid, "survival")
 
+    def curve_steps(self, state, tree, nodes, which):
+        """Each of ``nodes``' ``which`` curve ("hazard" or "survival") as its steps on the
+        training grid (:func:`~treekit_core.builtins.survival_curves.curve_steps`): what
+        survival estimators mix instead of dense curves."""
+        return curve_steps(state, nodes, which)
+
     def check_tree(self, tree, labels) -> None:
         """Two statistic columns (weighted events and follow-up, >= 0; events at most the
         weight) and one value per node, the event share in [0, 1]."""
@@ -632,11 +644,14 @@ def _check_time_grid(state) -> int:
 
 
 def _on_grid(state, nodes, grid, which):
-    """A survival state's curves at ``grid`` times (the training grid's, or any)."""
-    positions = np.searchsorted(np.asarray(state["grid"], dtype=np.float64), grid, "right") - 1
-    on_training_grid = curves_on_grid(state, nodes, len(state["grid"]), which)
-    before = 0.0 if which == "hazard" else 1.0
-    out = np.full((len(nodes), len(grid)), before)
+    """A survival state's curves at ``grid`` times (the training grid's, or any): the
+    value at the last training time <= each, computed at those times only."""
+    training = np.asarray(state["grid"], dtype=np.float64)
+    grid = np.asarray(grid, dtype=np.float64)
+    if grid.shape == training.shape and np.array_equal(grid, training):  # every grid time
+        return curves_on_grid(state, nodes, training.size, which)
+    positions = np.searchsorted(training, grid, "right") - 1
     known = positions >= 0
-    out[:, known] = on_training_grid[:, positions[known]]
+    out = np.full((len(nodes), len(grid)), 0.0 if which == "hazard" else 1.0)
+    out[:, known] = curves_on_grid(state, nodes, training.size, which, positions[known])
     return out

@@ -65,7 +65,9 @@ CAPABILITIES = {
     "node_risk": "a target whose node statistics give the loss of a node's own prediction "
     "(Target.node_risk), which cost-complexity pruning minimises",
     "survival_curves": "a target whose fitted tree keeps each leaf's cumulative hazard and "
-    "survival function (Target.fit_state), which survival estimators predict from",
+    "survival function (Target.fit_state), which survival estimators predict from: it "
+    "defines hazard_curves, survival_curves, risk_scores and curve_steps (a leaf's curve as "
+    "its jumps on the training grid, or None to be read dense)",
     "class_decisions": "a target whose nodes decide among class labels, so a node's errors "
     "are the training rows of other classes (not a number predicted for a measurement)",
     "monotonic_constraints": "a splitter whose searches admit a cut on a constrained feature "

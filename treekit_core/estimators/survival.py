@@ -64,6 +64,61 @@ def _listed(values, most: int = 3) -> str:
     return shown + (", ..." if len(values) > most else "")
 
 
+#: Steps gathered before they are added into the curves (bounds the memory of a forest's
+#: curves to about rows x times plus this many entries).
+STEP_BLOCK = 4_000_000
+
+
+def _stepped_curves(target, trees, mixtures, which, n, width) -> np.ndarray:
+    """The sum over ``trees`` of every row's curve, from the leaves' steps: each row
+    reaching a leaf (with its share) adds the leaf's changes at their grid positions; a
+    running sum along the grid then gives the curves, started at 0 hazard or survival 1
+    per tree."""
+    total = np.zeros(n * width)
+    cells, changes, gathered = [], [], 0
+    for tree, (rows, nodes, shares) in zip(trees, mixtures, strict=True):
+        reached, position = np.unique(nodes, return_inverse=True)
+        offsets, jumps, change = target.curve_steps(
+            tree.component_state.get("target", {}), tree, reached, which
+        )
+        lengths = offsets[position + 1] - offsets[position]
+        entry = np.repeat(offsets[position], lengths) + (
+            np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        )
+        cells.append(np.repeat(rows, lengths) * width + jumps[entry])
+        changes.append(np.repeat(shares, lengths) * change[entry])
+        gathered += entry.size
+        if gathered >= STEP_BLOCK:
+            total += np.bincount(np.concatenate(cells), np.concatenate(changes), n * width)
+            cells, changes, gathered = [], [], 0
+    if cells:
+        total += np.bincount(np.concatenate(cells), np.concatenate(changes), n * width)
+    curves = np.cumsum(total.reshape(n, width), axis=1)
+    if which == "survival":
+        curves += len(trees)  # each tree's curve starts at 1
+        return np.clip(curves, 0.0, len(trees), out=curves)  # rounding may not leave [0, 1]
+    return np.maximum(curves, 0.0, out=curves)
+
+
+def _dense_curves(target, trees, mixtures, which, n, grid) -> np.ndarray:
+    """The sum over ``trees`` of every row's curve at ``grid``: each tree's leaves
+    evaluated there, a row taking its leaf's curve (one leaf) or their mixture (a sparse
+    product), added in place."""
+    from scipy.sparse import csr_matrix
+
+    method = target.hazard_curves if which == "hazard" else target.survival_curves
+    total, taken = np.zeros((n, grid.size)), np.empty((n, grid.size))
+    for tree, (rows, nodes, shares) in zip(trees, mixtures, strict=True):
+        reached, position = np.unique(nodes, return_inverse=True)
+        per_node = method(tree.component_state.get("target", {}), tree, reached, grid)
+        if rows.size == n and (shares == 1.0).all():  # one leaf per row, in order
+            total += np.take(per_node, position, axis=0, out=taken, mode="clip")
+        else:
+            mixing = csr_matrix((shares, (rows, position)), shape=(n, reached.size))
+            total += mixing @ per_node
+    return total
+
+
 class SurvivalEstimator(RegressionEstimator):
     """Mixin of SurvivalTree (placed before the classifier base): predictions and curves
     from the target's state, ``score`` Harrell's concordance index."""
@@ -153,19 +208,35 @@ class SurvivalEstimator(RegressionEstimator):
                 )
             return total / len(self._trees())
 
-    def _curves(self, X, which: str) -> np.ndarray:
-        """Every sample's cumulative hazard or survival at ``unique_times_``: its leaf's
-        (the mixture of the leaves it reaches, by their shares), averaged over the trees."""
-        target, grid = self.composition_.target, self.unique_times_
-
-        def curves(tree, state, rows, nodes, shares, reached, n):
-            method = target.hazard_curves if which == "hazard" else target.survival_curves
-            per_node = method(state, tree, reached, grid)
-            out = np.zeros((n, grid.size))
-            np.add.at(out, rows, shares[:, None] * per_node[np.searchsorted(reached, nodes)])
-            return out
-
-        return self._averaged(X, curves)
+    def _curves(self, X, which: str, times=None) -> np.ndarray:
+        """Every sample's cumulative hazard or survival at ``times`` (default
+        ``unique_times_``): its leaf's (the mixture of the leaves it reaches, by their
+        shares), averaged over the trees. A forest's curves on the training grid, where the
+        target gives them as steps (``curve_steps``): each row adds its leaves' few jumps
+        and one running sum makes the curves (a leaf changes at its own event times only),
+        equal to the average of the trees' curves within a few units in the last place
+        (kept in [0, 1] for survival, >= 0 for the hazard). Else (one tree: exactly its
+        leaf's curve; times asked) each tree's leaves are evaluated at the times asked
+        (memory rows x times, not rows x every training time) and mixed in place."""
+        self._check_fitted()
+        target = self.composition_.target
+        grid = self.unique_times_ if times is None else np.asarray(times, dtype=np.float64)
+        with self._checked_for_predict(X) as checked:
+            trees = self._trees()
+            n = checked.shape[0]
+            mixtures = (self._mixtures(tree, checked) for tree in trees)
+            first = trees[0].component_state.get("target", {})
+            stepped = (
+                len(trees) > 1
+                and times is None
+                and target.curve_steps(first, trees[0], np.zeros(0, np.int64), which) is not None
+            )
+            if stepped:
+                total = _stepped_curves(target, trees, mixtures, which, n, grid.size)
+            else:
+                total = _dense_curves(target, trees, mixtures, which, n, grid)
+            total /= len(trees)
+            return total
 
     def predict_cumulative_hazard_function(self, X, return_array=False):
         """Every sample's cumulative hazard at ``unique_times_`` (an n x len(unique_times_)
@@ -194,9 +265,9 @@ class SurvivalEstimator(RegressionEstimator):
         if not np.isfinite(times).all():
             raise ValueError("times must be finite numbers (no NaN or infinity)")
         warn_past_follow_up(times, self.unique_times_)
-        curves = self._curves(X, "survival")
-        position = np.searchsorted(self.unique_times_, times, side="right") - 1
-        return np.where(position >= 0, curves[:, np.maximum(position, 0)], 1.0)
+        survival = self._curves(X, "survival", times)
+        survival[:, times < self.unique_times_[0]] = 1.0  # exactly, not a sum of shares
+        return survival
 
     def predict_survival_time(self, X, q: float = 0.5) -> np.ndarray:
         """Every sample's survival time at level ``q`` (0 < q <= 1; 0.5: the median): the
