@@ -296,3 +296,43 @@ def test_an_impurity_numba_cannot_compile_is_one_error_naming_the_criterion(crit
     assert "does not compile in numba's nopython mode" in message
     assert "import modules at the top of its file" in message
     assert len(traceback.extract_tb(caught.value.__traceback__)) < 15
+
+
+# -- names a plugin author meets: row kinds and capabilities ----------------------------
+
+
+def test_every_core_row_kind_is_described():
+    from treekit_core.components import EVIDENCE_KINDS
+    from treekit_core.registry import get_registry
+
+    for name, info in get_registry().components("target").items():
+        if info.cls.__module__.startswith("treekit_core."):
+            assert info.cls.evidence in EVIDENCE_KINDS, name
+
+
+def test_a_refusal_explains_a_third_party_capability_once():
+    """It printed "needs median_decisions (median_decisions)": a capability the core does
+    not know is explained by the component that names it, or named alone."""
+    from treekit_core import CompositionError
+
+    class NeedsMedians(OrdinalMedian):
+        name = "needs_medians"
+        requires = {"labeler": frozenset({"median_decisions"})}
+
+    class Explains(NeedsMedians):
+        name = "explains_medians"
+        capability_descriptions = {"median_decisions": "a labeler deciding a median class"}
+
+    class Plugin:
+        @hookimpl
+        def treekit_targets(self):
+            return [NeedsMedians, Explains]
+
+    X, y = ordinal_data(60)
+    with registered(Plugin(), name="medians"):
+        with pytest.raises(CompositionError) as bare:
+            TreeClassifier(target="needs_medians").fit(X, y)
+        with pytest.raises(CompositionError) as explained:
+            TreeClassifier(target="explains_medians").fit(X, y)
+    assert "needs median_decisions, which 'majority' does not provide" in str(bare.value)
+    assert "median_decisions (a labeler deciding a median class)" in str(explained.value)

@@ -472,8 +472,9 @@ class RpartExponential(RpartPoissonRate):
     structured (event, time) array as scikit-survival's ``Surv``, or columns (time, event));
     times must be > 0 and some must end in the event. Each time is rescaled to rpart's
     cumulative hazard (:func:`rpart_exponential_time`), and the rows are then rpart's
-    Poisson method's (events, scaled time): a node's rate is the shrunk event rate relative
-    to the whole sample (the root's is 1), its risk the deviance at it."""
+    Poisson method's three columns (events, scaled time, events log(events / scaled
+    time)): a node's rate is the shrunk event rate relative to the whole sample (the
+    root's is 1), its risk the deviance at it."""
 
     name: ClassVar[str] = "rpart_exponential"
     description: ClassVar[str] = "censored follow-up: rpart's exponential scaling, Poisson rates"

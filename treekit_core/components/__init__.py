@@ -16,7 +16,7 @@ from treekit_core.components.base import ABSTAIN, Component, json_value, state_a
 from treekit_core.components.confidence import Confidence
 from treekit_core.components.criterion import Criterion
 from treekit_core.components.evaluator import Evaluator
-from treekit_core.components.evidence import ReadsEvidence, one_hot
+from treekit_core.components.evidence import EVIDENCE_KINDS, ReadsEvidence, one_hot
 from treekit_core.components.labeler import Labeler
 from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
@@ -85,6 +85,7 @@ CAPABILITIES = {
 __all__ = [
     "ABSTAIN",
     "CAPABILITIES",
+    "EVIDENCE_KINDS",
     "FEATURE_THRESHOLD",
     "KINDS",
     "MISSING_BRANCH",

@@ -136,6 +136,12 @@ class Component:
     """Kind -> capabilities this component needs from that kind's component. Read by the
     composition check at fit, which refuses a composition naming both components."""
 
+    capability_descriptions: ClassVar[dict] = {}
+    """Name -> one line saying what a capability means, for the capabilities this component
+    provides or requires beyond the core's (:data:`treekit_core.components.CAPABILITIES`),
+    so a third party's capability is explained, not repeated, when a composition is refused
+    (a capability no component describes is named alone). Read by the composition check."""
+
     def __reduce__(self):
         """Pickled by kind, name and parameters and re-created through the registry (so a
         missing plugin gives the registry's clear error, as loading a JSON model does); a

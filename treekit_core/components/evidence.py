@@ -14,6 +14,24 @@ def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
     return evidence
 
 
+#: The kinds of rows the core's targets write (a component's ``evidence``), and what a row
+#: holds. A node's statistics are the weighted sums of its rows (a target may summarise
+#: rows otherwise: ``Target.summarises_rows``). A plugin's target names its own kind (the
+#: counterexamples plugin: ``counterexamples``, 1 where a sample is known not to be a
+#: class) and documents it in its README.
+EVIDENCE_KINDS = {
+    "one_hot": "a class label as a one-hot row (K columns, one per class); targets class_labels",
+    "moments": "a number y as (y, y^2): sums give a node's mean and squared error; target mean",
+    "median_summaries": "a number y; a node's statistics are its weighted median and "
+    "absolute deviation from it, which no sum gives; target median",
+    "poisson_moments": "a count y as (y, y log y): sums give the Poisson deviance; target "
+    "poisson_mean",
+    "events_time": "rpart's Poisson rows (events, time, events log(events / time)); targets "
+    "rpart_poisson and rpart_exponential (its time rescaled)",
+    "event_time": "censored follow-up as (event 1/0, time); target survival (log-rank)",
+}
+
+
 class ReadsEvidence:
     """Mixin of the kinds that read the rows the target writes (criterion and labeler).
 
@@ -23,6 +41,7 @@ class ReadsEvidence:
     """
 
     evidence: ClassVar[str] = "one_hot"
-    """The kind of rows this component reads: ``"one_hot"`` (a class label is a one-hot
-    row) or another kind a target defines (``"counterexamples"``). Read at fit: it must be
-    the target's kind (the labeler's only when the target decides with the labeler)."""
+    """The kind of rows this component reads: one of :data:`EVIDENCE_KINDS` (``"one_hot"``:
+    a class label is a one-hot row) or another kind a target defines
+    (``"counterexamples"``). Read at fit: it must be the target's kind (the labeler's only
+    when the target decides with the labeler)."""

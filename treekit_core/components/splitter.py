@@ -71,8 +71,12 @@ class Splitter(Component):
         return None
 
     def find_split(self, state, node, rules):  # pragma: no cover - abstract
-        """Return the best :class:`Split` for ``node`` (a :class:`treekit_core.Node`) or
-        None. Called once per node that the stopping rules let split."""
+        """Return the best :class:`Split` for ``node`` (a :class:`treekit_core.Node`: the
+        node's rows, their weights, statistics, weight, impurity, depth and candidate
+        features) or None. ``state`` is what :meth:`prepare` returned; ``rules`` the
+        resolved stopping rules (``treekit_core.engine.stopping.ResolvedRules``: honour
+        ``rules.min_samples_leaf`` rows and ``rules.min_weight_leaf`` weight in every
+        child). Called once per node that the stopping rules let split."""
         raise NotImplementedError
 
     def build_tree(self, composition, data, rng, rules):

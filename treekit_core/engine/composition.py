@@ -21,6 +21,18 @@ from treekit_core.engine.tree import Tree
 from treekit_core.hookspecs import fit_started_arguments
 
 
+def capability_meaning(capability: str, components) -> str | None:
+    """What ``capability`` means: the core's description
+    (:data:`~treekit_core.components.CAPABILITIES`), else one a component of the
+    composition gives (``capability_descriptions``), else None."""
+    if capability in CAPABILITIES:
+        return CAPABILITIES[capability]
+    for component in components:
+        if capability in component.capability_descriptions:
+            return component.capability_descriptions[capability]
+    return None
+
+
 @attrs.define(eq=False)
 class Composition:
     criterion: object
@@ -127,10 +139,11 @@ class Composition:
                 missing = set(needed) - set(other.provides)
                 if missing:
                     capability = sorted(missing)[0]
+                    meaning = capability_meaning(capability, components.values())
                     raise CompositionError(
                         f"{kind} {component.name!r} cannot be combined with {other_kind} "
-                        f"{other.name!r}: {component.name!r} needs {capability} "
-                        f"({CAPABILITIES.get(capability, capability)}), which "
+                        f"{other.name!r}: {component.name!r} needs {capability}"
+                        f"{f' ({meaning})' if meaning else ''}, which "
                         f"{other.name!r} does not provide"
                     )
         for component in components.values():

@@ -24,14 +24,26 @@ NODE_BUDGET_BASE = 1024
 
 @attrs.define(eq=False)
 class Node:
-    """The training samples at one node while the tree grows."""
+    """The training samples at one node while the tree grows: what a splitter's
+    ``find_split(state, node, rules)`` is given for every node the stopping rules let split
+    (public as ``treekit_core.Node``).
+
+    ``rows`` index the training data the splitter's ``prepare`` saw (``data.X[node.rows]``,
+    ``data.evidence[node.rows]``); ``row_weights`` are their weights here (a row's sample
+    weight, times its share where it went down several branches: C4.5's fractional rows);
+    ``statistics`` the target's statistics of the node (the weighted sums of its rows'
+    evidence, width K) and ``weight`` their total weight; ``impurity`` the criterion's value
+    of them; ``depth`` 0 at the root; ``features`` the candidate features the feature
+    sampler drew for this node (a forest draws a subset per node; a splitter searches only
+    these). A split must send rows down at least two branches and keep
+    ``rules.min_samples_leaf`` rows (``rules.min_weight_leaf`` weight) in each."""
 
     rows: np.ndarray  #: int64 row ids into the training data
     row_weights: np.ndarray  #: float64 weight of each row at this node
     statistics: np.ndarray  #: weighted evidence sums (K)
-    weight: float
-    impurity: float
-    depth: int
+    weight: float  #: total weight of the node's rows
+    impurity: float  #: the criterion's impurity of ``statistics``
+    depth: int  #: 0 at the root
     features: np.ndarray  #: candidate features for this node (int64)
     #: The node's box: (lower, upper) per feature from the axis-aligned tests on its path;
     #: a sample of the node's region satisfies lower < x <= upper.

@@ -124,12 +124,22 @@ def rows_reaching(tree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(node, row) for every node each row of X reaches, a question it cannot answer
     sending it down every branch (as training rows are counted at a node). Sorted by node,
     rows ascending within a node."""
+    from treekit_core.kernels.usable_cpus import numba_threads_capped, row_threads
+
     nodes, child_ids, _, params, stack_size = _pack(tree)
-    node_of, row_of = _kernels(type(q) for q in tree.questions).fan_out(
-        X, nodes, child_ids, params, stack_size
-    )
+    kernels = _kernels(type(q) for q in tree.questions)
+    # a few thousand rows take less time than waking numba's threads twice (and far less
+    # than waiting at their barrier on a busy machine: pruning's cross-validation calls
+    # this once per subtree of every fold)
+    threads = 1 if X.shape[0] < PARALLEL_ROWS else row_threads()
+    with numba_threads_capped(threads):
+        node_of, row_of = kernels.fan_out(X, nodes, child_ids, params, stack_size)
     order = np.argsort(node_of, kind="stable")
     return node_of[order], row_of[order]
+
+
+#: Rows below which :func:`rows_reaching` runs on the calling thread alone.
+PARALLEL_ROWS = 8192
 
 
 def split_branches(X: np.ndarray, rows: np.ndarray, split, question) -> np.ndarray:

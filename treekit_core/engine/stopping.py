@@ -106,6 +106,15 @@ class StoppingRules:
 
 @attrs.frozen
 class ResolvedRules:
+    """The stopping rules in the units kernels compare against (``StoppingRules.resolve``):
+    what a splitter's ``prepare(data, criterion, rules)`` and ``find_split(state, node,
+    rules)`` receive as ``rules``. ``max_depth`` (a large number when unlimited),
+    ``min_samples_split`` and ``min_samples_leaf`` in rows, ``min_weight_leaf`` in weight
+    (``min_weight_fraction_leaf`` times the training weight), ``min_impurity_decrease``
+    and ``min_gain`` (None when unset) as given, ``total_weight`` the training weight. A
+    splitter honours ``min_samples_leaf`` and ``min_weight_leaf`` in every child; the grow
+    loop applies the others."""
+
     max_depth: int
     min_samples_split: int
     min_samples_leaf: int

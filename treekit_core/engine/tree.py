@@ -237,10 +237,15 @@ class Tree:
     def traversal_stack_size(self) -> int:
         """Entries a depth-first walk that may follow every branch needs on its stack: at
         most (branches - 1) pending siblings per level, plus the current node; computed from
-        the structure, never from a stored field."""
-        counts = self.n_children
-        widest = int(counts.max()) if self.n_nodes else 0
-        return self.structural_depth() * max(widest - 1, 1) + 2
+        the structure, never from a stored field; remembered for the tree (every routing
+        call asks it)."""
+
+        def compute():
+            counts = self.n_children
+            widest = int(counts.max()) if self.n_nodes else 0
+            return self.structural_depth() * max(widest - 1, 1) + 2
+
+        return self.derived("traversal_stack_size", compute)
 
     @property
     def is_binary(self) -> bool:

@@ -259,7 +259,11 @@ class CostComplexity(Pruner):
         misclassified weight of a classifier, the squared error of a regressor) or
         "impurity" (scikit-learn's ccp_alpha); "misclassification" is "prediction"'s
         older name.
-    alpha : prune at this alpha; None chooses the subtree by cross-validation.
+    alpha : prune at this alpha; None chooses the subtree by cross-validation. Its unit
+        is the risk as a fraction of the root's training weight (scikit-learn's
+        ``ccp_alpha``: misclassified share for classes, mean squared error for a mean),
+        so it does not grow with the number of rows; rpart's ``cp`` is alpha divided by
+        the root's risk as a leaf (``prune(cp=...)`` takes rpart's unit).
     cv : number of stratified folds for the choice (default 10).
     rule : "min_error" (smallest tree with the least CV error; Tóth & Pataki) or "one_se"
         (smallest tree within one standard error of it; rpart's recommendation).
@@ -442,9 +446,17 @@ class CostComplexity(Pruner):
             train, test = data.subset(train_rows), data.subset(test_rows)
             fold_tree = context.composition.grow(train, rng)
             fold_sequence = self.pruning_sequence(fold_tree, context.labeler, context.target)
+            # consecutive alphas often prune the fold's tree to the same subtree (the fold's
+            # tree has fewer steps than the whole data's): each distinct subtree is refitted
+            # and scored once (an evaluator's fit per subtree is what costs)
+            previous_mask, previous_errors = None, None
             for j, alpha in enumerate(evaluate_at):
-                pruned = fold_tree.collapse(fold_sequence.prune_mask(alpha, fold_tree.n_nodes))
-                errors[j, test_rows] = held_out_errors(context.composition, pruned, train, test)
+                mask = fold_sequence.prune_mask(alpha, fold_tree.n_nodes)
+                if previous_mask is None or not np.array_equal(mask, previous_mask):
+                    pruned = fold_tree.collapse(mask)
+                    previous_errors = held_out_errors(context.composition, pruned, train, test)
+                    previous_mask = mask
+                errors[j, test_rows] = previous_errors
         total = data.weight.sum()
         cv_error = errors.sum(axis=1) / total
         per_row = errors / np.where(data.weight > 0, data.weight, 1.0)
