@@ -1,6 +1,6 @@
 """What cross-validated cost-complexity pruning costs over the same fit unpruned.
 
-    python benchmarks/bench_pruning.py [--before /path/to/old/checkout] [--repeats 3]
+    python benchmarks/bench_pruning.py [--before /path/to/old/checkout] [--repeats 3] [--cv 10]
 
 Issue 18's target: with kernels compiled, ``cost_complexity(cv=5)`` costs at most 10x the
 unpruned fit, for every composition. Pruning by CV grows cv + 1 trees, so about 6x is the
@@ -9,6 +9,8 @@ Compositions, on 300 x 2 numbers with 4% missing values (issue 18's case) and on
 
 * ``plt``: soft_search + soft + quinlan_ramp (Quinlan's probabilistic thresholds refit for
   every subtree of every fold);
+* ``ramp``: exhaustive gini, hard propagation, quinlan_ramp evaluation (issue 55's case:
+  the fit is the fused builder, so the refits are nearly all of the pruned fit's cost);
 * ``cart``: exhaustive gini, hard (the fused builder);
 * ``c45``: c45 splitter, entropy.
 
@@ -40,6 +42,7 @@ WORKER = textwrap.dedent("""
     X[rng.random(X.shape) < 0.04] = np.nan
     params = {
         "plt": dict(splitter="soft_search", propagator="soft", evaluator="quinlan_ramp"),
+        "ramp": dict(evaluator="quinlan_ramp"),
         "cart": dict(),
         "c45": dict(splitter="c45", criterion="entropy"),
     }[composition]
@@ -49,7 +52,7 @@ WORKER = textwrap.dedent("""
         call()
         return time.perf_counter() - wall, time.process_time() - cpu
 
-    pruned = dict(params, pruner="cost_complexity", pruner_params={"cv": 5})
+    pruned = dict(params, pruner="cost_complexity", pruner_params={"cv": int(sys.argv[4])})
     TreeClassifier(**pruned).fit(X[:100], y[:100])  # warm-up: load every kernel
     out = {}
     out["unpruned wall"], out["unpruned cpu"] = measure(lambda: TreeClassifier(**params).fit(X, y))
@@ -59,7 +62,14 @@ WORKER = textwrap.dedent("""
     print(json.dumps(out))
 """)
 
-CASES = (("plt", 300, 2), ("cart", 300, 2), ("c45", 300, 2), ("plt", 2000, 8), ("cart", 2000, 8))
+CASES = (
+    ("plt", 300, 2),
+    ("ramp", 300, 2),
+    ("cart", 300, 2),
+    ("c45", 300, 2),
+    ("plt", 2000, 8),
+    ("cart", 2000, 8),
+)
 
 
 def main(argv=None) -> int:
@@ -67,6 +77,7 @@ def main(argv=None) -> int:
     parser.add_argument("--before", default=None, help="an older checkout to compare with")
     parser.add_argument("--after", default=os.path.dirname(os.path.dirname(__file__)) or ".")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cv", type=int, default=5, help="folds of the pruned fit")
     parser.add_argument(
         "--cases", default=None, help="only these, e.g. plt:300x2,cart:2000x8 (default: all)"
     )
@@ -79,7 +90,7 @@ def main(argv=None) -> int:
     print(f"{os.cpu_count()} cores, median of {args.repeats} fresh processes")
     for side in sides:  # fill numba's cache first: no run measures compiling
         for composition, _, _ in cases:
-            run_in_fresh_process(WORKER, [composition, 100, 2], getattr(args, side))
+            run_in_fresh_process(WORKER, [composition, 100, 2, args.cv], getattr(args, side))
     for threads, label in ((1, "1 thread"), (None, f"all {os.cpu_count()} threads")):
         print(f"\n{label}")
         for composition, n, d in cases:
@@ -88,7 +99,7 @@ def main(argv=None) -> int:
                 for side in sides:
                     results[side].append(
                         run_in_fresh_process(
-                            WORKER, [composition, n, d], getattr(args, side), threads
+                            WORKER, [composition, n, d, args.cv], getattr(args, side), threads
                         )
                     )
             for side in sides:
