@@ -26,6 +26,7 @@ import numpy as np
 from treekit_core.builtins.targets import ClassLabels
 from treekit_core.components import Pruner, state_array
 from treekit_core.engine.folds import stratified_folds
+from treekit_core.engine.questions import rows_reaching
 
 RISKS = ("prediction", "impurity", "misclassification")  # the last: "prediction"'s old name
 RULES = ("min_error", "one_se")
@@ -39,6 +40,16 @@ class WeakestLinkSequence:
     step_alpha: np.ndarray  #: effective alpha of step s
     risk: np.ndarray  #: total leaf risk before the first step and after each step (s + 1)
     n_leaves: np.ndarray  #: leaves before the first step and after each step (s + 1)
+    #: internal nodes (rpart's nsplit) before the first step and after each step (s + 1);
+    #: None in a sequence made without it (counted from the tree then)
+    n_internal: np.ndarray | None = None
+    #: the running maximum of ``step_alpha`` (what :meth:`steps_up_to` searches)
+    running_alpha: np.ndarray = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self):
+        alphas = np.asarray(self.step_alpha, dtype=np.float64)
+        running = np.maximum.accumulate(alphas) if alphas.size else alphas
+        object.__setattr__(self, "running_alpha", running)
 
     @property
     def alphas(self) -> np.ndarray:
@@ -50,9 +61,9 @@ class WeakestLinkSequence:
 
         Alphas within a relative 1e-12 count as equal: mathematically equal alphas of two
         branches differ in their last bits, and a subtree chosen at one of them must not
-        depend on that rounding."""
-        above = np.flatnonzero(self.step_alpha > _with_slack(alpha))
-        return int(above[0]) if above.size else int(self.step_alpha.size)
+        depend on that rounding. O(log steps): the first step above ``alpha`` is the first
+        where the running maximum of the step alphas is."""
+        return int(np.searchsorted(self.running_alpha, _with_slack(alpha), side="right"))
 
     def prune_mask(self, alpha: float, n_nodes: int) -> np.ndarray:
         mask = np.zeros(n_nodes, dtype=bool)
@@ -76,36 +87,63 @@ def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
 
 
 class _Steps:
-    """The running counts of a pruning sequence: every branch's risk and leaves, and the
-    steps taken (node, alpha) with the total risk and leaves after each."""
+    """The running counts of a pruning sequence: every branch's risk, leaves and internal
+    nodes, and the steps taken (node, alpha) with the total risk, leaves and internal nodes
+    after each. Kept in Python lists: a regression tree takes a step per internal node and
+    each walks the node's ancestors, where numpy's per-element cost would dominate (the
+    arithmetic is the same IEEE arithmetic as numpy's)."""
 
     def __init__(self, tree, r_node: np.ndarray):
-        self.parent, self.r_node = tree.parents(), r_node
-        self.n_leaves = tree.leaves_under().astype(np.float64)
-        self.r_branch = np.zeros(tree.n_nodes)
+        n_leaves = tree.leaves_under().astype(np.float64)
+        r_branch = np.zeros(tree.n_nodes)
+        n_internal = np.zeros(tree.n_nodes, dtype=np.int64)
         for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids
             children = tree.children(node)
-            self.r_branch[node] = (
-                r_node[node] if children.size == 0 else self.r_branch[children].sum()
-            )
+            if children.size == 0:
+                r_branch[node] = r_node[node]
+            else:
+                r_branch[node] = r_branch[children].sum()
+                n_internal[node] = 1 + n_internal[children].sum()
+        self.parent = tree.parents().tolist()
+        self.r_node = np.asarray(r_node, dtype=np.float64).tolist()
+        self.n_leaves, self.r_branch = n_leaves.tolist(), r_branch.tolist()
+        self.n_internal = n_internal.tolist()
         self.pruned, self.alphas = [], []
         self.risks, self.leaves = [self.r_branch[0]], [self.n_leaves[0]]
+        self.internal = [self.n_internal[0]]
 
-    def collapse(self, node: int, alpha: float) -> None:
+    def collapse(self, node: int, alpha: float) -> list:
         """Make ``node`` a leaf at ``alpha``: its branch's risk becomes its own, and every
-        ancestor's leaves and branch risk change by what the branch lost."""
-        n_leaves, r_branch = self.n_leaves, self.r_branch
+        ancestor's leaves, internal nodes and branch risk change by what the branch lost.
+        Returns the ancestors (whose weakest-link values changed)."""
+        n_leaves, r_branch, n_internal, parent = (
+            self.n_leaves,
+            self.r_branch,
+            self.n_internal,
+            self.parent,
+        )
         removed_leaves, r_diff = n_leaves[node] - 1, self.r_node[node] - r_branch[node]
-        n_leaves[node], r_branch[node] = 1, self.r_node[node]
-        ancestor = self.parent[node]
+        removed_internal = n_internal[node]
+        n_leaves[node], r_branch[node], n_internal[node] = 1.0, self.r_node[node], 0
+        ancestors = []
+        ancestor = parent[node]
         while ancestor >= 0:
             n_leaves[ancestor] -= removed_leaves
             r_branch[ancestor] += r_diff
-            ancestor = self.parent[ancestor]
+            n_internal[ancestor] -= removed_internal
+            ancestors.append(ancestor)
+            ancestor = parent[ancestor]
         self.pruned.append(int(node))
         self.alphas.append(alpha)
         self.risks.append(r_branch[0])
         self.leaves.append(n_leaves[0])
+        self.internal.append(n_internal[0])
+        return ancestors
+
+    def weakest_link(self, node: int) -> float:
+        """g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1) of an internal node (at least two
+        leaves below it), as the vectorised form computes it."""
+        return (self.r_node[node] - self.r_branch[node]) / (self.n_leaves[node] - 1)
 
     def sequence(self) -> WeakestLinkSequence:
         return WeakestLinkSequence(
@@ -113,20 +151,30 @@ class _Steps:
             np.array(self.alphas, dtype=np.float64),
             np.array(self.risks),
             np.array(self.leaves, dtype=np.int64),
+            np.array(self.internal, dtype=np.int64),
         )
 
 
 def weakest_link_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
+    """Breiman's weakest-link sequence: repeatedly collapse the internal node of smallest
+    g(t), the first node id on ties (scikit-learn's ``_cost_complexity_prune``), by the
+    compiled heap of :mod:`treekit_core.kernels.weakest_link` (O(n log n) for a balanced
+    tree; recomputing every g at every step was quadratic)."""
+    from treekit_core.kernels.weakest_link import weakest_link_steps
+
     steps = _Steps(tree, r_node)
-    candidate = ~tree.is_leaf
-    while candidate[0]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.where(candidate, (r_node - steps.r_branch) / (steps.n_leaves - 1), np.inf)
-        node = int(np.argmin(g))
-        # Remove the branch below ``node`` from the candidates.
-        candidate[tree.descendants(node)] = False
-        steps.collapse(node, g[node])
-    return steps.sequence()
+    _, position, size = tree.preorder()
+    pruned, alphas, risks, leaves, internal = weakest_link_steps(
+        np.asarray(steps.parent, dtype=np.int64),
+        np.asarray(steps.r_node, dtype=np.float64),
+        np.asarray(steps.r_branch, dtype=np.float64),
+        np.asarray(steps.n_leaves, dtype=np.float64),
+        np.asarray(steps.n_internal, dtype=np.int64),
+        np.ascontiguousarray(~tree.is_leaf),
+        np.ascontiguousarray(position, dtype=np.int64),
+        np.ascontiguousarray(size, dtype=np.int64),
+    )
+    return WeakestLinkSequence(pruned, alphas, risks, leaves.astype(np.int64), internal)
 
 
 def rpart_complexities(tree, r_node: np.ndarray) -> np.ndarray:
@@ -197,7 +245,10 @@ SEQUENCES = ("weakest_link", "rpart")
 
 
 def internal_nodes_left(tree, sequence: WeakestLinkSequence, alpha: float) -> int:
-    """Internal nodes (rpart's nsplit) of the subtree pruned at ``alpha``."""
+    """Internal nodes (rpart's nsplit) of the subtree pruned at ``alpha`` (the sequence's
+    count after its steps up to alpha; counted from the tree for a sequence without it)."""
+    if sequence.n_internal is not None:
+        return int(sequence.n_internal[sequence.steps_up_to(alpha)])
     mask = sequence.prune_mask(alpha, tree.n_nodes)
     removed = np.zeros(tree.n_nodes, dtype=bool)
     for node in np.flatnonzero(mask):
@@ -433,11 +484,15 @@ class CostComplexity(Pruner):
         return cv_error, np.sqrt(np.maximum(spread, 0.0) / n_rows)
 
     def _cross_validate(self, levels, context):
+        """(CV error, its standard error) of every subtree level, from ``cv`` folds: each
+        fold's tree is grown on the other folds and pruned at each level's evaluation alpha,
+        and its held-out rows' losses are summed per level (as sums of loss and of squared
+        loss per weight, never a levels x rows matrix)."""
         data = context.data
         rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
         fold = stratified_folds(context.target.strata(data.evidence, context.labeler), self.cv, rng)
         evaluate_at = evaluation_alphas(levels)
-        errors = np.zeros((levels.size, data.n_samples))
+        loss_sum, square_sum = np.zeros(levels.size), np.zeros(levels.size)
         for k in range(self.cv):
             test_rows = np.flatnonzero(fold == k)
             train_rows = np.flatnonzero(fold != k)
@@ -446,22 +501,130 @@ class CostComplexity(Pruner):
             train, test = data.subset(train_rows), data.subset(test_rows)
             fold_tree = context.composition.grow(train, rng)
             fold_sequence = self.pruning_sequence(fold_tree, context.labeler, context.target)
-            # consecutive alphas often prune the fold's tree to the same subtree (the fold's
-            # tree has fewer steps than the whole data's): each distinct subtree is refitted
-            # and scored once (an evaluator's fit per subtree is what costs)
-            previous_mask, previous_errors = None, None
-            for j, alpha in enumerate(evaluate_at):
-                mask = fold_sequence.prune_mask(alpha, fold_tree.n_nodes)
-                if previous_mask is None or not np.array_equal(mask, previous_mask):
-                    pruned = fold_tree.collapse(mask)
-                    previous_errors = held_out_errors(context.composition, pruned, train, test)
-                    previous_mask = mask
-                errors[j, test_rows] = previous_errors
+            errors = _FoldErrors(levels.size, test.weight)
+            along_paths = _routes_along_paths(context.composition.evaluator)
+            rest = np.arange(test.n_samples)
+            if along_paths:
+                complete = ~np.isnan(test.X).any(axis=1)
+                branching = _errors_along_paths(
+                    context,
+                    fold_tree,
+                    fold_sequence,
+                    evaluate_at,
+                    test,
+                    np.flatnonzero(complete),
+                    errors,
+                )
+                rest = np.union1d(np.flatnonzero(~complete), branching)
+            if rest.size:
+                _errors_by_subtree(
+                    context, fold_tree, fold_sequence, evaluate_at, train, test, rest, errors
+                )
+            loss_sum += errors.loss_sum()
+            square_sum += errors.square_sum()
         total = data.weight.sum()
-        cv_error = errors.sum(axis=1) / total
-        per_row = errors / np.where(data.weight > 0, data.weight, 1.0)
+        cv_error = loss_sum / total
         with np.errstate(invalid="ignore"):  # inf - inf where a level's error is infinite
-            spread = ((per_row - cv_error[:, None]) ** 2 * data.weight).sum(axis=1) / total
+            # sum_i w_i (e_i / w_i - c)^2 = sum e_i^2 / w_i - 2 c sum e_i + c^2 sum w_i
+            spread = (square_sum - 2 * cv_error * loss_sum + cv_error**2 * total) / total
+        spread = np.maximum(spread, 0.0)  # (rounding of a spread of exactly 0)
         # a level whose error is infinite has no finite spread either
         cv_se = np.where(np.isfinite(cv_error), np.sqrt(spread / data.n_samples), np.inf)
         return cv_error, cv_se
+
+
+class _FoldErrors:
+    """A fold's held-out losses per subtree level, kept as two running sums per level
+    (weighted loss, and squared weighted loss per weight) through difference arrays: a
+    row whose loss is the same over a run of levels is added once for the run."""
+
+    def __init__(self, n_levels: int, weights: np.ndarray):
+        self.weights = weights
+        self.first = np.zeros(n_levels + 1)
+        self.second = np.zeros(n_levels + 1)
+
+    def add(self, rows, start, stop, errors) -> None:
+        """Rows ``rows`` have weighted errors ``errors`` at levels start..stop-1."""
+        keep = stop > start
+        rows, start, stop, errors = rows[keep], start[keep], stop[keep], errors[keep]
+        weight = self.weights[rows]
+        per_weight = np.where(weight > 0, errors * errors / np.where(weight > 0, weight, 1.0), 0.0)
+        for sums, values in ((self.first, errors), (self.second, per_weight)):
+            np.add.at(sums, start, values)
+            np.subtract.at(sums, stop, values)
+
+    def loss_sum(self) -> np.ndarray:
+        return np.cumsum(self.first)[:-1]
+
+    def square_sum(self) -> np.ndarray:
+        return np.cumsum(self.second)[:-1]
+
+
+def _routes_along_paths(evaluator) -> bool:
+    """Whether a complete row's prediction by a pruned tree is the value of the node where
+    its path is cut: an evaluator routing by the tree's own tests to one leaf, whose state
+    is the tree's own (no refit per subtree)."""
+    return "hard_routing" in evaluator.provides and not evaluator.reads_training_rows
+
+
+def _errors_along_paths(context, tree, sequence, evaluate_at, test, rows, errors) -> None:
+    """Held-out losses of complete ``rows`` at every level in one pass over their paths
+    (rpart's way): pruned at alpha, a row stops at the first node of its path collapsed at
+    or below alpha (a node collapsed at step s is for every alpha whose steps include s:
+    the running maximum of the step alphas up to s). The node's value is the prediction,
+    so each path node's loss covers the run of levels at which the row stops there."""
+    if rows.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    collapsed_from = np.full(tree.n_nodes, np.inf)
+    collapsed_from[tree.is_leaf] = -np.inf  # a leaf stops every row that reaches it
+    collapsed_from[sequence.pruned_node] = sequence.running_alpha
+    node, row = rows_reaching(tree, np.ascontiguousarray(test.X[rows]))
+    # a row that cannot answer a question (a category unseen in training) goes down
+    # several branches: left to the subtree-by-subtree scoring
+    branching = np.bincount(row[tree.is_leaf[node]], minlength=rows.size) != 1
+    keep = ~branching[row]
+    node, row = node[keep], row[keep]
+    order = np.lexsort((node, row))  # each row's path, root first (ids grow downwards)
+    node, row = node[order], row[order]
+    if node.size == 0:
+        return rows[branching]
+    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    # the alpha from which the row stops at or above each path node: the running minimum
+    cut = collapsed_from[node].copy()
+    for first, last in zip(starts, np.r_[starts[1:], node.size], strict=True):
+        np.minimum.accumulate(cut[first:last], out=cut[first:last])
+    above = np.r_[np.inf, cut[:-1]]
+    above[starts] = np.inf
+    stops_here = cut < above  # the row stops here for alphas in [cut, above)
+    thresholds = _with_slack(evaluate_at)  # collapsed at alpha: collapsed_from <= slack
+    start = np.searchsorted(thresholds, cut[stops_here], side="left")
+    stop = np.searchsorted(thresholds, above[stops_here], side="left")
+    stop[np.isposinf(above[stops_here])] = evaluate_at.size  # no node above cuts: every level on
+    at, where = rows[row[stops_here]], node[stops_here]
+    values = tree.value[where]
+    target, labeler = context.target, context.labeler
+    decision = target.decide(values, labeler)
+    loss = target.sample_loss(test.evidence[at], values, decision, labeler)
+    weight = test.weight[at]
+    weighted = weight > 0
+    errors.add(at, start, stop, np.where(weighted, weight * np.where(weighted, loss, 0.0), 0.0))
+    return rows[branching]
+
+
+def _errors_by_subtree(context, tree, sequence, evaluate_at, train, test, rows, errors) -> None:
+    """Held-out losses of ``rows`` at every level by pruning the fold's tree to each
+    distinct subtree, refitting the evaluator and predicting (an evaluator that mixes
+    leaves or learns from the rows; rows with a missing value)."""
+    subset = test.subset(rows)
+    previous, start = None, 0
+    if not evaluate_at.size:
+        return
+    for j, alpha in enumerate(evaluate_at):
+        mask = sequence.prune_mask(alpha, tree.n_nodes)
+        if previous is not None and np.array_equal(mask, previous[0]):
+            continue
+        if previous is not None:
+            errors.add(rows, np.full(rows.size, start), np.full(rows.size, j), previous[1])
+        found = held_out_errors(context.composition, tree.collapse(mask), train, subset)
+        previous, start = (mask, found), j
+    errors.add(rows, np.full(rows.size, start), np.full(rows.size, evaluate_at.size), previous[1])
