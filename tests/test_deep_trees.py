@@ -40,9 +40,18 @@ def test_html_report_tree_of_a_deep_tree(chain):
     from treekit_core.tools.report import tree_html
 
     model, X, y = chain
-    page = tree_html(model)
+    page = tree_html(model, max_leaves=DEPTH + 1)  # room for every leaf: the whole chain
     assert page.count("<details") == DEPTH == page.count("</details>")
     assert page.count("<li>") == 2 * DEPTH == page.count("</li>")
+    # by default (issue 56: a node budget) a tree of more leaves is listed to the depth
+    # that fits, the subtree below each node there on one line
+    from treekit_core.tools.plots import shown_depth
+    from treekit_core.tools.report import HTML_LEAVES
+
+    limit = shown_depth(model.tree_, HTML_LEAVES)
+    page = tree_html(model)
+    assert page.count("<details") == limit == page.count("</details>")
+    assert f"{DEPTH + 1 - limit} leaves below" in page
 
 
 def test_onnx_export_of_a_deep_tree_answers_as_treekit(chain):

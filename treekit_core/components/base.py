@@ -22,8 +22,8 @@ def json_value(value, non_finite_as_text: bool = False):
     the model file writes them so). The one JSON cleaning of treekit: component parameters,
     estimator parameters and model files all go through it."""
     if isinstance(value, np.ndarray):
-        value = value.tolist()
-    elif isinstance(value, (np.floating, np.integer, np.bool_)):
+        return _array_json(value, non_finite_as_text)
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
         value = value.item()
     if isinstance(value, float) and non_finite_as_text and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
@@ -34,10 +34,36 @@ def json_value(value, non_finite_as_text: bool = False):
     return value
 
 
+def _array_json(array: np.ndarray, non_finite_as_text: bool):
+    """:func:`json_value` of a numpy array in whole-array steps: its list, non-finite
+    floats written as text only where there are any (a tree's arrays hold hundreds of
+    thousands of numbers)."""
+    if array.dtype.kind == "f" and non_finite_as_text:
+        finite = np.isfinite(array)
+        if not finite.all():
+            cells = array.astype(object)
+            cells[np.isnan(array)] = "nan"
+            cells[np.isposinf(array)] = "inf"
+            cells[np.isneginf(array)] = "-inf"
+            return cells.tolist()
+    if array.dtype.kind in "fiub":
+        return array.tolist()
+    return [json_value(v, non_finite_as_text) for v in array.tolist()]
+
+
 def from_json_value(value):
     """Inverse of ``json_value(..., non_finite_as_text=True)`` for numeric lists: the
-    strings ``"nan"``, ``"inf"``, ``"-inf"`` become the numbers (other strings are kept)."""
+    strings ``"nan"``, ``"inf"``, ``"-inf"`` become the numbers (other strings are kept).
+    A list of numbers alone (what numpy reads as a numeric array) is returned as it is,
+    without a look at each element."""
     if isinstance(value, list):
+        if value and not isinstance(value[0], (dict, str)):
+            try:
+                kind = np.asarray(value).dtype.kind
+            except (ValueError, TypeError, OverflowError):  # ragged, or not numbers
+                kind = "O"
+            if kind in "fiub":
+                return value
         return [from_json_value(v) for v in value]
     if isinstance(value, str) and value in _NON_FINITE_TEXT:
         return _NON_FINITE_TEXT[value]

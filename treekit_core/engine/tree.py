@@ -203,11 +203,12 @@ class Tree:
 
     @property
     def n_children(self) -> np.ndarray:
-        return np.diff(self.child_start)
+        """Children per node (remembered: reports and exports ask it once per node)."""
+        return self.derived("n_children", lambda: np.diff(self.child_start))
 
     @property
     def is_leaf(self) -> np.ndarray:
-        return self.n_children == 0
+        return self.derived("is_leaf", lambda: self.n_children == 0)
 
     @property
     def n_leaves(self) -> int:
@@ -316,12 +317,11 @@ class Tree:
         return int(self.node_depths().max())
 
     def leaves_under(self) -> np.ndarray:
-        """Number of leaves in the subtree of every node."""
-        counts = np.zeros(self.n_nodes, dtype=np.int64)
-        for node in range(self.n_nodes - 1, -1, -1):  # children have larger ids
-            kids = self.children(node)
-            counts[node] = counts[kids].sum() if kids.size else 1
-        return counts
+        """Number of leaves in the subtree of every node: the leaves among the run of the
+        depth-first order a subtree is (a prefix sum; no walk per node)."""
+        order, position, size = self.preorder()
+        before = np.concatenate([[0], np.cumsum(self.is_leaf[order])])
+        return (before[position + size] - before[position]).astype(np.int64)
 
     def parents(self) -> np.ndarray:
         parent = np.full(self.n_nodes, -1, dtype=np.int64)

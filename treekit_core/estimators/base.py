@@ -34,14 +34,15 @@ def node_indicator(tree, leaves: np.ndarray):
     from scipy.sparse import csr_matrix
 
     parent = tree.parents()
-    paths = []
-    for leaf in range(tree.n_nodes):
+    leaves = np.asarray(leaves, dtype=np.int64)
+    paths = {}
+    for leaf in np.unique(leaves).tolist():  # the paths of the leaves reached, once each
         path, node = [], leaf
         while node >= 0:
             path.append(node)
             node = parent[node]
-        paths.append(path[::-1])
-    rows = [paths[int(leaf)] for leaf in leaves]
+        paths[leaf] = path[::-1]
+    rows = [paths[leaf] for leaf in leaves.tolist()]
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
     indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
     data = np.ones(indices.shape[0], dtype=np.int64)

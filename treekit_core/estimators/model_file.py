@@ -85,17 +85,28 @@ def _nesting(text: str) -> int:
     ends the count: such a text is not JSON, which the parser then says."""
     depth = deepest = 0
     position, length = 0, len(text)
+    # the text between strings is gathered until a slice's worth, then counted at once (a
+    # model file holds a string per non-finite number: one numpy call per gap was most of
+    # reading a large tree)
+    gathered, size = [], 0
     while position < length:
         quote = text.find('"', position)
         end = length if quote < 0 else quote
         for start in range(position, end, _SLICE):
-            depth, deepest = _bracket_levels(text[start : min(end, start + _SLICE)], depth, deepest)
+            piece = text[start : min(end, start + _SLICE)]
+            gathered.append(piece)
+            size += len(piece)
+            if size >= _SLICE:
+                depth, deepest = _bracket_levels("".join(gathered), depth, deepest)
+                gathered, size = [], 0
         if quote < 0:
             break
         string = _STRING_REST.match(text, quote + 1)
         if string is None:
             break
         position = string.end()
+    if gathered:
+        depth, deepest = _bracket_levels("".join(gathered), depth, deepest)
     return deepest
 
 

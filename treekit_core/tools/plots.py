@@ -224,8 +224,18 @@ def box_value_colours():
     return ListedColormap(plt.get_cmap(VALUE_COLOURS)(np.linspace(low, high, 256)))
 
 
+def value_colours(values) -> np.ndarray:
+    """Every node's value on :func:`box_value_colours` (the lowest value its first
+    colour), n x 4 RGBA, in one call of the colour map."""
+    values = np.asarray(values, dtype=np.float64)
+    span = values.max() - values.min()
+    share = (values - values.min()) / span if span > 0 else np.full(values.shape, 0.5)
+    low, high = VALUE_COLOUR_SPAN
+    return np.asarray(_pyplot().get_cmap(VALUE_COLOURS)(low + (high - low) * share))
+
+
 def value_rgb(values, node):
-    """A node's value on :func:`box_value_colours` (the lowest value its first colour)."""
+    """A node's value on :func:`box_value_colours` (:func:`value_colours` of one node)."""
     span = values.max() - values.min()
     share = (values[node] - values.min()) / span if span > 0 else 0.5
     low, high = VALUE_COLOUR_SPAN

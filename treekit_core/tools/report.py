@@ -30,6 +30,9 @@ from treekit_core.tools.node_style import edge_labels, node_hex, rgb_hex
 from treekit_core.tools.plots import _pyplot
 
 OPEN_DEPTH = 3  #: nodes shallower than this start expanded
+#: Most leaves the HTML tree lists; a larger tree is listed down to the depth that fits
+#: and each subtree below is one line (its leaves and weight), as ``plot_tree`` draws it.
+HTML_LEAVES = 500
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }
@@ -68,20 +71,25 @@ def _distribution(model, node) -> str:
     return f"{shares}; weight {tree.weight[node]:.4g}"
 
 
-def tree_html(model) -> str:
-    """The tree as nested lists; internal nodes are <details> that open and close."""
+def tree_html(model, max_leaves: int = HTML_LEAVES) -> str:
+    """The tree as nested lists; internal nodes are <details> that open and close. A tree
+    with more than ``max_leaves`` leaves is listed down to the depth that fits, each
+    subtree below summarised on one line (its leaves and weight)."""
 
     tree = model.tree_
     names = list(getattr(model, "feature_names_in_", [])) or None
     context = QuestionTextContext(_names(tree, names), getattr(model, "categories_", {}), 4)
 
     values = None if hasattr(model, "classes_") else tree.value[:, 0]
+    colours = None if values is None else plots.value_colours(values)
+    limit = plots.shown_depth(tree, max_leaves)
+    leaves_under = tree.leaves_under()
 
     def box(node, text) -> str:
         decided = int(tree.decision[node])
         if values is not None:  # a regression tree: value and weight, a value colour
             return (
-                f'<span class="node" style="background:{rgb_hex(plots.value_rgb(values, node))}" '
+                f'<span class="node" style="background:{rgb_hex(colours[node])}" '
                 f'title="{html.escape(_distribution(model, node))}">{html.escape(text)}</span>'
                 f'<span class="dist">{values[node]:.4g} · weight {tree.weight[node]:.4g}</span>'
             )
@@ -112,6 +120,9 @@ def tree_html(model) -> str:
                 pieces.append(box(node, f"{values[node]:.4g}"))
             else:
                 pieces.append(box(node, "ABSTAIN" if decided < 0 else str(model.classes_[decided])))
+            continue
+        if depth >= limit:  # below the depth that fits: the subtree on one line
+            pieces.append(box(node, f"{int(leaves_under[node])} leaves below"))
             continue
         texts = branch_texts(tree, node, context)
         question = texts[0] if len(texts) == 2 else texts[0].split(" = ")[0]
