@@ -333,23 +333,39 @@ class Tree:
         every node's subtree size): a subtree is one contiguous run of that order."""
 
         def compute():
-            order = np.empty(self.n_nodes, dtype=np.int64)
+            n = self.n_nodes
+            parent, depth = self.parents(), self.node_depths()
+            # subtree sizes level by level, deepest first (a numpy pass per level)
+            size = np.ones(n, dtype=np.int64)
+            by_depth = np.argsort(depth, kind="stable")
+            bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
+            for level in range(int(depth.max()), 0, -1):
+                nodes = by_depth[bounds[level] : bounds[level + 1]]
+                np.add.at(size, parent[nodes], size[nodes])
+            # the usual numbering is depth first already: each first child follows its
+            # parent, each next child follows its elder sibling's subtree
+            counts = self.n_children
+            first = self.child_start[:-1]
+            internal = np.flatnonzero(counts > 0)
+            ids, start = self.child_ids, self.child_start
+            numbered = bool((ids[first[internal]] == internal + 1).all())
+            if numbered and ids.size:
+                later = np.ones(ids.size, dtype=bool)
+                later[first[internal]] = False
+                previous = np.flatnonzero(later) - 1
+                numbered = bool((ids[later] == ids[previous] + size[ids[previous]]).all())
+            if numbered:
+                order = np.arange(n, dtype=np.int64)
+                return order, order.copy(), size
+            order = np.empty(n, dtype=np.int64)  # any other numbering: walk it
             stack, k = [0], 0
             while stack:
                 node = stack.pop()
                 order[k] = node
                 k += 1
-                stack.extend(
-                    self.child_ids[self.child_start[node] : self.child_start[node + 1]][
-                        ::-1
-                    ].tolist()
-                )
-            position = np.empty(self.n_nodes, dtype=np.int64)
-            position[order] = np.arange(self.n_nodes)
-            size = np.ones(self.n_nodes, dtype=np.int64)
-            parent = self.parents()
-            for node in order[:0:-1]:  # children before parents
-                size[parent[node]] += size[node]
+                stack.extend(ids[start[node] : start[node + 1]][::-1].tolist())
+            position = np.empty(n, dtype=np.int64)
+            position[order] = np.arange(n)
             return order, position, size
 
         return self.derived("preorder", compute)

@@ -1,10 +1,18 @@
 """Breiman's weakest-link pruning sequence, compiled: repeatedly collapse the internal node
 of smallest g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1), the first node id on ties
-(scikit-learn's ``_cost_complexity_prune``), with a binary heap of (g, node) whose stale
-entries are skipped. A collapse changes g of the node's ancestors only; they are pushed
-again, so a tree of depth d takes O(n d log n) (O(n log^2 n) balanced) where recomputing
-every g at every step was O(n^2). The arithmetic is the vectorised form's, term for term,
-so the sequence is the same to the last bit.
+(scikit-learn's ``_cost_complexity_prune``), with a binary heap of (g, node).
+
+Collapsing the weakest link t changes g of t's ancestors only, and only upwards: an
+ancestor a had g(a) >= g(t) = (R(t) - R(T_t)) / (|T_t| - 1), and removing from a's ratio a
+part whose own ratio is no larger leaves one at least as large (the mediant). So the heap
+may keep an ancestor's old key as a lower bound: when such a key reaches the top, the
+node's g is recomputed and pushed again if it grew; it is collapsed only when its key is
+its g. A node's key is lowered at once in the rare case rounding makes its new g smaller.
+The node popped with its true g is then a smallest g (every key is at most its node's g),
+the first id among equal ones (ties are ordered by id), as the quadratic definition picks
+it; the arithmetic is the vectorised form's, term for term, so the sequence is the same to
+the last bit. A collapse still walks its ancestors (O(depth) updates); heap operations are
+O(log n) each and few beyond one per node.
 """
 
 from __future__ import annotations
@@ -59,6 +67,13 @@ def _pop(heap_g, heap_node, count):
     return g, node, count
 
 
+@jit
+def _grown(heap_g, heap_node, count):
+    grown_g, grown_node = np.empty(2 * count), np.empty(2 * count, dtype=np.int64)
+    grown_g[:count], grown_node[:count] = heap_g[:count], heap_node[:count]
+    return grown_g, grown_node
+
+
 @jit(SIGNATURE)
 def weakest_link_steps(parent, r_node, r_branch, n_leaves, n_internal, internal, position, size):
     """(pruned node per step, its alpha, total risk, leaves and internal nodes before the
@@ -68,15 +83,15 @@ def weakest_link_steps(parent, r_node, r_branch, n_leaves, n_internal, internal,
     size (a subtree is one run of that order)."""
     n = parent.shape[0]
     alive = np.zeros(n, dtype=np.bool_)  # by depth-first position
-    current = np.full(n, np.nan)
+    key = np.full(n, np.nan)  # the key of the node's live heap entry
     capacity = 2 * n + 16
     heap_g, heap_node = np.empty(capacity), np.empty(capacity, dtype=np.int64)
     count = 0
     for node in range(n):
         if internal[node]:
             alive[position[node]] = True
-            current[node] = (r_node[node] - r_branch[node]) / (n_leaves[node] - 1.0)
-            count = _push(heap_g, heap_node, count, current[node], node)
+            key[node] = (r_node[node] - r_branch[node]) / (n_leaves[node] - 1.0)
+            count = _push(heap_g, heap_node, count, key[node], node)
     steps = int(internal.sum())
     pruned = np.empty(steps, dtype=np.int64)
     alphas = np.empty(steps)
@@ -86,8 +101,15 @@ def weakest_link_steps(parent, r_node, r_branch, n_leaves, n_internal, internal,
     taken = 0
     while count > 0 and alive[position[0]]:
         g, node, count = _pop(heap_g, heap_node, count)
-        if not alive[position[node]] or g != current[node]:
-            continue  # collapsed, under a collapsed node, or pushed again since
+        if not alive[position[node]] or g != key[node]:
+            continue  # collapsed, under a collapsed node, or an entry since replaced
+        now = (r_node[node] - r_branch[node]) / (n_leaves[node] - 1.0)
+        if now != g:  # a lower bound: its g grew since; back in at its g
+            key[node] = now
+            if count == heap_g.shape[0]:
+                heap_g, heap_node = _grown(heap_g, heap_node, count)
+            count = _push(heap_g, heap_node, count, now, node)
+            continue
         for k in range(position[node], position[node] + size[node]):
             alive[k] = False
         removed_leaves = n_leaves[node] - 1.0
@@ -99,12 +121,12 @@ def weakest_link_steps(parent, r_node, r_branch, n_leaves, n_internal, internal,
             n_leaves[ancestor] -= removed_leaves
             r_branch[ancestor] += r_diff
             n_internal[ancestor] -= removed_internal
-            current[ancestor] = (r_node[ancestor] - r_branch[ancestor]) / (n_leaves[ancestor] - 1.0)
-            if count == heap_g.shape[0]:  # grow the heap
-                grown_g, grown_node = np.empty(2 * count), np.empty(2 * count, dtype=np.int64)
-                grown_g[:count], grown_node[:count] = heap_g[:count], heap_node[:count]
-                heap_g, heap_node = grown_g, grown_node
-            count = _push(heap_g, heap_node, count, current[ancestor], ancestor)
+            updated = (r_node[ancestor] - r_branch[ancestor]) / (n_leaves[ancestor] - 1.0)
+            if updated < key[ancestor]:  # smaller only by rounding: its key must not lag
+                key[ancestor] = updated
+                if count == heap_g.shape[0]:
+                    heap_g, heap_node = _grown(heap_g, heap_node, count)
+                count = _push(heap_g, heap_node, count, updated, ancestor)
             ancestor = parent[ancestor]
         pruned[taken], alphas[taken] = node, g
         taken += 1

@@ -86,6 +86,31 @@ def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
     return target.node_risk(tree.statistics, tree.weight, labeler) / total
 
 
+def _branch_sums(tree, values: np.ndarray) -> np.ndarray:
+    """Every node's sum of ``values`` over its subtree: its own value plus its children's
+    sums added left to right (for a risk, whose value at an internal node is 0, the
+    additions the loop over node ids made), one numpy pass per level."""
+    sums = np.asarray(values).copy()
+    depth = tree.node_depths()
+    by_depth = np.argsort(depth, kind="stable")
+    bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
+    internal = ~tree.is_leaf
+    for level in range(int(depth.max()) - 1, -1, -1):
+        nodes = by_depth[bounds[level] : bounds[level + 1]]
+        nodes = nodes[internal[nodes]]
+        if not nodes.size:
+            continue
+        counts = tree.n_children[nodes]
+        starts = tree.child_start[nodes]
+        widest = int(counts.max())
+        total = sums[nodes]  # the node's own value (0 for a risk), then its children's
+        for branch in range(widest):  # first child first, as a left-to-right sum
+            has = counts > branch
+            total[has] = total[has] + sums[tree.child_ids[starts[has] + branch]]
+        sums[nodes] = total
+    return sums
+
+
 class _Steps:
     """The running counts of a pruning sequence: every branch's risk, leaves and internal
     nodes, and the steps taken (node, alpha) with the total risk, leaves and internal nodes
@@ -95,15 +120,8 @@ class _Steps:
 
     def __init__(self, tree, r_node: np.ndarray):
         n_leaves = tree.leaves_under().astype(np.float64)
-        r_branch = np.zeros(tree.n_nodes)
-        n_internal = np.zeros(tree.n_nodes, dtype=np.int64)
-        for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids
-            children = tree.children(node)
-            if children.size == 0:
-                r_branch[node] = r_node[node]
-            else:
-                r_branch[node] = r_branch[children].sum()
-                n_internal[node] = 1 + n_internal[children].sum()
+        r_branch = _branch_sums(tree, np.where(tree.is_leaf, r_node, 0.0))
+        n_internal = _branch_sums(tree, (~tree.is_leaf).astype(np.int64))
         self.parent = tree.parents().tolist()
         self.r_node = np.asarray(r_node, dtype=np.float64).tolist()
         self.n_leaves, self.r_branch = n_leaves.tolist(), r_branch.tolist()
