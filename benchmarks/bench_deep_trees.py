@@ -131,7 +131,7 @@ def main() -> None:
         print(f"| {n} | {int(row['nodes'])} | {cells} |")
     default, unpruned = cli_fits(args.cli_rows)
     print(
-        f"\\ntreekit fit on {args.cli_rows} rows: defaults {default:.2f} s, --pruner none "
+        f"\ntreekit fit on {args.cli_rows} rows: defaults {default:.2f} s, --pruner none "
         f"{unpruned:.2f} s (x{default / unpruned:.2f})"
     )
 
