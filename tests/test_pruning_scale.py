@@ -114,3 +114,20 @@ def test_errors_along_paths_are_the_subtree_by_subtree_errors(case, monkeypatch)
     np.testing.assert_allclose(a["cv_std_error"], b["cv_std_error"], rtol=1e-9, atol=1e-12)
     assert a["chosen_alpha"] == b["chosen_alpha"]
     np.testing.assert_array_equal(fast.predict(X), slow.predict(X))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 255, 256, 300])
+def test_presort_of_few_rows_is_the_radix_order(n):
+    """Wide data of few rows is presorted by one numpy argsort (2 rows x 1M columns took 45
+    s column by column): the same stable orders as the radix sort, NaN last, -0.0 as 0.0."""
+    from treekit_core.kernels.builder import presort, stable_order
+
+    rng = np.random.default_rng(n)
+    X = np.round(rng.normal(size=(n, 40)), 1)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[rng.random(X.shape) < 0.1] = -0.0
+    X[rng.random(X.shape) < 0.1] = 0.0
+    order = presort(X)
+    assert order.dtype == np.int32 and order.shape == (40, n)
+    for feature in range(40):
+        np.testing.assert_array_equal(order[feature], stable_order(X[:, feature]))

@@ -264,3 +264,92 @@ def test_a_forest_whose_trees_disagree_on_the_time_grid_is_refused():
 
     with pytest.raises(ModelFileError, match=r"trees\[1\]: target.grid differs from trees\[0\]"):
         _tampered(forest, shift)
+
+
+# -- issue 66's smaller findings ---------------------------------------------------------
+
+
+def _cli(argv, capsys):
+    from treekit_core.tools.cli import main
+
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_command_line_refuses_what_it_cannot_evaluate(tmp_path, capsys):
+    import shutil
+
+    from treekit_core.datasets import dataset_path
+
+    veteran = tmp_path / "veteran.csv"
+    shutil.copy(dataset_path("veteran"), veteran)
+    model = tmp_path / "vet.json"
+    survival = ["--time", "time", "--event", "status"]
+    assert (
+        _cli(["fit", veteran, *survival, "--criterion", "exponential", "--out", model], capsys)[0]
+        == 0
+    )
+    # a report of a survival model on a file with a text column (was "could not convert")
+    code, out, err = _cli(
+        ["evaluate", model, veteran, *survival, "--report", tmp_path / "r.html"], capsys
+    )
+    assert code == 0 and (tmp_path / "r.html").stat().st_size > 1000, err
+    # every row censored: one clear line, not "no comparable pairs" or an unexpected error
+    censored = tmp_path / "censored.csv"
+    lines = veteran.read_text().splitlines()
+    censored.write_text(
+        "\n".join([lines[0]] + [line.rsplit(",", 1)[0] + ",0" for line in lines[1:]])
+    )
+    code, out, err = _cli(["evaluate", model, censored, *survival], capsys)
+    assert code == 2 and "holds no event (all 137 rows censored)" in err
+    # a regression's response of 1e400 (inf) is refused; --times belongs to survival models
+    rng = np.random.default_rng(0)
+    data = tmp_path / "numbers.csv"
+    rows = ["a,b,y"] + [f"{a:.4f},{b:.4f},{a + b:.4f}" for a, b in rng.normal(size=(60, 2))]
+    data.write_text("\n".join(rows))
+    regressor = tmp_path / "reg.json"
+    assert (
+        _cli(["fit", data, "--target", "y", "--pruner", "none", "--out", regressor], capsys)[0] == 0
+    )
+    data.write_text("\n".join(rows[:5] + ["0.1,0.2,1e400"] + rows[5:]))
+    code, out, err = _cli(["evaluate", regressor, data, "--target", "y"], capsys)
+    assert code == 2 and "holds inf on row 6" in err
+    code, out, err = _cli(["predict", regressor, data, "--times", "1,2"], capsys)
+    assert code == 2 and "--times reads a survival model's curves" in err
+
+
+def test_a_model_file_with_nested_feature_or_threshold_names_the_field():
+    import json
+
+    from treekit_core import ModelFileError
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    model = TreeRegressor(max_depth=2).fit(X, X[:, 0])
+    for field in ("feature", "threshold"):
+        payload = json.loads(model.to_json())
+        payload["tree"][field] = [[value] for value in payload["tree"][field]]
+        with pytest.raises(ModelFileError, match=f"tree field '{field}' must be a list of numbers"):
+            TreeRegressor.from_json(json.dumps(payload))
+
+
+def test_survival_pictures_take_a_frame_with_a_text_column():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treekit_core.datasets import load_dataset
+    from treekit_core.tools.plots import plot_survival_curves, plot_survival_tree
+    from treekit_core.tools.report import model_report
+
+    data = load_dataset("veteran")
+    frame = pd.DataFrame(data.X, columns=data.feature_names)
+    frame["celltype"] = pd.Categorical(np.array(["a", "b", "c", "d"])[data.X[:, 1].astype(int)])
+    model = SurvivalTree(criterion="exponential", max_depth=2).fit(frame, data.y)
+    plt.close(plot_survival_tree(model, frame, data.y))
+    fig, ax = plt.subplots()
+    plot_survival_curves(model, frame, data.y, ax)
+    plt.close(fig)
+    assert "integrated Brier score" in model_report(model, frame, data.y)

@@ -48,6 +48,7 @@ from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
+from treekit_core.engine.validation import MAX_TOTAL_WEIGHT, check_sample_weight
 from treekit_core.estimators.decisions import Decision, OutOfFold
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
@@ -153,6 +154,8 @@ __all__ = [
     "TargetRows",
     "MonotoneValue",
     "TrainingData",
+    "MAX_TOTAL_WEIGHT",
+    "check_sample_weight",
     "RejectRule",
     "CalibrationRule",
     "Tree",

@@ -325,6 +325,10 @@ def _read_array(payload, name, dtype):
         values = np.asarray(decode_floats(payload[name]), dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"tree field {name!r} is not an array of numbers") from None
+    dimensions = 2 if name in ("statistics", "value") else 1
+    if values.ndim != dimensions:
+        shape = "a list of rows of numbers" if dimensions == 2 else "a list of numbers"
+        raise ValueError(f"tree field {name!r} must be {shape}, got {values.ndim} dimension(s)")
     if dtype is np.int64:
         if not np.isfinite(values).all() or (values != np.round(values)).any():
             raise ValueError(f"tree field {name!r} must hold integers")

@@ -456,6 +456,7 @@ def cmd_predict(args) -> int:
     import csv
 
     model, X, *_ = _load_rows(args.model, args.data)
+    _refuse_times(model, args)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     if isinstance(model, (SurvivalTree, ForestSurvival)):
         times = _survival_times(model, args.times)
@@ -673,6 +674,15 @@ def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) ->
     return values.astype(classes.dtype)
 
 
+def _refuse_times(model, args) -> None:
+    """``--times`` reads a survival model's curves; another model has none."""
+    if getattr(args, "times", None) and not isinstance(model, (SurvivalTree, ForestSurvival)):
+        raise ValueError(
+            f"--times reads a survival model's curves; {args.model} holds a "
+            f"{type(model).__name__}, which predicts no survival"
+        )
+
+
 def cmd_evaluate(args) -> int:
     if args.plots:
         from importlib.util import find_spec
@@ -689,6 +699,7 @@ def cmd_evaluate(args) -> int:
     if args.target is None:
         raise ValueError("evaluate needs --target, or --time and --event for a survival model")
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
+    _refuse_times(model, args)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
     if isinstance(model, (TreeRegressor, ForestRegressor)):
@@ -761,6 +772,12 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
         raise ValueError(
             f"{args.data}: the target column {args.target!r} is empty on every row; "
             "evaluating needs rows with their true values"
+        )
+    if np.isinf(values).any():
+        row = int(np.flatnonzero(np.isinf(values))[0])
+        raise ValueError(
+            f"{args.data}: the target column {args.target!r} holds {values[row]:g} on row "
+            f"{row + 2}; a response must be a finite number"
         )
     if missing.any():  # left out as fit drops them, and said (rpart's na.rpart likewise)
         X, values = X[~missing], values[~missing]

@@ -394,6 +394,11 @@ def survival_figures(y, risk, survival, times) -> dict:
     Brier score and the mean time-dependent AUC there. The rows' own follow-up gives the
     censoring weights."""
     event, time = check_survival_y(y, len(y))
+    if not event.any():
+        raise ValueError(
+            f"the follow-up evaluated holds no event (all {time.size} rows censored): "
+            "no concordance, Brier score or AUC is defined"
+        )
     figures = {
         "rows": int(time.size),
         "events": int(event.sum()),

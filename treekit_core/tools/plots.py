@@ -289,7 +289,8 @@ def plot_survival_curves(
     event, time = check_survival_y(y, np.shape(X)[0])
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 5.5))
-    X = np.asarray(X, dtype=np.float64)
+    with model._checked_for_predict(X) as checked:  # nominal columns encoded as at fit
+        X = checked
     grid = model.unique_times_
     if hasattr(model, "tree_"):
         shown, curves, members = _leaf_curves(model, X, grid, max_leaves, leaves)

@@ -575,3 +575,27 @@ def test_quantiles_from_leaf_responses_gathered_at_fit(client, with_missing):
     np.testing.assert_array_equal(lazy.compute(), expected)
     with pytest.raises(ValueError, match="keep_leaf_responses=True"):
         DaskTreeRegressor(**params).fit(parts, labels).predict(X, quantiles=q)
+
+
+def test_weights_the_in_memory_fit_refuses_are_refused(client):
+    """Issue 66: a weight of 1e308 made the weight sum inf, every value NaN and every
+    prediction NaN; the partitions check weights as the in-memory fit does, and the sum
+    over the partitions is bounded as it is."""
+    X, signal = integer_data(seed=5)
+    y = signal.astype(float)
+    for bad, message in ((1e308, "sample_weight sums to"), (5e-324, "subnormal")):
+        weight = np.ones(y.size)
+        weight[3] = bad
+        with pytest.raises(ValueError, match=message):
+            DaskTreeRegressor().fit(
+                da.from_array(X, chunks=(CHUNKS, 5)),
+                da.from_array(y, chunks=(CHUNKS,)),
+                da.from_array(weight, chunks=(CHUNKS,)),
+            )
+    weight = np.full(y.size, 5e147)  # each partition within bounds, their sum not
+    with pytest.raises(ValueError, match="sample_weight sums to .* over the partitions"):
+        DaskTreeRegressor().fit(
+            da.from_array(X, chunks=(CHUNKS, 5)),
+            da.from_array(y, chunks=(CHUNKS,)),
+            da.from_array(weight, chunks=(CHUNKS,)),
+        )

@@ -10,6 +10,7 @@ import numpy as np
 from treekit_histogram.binning import MAX_BINS, edge_table, edges_from_counts
 
 from treekit_core import (
+    MAX_TOTAL_WEIGHT,
     CalibrationRule,
     CompositionError,
     OutOfFold,
@@ -258,6 +259,12 @@ class DaskTreeMixin:
                 pure=False,
             )
         )
+        if not np.isfinite(totals[0, 1]) or totals[0, 1] > MAX_TOTAL_WEIGHT:
+            raise ValueError(
+                f"sample_weight sums to {totals[0, 1]:g} over the partitions; the sums of "
+                "weights (and of weighted statistics and their squares) must stay finite: "
+                f"rescale the weights so they sum to at most {MAX_TOTAL_WEIGHT:g}"
+            )
         if (totals[:, 0] < 1).any():
             raise ValueError(
                 "X has no rows of positive weight"

@@ -14,7 +14,13 @@ import attrs
 import numpy as np
 from treekit_histogram.binning import code_features
 
-from treekit_core import encode_categories, encode_target_rows, fit_categories, pair_masses
+from treekit_core import (
+    check_sample_weight,
+    encode_categories,
+    encode_target_rows,
+    fit_categories,
+    pair_masses,
+)
 from treekit_core.kernels import jit, row_table
 
 #: A feature with more distinct values than this in a partition is summarised by this many
@@ -206,6 +212,8 @@ def load(
         raise ValueError(
             f"sample_weight must hold {n} finite numbers >= 0 in this partition, as its X"
         )
+    if (weight > 0).any():  # the in-memory fit's bounds (its sum, subnormal weights)
+        weight = check_sample_weight(weight, n)
     kept = weight > 0
     evidence = np.ascontiguousarray(evidence[kept], dtype=np.float64)
     table = row_table(evidence, weight[kept])
