@@ -433,15 +433,15 @@ def check_surrogate_fields(tree, slots: int) -> None:
                 f"({tree.n_nodes}, {slots})"
             )
     feature = np.asarray(fields["surrogate_feature"], dtype=np.float64)[internal]
-    used = np.isfinite(feature)
+    used = ~np.isnan(feature)  # NaN marks an unused slot; anything else is read
     if ((feature[used] < 0) | (feature[used] >= tree.n_features) | (feature[used] % 1 != 0)).any():
         raise ValueError("model file: tree node field 'surrogate_feature' names no feature of X")
     below = np.asarray(fields["surrogate_below"], dtype=np.float64)[internal]
-    if (~np.isin(below[np.isfinite(below)], (0.0, 1.0))).any():
+    if (~np.isin(below[~np.isnan(below)], (0.0, 1.0))).any():
         raise ValueError("model file: tree node field 'surrogate_below' must hold branches 0 or 1")
     for name in ("surrogate_left_mask", "surrogate_right_mask", "primary_seen"):
         values = np.asarray(fields[name], dtype=np.float64)[internal]
-        values = values[np.isfinite(values)]
+        values = values[~np.isnan(values)]
         if ((values < 0) | (values >= 2.0**MAX_CATEGORIES) | (values % 1 != 0)).any():
             raise ValueError(f"model file: tree node field {name!r} must hold category masks")
     majority = np.asarray(fields["majority_branch"], dtype=np.float64)[internal]

@@ -198,6 +198,11 @@ def check_jumps(state: dict, n_nodes: int, n_grid: int, where: str) -> None:
     if (jumps >= n_grid).any():
         raise ValueError(f"model file: {where}.jump_index points past the {n_grid} grid times")
     hazard = state_array(state, "hazard", (total,), where, minimum=0.0)
+    if (hazard > n_grid).any():  # each jump adds events / at risk <= 1
+        raise ValueError(
+            f"model file: {where}.hazard holds {hazard.max():.3g}; a cumulative hazard "
+            f"rises by at most 1 at each of the {n_grid} grid times"
+        )
     survival = state_array(state, "survival", (total,), where, minimum=0.0)
     if (survival > 1.0).any():
         raise ValueError(f"model file: {where}.survival holds values above 1")

@@ -21,6 +21,7 @@ from treekit_core.builtins.survival_curves import (
 from treekit_core.components import MonotoneValue, Target, TargetRows, one_hot
 from treekit_core.components.base import state_array
 from treekit_core.engine.validation import (
+    MAX_ABS_RESPONSE,
     MAX_TOTAL_WEIGHT,
     check_statistics_size,
     check_survival_y,
@@ -127,6 +128,19 @@ class PredictsOneNumber:
         return np.asarray(values[:, 0], dtype=np.float64)
 
 
+def check_response_bound(tree, sums, bound: float, what: str) -> None:
+    """A node's weighted sum of ``what`` is at most its weight times ``bound`` in size,
+    the bound fit puts on every response (:data:`MAX_ABS_RESPONSE`): a model file's sums
+    beyond it would make predictions infinite."""
+    limit = np.maximum(tree.weight, 0.0) * bound * (1 + 1e-9)
+    if (np.abs(sums) > limit).any():
+        node = int(np.flatnonzero(np.abs(sums) > limit)[0])
+        raise ValueError(
+            f"tree field 'statistics': node {node}'s weighted sum of {what} is {sums[node]:.3g}, "
+            f"beyond its weight times {bound:g} (fit refuses responses beyond {MAX_ABS_RESPONSE:g})"
+        )
+
+
 @attrs.define(slots=False)
 class Mean(PredictsOneNumber, Target):
     """y holds one number per sample; its row is (y, y^2), so a node's statistics are the
@@ -184,6 +198,8 @@ class Mean(PredictsOneNumber, Target):
         check_statistics_width(tree, 2, "the weighted sums of y and y^2")
         if (tree.statistics[:, 1] < 0).any():
             raise ValueError("tree field 'statistics': a weighted sum of y^2 is negative")
+        check_response_bound(tree, tree.statistics[:, 0], MAX_ABS_RESPONSE, "y")
+        check_response_bound(tree, tree.statistics[:, 1], MAX_ABS_RESPONSE**2, "y^2")
         if tree.value.shape[1] != 1:
             raise ValueError(
                 f"tree field 'value' has {tree.value.shape[1]} columns, expected 1 (the mean)"
@@ -508,7 +524,7 @@ class RpartExponential(RpartPoissonRate):
 
     def check_state(self, state, tree) -> None:
         if not state:
-            return
+            return  # (a survival estimator requires it: SurvivalEstimator._read_trees)
         _check_time_grid(state)
         size = np.shape(state.get("table", []))
         table = state_array(state, "table", size, "target", minimum=0.0)
@@ -591,7 +607,7 @@ class SurvivalCurves(PredictsOneNumber, Target):
 
     def check_state(self, state, tree) -> None:
         if not state:
-            return
+            return  # (a survival estimator requires it: SurvivalEstimator._read_trees)
         size = _check_time_grid(state)
         check_jumps(state, tree.n_nodes, size, "target")
 

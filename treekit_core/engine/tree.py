@@ -521,6 +521,13 @@ class Tree:
             if (lower > upper).any():
                 node = int(np.flatnonzero(lower > upper)[0])
                 raise ValueError(f"tree node {node}: {VALUE_LOWER!r} is above {VALUE_UPPER!r}")
+            # a bound at the wrong infinity would clip the node's value to it
+            if np.isposinf(lower).any() or np.isneginf(upper).any():
+                node = int(np.flatnonzero(np.isposinf(lower) | np.isneginf(upper))[0])
+                raise ValueError(
+                    f"tree node {node}: {VALUE_LOWER!r} is +inf or {VALUE_UPPER!r} -inf; a "
+                    "value interval bounds finite values"
+                )
         counts = self.n_children
         for node in np.flatnonzero(internal):
             kind = self.questions[q[node]]

@@ -622,6 +622,17 @@ class ModelFile:
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
         target = model.composition_.target
+        refuse = getattr(model, "_refuse_classification_target", None)
+        if refuse is not None:  # a regressor's or survival model's parameters name a target
+            try:
+                refuse(model.composition_)
+            except ValueError as exc:
+                raise ModelFileError(f"model file: 'params': {exc}") from None
+        if labels is not None and not target.predicts_labels():
+            raise ModelFileError(
+                f"model file: 'classes' must be null: target {target.name!r} predicts values, "
+                "not labels"
+            )
         if labels is None and target.predicts_labels():
             raise ModelFileError(
                 f"model file: 'classes' is null, but target {target.name!r} decides among "

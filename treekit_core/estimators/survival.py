@@ -148,8 +148,21 @@ class SurvivalEstimator(RegressionEstimator):
 
     def _read_trees(self, payload, composition, labels) -> list:
         """The trees a model file holds (the base's reading), which must share one time
-        grid: every curve is read on ``unique_times_``, the first tree's."""
+        grid: every curve is read on ``unique_times_``, the first tree's; a grown tree's
+        target state, when it is not per node, is the tree's."""
         trees = super()._read_trees(payload, composition, labels)
+        for index, tree in enumerate(trees):
+            if not tree.component_state.get("target"):  # the curves predict reads
+                where = "tree" if len(trees) == 1 else f"trees[{index}]"
+                raise model_file.ModelFileError(
+                    f"model file: {where}: target state is missing: a fitted survival model "
+                    "keeps its time grid and every leaf's curve"
+                )
+        grown = getattr(self, "_grown_tree", None)
+        if grown is not None and not composition.target.state_per_node:
+            # a state not per node (rpart's rescaling of time) is the tree's: derived for
+            # the grown tree prune() starts from, never read from the file's copy of it
+            grown.component_state["target"] = trees[0].component_state["target"]
         first = trees[0].component_state.get("target", {})
         for index, tree in enumerate(trees[1:], start=1):
             state = tree.component_state.get("target", {})
