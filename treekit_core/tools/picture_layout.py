@@ -5,9 +5,16 @@ that check no two texts of a bundled picture overlap."""
 
 from __future__ import annotations
 
+import numpy as np
+
 #: Smallest font a tree picture shrinks its boxes to (points); below it the picture
 #: summarises deeper levels instead (``plot_tree``'s ``max_leaves``).
 SMALLEST_FONT = 4.0
+
+
+#: Most texts :func:`shrink_until_apart` fits (each round draws the figure): a tree drawn
+#: with more boxes (``plot_tree(max_leaves=...)`` far above its default) keeps its fonts.
+MOST_TEXTS_FITTED = 600
 
 
 def _renderer(fig):
@@ -63,33 +70,51 @@ def text_extent(text, renderer):
 def overlapping_texts(fig, texts=None, slack: float = 0.5) -> list:
     """Pairs of texts (of ``texts``, default :func:`shown_texts`) whose extents overlap by
     more than ``slack`` pixels each way, and texts reaching outside the figure (paired with
-    None): what a reader cannot read."""
+    None): what a reader cannot read. A sweep along x: each text is compared only with
+    those starting before it ends (a tree of thousands of boxes, not all pairs)."""
     renderer = _renderer(fig)
-    texts = shown_texts(fig) if texts is None else texts
-    extents = [text_extent(t, renderer) for t in texts]
+    texts = shown_texts(fig) if texts is None else list(texts)
+    if not texts:
+        return []
+    box = np.array([_bounds(text_extent(t, renderer)) for t in texts])  # x0, x1, y0, y1
     canvas = fig.bbox
-    problems = []
-    for i, a in enumerate(extents):
-        if (
-            a.x0 < canvas.x0 - slack
-            or a.y0 < canvas.y0 - slack
-            or a.x1 > canvas.x1 + slack
-            or a.y1 > canvas.y1 + slack
-        ):
-            problems.append((texts[i], None))
-        for j in range(i + 1, len(extents)):
-            b = extents[j]
-            across = min(a.x1, b.x1) - max(a.x0, b.x0)
-            if across > slack and min(a.y1, b.y1) - max(a.y0, b.y0) > slack:
-                problems.append((texts[i], texts[j]))
+    problems = [
+        (texts[i], None)
+        for i in np.flatnonzero(
+            (box[:, 0] < canvas.x0 - slack)
+            | (box[:, 2] < canvas.y0 - slack)
+            | (box[:, 1] > canvas.x1 + slack)
+            | (box[:, 3] > canvas.y1 + slack)
+        )
+    ]
+    order = np.argsort(box[:, 0], kind="stable")
+    starts = box[order, 0]
+    for rank, i in enumerate(order):
+        # the texts starting (by x) before this one ends: the only ones it can overlap
+        stop = np.searchsorted(starts, box[i, 1] - slack, side="left")
+        others = order[rank + 1 : stop]
+        if not others.size:
+            continue
+        across = np.minimum(box[i, 1], box[others, 1]) - np.maximum(box[i, 0], box[others, 0])
+        up = np.minimum(box[i, 3], box[others, 3]) - np.maximum(box[i, 2], box[others, 2])
+        for j in others[(across > slack) & (up > slack)]:
+            first, second = sorted((int(i), int(j)))
+            problems.append((texts[first], texts[second]))
     return problems
+
+
+def _bounds(extent) -> tuple:
+    return (extent.x0, extent.x1, extent.y0, extent.y1)
 
 
 def shrink_until_apart(fig, texts, step: float = 0.88, smallest: float = SMALLEST_FONT) -> None:
     """Shrink every one of ``texts`` by ``step`` until no two overlap or the smallest font
     is reached: a tree's boxes drawn into less room than they need (a tree beside its
     survival curves) stay readable. Terminates: the font falls by a fixed factor each round
-    and stops at ``smallest``."""
+    and stops at ``smallest``; more than :data:`MOST_TEXTS_FITTED` texts are left as
+    they are."""
+    if len(texts) > MOST_TEXTS_FITTED:
+        return  # thousands of boxes: a picture of the tree's shape, drawn as it is
     while overlapping_texts(fig, texts):
         sizes = [t.get_fontsize() for t in texts]
         if max(sizes) <= smallest:
