@@ -7,6 +7,15 @@ from treekit_core.engine import tree_text
 from treekit_core.engine.tree import Tree
 
 
+def _refuse_forest(model, name: str, verb: str) -> None:
+    """A forest holds many trees: ``name`` takes one of them."""
+    if hasattr(model, "estimators_"):
+        raise TypeError(
+            f"{name} {verb} one tree, and a forest holds several: pass one of them, "
+            f"{name}(forest.estimators_[i], feature_names, forest.classes_)"
+        )
+
+
 def export_text(tree_or_model, *args, **kwargs) -> str:
     """Readable rules, one line per node. Given a fitted estimator (``TreeClassifier``),
     its own :meth:`export_text` with its feature names, classes and nominal categories
@@ -16,11 +25,7 @@ def export_text(tree_or_model, *args, **kwargs) -> str:
     passed."""
     if isinstance(tree_or_model, Tree):
         return tree_text.export_text(tree_or_model, *args, **kwargs)
-    if hasattr(tree_or_model, "estimators_"):
-        raise TypeError(
-            "export_text shows one tree, and a forest holds several: pass one of them, "
-            "export_text(forest.estimators_[i], feature_names, forest.classes_)"
-        )
+    _refuse_forest(tree_or_model, "export_text", "shows")
     method = getattr(tree_or_model, "export_text", None)
     if not callable(method):
         raise TypeError(
@@ -43,11 +48,7 @@ def export_dot(tree_or_model, *args, **kwargs) -> str:
     :func:`treekit_core.engine.tree_text.export_dot` with the names passed."""
     if isinstance(tree_or_model, Tree):
         return tree_text.export_dot(tree_or_model, *args, **kwargs)
-    if hasattr(tree_or_model, "estimators_"):
-        raise TypeError(
-            "export_dot draws one tree, and a forest holds several: pass one of them, "
-            "export_dot(forest.estimators_[i], feature_names, forest.classes_)"
-        )
+    _refuse_forest(tree_or_model, "export_dot", "draws")
     if not callable(getattr(tree_or_model, "_leaf_text", None)):
         raise TypeError(
             "export_dot takes a fitted tree estimator or a Tree, got "
