@@ -85,6 +85,13 @@ EDITS = {
         lambda p: p.update(classes=[0, 1], classes_dtype="<i8"),
         "'classes' must be null",
     ),
+    "survival above exp(-hazard)": (
+        _survival,
+        lambda p: p["tree"]["component_state"]["target"].update(
+            survival=[1.0] * len(p["tree"]["component_state"]["target"]["survival"])
+        ),
+        "survival is above exp\\(-hazard\\)",
+    ),
     "surrogate_below = inf": (
         _surrogates,
         lambda p: p["tree"]["node_fields"]["surrogate_below"][0].__setitem__(0, "inf"),

@@ -206,6 +206,14 @@ def check_jumps(state: dict, n_nodes: int, n_grid: int, where: str) -> None:
     survival = state_array(state, "survival", (total,), where, minimum=0.0)
     if (survival > 1.0).any():
         raise ValueError(f"model file: {where}.survival holds values above 1")
+    # Kaplan-Meier's product of (1 - d/n) is at most exp(-sum d/n), the Nelson-Aalen
+    # hazard's survival: a file where a leaf's survival is above it holds two curves that
+    # cannot come from the same rows
+    if (survival > np.exp(-hazard) * (1 + 1e-9) + 1e-12).any():
+        raise ValueError(
+            f"model file: {where}.survival is above exp(-hazard) at some jump: the survival "
+            "and hazard curves disagree"
+        )
     if "last_index" in state:  # (model files written before it was kept lack it)
         last = state_array(state, "last_index", (n_nodes,), where, minimum=-1, integer=True)
         if (last >= n_grid).any():
