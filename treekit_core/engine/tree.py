@@ -316,6 +316,37 @@ class Tree:
         """Depth of the deepest leaf, computed from the children (not the stored depth)."""
         return int(self.node_depths().max())
 
+    def levels(self) -> list:
+        """The node ids at each depth, root first (remembered): what a pass over the tree
+        one level at a time (a numpy operation per level, not a Python step per node)
+        walks."""
+
+        def compute():
+            depth = self.node_depths()
+            by_depth = np.argsort(depth, kind="stable")
+            bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
+            return [by_depth[bounds[d] : bounds[d + 1]] for d in range(int(depth.max()) + 1)]
+
+        return self.derived("levels", compute)
+
+    def subtree_sums(self, values: np.ndarray) -> np.ndarray:
+        """Every node's ``values`` summed over its subtree: its own value plus its children's
+        sums, added first child first (for a float sum, the order a loop over the children
+        adds them in), one level at a time from the deepest."""
+        sums = np.asarray(values).copy()
+        counts, internal = self.n_children, ~self.is_leaf
+        for nodes in reversed(self.levels()[:-1]):
+            nodes = nodes[internal[nodes]]
+            if not nodes.size:
+                continue
+            width, starts = counts[nodes], self.child_start[nodes]
+            total = sums[nodes]
+            for branch in range(int(width.max())):
+                has = width > branch
+                total[has] = total[has] + sums[self.child_ids[starts[has] + branch]]
+            sums[nodes] = total
+        return sums
+
     def leaves_under(self) -> np.ndarray:
         """Number of leaves in the subtree of every node: the leaves among the run of the
         depth-first order a subtree is (a prefix sum; no walk per node)."""
@@ -334,14 +365,7 @@ class Tree:
 
         def compute():
             n = self.n_nodes
-            parent, depth = self.parents(), self.node_depths()
-            # subtree sizes level by level, deepest first (a numpy pass per level)
-            size = np.ones(n, dtype=np.int64)
-            by_depth = np.argsort(depth, kind="stable")
-            bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-            for level in range(int(depth.max()), 0, -1):
-                nodes = by_depth[bounds[level] : bounds[level + 1]]
-                np.add.at(size, parent[nodes], size[nodes])
+            size = self.subtree_sums(np.ones(n, dtype=np.int64))
             # the usual numbering is depth first already: each first child follows its
             # parent, each next child follows its elder sibling's subtree
             counts = self.n_children

@@ -86,42 +86,18 @@ def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
     return target.node_risk(tree.statistics, tree.weight, labeler) / total
 
 
-def _branch_sums(tree, values: np.ndarray) -> np.ndarray:
-    """Every node's sum of ``values`` over its subtree: its own value plus its children's
-    sums added left to right (for a risk, whose value at an internal node is 0, the
-    additions the loop over node ids made), one numpy pass per level."""
-    sums = np.asarray(values).copy()
-    depth = tree.node_depths()
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-    internal = ~tree.is_leaf
-    for level in range(int(depth.max()) - 1, -1, -1):
-        nodes = by_depth[bounds[level] : bounds[level + 1]]
-        nodes = nodes[internal[nodes]]
-        if not nodes.size:
-            continue
-        counts = tree.n_children[nodes]
-        starts = tree.child_start[nodes]
-        widest = int(counts.max())
-        total = sums[nodes]  # the node's own value (0 for a risk), then its children's
-        for branch in range(widest):  # first child first, as a left-to-right sum
-            has = counts > branch
-            total[has] = total[has] + sums[tree.child_ids[starts[has] + branch]]
-        sums[nodes] = total
-    return sums
-
-
 class _Steps:
     """The running counts of a pruning sequence: every branch's risk, leaves and internal
     nodes, and the steps taken (node, alpha) with the total risk, leaves and internal nodes
-    after each. Kept in Python lists: a regression tree takes a step per internal node and
+    after each. Kept in Python lists: rpart's sequence takes a step per snipped node and
     each walks the node's ancestors, where numpy's per-element cost would dominate (the
-    arithmetic is the same IEEE arithmetic as numpy's)."""
+    arithmetic is the same IEEE arithmetic as numpy's); the weakest-link sequence starts
+    from the same counts in its compiled kernel."""
 
     def __init__(self, tree, r_node: np.ndarray):
         n_leaves = tree.leaves_under().astype(np.float64)
-        r_branch = _branch_sums(tree, np.where(tree.is_leaf, r_node, 0.0))
-        n_internal = _branch_sums(tree, (~tree.is_leaf).astype(np.int64))
+        r_branch = tree.subtree_sums(np.where(tree.is_leaf, r_node, 0.0))
+        n_internal = tree.subtree_sums((~tree.is_leaf).astype(np.int64))
         self.parent = tree.parents().tolist()
         self.r_node = np.asarray(r_node, dtype=np.float64).tolist()
         self.n_leaves, self.r_branch = n_leaves.tolist(), r_branch.tolist()
@@ -130,10 +106,9 @@ class _Steps:
         self.risks, self.leaves = [self.r_branch[0]], [self.n_leaves[0]]
         self.internal = [self.n_internal[0]]
 
-    def collapse(self, node: int, alpha: float) -> list:
+    def collapse(self, node: int, alpha: float) -> None:
         """Make ``node`` a leaf at ``alpha``: its branch's risk becomes its own, and every
-        ancestor's leaves, internal nodes and branch risk change by what the branch lost.
-        Returns the ancestors (whose weakest-link values changed)."""
+        ancestor's leaves, internal nodes and branch risk change by what the branch lost."""
         n_leaves, r_branch, n_internal, parent = (
             self.n_leaves,
             self.r_branch,
@@ -143,25 +118,17 @@ class _Steps:
         removed_leaves, r_diff = n_leaves[node] - 1, self.r_node[node] - r_branch[node]
         removed_internal = n_internal[node]
         n_leaves[node], r_branch[node], n_internal[node] = 1.0, self.r_node[node], 0
-        ancestors = []
         ancestor = parent[node]
         while ancestor >= 0:
             n_leaves[ancestor] -= removed_leaves
             r_branch[ancestor] += r_diff
             n_internal[ancestor] -= removed_internal
-            ancestors.append(ancestor)
             ancestor = parent[ancestor]
         self.pruned.append(int(node))
         self.alphas.append(alpha)
         self.risks.append(r_branch[0])
         self.leaves.append(n_leaves[0])
         self.internal.append(n_internal[0])
-        return ancestors
-
-    def weakest_link(self, node: int) -> float:
-        """g(t) = (R(t) - R(T_t)) / (|leaves(T_t)| - 1) of an internal node (at least two
-        leaves below it), as the vectorised form computes it."""
-        return (self.r_node[node] - self.r_branch[node]) / (self.n_leaves[node] - 1)
 
     def sequence(self) -> WeakestLinkSequence:
         return WeakestLinkSequence(
@@ -303,10 +270,15 @@ def held_out_errors(composition, tree, train_data, test_data) -> np.ndarray:
     values = composition.evaluator.predict_distribution(tree, test_data.X)
     decision = target.decide(values, labeler)
     loss = target.sample_loss(test_data.evidence, values, decision, labeler)
-    # a row of weight 0 (a bootstrap's undrawn row) counts nothing, even where its loss is
-    # infinite (a Poisson deviance at rate 0): 0 * inf would be NaN
-    weighted = test_data.weight > 0
-    return np.where(weighted, test_data.weight * np.where(weighted, loss, 0.0), 0.0)
+    return weighted_losses(test_data.weight, loss)
+
+
+def weighted_losses(weight: np.ndarray, loss: np.ndarray) -> np.ndarray:
+    """Each row's loss times its weight; a row of weight 0 (a bootstrap's undrawn row)
+    counts nothing, even where its loss is infinite (a Poisson deviance at rate 0): 0 * inf
+    would be NaN."""
+    weighted = weight > 0
+    return np.where(weighted, weight * np.where(weighted, loss, 0.0), 0.0)
 
 
 def _check_alpha(inst, attribute, value):
@@ -585,47 +557,37 @@ def _routes_along_paths(evaluator) -> bool:
     return "hard_routing" in evaluator.provides and not evaluator.reads_training_rows
 
 
-def _errors_along_paths(context, tree, sequence, evaluate_at, test, rows, errors) -> None:
+def _errors_along_paths(context, tree, sequence, evaluate_at, test, rows, errors):
     """Held-out losses of complete ``rows`` at every level in one pass over their paths
-    (rpart's way): pruned at alpha, a row stops at the first node of its path collapsed at
-    or below alpha (a node collapsed at step s is for every alpha whose steps include s:
-    the running maximum of the step alphas up to s). The node's value is the prediction,
-    so each path node's loss covers the run of levels at which the row stops there."""
+    (rpart's way), and the rows left to :func:`_errors_by_subtree` (those that go down
+    several branches: a category unseen in training). Pruned at alpha, a row stops at the
+    first node of its path collapsed at alpha: a node is collapsed from the running
+    maximum of the step alphas up to its step, so the alpha from which a row stops at or
+    above a node (``cut``) is the smallest of its own and its ancestors' (a property of the
+    node, not the row), and the row stops at the node for the levels from its cut up to
+    its parent's. The node's value is the prediction there."""
     if rows.size == 0:
         return np.zeros(0, dtype=np.int64)
-    collapsed_from = np.full(tree.n_nodes, np.inf)
-    collapsed_from[tree.is_leaf] = -np.inf  # a leaf stops every row that reaches it
-    collapsed_from[sequence.pruned_node] = sequence.running_alpha
+    cut = np.full(tree.n_nodes, np.inf)
+    cut[tree.is_leaf] = -np.inf  # a leaf stops every row that reaches it
+    cut[sequence.pruned_node] = sequence.running_alpha
+    parent = tree.parents()
+    for nodes in tree.levels()[1:]:  # parents first
+        cut[nodes] = np.minimum(cut[nodes], cut[parent[nodes]])
+    above = np.where(parent >= 0, cut[np.maximum(parent, 0)], np.inf)
     node, row = rows_reaching(tree, np.ascontiguousarray(test.X[rows]))
-    # a row that cannot answer a question (a category unseen in training) goes down
-    # several branches: left to the subtree-by-subtree scoring
     branching = np.bincount(row[tree.is_leaf[node]], minlength=rows.size) != 1
-    keep = ~branching[row]
-    node, row = node[keep], row[keep]
-    order = np.lexsort((node, row))  # each row's path, root first (ids grow downwards)
-    node, row = node[order], row[order]
-    if node.size == 0:
-        return rows[branching]
-    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    # the alpha from which the row stops at or above each path node: the running minimum
-    cut = collapsed_from[node].copy()
-    for first, last in zip(starts, np.r_[starts[1:], node.size], strict=True):
-        np.minimum.accumulate(cut[first:last], out=cut[first:last])
-    above = np.r_[np.inf, cut[:-1]]
-    above[starts] = np.inf
-    stops_here = cut < above  # the row stops here for alphas in [cut, above)
-    thresholds = _with_slack(evaluate_at)  # collapsed at alpha: collapsed_from <= slack
-    start = np.searchsorted(thresholds, cut[stops_here], side="left")
-    stop = np.searchsorted(thresholds, above[stops_here], side="left")
-    stop[np.isposinf(above[stops_here])] = evaluate_at.size  # no node above cuts: every level on
-    at, where = rows[row[stops_here]], node[stops_here]
-    values = tree.value[where]
+    stops = ~branching[row] & (cut[node] < above[node])  # stops here for [cut, above)
+    node, row = node[stops], row[stops]
+    thresholds = _with_slack(evaluate_at)  # collapsed at alpha: collapsed from <= slack
+    start = np.searchsorted(thresholds, cut[node], side="left")
+    stop = np.searchsorted(thresholds, above[node], side="left")
+    stop[np.isposinf(above[node])] = evaluate_at.size  # no node above cuts: every level on
+    at = rows[row]
+    values = tree.value[node]
     target, labeler = context.target, context.labeler
-    decision = target.decide(values, labeler)
-    loss = target.sample_loss(test.evidence[at], values, decision, labeler)
-    weight = test.weight[at]
-    weighted = weight > 0
-    errors.add(at, start, stop, np.where(weighted, weight * np.where(weighted, loss, 0.0), 0.0))
+    loss = target.sample_loss(test.evidence[at], values, target.decide(values, labeler), labeler)
+    errors.add(at, start, stop, weighted_losses(test.weight[at], loss))
     return rows[branching]
 
 
@@ -633,10 +595,10 @@ def _errors_by_subtree(context, tree, sequence, evaluate_at, train, test, rows, 
     """Held-out losses of ``rows`` at every level by pruning the fold's tree to each
     distinct subtree, refitting the evaluator and predicting (an evaluator that mixes
     leaves or learns from the rows; rows with a missing value)."""
-    subset = test.subset(rows)
-    previous, start = None, 0
     if not evaluate_at.size:
         return
+    subset = test.subset(rows)
+    previous, start = None, 0
     for j, alpha in enumerate(evaluate_at):
         mask = sequence.prune_mask(alpha, tree.n_nodes)
         if previous is not None and np.array_equal(mask, previous[0]):
