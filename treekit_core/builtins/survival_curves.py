@@ -112,6 +112,28 @@ def survival_quantiles(grid, survival, q, last_time=None) -> np.ndarray:
     return out
 
 
+def expand_runs(first: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The indices first[k], first[k] + 1, ..., first[k] + lengths[k] - 1 for every k,
+    concatenated: every jump of the nodes (or leaves) whose jumps start at ``first``."""
+    ends = np.cumsum(lengths)
+    return np.repeat(first, lengths) + (
+        np.arange(ends[-1] if ends.size else 0) - np.repeat(ends - lengths, lengths)
+    )
+
+
+def _node_jumps(starts, nodes):
+    """(jumps per node, offsets of each node's run, the node's position per jump, the
+    jumps' indices) of ``nodes`` in a state whose node k's jumps are starts[k]..starts[k+1]."""
+    lengths = starts[nodes + 1] - starts[nodes]
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return (
+        lengths,
+        offsets,
+        np.repeat(np.arange(nodes.size), lengths),
+        expand_runs(starts[nodes], lengths),
+    )
+
+
 def curves_on_grid(
     state: dict, nodes: np.ndarray, n_grid: int, which: str, positions=None
 ) -> np.ndarray:
@@ -127,10 +149,7 @@ def curves_on_grid(
     values = np.asarray(state[which], dtype=np.float64)
     before = 0.0 if which == "hazard" else 1.0
     nodes = np.asarray(nodes, dtype=np.int64)
-    lengths = starts[nodes + 1] - starts[nodes]
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    segment = np.repeat(np.arange(nodes.size), lengths)
-    flat = np.repeat(starts[nodes], lengths) + (np.arange(offsets[-1]) - offsets[segment])
+    _, offsets, segment, flat = _node_jumps(starts, nodes)
     if positions is None:  # the whole grid: each node's jumps carried forward
         last = np.zeros((nodes.size, n_grid), dtype=np.int64)
         last[segment, jumps[flat]] = np.arange(1, flat.size + 1)  # 1 + the jump's index
@@ -157,14 +176,23 @@ def curve_steps(state: dict, nodes: np.ndarray, which: str) -> tuple:
     jumps = np.asarray(state["jump_index"], dtype=np.int64)
     values = np.asarray(state[which], dtype=np.float64)
     nodes = np.asarray(nodes, dtype=np.int64)
-    lengths = starts[nodes + 1] - starts[nodes]
-    offsets = np.concatenate([[0], np.cumsum(lengths)])
-    segment = np.repeat(np.arange(nodes.size), lengths)
-    flat = np.repeat(starts[nodes], lengths) + (np.arange(offsets[-1]) - offsets[segment])
+    lengths, offsets, _, flat = _node_jumps(starts, nodes)
     taken = values[flat]
     previous = np.concatenate([[0.0], taken[:-1]])
     previous[offsets[:-1][lengths > 0]] = 0.0 if which == "hazard" else 1.0  # segment starts
     return offsets, jumps[flat], taken - previous
+
+
+def last_follow_up(state: dict, nodes: np.ndarray, grid: np.ndarray, unreached: float):
+    """Each of ``nodes``' last follow-up time (where its curve ends, which the quantiles'
+    midpoint rule reads): the grid time of its ``last_index``; ``unreached`` for a node no
+    training row reached; the last grid time in a state without ``last_index`` (model
+    files written before it was kept)."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    if "last_index" not in state:
+        return np.full(nodes.size, grid[-1])
+    index = np.asarray(state["last_index"], dtype=np.int64)[nodes]
+    return np.where(index >= 0, grid[np.maximum(index, 0)], unreached)
 
 
 def risk_scores(state: dict, nodes: np.ndarray) -> np.ndarray:

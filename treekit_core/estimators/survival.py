@@ -13,7 +13,11 @@ import warnings
 
 import numpy as np
 
-from treekit_core.builtins.survival_curves import survival_quantiles
+from treekit_core.builtins.survival_curves import (
+    expand_runs,
+    last_follow_up,
+    survival_quantiles,
+)
 from treekit_core.engine.validation import check_survival_y
 from treekit_core.estimators import model_file
 from treekit_core.estimators.forest import ForestClassifier
@@ -82,9 +86,7 @@ def _stepped_curves(target, trees, mixtures, which, n, width) -> np.ndarray:
             tree.component_state.get("target", {}), tree, reached, which
         )
         lengths = offsets[position + 1] - offsets[position]
-        entry = np.repeat(offsets[position], lengths) + (
-            np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        )
+        entry = expand_runs(offsets[position], lengths)
         cells.append(np.repeat(rows, lengths) * width + jumps[entry])
         changes.append(np.repeat(shares, lengths) * change[entry])
         gathered += entry.size
@@ -232,24 +234,27 @@ class SurvivalEstimator(RegressionEstimator):
         leaf's curve; times asked) each tree's leaves are evaluated at the times asked
         (memory rows x times, not rows x every training time) and mixed in place."""
         self._check_fitted()
-        target = self.composition_.target
-        grid = self.unique_times_ if times is None else np.asarray(times, dtype=np.float64)
         with self._checked_for_predict(X) as checked:
-            trees = self._trees()
-            n = checked.shape[0]
-            mixtures = (self._mixtures(tree, checked) for tree in trees)
-            first = trees[0].component_state.get("target", {})
-            stepped = (
-                len(trees) > 1
-                and times is None
-                and target.curve_steps(first, trees[0], np.zeros(0, np.int64), which) is not None
-            )
-            if stepped:
-                total = _stepped_curves(target, trees, mixtures, which, n, grid.size)
-            else:
-                total = _dense_curves(target, trees, mixtures, which, n, grid)
-            total /= len(trees)
-            return total
+            mixtures = (self._mixtures(tree, checked) for tree in self._trees())
+            return self._mixed_curves(mixtures, which, checked.shape[0], times)
+
+    def _mixed_curves(self, mixtures, which: str, n: int, times=None) -> np.ndarray:
+        """:meth:`_curves` of n rows reaching the trees' leaves as ``mixtures`` (one
+        (rows, nodes, shares) per tree) says."""
+        target, trees = self.composition_.target, self._trees()
+        grid = self.unique_times_ if times is None else np.asarray(times, dtype=np.float64)
+        first = trees[0].component_state.get("target", {})
+        stepped = (
+            len(trees) > 1
+            and times is None
+            and target.curve_steps(first, trees[0], np.zeros(0, np.int64), which) is not None
+        )
+        if stepped:
+            total = _stepped_curves(target, trees, mixtures, which, n, grid.size)
+        else:
+            total = _dense_curves(target, trees, mixtures, which, n, grid)
+        total /= len(trees)
+        return total
 
     def predict_cumulative_hazard_function(self, X, return_array=False):
         """Every sample's cumulative hazard at ``unique_times_`` (an n x len(unique_times_)
@@ -295,19 +300,21 @@ class SurvivalEstimator(RegressionEstimator):
             raise ValueError(f"q must be a number in (0, 1], got {q!r}")
         if not 0.0 < float(q) <= 1.0:
             raise ValueError(f"q must be a number in (0, 1], got {q!r}")
-        grid = self.unique_times_
-        curves = self._curves(X, "survival")
-
-        def last_follow_up(tree, state, rows, nodes, shares, reached, n):
-            last = np.full(n, grid[-1])
-            if "last_index" in state:
-                index = np.asarray(state["last_index"], dtype=np.int64)[nodes]
-                last = np.full(n, -np.inf)
-                np.maximum.at(last, rows, np.where(index >= 0, grid[np.maximum(index, 0)], 0.0))
-            return last
-
-        # the mean of the trees' last follow-up times reached: a single tree's leaf's own
-        last_time = self._averaged(X, last_follow_up)
+        self._check_fitted()
+        grid, trees = self.unique_times_, self._trees()
+        with self._checked_for_predict(X) as checked:
+            n = checked.shape[0]
+            mixtures = [self._mixtures(tree, checked) for tree in trees]  # routed once
+            curves = self._mixed_curves(mixtures, "survival", n)
+            # the mean over the trees of the latest follow-up among the leaves a row
+            # reaches: for a row reaching one leaf of one tree, that leaf's own
+            last_time = np.zeros(n)
+            for tree, (rows, nodes, _) in zip(trees, mixtures, strict=True):
+                state = tree.component_state.get("target", {})
+                latest = np.full(n, -np.inf)
+                np.maximum.at(latest, rows, last_follow_up(state, nodes, grid, 0.0))
+                last_time += latest
+            last_time /= len(trees)
         return survival_quantiles(grid, curves, float(q), last_time)
 
     def node_median_survival(self, tree, nodes) -> np.ndarray:
@@ -316,11 +323,7 @@ class SurvivalEstimator(RegressionEstimator):
         nodes = np.asarray(nodes, dtype=np.int64)
         grid, state = self.unique_times_, tree.component_state.get("target", {})
         curves = self.composition_.target.survival_curves(state, tree, nodes, grid)
-        last = np.full(nodes.size, grid[-1])
-        if "last_index" in state:
-            index = np.asarray(state["last_index"], dtype=np.int64)[nodes]
-            last = np.where(index >= 0, grid[np.maximum(index, 0)], grid[-1])
-        return survival_quantiles(grid, curves, 0.5, last)
+        return survival_quantiles(grid, curves, 0.5, last_follow_up(state, nodes, grid, grid[-1]))
 
     def _leaf_text(self, decimals: int):
         """A leaf's training rows, events (column 0 of both survival targets' statistics),
