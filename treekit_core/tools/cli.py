@@ -270,7 +270,7 @@ def _has_node_risk(model) -> bool:
     """Whether the model's target measures a node's risk, which cost-complexity pruning
     weighs (the composition says; an unknown component is fit's to refuse)."""
     try:
-        return "node_risk" in model._make_composition().target.provides
+        return "node_risk" in model.make_composition().target.provides
     except Exception:  # noqa: BLE001 - fit refuses it, naming it
         return False
 
@@ -516,18 +516,15 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
     """``evaluate`` for a survival model: Harrell's concordance and the integrated Brier
     score over the quartiles of the event times (the file's own follow-up gives the
     censoring weights), on the file as it is or out of sample (K-fold CV)."""
+    _check_split_options(args.cv, args.test_size)
     y, kept = follow_up(columns, args, args.data)
     X = X[kept]
     events = y["event"].astype(np.int64)
     if args.cv is not None:
-        if not (isinstance(args.cv, int) and args.cv >= 2):
-            raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
         fold = stratified_folds(events, args.cv, np.random.default_rng(args.seed))
         splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(args.cv)]
         what = f"{args.cv}-fold cross-validation stratified by event (seed {args.seed})"
     elif args.test_size is not None:
-        if not 0.0 < args.test_size < 1.0:
-            raise ValueError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
         splits = [stratified_split(events, args.test_size, args.seed)]
         what = (
             f"a {1 - args.test_size:.0%}/{args.test_size:.0%} split stratified by event "
@@ -598,23 +595,28 @@ def _composition_for(model, args) -> dict:
     return params
 
 
+def _check_split_options(cv, test_size) -> None:
+    """``--cv K`` is a number of folds >= 2; ``--test-size F`` a fraction in (0, 1)."""
+    if cv is not None and not (isinstance(cv, int) and cv >= 2):
+        raise ValueError(f"--cv must be a number of folds >= 2, got {cv}")
+    if test_size is not None and not 0.0 < test_size < 1.0:
+        raise ValueError(f"--test-size must be a fraction in (0, 1), got {test_size}")
+
+
 def _out_of_sample(model, X, y, args, cv, test_size):
     """(decisions on held-out rows, their true labels, what was done) for ``cv`` folds or
     a held-out fraction ``test_size``: the composition refitted on the training part of
     each split."""
 
+    _check_split_options(cv, test_size)
     params = _composition_for(model, args)
     make = type(model)
     if cv is not None:
-        if not (isinstance(cv, int) and cv >= 2):
-            raise ValueError(f"--cv must be a number of folds >= 2, got {cv}")
         _, encoded = np.unique(y, return_inverse=True)
         fold = stratified_folds(encoded, cv, np.random.default_rng(args.seed))
         splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(cv)]
         what = f"{cv}-fold stratified cross-validation (seed {args.seed})"
     else:
-        if not 0.0 < test_size < 1.0:
-            raise ValueError(f"--test-size must be a fraction in (0, 1), got {test_size}")
         splits = [stratified_split(y, test_size, args.seed)]
         what = f"a stratified {1 - test_size:.0%}/{test_size:.0%} split (seed {args.seed})"
     parts, truth, fitted = [], [], None
@@ -783,16 +785,13 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
         X, values = X[~missing], values[~missing]
         print(f"{_rows_without(missing, args.target)} left out")
     if args.cv is not None or args.test_size is not None:
+        _check_split_options(args.cv, args.test_size)
         params = _composition_for(model, args)
         order = np.random.default_rng(args.seed).permutation(values.size)
         if args.cv is not None:
-            if not (isinstance(args.cv, int) and args.cv >= 2):
-                raise ValueError(f"--cv must be a number of folds >= 2, got {args.cv}")
             tests = np.array_split(order, args.cv)
             what = f"{args.cv}-fold cross-validation (seed {args.seed})"
         else:
-            if not 0.0 < args.test_size < 1.0:
-                raise ValueError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
             tests = [order[: max(1, round(args.test_size * values.size))]]
             what = f"a {1 - args.test_size:.0%}/{args.test_size:.0%} split (seed {args.seed})"
         predicted = np.full(values.size, np.nan)

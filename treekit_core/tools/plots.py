@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from treekit_core.builtins.survival_curves import curves_on_grid, leaf_jumps, unique_times
 from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.tree_text import _names, node_labels
 from treekit_core.engine.validation import check_survival_y
@@ -236,10 +237,7 @@ def value_colours(values) -> np.ndarray:
 
 def value_rgb(values, node):
     """A node's value on :func:`box_value_colours` (:func:`value_colours` of one node)."""
-    span = values.max() - values.min()
-    share = (values[node] - values.min()) / span if span > 0 else 0.5
-    low, high = VALUE_COLOUR_SPAN
-    return _pyplot().get_cmap(VALUE_COLOURS)(low + (high - low) * share)
+    return tuple(value_colours(values)[node])
 
 
 def plot_residuals(model, X, y, ax=None):
@@ -378,15 +376,15 @@ def _risk_group_curves(model, X, event, time, grid, groups):
 
 
 def _kaplan_meier(event, time, grid) -> np.ndarray:
-    """The Kaplan-Meier survival of (event, time) rows at the ``grid`` times."""
-    order = np.argsort(time, kind="stable")
-    event, time = event[order], time[order]
-    distinct, first = np.unique(time, return_index=True)
-    at_risk = time.size - first
-    deaths = np.add.reduceat(event.astype(np.float64), first) if time.size else np.zeros(0)
-    steps = np.cumprod(1.0 - deaths / at_risk)
-    position = np.searchsorted(distinct, grid, side="right") - 1
-    return np.where(position >= 0, steps[np.maximum(position, 0)], 1.0)
+    """The Kaplan-Meier survival of (event, time) rows at the ``grid`` times: the rows as
+    one leaf of their own times (the survival target's :func:`leaf_jumps`), read at the
+    last of those times <= each grid time."""
+    own, _ = unique_times(event, time)
+    rows = np.arange(time.size)
+    state = leaf_jumps(event, time, own, rows, np.zeros(time.size, np.int64), np.ones(time.size), 1)
+    curve = curves_on_grid(state, np.zeros(1, np.int64), own.size, "survival")[0]
+    position = np.searchsorted(own, grid, side="right") - 1
+    return np.where(position >= 0, curve[np.maximum(position, 0)], 1.0)
 
 
 def plot_survival_tree(model, X, y, figsize=None, max_leaves: int = 8):
