@@ -22,11 +22,13 @@ weight share. Every category present needs min_samples_leaf rows.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from treekit_core.builtins.nominal_subsets import EXACT_LIMIT
+from treekit_core.builtins.nominal_subsets import (
+    EXACT_LIMIT,
+    order_prefixes,
+    subsets_keeping_first,
+)
 from treekit_core.components import Split
 
 #: Candidate subsets scored by one kernel call (columns of the 0/1 matrix).
@@ -67,14 +69,8 @@ def candidate_subsets(present, hazards) -> list:
     order (ties by code)."""
     categories = np.flatnonzero(present)
     if categories.size > EXACT_LIMIT:
-        order = categories[np.argsort(hazards[categories], kind="mergesort")]
-        return [list(order[: i + 1]) for i in range(categories.size - 1)]
-    first, rest = categories[0], categories[1:]
-    return [
-        [first, *chosen]
-        for size in range(categories.size - 1)
-        for chosen in itertools.combinations(rest, size)
-    ]
+        return order_prefixes(categories, hazards[categories])
+    return subsets_keeping_first(categories)
 
 
 def _subset(kernel, event, time, node, rules, feature, codes, known, m):

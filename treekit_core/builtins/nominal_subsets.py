@@ -56,11 +56,23 @@ def candidate_subsets(sums, weight, present, target=None):
         majority = int(np.argmax(sums.sum(axis=0)))
         score = sums[categories, majority] / weight[categories]
     if score is not None:
-        order = categories[np.argsort(np.asarray(score, dtype=np.float64), kind="mergesort")]
-        return [list(order[: i + 1]) for i in range(m - 1)]
+        return order_prefixes(categories, score)
+    return subsets_keeping_first(categories)
+
+
+def order_prefixes(categories, score) -> list:
+    """The m - 1 proper prefixes of ``categories`` ordered by ``score`` (ties kept in
+    code order): the candidates where an order holds the best subset among its prefixes."""
+    order = categories[np.argsort(np.asarray(score, dtype=np.float64), kind="mergesort")]
+    return [list(order[: i + 1]) for i in range(categories.size - 1)]
+
+
+def subsets_keeping_first(categories) -> list:
+    """Every proper subset containing the first category (2^(m-1) - 1 of them): each
+    two-way partition once, without its mirror."""
     first, rest = categories[0], categories[1:]
     subsets = []
-    for size in range(0, m - 1):  # the first category stays left: no mirrored duplicates
+    for size in range(0, categories.size - 1):
         for chosen in itertools.combinations(rest, size):
             subsets.append([first, *chosen])
     return subsets
