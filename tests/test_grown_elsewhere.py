@@ -131,10 +131,54 @@ def test_quantiles_from_leaf_response_masses_summed_over_parts():
         finished.leaf_response_masses(X[rows], y[rows], weight[rows])
         for rows in np.array_split(np.arange(300), 3)
     ]
-    finished.keep_leaf_response_masses(
-        [tuple(np.concatenate([p[0][i] for p in parts]) for i in range(3))]
-    )
+    finished.keep_leaf_response_masses(parts)  # a list: read twice (counts, then pairs)
     q = [0.05, 0.5, 0.95]
-    np.testing.assert_array_equal(finished.predict(X, quantiles=q), model.predict(X, quantiles=q))
+    expected = model.predict(X, quantiles=q)
+    np.testing.assert_array_equal(finished.predict(X, quantiles=q), expected)
+    # with the node counts, the parts are read once, in any order, as they arrive
+    counts = [sum(np.bincount(p[0][0], minlength=model.tree_.n_nodes) for p in parts)]
+    read = []
+
+    def arriving():
+        for k in (2, 0, 1):
+            read.append(k)
+            yield parts[k]
+
+    again = copy.deepcopy(model)
+    again.keep_leaf_response_masses(arriving(), counts)
+    assert read == [2, 0, 1]
+    np.testing.assert_array_equal(again.predict(X, quantiles=q), expected)
     with pytest.raises(ValueError, match="masses for 2 trees; the model has 1"):
-        finished.keep_leaf_response_masses([parts[0][0], parts[1][0]])
+        finished.keep_leaf_response_masses([[parts[0][0], parts[1][0]]])
+    with pytest.raises(ValueError, match="more pairs than node_counts"):
+        finished.keep_leaf_response_masses(parts + parts[:1], counts)
+    with pytest.raises(ValueError, match="fewer pairs than node_counts"):
+        finished.keep_leaf_response_masses(parts[:2], counts)
+    unsorted = [(parts[0][0][0][::-1], parts[0][0][1], parts[0][0][2])]
+    with pytest.raises(ValueError, match="not sorted by node"):
+        finished.keep_leaf_response_masses([unsorted])
+
+
+def test_kept_leaf_responses_of_unit_weights_take_the_responses_size():
+    """Issue 66: the kept pairs of unit-weight rows are their responses and each node's
+    start, nothing per pair beside the response (the Dask client held 17x the response
+    column); a part sends int32 nodes and no weights."""
+    from treekit_core import TreeRegressor
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(2000, 3))
+    y = X[:, 0] + rng.normal(size=2000)  # unique responses: one pair per row
+    model = TreeRegressor(min_samples_leaf=20).fit(X, y)
+    parts = [model.leaf_response_masses(X[r], y[r]) for r in np.array_split(np.arange(2000), 4)]
+    nodes, _, weights = parts[0][0]
+    assert nodes.dtype == np.int32 and weights is None
+    model.keep_leaf_response_masses(parts)
+    (kept,) = model._leaf_responses
+    assert kept.rows is None and kept.shares is None
+    assert kept.responses.nbytes == y.nbytes
+    assert kept.starts.size == model.tree_.n_nodes + 1
+    q = [0.25, 0.75]
+    np.testing.assert_array_equal(
+        model.predict(X, quantiles=q),
+        TreeRegressor(min_samples_leaf=20).fit(X, y).predict(X, quantiles=q),
+    )

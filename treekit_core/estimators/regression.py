@@ -155,9 +155,10 @@ class RegressionEstimator:
     def _keep_leaf_responses(self, data, tree_weights) -> None:
         """Remember, per tree, every training row's share in each leaf hard routing sends
         it to (C4.5's shares for a missing value; the node rpart's surrogates send it to),
-        times its weight in that tree, grouped by node, with the responses (what quantiles
-        read). Rows of weight 0 in a tree (out of its bootstrap) are left out. Per tree
-        this keeps 12 bytes per training row it holds and 4 per node."""
+        times its weight in that tree, grouped by node (what quantiles read). Rows of
+        weight 0 in a tree (out of its bootstrap) are left out. Per tree this keeps 4 bytes
+        per training row it holds (the row), 8 more where some share is not 1, and 4 per
+        node; the response column is shared by the trees."""
         self._leaf_responses = None
         responses = self.composition_.target.responses(data.evidence)
         if responses is None:
@@ -167,15 +168,25 @@ class RegressionEstimator:
             rows, nodes, shares = self._training_memberships(tree, data.X, weights)
             order = np.argsort(nodes, kind="stable")
             starts = np.searchsorted(nodes[order], np.arange(tree.n_nodes + 1))
-            members.append((rows[order].astype(np.int32), shares[order], starts.astype(np.int32)))
-        self._leaf_responses = (responses, members)
+            shares = shares[order]
+            members.append(
+                LeafMembers(
+                    responses,
+                    rows[order].astype(np.int32),
+                    None if np.all(shares == 1.0) else shares,
+                    starts.astype(np.int64),
+                )
+            )
+        self._leaf_responses = members
 
     def leaf_response_masses(self, X, y, sample_weight=None) -> list:
-        """Per tree, (leaves, responses, weights): every distinct (leaf, response) pair of
+        """Per tree, (nodes, responses, weights): every distinct (leaf, response) pair of
         the rows of (X, y), counted in the leaves as quantiles count training rows (hard
         routing; C4.5's shares for a missing value), with its summed share x weight
-        (``sample_weight``, default 1). Called by growers that see the data in parts, on
-        each part (treekit-dask), before :meth:`keep_leaf_response_masses`."""
+        (``sample_weight``, default 1); nodes are int32, sorted; weights is None where
+        every one is 1 (the pairs then take 12 bytes each). Called by growers that see the
+        data in parts, on each part (treekit-dask), before
+        :meth:`keep_leaf_response_masses`."""
         self._check_fitted()
         target = self.composition_.target
         y = np.asarray(y)
@@ -189,7 +200,9 @@ class RegressionEstimator:
         with self._checked_for_predict(X) as checked:
             for tree in self._trees():
                 rows, nodes, shares = self._training_memberships(tree, checked, weight)
-                found.append(response_masses(nodes, responses[rows], shares))
+                nodes, values, weights = response_masses(nodes, responses[rows], shares)
+                unit = np.all(weights == 1.0)
+                found.append((nodes.astype(np.int32), values, None if unit else weights))
         return found
 
     def _training_memberships(self, tree, X, weights):
@@ -201,29 +214,61 @@ class RegressionEstimator:
         kept = shares > 0
         return rows[kept], nodes[kept], shares[kept]
 
-    def keep_leaf_response_masses(self, masses) -> None:
-        """Keep what ``predict(X, quantiles=...)`` reads from per-tree (leaves, responses,
-        weights) masses of the training rows (the parts' :meth:`leaf_response_masses`
-        concatenated; equal pairs are merged here): the quantiles of ``fit``, every
-        distinct response of a leaf standing for its rows. Called by growers that see the
-        data in parts, after ``fit_grown_tree``."""
+    def keep_leaf_response_masses(self, parts, node_counts=None) -> None:
+        """Keep what ``predict(X, quantiles=...)`` reads from the parts'
+        :meth:`leaf_response_masses` (an iterable of them, one per part of the training
+        rows), every pair standing for its rows: the quantiles of ``fit``. ``node_counts``
+        (per tree, the pairs each node gets summed over the parts: ``np.bincount(nodes,
+        minlength=tree.n_nodes)`` of each part) lets the parts be read once, as they
+        arrive, each written in place and dropped: the client holds the kept pairs (8
+        bytes each, 16 where some weight is not 1) and one part at a time. Without it the
+        parts are read twice (give a list). Called by growers that see the data in parts,
+        after ``fit_grown_tree``."""
         trees = self._trees()
-        if len(masses) != len(trees):
-            raise ValueError(f"masses for {len(masses)} trees; the model has {len(trees)}")
-        responses, members, offset = [], [], 0
-        for tree, (nodes, values, weights) in zip(trees, masses, strict=True):
-            nodes, values, weights = response_masses(nodes, values, weights)
-            if nodes.size and not (0 <= nodes.min() and nodes.max() < tree.n_nodes):
-                raise ValueError("leaf response masses name a node the tree does not have")
-            starts = np.searchsorted(nodes, np.arange(tree.n_nodes + 1))
-            rows = np.arange(offset, offset + values.size, dtype=np.int32)
-            members.append((rows, weights, starts.astype(np.int32)))
-            responses.append(values)
-            offset += values.size
-        self._leaf_responses = (np.concatenate(responses), members)
+        if node_counts is None:
+            parts = list(parts)
+            node_counts = [
+                sum(
+                    np.bincount(_checked_part(part, trees)[t][0], minlength=tree.n_nodes)
+                    for part in parts
+                )
+                for t, tree in enumerate(trees)
+            ]
+        if len(node_counts) != len(trees):
+            raise ValueError(
+                f"node counts for {len(node_counts)} trees; the model has {len(trees)}"
+            )
+        starts, values, weights, cursor = [], [], [], []
+        for tree, counts in zip(trees, node_counts, strict=True):
+            counts = np.asarray(counts, dtype=np.int64)
+            if counts.shape != (tree.n_nodes,) or (counts < 0).any():
+                raise ValueError(f"node counts must be {tree.n_nodes} counts >= 0 per tree")
+            starts.append(np.concatenate([[0], np.cumsum(counts)]))
+            values.append(np.empty(int(starts[-1][-1])))
+            weights.append(None)
+            cursor.append(starts[-1][:-1].copy())
+        for part in parts:
+            for t, (nodes, responses, masses) in enumerate(_checked_part(part, trees)):
+                # a part's pairs are sorted by node: each node's run goes to the next free
+                # slots of that node
+                nodes = np.asarray(nodes, dtype=np.int64)
+                run_start = np.searchsorted(nodes, nodes, side="left")
+                slot = cursor[t][nodes] + (np.arange(nodes.size) - run_start)
+                if nodes.size and (slot >= starts[t][nodes + 1]).any():
+                    raise ValueError("leaf response masses hold more pairs than node_counts")
+                values[t][slot] = responses
+                if masses is not None and weights[t] is None:
+                    weights[t] = np.ones(values[t].size)
+                if weights[t] is not None:
+                    weights[t][slot] = 1.0 if masses is None else masses
+                np.add.at(cursor[t], nodes, 1)
+        if any((c != s[1:]).any() for c, s in zip(cursor, starts, strict=True)):
+            raise ValueError("leaf response masses hold fewer pairs than node_counts")
+        self._leaf_responses = [
+            LeafMembers(v, None, w, s) for v, w, s in zip(values, weights, starts, strict=True)
+        ]
 
-    def _quantiles(self, X, q, training):
-        responses, members = training
+    def _quantiles(self, X, q, members):
         trees = self._trees()
         n = X.shape[0]
         mixtures = []
@@ -233,22 +278,17 @@ class RegressionEstimator:
         out = np.empty((n, q.size))
         for i in range(n):
             chosen, weights = [], []
-            for (member_rows, member_shares, starts), (bounds, nodes, shares) in zip(
-                members, mixtures, strict=True
-            ):
+            for member, (bounds, nodes, shares) in zip(members, mixtures, strict=True):
                 for k in range(bounds[i], bounds[i + 1]):
-                    node = nodes[k]
-                    w = member_shares[starts[node] : starts[node + 1]]
+                    values, w = member.of(nodes[k])
                     total = w.sum()
                     if total > 0:
-                        chosen.append(member_rows[starts[node] : starts[node + 1]])
+                        chosen.append(values)
                         weights.append(w * (shares[k] / (total * len(trees))))
             if not chosen:
                 out[i] = np.nan
                 continue
-            out[i] = weighted_quantiles(
-                responses[np.concatenate(chosen)], np.concatenate(weights), q
-            )
+            out[i] = weighted_quantiles(np.concatenate(chosen), np.concatenate(weights), q)
         return out
 
     def _leaf_text(self, decimals: int):
@@ -332,6 +372,47 @@ def check_quantiles(quantiles) -> np.ndarray:
     ):
         raise ValueError(f"quantiles must be numbers in [0, 1], got {quantiles!r}")
     return q
+
+
+@attrs.frozen(eq=False)
+class LeafMembers:
+    """A tree's training responses grouped by the node whose leaf holds them: entries
+    ``starts[node]:starts[node + 1]``; entry k is ``responses[rows[k]]`` (``rows`` None:
+    ``responses[k]``) with weight ``shares[k]`` (``shares`` None: 1)."""
+
+    responses: np.ndarray
+    rows: np.ndarray | None
+    shares: np.ndarray | None
+    starts: np.ndarray
+
+    def of(self, node: int) -> tuple:
+        """(responses, weights) of the entries of ``node``."""
+        lo, hi = int(self.starts[node]), int(self.starts[node + 1])
+        values = self.responses[lo:hi] if self.rows is None else self.responses[self.rows[lo:hi]]
+        weights = np.ones(hi - lo) if self.shares is None else self.shares[lo:hi]
+        return values, weights
+
+
+def _checked_part(part, trees) -> list:
+    """One part's :meth:`RegressionEstimator.leaf_response_masses`, checked against the
+    model's trees (one (nodes, responses, weights) per tree, nodes sorted and in range)."""
+    if len(part) != len(trees):
+        raise ValueError(f"masses for {len(part)} trees; the model has {len(trees)}")
+    for (nodes, responses, weights), tree in zip(part, trees, strict=True):
+        nodes = np.asarray(nodes)
+        if (
+            nodes.ndim != 1
+            or np.shape(responses) != nodes.shape
+            or (weights is not None and np.shape(weights) != nodes.shape)
+        ):
+            raise ValueError("leaf response masses: nodes, responses and weights differ in length")
+        if nodes.size and not (
+            0 <= nodes.min() and nodes.max() < tree.n_nodes and (np.diff(nodes) >= 0).all()
+        ):
+            raise ValueError(
+                "leaf response masses name a node the tree does not have, or are not sorted by node"
+            )
+    return part
 
 
 def response_masses(nodes, responses, weights) -> tuple:

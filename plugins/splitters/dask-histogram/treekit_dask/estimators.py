@@ -325,21 +325,7 @@ class DaskTreeMixin:
                 client, local, copies, outer, reject, (x_parts, y_parts, w_parts), first_rows
             )
         if getattr(self, "keep_leaf_responses", False):
-            # every leaf's distinct responses with their weights, for quantiles
-            found = client.gather(
-                client.compute(
-                    [
-                        dask.delayed(local.leaf_response_masses)(xp, yp, wp)
-                        for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
-                    ]
-                )
-            )
-            local.keep_leaf_response_masses(
-                [
-                    tuple(np.concatenate([part[t][i] for part in found]) for i in range(3))
-                    for t in range(len(found[0]))
-                ]
-            )
+            self._gather_leaf_responses(client, local, x_parts, y_parts, w_parts)
         self.local_ = local
         self.levels_ = grower.levels
         self.n_features_in_ = d
@@ -349,6 +335,35 @@ class DaskTreeMixin:
             self.classes_ = local.classes_
             self.n_classes_ = local.n_classes_
         return self
+
+    @staticmethod
+    def _gather_leaf_responses(client, local, x_parts, y_parts, w_parts):
+        """Every leaf's distinct responses with their weights, for quantiles. The workers
+        keep their parts' pairs and send the client each node's count first; the client
+        then writes each part in place as it arrives and drops it, so it holds the kept
+        pairs and one part, not every part and their concatenation."""
+        import dask
+        from distributed import as_completed
+
+        masses = client.compute(
+            [
+                dask.delayed(local.leaf_response_masses)(xp, yp, wp)
+                for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
+            ]
+        )
+        sizes = [tree.n_nodes for tree in local._trees()]
+        counts = client.gather(
+            [client.submit(partitions.node_counts, part, sizes, pure=False) for part in masses]
+        )
+        node_counts = [np.sum([c[t] for c in counts], axis=0) for t in range(len(sizes))]
+
+        def arriving():
+            for future in as_completed(masses):
+                part = future.result()
+                future.release()
+                yield part
+
+        local.keep_leaf_response_masses(arriving(), node_counts)
 
     def _fit_decision_rules(self, client, local, copies, outer, reject, inputs, first_rows):
         """The reject threshold and calibration of ``local`` from score masses the workers
