@@ -230,13 +230,14 @@ def test_multiway_split_equals_the_hand_computed_gain_and_gain_ratio():
 
 
 def test_a_multiway_branch_for_a_category_absent_at_its_node_is_labelled_like_the_node():
-    # size splits first (ties with colour; numbers win ties); the left node holds only
-    # colours a and b, so its multi-way question has an empty branch for c
-    X = np.array([["a", -1.0]] * 4 + [["b", -1.0]] * 4 + [["a", 1.0]] * 4 + [["c", 1.0]] * 4)
+    # size splits first (it ties with colour, and the earlier feature wins a tie); the
+    # left node holds only colours a and b, so its multi-way question has an empty branch
+    # for c
+    X = np.array([[-1.0, "a"]] * 4 + [[-1.0, "b"]] * 4 + [[1.0, "a"]] * 4 + [[1.0, "c"]] * 4)
     y = np.array([0] * 4 + [1] * 4 + [1] * 8)
     model = TreeClassifier(
         criterion="entropy",
-        categorical_features=[0],
+        categorical_features=[1],
         splitter_params={"nominal_split": "multiway"},
     ).fit(X.astype(object), y)
     tree = model.tree_
@@ -247,7 +248,7 @@ def test_a_multiway_branch_for_a_category_absent_at_its_node_is_labelled_like_th
     assert tree.weight[empty] == 0 and tree.shares(node)[2] == 0
     np.testing.assert_array_equal(tree.value[empty], tree.value[node])
     np.testing.assert_array_equal(
-        model.predict_proba(np.array([["c", -1.0]], dtype=object))[0], tree.value[node]
+        model.predict_proba(np.array([[-1.0, "c"]], dtype=object))[0], tree.value[node]
     )
     assert model.score(X.astype(object), y) == 1.0
 

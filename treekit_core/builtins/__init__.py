@@ -26,6 +26,7 @@ from treekit_core.builtins.nominal_subsets import (
     best_nominal_split,
     compiled_nominal_search,
     nominal_question_fields,
+    nominal_question_wins,
     nominal_questions,
     nominal_search_kernel,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "Threshold",
     "Variance",
     "best_nominal_split",
+    "nominal_question_wins",
     "nominal_questions",
     "c45_choice",
     "c45_nominal_split",

@@ -88,12 +88,15 @@ def best_subset(
     min_samples_leaf,
     min_weight_leaf,
     target=None,
+    totals=None,
 ):
-    """(drop, left category codes) of the best admissible subset, or (-inf, None)."""
+    """(drop, left category codes) of the best admissible subset, or (-inf, None).
+    ``totals``: (sums, weight) of the known rows (default: the categories' sums)."""
     present = counts > 0
     if present.sum() < 2:
         return -np.inf, None
-    total_sums, total_weight, total_count = sums.sum(axis=0), weight.sum(), counts.sum()
+    total_sums, total_weight = totals or (sums.sum(axis=0), weight.sum())
+    total_count = counts.sum()
     best, best_subset_ = -np.inf, None
     for subset in candidate_subsets(sums, weight, present, target):
         left_sums = np.ascontiguousarray(sums[subset].sum(axis=0))
@@ -130,16 +133,27 @@ def subset_split(
     min_samples_leaf,
     min_weight_leaf,
     target=None,
+    node_sums=None,
 ):
     """(drop scaled by the known fraction, bit mask, share of the known weight in the subset,
-    known weight) for one nominal feature."""
+    known weight) for one nominal feature; ``node_sums``: the node's statistics (the
+    totals where the feature misses no value, as the compiled search takes them)."""
     sums, weight, counts = known_category_statistics(X, evidence, rows, row_weights, feature, m)
-    known_weight = weight.sum()
+    total_sums, known_weight = known_totals(sums, weight, counts, node_sums, node_weight, rows.size)
     if counts.sum() < 2 or known_weight <= 0:
         return -np.inf, 0, 0.5, 0.0
-    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known_weight, params)
+    parent = impurity(np.ascontiguousarray(total_sums), known_weight, params)
     drop, subset = best_subset(
-        impurity, params, sums, weight, counts, parent, min_samples_leaf, min_weight_leaf, target
+        impurity,
+        params,
+        sums,
+        weight,
+        counts,
+        parent,
+        min_samples_leaf,
+        min_weight_leaf,
+        target,
+        (total_sums, known_weight),
     )
     if subset is None:
         return -np.inf, 0, 0.5, 0.0
@@ -150,7 +164,16 @@ def subset_split(
     if left_weight >= known_weight - left_weight:  # absent categories follow the heavier side
         for code in np.flatnonzero(counts == 0):
             mask |= 1 << int(code)
-    return drop * known_weight / node_weight, mask, left_weight / known_weight, known_weight
+    return drop * (known_weight / node_weight), mask, left_weight / known_weight, known_weight
+
+
+def known_totals(sums, weight, counts, node_sums, node_weight, node_count) -> tuple:
+    """(sums, weight) of a nominal feature's known rows at a node: the node's own where it
+    misses no value there (``node_sums`` given; what the threshold search reads, so equal
+    partitions drop equally and ties go to the earlier feature), else its categories'."""
+    if node_sums is not None and counts.sum() == node_count:
+        return np.asarray(node_sums, dtype=np.float64), node_weight
+    return sums.sum(axis=0), weight.sum()
 
 
 def multiway_split(
@@ -165,13 +188,15 @@ def multiway_split(
     node_weight,
     min_samples_leaf,
     min_weight_leaf,
+    node_sums=None,
 ):
     """(drop scaled by the known fraction, branch shares, known weight per branch) of the
     split with one branch per category (all m of them; a category absent here gets an
     empty branch). Admissible when two or more categories are present and each present
     one has min_samples_leaf rows and min_weight_leaf weight; else the drop is -inf."""
     sums, weight, counts = known_category_statistics(X, evidence, rows, row_weights, feature, m)
-    known_weight = weight.sum()
+    totals = known_totals(sums, weight, counts, node_sums, node_weight, rows.size)
+    known_weight = totals[1]
     present = counts > 0
     if (
         present.sum() < 2
@@ -180,16 +205,17 @@ def multiway_split(
         or weight[present].min() < max(min_weight_leaf, 1e-300)
     ):
         return -np.inf, None, None
-    drop = partition_drop(impurity, params, sums, weight, node_weight)
+    drop = partition_drop(impurity, params, sums, weight, node_weight, totals)
     return drop, tuple(weight / known_weight), weight
 
 
-def partition_drop(impurity, params, sums, weight, node_weight) -> float:
+def partition_drop(impurity, params, sums, weight, node_weight, totals=None) -> float:
     """The impurity drop of a partition of the node's known rows into branches with class
     sums ``sums`` (b x K) and weights ``weight`` (b), scaled by the known fraction of the
-    node's weight (C4.5's gain with the entropy). The known weight must be positive."""
-    known = weight.sum()
-    parent = impurity(np.ascontiguousarray(sums.sum(axis=0)), known, params)
+    node's weight (C4.5's gain with the entropy). The known weight must be positive.
+    ``totals``: (sums, weight) of the known rows (default: the branches' sums)."""
+    total_sums, known = totals or (sums.sum(axis=0), weight.sum())
+    parent = impurity(np.ascontiguousarray(total_sums), known, params)
     children = sum(
         weight[b] * impurity(np.ascontiguousarray(sums[b]), weight[b], params)
         for b in np.flatnonzero(weight > 0)
@@ -226,10 +252,11 @@ def python_nominal_questions(state, node, rules, features, mode):
             rules.min_weight_leaf,
         )
         if mode == "multiway":
-            drop, shares, branch_weight = multiway_split(*args)
+            drop, shares, branch_weight = multiway_split(*args, node.statistics)
             found.append((drop, shares, branch_weight, 0) if shares is not None else (-np.inf,) * 4)
             continue
-        drop, mask, share, known = subset_split(*args, getattr(data, "target", None))
+        target = getattr(data, "target", None)
+        drop, mask, share, known = subset_split(*args, target, node.statistics)
         shares = (float(share), 1.0 - float(share))
         found.append((drop, shares, np.array(shares) * known, mask))
     return found
@@ -265,6 +292,8 @@ class CompiledNominalQuestions:
             node.weight,
             rules,
             mode,
+            node.statistics,
+            node.rows.size,
         )
         self.drops, self.weights, self.n_categories = self.results[:, 0], weights, n_categories
         self.multiway = mode == "multiway"
@@ -280,7 +309,18 @@ class CompiledNominalQuestions:
 
 
 def nominal_questions(
-    impurity, params, target, sums, weights, counts, n_categories, node_weight, rules, mode
+    impurity,
+    params,
+    target,
+    sums,
+    weights,
+    counts,
+    n_categories,
+    node_weight,
+    rules,
+    mode,
+    node_sums=None,
+    node_count=-1,
 ) -> np.ndarray:
     """Per nominal feature, from its categories' statistics at a node (``sums``: features x
     categories x S, ``weights`` and ``counts``: features x categories, padded past each
@@ -288,7 +328,10 @@ def nominal_questions(
     left, known weight) of its best subset question (``mode="subset"``, categories
     ordered by ``target.category_order`` where it knows an order) or its multi-way
     question; drop -inf where none is admissible. The compiled search every nominal
-    search runs (a distributed grower gives it summed statistics)."""
+    search runs (a distributed grower gives it summed statistics). ``node_sums`` and
+    ``node_count``: the node's statistics and rows, whose totals a feature missing no value
+    there is scored with (the threshold search's, so equal partitions drop equally); None
+    and -1 where unknown."""
     kernels = _nominal_kernels(impurity)
     multiway = mode == "multiway"
     scores, ordered, order_column = _EMPTY_SCORES, False, -1
@@ -314,6 +357,8 @@ def nominal_questions(
         ordered,
         order_column,
         node_weight,
+        np.zeros(sums.shape[2]) if node_sums is None else np.ascontiguousarray(node_sums, float),
+        int(node_count),
         min(rules.min_samples_leaf, 2**62),
         float(rules.min_weight_leaf),
         multiway,
@@ -412,6 +457,18 @@ def _nominal_kernels(impurity):
 _NOMINAL_KERNELS: dict = {}
 #: Scores of an unordered search (the kernel reads none).
 _EMPTY_SCORES = np.zeros((0, 0))
+
+
+def nominal_question_wins(split, score, best, best_score) -> bool:
+    """Whether a nominal feature's question (``split``, ``score``; None: none) replaces the
+    best threshold question found (``best``, ``best_score``; None: none): where it scores
+    strictly more, or equally on an earlier feature (rpart's rule, and the compiled
+    growers': :func:`treekit_core.kernels.growth.choose_question`)."""
+    if split is None:
+        return False
+    if best is None or score > best_score:
+        return score > best_score
+    return score == best_score and split.feature < best.feature
 
 
 def best_nominal_split(

@@ -15,6 +15,7 @@ from treekit_core.builtins.nominal_subsets import (
     best_nominal_split,
     compiled_nominal_search,
     nominal_question_fields,
+    nominal_question_wins,
     split_information,
 )
 from treekit_core.components import Split, Splitter
@@ -374,7 +375,7 @@ class Exhaustive(Splitter):
             split, score = best_nominal_split(
                 (impurity, params, data), node, rules, nominal, self.nominal_split, self.gain_ratio
             )
-            if split is not None and score > best_score:
+            if nominal_question_wins(split, score, best, best_score):
                 best, best_score = split, score
         for question, range_search in ranges if features.size else []:
             found = search(range_search, features)
@@ -439,7 +440,7 @@ class Exhaustive(Splitter):
                 info = split_information(np.asarray(split.branch_shares) * node.weight, node.weight)
                 score = score / info if info > 1e-12 else -np.inf
                 split.node_fields["gain_ratio"] = score
-            if split is not None and score > best_score:
+            if nominal_question_wins(split, score, best, best_score):
                 best, best_score = split, score
         return best
 

@@ -167,10 +167,11 @@ class PruningPaths:
     def xpred(self, X, y, xval=10, cp=None, *, sample_weight=None, seed=0):
         """rpart's ``xpred.rpart``: cross-validated predictions of every training row at
         each cp, an (n_samples, len(cp)) array. The rows of a fold are predicted by a tree
-        grown on the other folds with this estimator's parameters and pruned at that cp
-        (relative to that tree's root risk, as rpart's cp is); predictions are labels (an
-        abstention is ``abstain_value``), or the target's predictions for a target that
-        decides among no labels.
+        grown on the other folds with this estimator's parameters and pruned at that cp as
+        ``xpred.rpart`` prunes it: at cp times the full data's root risk per unit of weight
+        (rpart's ``tests/xpred1.R``), not times the fold tree's own root risk. Predictions
+        are labels (an abstention is ``abstain_value``), or the target's predictions for a
+        target that decides among no labels.
 
         ``xval``: the number of folds (stratified, dealt with ``seed``, as the cost-
         complexity pruner deals them) or a fold id per row (rpart's vector form). ``cp``:
@@ -194,12 +195,12 @@ class PruningPaths:
             raise ValueError("cp must be finite numbers >= 0")
         y = np.asarray(y)
         n = y.shape[0]
+        target, labeler = self.composition_.target, self.composition_.labeler
         if isinstance(xval, numbers.Integral) and not isinstance(xval, bool):
             if xval < 2:
                 raise ValueError(f"xval must be >= 2 folds or a fold id per row, got {xval}")
             # the strata the pruner deals folds by: the target's (classes; none for a
             # measurement), so the same seed gives the pruner's folds
-            target, labeler = self.composition_.target, self.composition_.labeler
             strata = target.strata(target.encode(y, n).rows, labeler)
             fold = stratified_folds(strata, int(xval), np.random.default_rng(seed))
         else:
@@ -212,18 +213,26 @@ class PruningPaths:
         params = {**self.get_params(deep=False), "pruner": "none", "pruner_params": None}
         params.update({key: None for key in ("reject", "calibration") if key in params})
         weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if weight is not None and weight.shape != (n,):
+            raise ValueError(
+                f"sample_weight must hold one weight per row ({n}), got shape {weight.shape}"
+            )
+        composition, risk = self.composition_, self._cp_risk()
+        source = getattr(self, "_grown_tree", None) or self.tree_
+        # a tree's risks are per unit of its root's weight, so this model's root risk is
+        # rpart's toprisk / total weight: the fold's absolute alpha cp x toprisk x (fold
+        # weight / total weight) in the fold tree's units
+        root_risk = float(node_risk(source, risk, composition.labeler, composition.target)[0])
         out = None
         for k in np.unique(fold):
             test, train = np.flatnonzero(fold == k), np.flatnonzero(fold != k)
             if test.size == 0 or train.size == 0:
                 continue
-            grown = type(self)(**params).fit(
-                _rows(X, train), y[train], sample_weight=None if weight is None else weight[train]
-            )
+            fold_weights = None if weight is None else weight[train]
+            grown = type(self)(**params).fit(_rows(X, train), y[train], sample_weight=fold_weights)
             for j, value in enumerate(cp):
-                predicted = grown.prune(cp=float(value), risk=self._cp_risk()).predict(
-                    _rows(X, test)
-                )
+                alpha = float(value) * root_risk
+                predicted = grown.prune(alpha=alpha, risk=risk).predict(_rows(X, test))
                 if out is None:
                     out = np.empty((n, cp.size), dtype=np.asarray(predicted).dtype)
                 out[test, j] = predicted

@@ -73,7 +73,7 @@ class RegressionEstimator:
                 "'squared_error', or the classifier"
             )
 
-    def predict(self, X, quantiles=None) -> np.ndarray:
+    def predict(self, X, quantiles=None, interpolation="inverted_cdf") -> np.ndarray:
         """The prediction for every sample: its leaf's (the mixture of the leaves it
         reaches, where routing splits it), or with ``quantiles`` (numbers in [0, 1]) an
         (n, len(quantiles)) array of the weighted quantiles of the training responses of
@@ -85,11 +85,20 @@ class RegressionEstimator:
         value and C4.5's shares; soft evaluation), every leaf's rows are weighted by the
         leaf's share in the sample's mixture, as its mean mixes the leaves' means. A
         training row is counted in the leaves hard routing sends it to, with C4.5's shares
-        for a missing value (the node rpart's surrogates send it to, with them)."""
+        for a missing value (the node rpart's surrogates send it to, with them).
+
+        ``interpolation``: ``"inverted_cdf"`` (the default, above), or quantile-forest's
+        ``"linear"`` (its default), ``"lower"``, ``"higher"``, ``"midpoint"``,
+        ``"nearest"`` (:func:`weighted_quantiles`): with these the weights are scaled to
+        the number of training rows in the sample's leaves, as quantile-forest's
+        ``weighted_leaves=True`` weighs them, and the quantiles equal its
+        ``RandomForestQuantileRegressor(bootstrap=False, max_samples_leaf=None)``'s on the
+        same trees."""
         self._check_fitted()
         if quantiles is None:
             return self._target_predictions(X)
         q = check_quantiles(quantiles)
+        check_interpolation(interpolation)
         training = getattr(self, "_leaf_responses", None)
         if training is None:
             raise ValueError(
@@ -98,7 +107,7 @@ class RegressionEstimator:
                 "refit it, or keep it with pickle"
             )
         with self._checked_for_predict(X) as checked:
-            return self._quantiles(checked, q, training)
+            return self._quantiles(checked, q, training, interpolation)
 
     def _trees(self) -> list:
         return list(getattr(self, "estimators_", None) or [self.tree_])
@@ -268,7 +277,7 @@ class RegressionEstimator:
             LeafMembers(v, None, w, s) for v, w, s in zip(values, weights, starts, strict=True)
         ]
 
-    def _quantiles(self, X, q, members):
+    def _quantiles(self, X, q, members, interpolation="inverted_cdf"):
         trees = self._trees()
         n = X.shape[0]
         mixtures = []
@@ -277,18 +286,33 @@ class RegressionEstimator:
             mixtures.append((np.searchsorted(rows, np.arange(n + 1)), nodes, shares))
         out = np.empty((n, q.size))
         for i in range(n):
-            chosen, weights = [], []
+            chosen, weights, ids, count = [], [], [], 0.0
             for member, (bounds, nodes, shares) in zip(members, mixtures, strict=True):
                 for k in range(bounds[i], bounds[i + 1]):
-                    values, w = member.of(nodes[k])
+                    values, w, rows = member.of(nodes[k])
                     total = w.sum()
                     if total > 0:
                         chosen.append(values)
                         weights.append(w * (shares[k] / (total * len(trees))))
+                        ids.append(rows)
+                        count += total
             if not chosen:
                 out[i] = np.nan
                 continue
-            out[i] = weighted_quantiles(np.concatenate(chosen), np.concatenate(weights), q)
+            values, weights = np.concatenate(chosen), np.concatenate(weights)
+            if interpolation != "inverted_cdf":
+                # quantile-forest's weighted_leaves: a row weighs (the rows in the
+                # sample's leaves) / (its leaf's rows x the trees), summed over the trees
+                # (the same shares, summing to the rows reached: its interpolation reads
+                # each row's total weight)
+                weights = weights * count
+                if all(r is not None for r in ids):
+                    rows, first, inverse = np.unique(
+                        np.concatenate(ids), return_index=True, return_inverse=True
+                    )
+                    values = values[first]
+                    weights = np.bincount(inverse, weights=weights, minlength=rows.size)
+            out[i] = weighted_quantiles(values, weights, q, interpolation)
         return out
 
     def _leaf_text(self, decimals: int):
@@ -386,11 +410,12 @@ class LeafMembers:
     starts: np.ndarray
 
     def of(self, node: int) -> tuple:
-        """(responses, weights) of the entries of ``node``."""
+        """(responses, weights, training rows or None) of the entries of ``node``."""
         lo, hi = int(self.starts[node]), int(self.starts[node + 1])
-        values = self.responses[lo:hi] if self.rows is None else self.responses[self.rows[lo:hi]]
+        rows = None if self.rows is None else self.rows[lo:hi]
+        values = self.responses[lo:hi] if rows is None else self.responses[rows]
         weights = np.ones(hi - lo) if self.shares is None else self.shares[lo:hi]
-        return values, weights
+        return values, weights, rows
 
 
 def _checked_part(part, trees) -> list:
@@ -423,12 +448,83 @@ def response_masses(nodes, responses, weights) -> tuple:
     )
 
 
-def weighted_quantiles(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The smallest value whose cumulative weight share reaches each q (values sorted here;
-    with unit weights, numpy's ``np.quantile(values, q, method="inverted_cdf")``)."""
+#: ``predict(X, quantiles=..., interpolation=...)``'s choices: treekit's default, then
+#: quantile-forest's.
+INTERPOLATIONS = ("inverted_cdf", "linear", "lower", "higher", "midpoint", "nearest")
+
+
+def check_interpolation(interpolation) -> None:
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(
+            f"interpolation must be one of {', '.join(map(repr, INTERPOLATIONS))}, got "
+            f"{interpolation!r}"
+        )
+
+
+def weighted_quantiles(values, weights, q, interpolation="inverted_cdf") -> np.ndarray:
+    """The weighted quantiles ``q`` of ``values`` (sorted here). ``"inverted_cdf"``: the
+    smallest value whose cumulative weight share reaches each q (with unit weights,
+    numpy's ``np.quantile(values, q, method="inverted_cdf")``). The others are
+    quantile-forest's ``calc_weighted_quantile`` (:func:`interpolated_quantile`)."""
+    if interpolation != "inverted_cdf":
+        order = np.argsort(values, kind="stable")
+        return interpolated_quantiles(values[order], weights[order], q, interpolation)
     order = np.argsort(values, kind="stable")
     values, cumulative = values[order], np.cumsum(weights[order])
     total = cumulative[-1]
     # the first index whose share reaches q; a relative 1e-12 absorbs the sums' rounding
     index = np.searchsorted(cumulative, q * total * (1 - 1e-12), side="left")
     return values[np.minimum(index, values.size - 1)]
+
+
+def interpolated_quantiles(values, weights, q, interpolation) -> np.ndarray:
+    """quantile-forest 1.4's ``calc_weighted_quantile`` (C = 1), on ``values`` sorted
+    ascending with their ``weights`` (> 0; integer weights count as repeated rows): the
+    position p = q (W - 1) + 1 on the cumulative weights W_j; the floor is the last value
+    whose cumulative weight p reaches, the ceiling the next; between them their
+    proportions (W - 1) / (W_total - 1) (the ceiling's moved to its first repeat,
+    ``(p_ceil - p_floor) / w_ceil`` past the floor) place q, and ``interpolation`` says
+    what lies between: ``"linear"`` the straight line, ``"lower"`` / ``"higher"`` the
+    floor / ceiling, ``"midpoint"`` their mean, ``"nearest"`` the nearer (on a tie, the
+    floor where its cumulative weight is odd)."""
+    n = values.size
+    out = np.empty(q.size)
+    cumulative = np.cumsum(weights)
+    f = cumulative[-1] + 1.0 - 2.0  # quantile-forest's W + 1 - 2C, rounded as it rounds
+    for i, quantile in enumerate(q):
+        p = quantile * f + 1.0
+        # the last index whose cumulative weight p reaches (quantile-forest's loop from 0)
+        floor = max(int(np.searchsorted(cumulative, p, side="right")) - 1, 0)
+        ceil = min(floor + 1, n - 1)
+        if floor >= n - 1:
+            out[i] = values[n - 1]
+            continue
+        v_floor, v_ceil = values[floor], values[ceil]
+        if v_floor == v_ceil:
+            out[i] = v_floor
+            continue
+        p_floor = min(quantile, (cumulative[floor] - 1.0) / f)
+        p_ceil = max(quantile, (cumulative[ceil] - 1.0) / f)
+        p_ceil = p_floor + (p_ceil - p_floor) / weights[ceil]
+        if quantile >= p_ceil:
+            out[i] = v_ceil
+            continue
+        frac = (quantile - p_floor) / (p_ceil - p_floor)
+        if frac <= 0:
+            out[i] = v_floor
+        elif frac >= 1:
+            out[i] = v_ceil
+        elif interpolation == "lower":
+            out[i] = v_floor
+        elif interpolation == "higher":
+            out[i] = v_ceil
+        elif interpolation == "midpoint":
+            out[i] = 0.5 * (v_floor + v_ceil)
+        elif interpolation == "nearest":
+            if abs(frac - 0.5) < 1e-16:
+                out[i] = v_floor if cumulative[floor] % 2 else v_ceil
+            else:
+                out[i] = v_floor if frac < 0.5 else v_ceil
+        else:
+            out[i] = v_floor + frac * (v_ceil - v_floor)
+    return out

@@ -36,8 +36,9 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``nominal_buffers``      a grower's scratch for nominal questions (kernel)
 ``split_candidates``     a node's candidates split into numeric and nominal ones (kernel)
 ``ask_nominal_question`` calls the nominal search on a node's nominal candidates (kernel)
-``choose_question``      a node's question: the best cut or a nominal question dropping more,
-                         with the stopping rules (kernel)
+``choose_question``      a node's question: the strictly best of the best cut and the nominal
+                         question, the earlier feature on a tie, with the stopping rules
+                         (kernel)
 
 For a plugin's pass over rows (prediction, a confidence score):
 

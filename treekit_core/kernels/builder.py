@@ -185,6 +185,8 @@ def no_search(
     exact_limit,
     multiway,
     weight,
+    node_sums,
+    node_count,
     rules,
     results,
 ):

@@ -55,7 +55,7 @@ I32_2 = types.int32[:, ::1]
 #: histogram grower) calls the same search.
 NOMINAL_SEARCH_SIGNATURE = i8(
     *(F1, types.float64[:, :, ::1], F2C, types.int64[:, ::1], I1),
-    *(i8, i8, i8, types.boolean, f8, F1, F2C),
+    *(i8, i8, i8, types.boolean, f8, F1, i8, F1, F2C),
 )
 NOMINAL_SEARCH_TYPE = types.FunctionType(NOMINAL_SEARCH_SIGNATURE)
 GROW_ARGUMENTS = (
@@ -613,6 +613,8 @@ def best_nominal_questions(
     ordered,
     order_column,
     node_weight,
+    node_sums,
+    node_count,
     min_samples_leaf,
     min_weight_leaf,
     multiway,
@@ -633,6 +635,8 @@ def best_nominal_questions(
         ordered,
         order_column,
         node_weight,
+        node_sums,
+        node_count,
         min_samples_leaf,
         min_weight_leaf,
         multiway,
@@ -653,6 +657,8 @@ def nominal_questions_of_node(
     ordered,
     order_column,
     node_weight,
+    node_sums,
+    node_count,
     min_samples_leaf,
     min_weight_leaf,
     multiway,
@@ -669,7 +675,13 @@ def nominal_questions_of_node(
     admissible question), then for a subset question the mask of the left categories
     (absent categories follow the heavier side), the known weight's share sent left and the
     known weight; for a multi-way question NaN (no mask), 0.5 and the known weight (the
-    shares are the categories' weights over it)."""
+    shares are the categories' weights over it).
+
+    ``node_sums``, ``node_count``: the node's statistics and rows (count -1: unknown, a
+    distributed grower's summed histograms). Where a feature misses no value at the node,
+    its totals are the node's own, as the threshold search reads them, so a question that
+    splits the rows as a threshold does drops to the same bit and a tie goes to the
+    earlier feature (rpart's rule) instead of to the last bits of two summation orders."""
     n_stats = sums.shape[2]
     max_m = sums.shape[1]
     total_sums = np.empty(n_stats)
@@ -698,12 +710,17 @@ def nominal_questions_of_node(
             if feature_counts[c] > 0:
                 present[n_present] = c
                 n_present += 1
-        known_weight = numpy_sum(feature_weights, m)
-        for k in range(n_stats):
-            total_sums[k] = feature_sums[0, k]
-        for c in range(1, m):
+        if total_count == node_count:
+            known_weight = node_weight
             for k in range(n_stats):
-                total_sums[k] += feature_sums[c, k]
+                total_sums[k] = node_sums[k]
+        else:
+            known_weight = numpy_sum(feature_weights, m)
+            for k in range(n_stats):
+                total_sums[k] = feature_sums[0, k]
+            for c in range(1, m):
+                for k in range(n_stats):
+                    total_sums[k] += feature_sums[c, k]
         if multiway:
             if n_present < 2 or known_weight <= 0.0:
                 continue
@@ -827,7 +844,7 @@ def nominal_questions_of_node(
             for c in range(m):
                 if feature_counts[c] == 0:
                     mask |= np.int64(1) << c
-        results[a, 0] = best * known_weight / node_weight
+        results[a, 0] = best * (known_weight / node_weight)  # exactly best when nothing is missing
         results[a, 1] = float(mask)
         results[a, 2] = best_left / known_weight
         results[a, 3] = known_weight
@@ -995,22 +1012,26 @@ def first_best(drops, positions, n_candidates):
 
 
 @generic_jit
-def choose_question(drops, positions, n_numeric, nominal, results, weight, rules):
+def choose_question(drops, positions, numeric, n_numeric, picked, nominal, results, weight, rules):
     """(threshold candidate, nominal candidate, drop) a grower asks at a node, from its
-    numeric candidates' best cuts (``drops``, ``positions``: -1 for none) and the nominal
-    search's pick (``nominal``, its drop ``results[nominal, 0]``; -1 for none): the first
-    strictly best cut, unless the nominal question drops strictly more (the node-by-node
-    loop's rule), then the stopping rules (:func:`accepts_split`) on the drop; at most one
-    candidate is >= 0, neither when the node stays a leaf."""
+    numeric candidates' best cuts (``drops``, ``positions``: -1 for none; features
+    ``numeric``) and the nominal search's pick (``picked``, feature ``nominal[picked]``, its
+    drop ``results[picked, 0]``; -1 for none): the strictly best question, the earlier
+    feature on a tie (rpart's rule and the node-by-node loop's), then the stopping rules
+    (:func:`accepts_split`) on the drop; at most one candidate is >= 0, neither when the
+    node stays a leaf."""
     chosen = first_best(drops, positions, n_numeric)
     drop = drops[chosen] if chosen >= 0 else -np.inf
-    if nominal >= 0 and results[nominal, 0] > drop:
-        chosen, drop = -1, results[nominal, 0]
+    if picked >= 0 and (
+        results[picked, 0] > drop
+        or (chosen >= 0 and results[picked, 0] == drop and nominal[picked] < numeric[chosen])
+    ):
+        chosen, drop = -1, results[picked, 0]
     else:
-        nominal = -1
-    if (chosen < 0 and nominal < 0) or not accepts_split(drop, weight, rules):
+        picked = -1
+    if (chosen < 0 and picked < 0) or not accepts_split(drop, weight, rules):
         return -1, -1, drop
-    return chosen, nominal, drop
+    return chosen, picked, drop
 
 
 @generic_jit
@@ -1118,11 +1139,14 @@ def best_nominal_question(
     exact_limit,
     multiway,
     weight,
+    node_sums,
+    node_count,
     rules,
     results,
 ):
     """The best subset question (or, with ``multiway``, multi-way question) on
-    ``n_features`` nominal features at a node of weight ``weight``, from their categories'
+    ``n_features`` nominal features at a node of weight ``weight`` (statistics
+    ``node_sums``, ``node_count`` rows), from their categories'
     statistics (the first ``n_features`` rows of ``sums``, ``weights``, ``counts``: features
     x categories, padded past each feature's ``categories``): the node-by-node loop's
     compiled search (:func:`nominal_questions_of_node`, categories ordered by statistic
@@ -1141,6 +1165,8 @@ def best_nominal_question(
         order_column >= 0,
         order_column,
         weight,
+        node_sums,
+        node_count,
         np.int64(rules[0]),
         rules[1],
         multiway,
@@ -1207,6 +1233,8 @@ def ask_nominal_question(
     exact_limit,
     multiway,
     weight,
+    node_sums,
+    node_count,
     rules,
 ):
     """The grower's nominal search (a function value: :data:`NOMINAL_SEARCH_TYPE`) over the
@@ -1226,6 +1254,8 @@ def ask_nominal_question(
         exact_limit,
         multiway,
         weight,
+        node_sums,
+        node_count,
         rules,
         results,
     )
@@ -1416,10 +1446,12 @@ def grow_subtree(
                 exact_limit,
                 multiway,
                 weight,
+                sums,
+                count,
                 rules,
             )
         chosen, picked, drop = choose_question(
-            drops, positions, n_numeric, picked, results, weight, rules
+            drops, positions, numeric, n_numeric, picked, nominal, results, weight, rules
         )
         if chosen < 0 and picked < 0:
             continue

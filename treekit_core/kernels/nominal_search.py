@@ -46,7 +46,7 @@ F2 = types.float64[:, ::1]
 #: loop's search, and the presorted grower's (passed to it as a function value).
 ENTRY_SIGNATURES = {
     "best_nominal_questions": types.void(
-        F1, F3C, F2, I2C, I1, F2, types.boolean, i8, f8, i8, f8, types.boolean, i8, F2
+        F1, F3C, F2, I2C, I1, F2, types.boolean, i8, f8, F1, i8, i8, f8, types.boolean, i8, F2
     ),
     "best_nominal_question": NOMINAL_SEARCH_SIGNATURE,
 }

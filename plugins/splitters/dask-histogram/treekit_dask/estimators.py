@@ -689,7 +689,7 @@ class DaskTreeRegressor(DaskTreeMixin):
             if name != "self":
                 setattr(self, name, value)
 
-    def predict(self, X, quantiles=None):
+    def predict(self, X, quantiles=None, interpolation="inverted_cdf"):
         """The local model's predictions (with ``quantiles``: the weighted quantiles of the
         training responses of the leaves a sample reaches, which ``keep_leaf_responses=True``
         gathers at fit), per partition of a Dask X, or for an in-memory X."""
@@ -702,4 +702,6 @@ class DaskTreeRegressor(DaskTreeMixin):
                 "weights): fit with keep_leaf_responses=True"
             )
         width = np.size(quantiles)
-        return self._apply(X, "predict", width=width, quantiles=quantiles)
+        return self._apply(
+            X, "predict", width=width, quantiles=quantiles, interpolation=interpolation
+        )

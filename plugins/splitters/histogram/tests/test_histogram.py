@@ -338,3 +338,19 @@ def test_bins_are_quantiles_and_codes_agree_with_the_thresholds(
         counts = np.bincount(codes[known], minlength=binned.n_value_bins[0])
         largest_value = np.unique(x[known], return_counts=True)[1].max()
         assert counts.max() <= 2 * known.sum() / max_bins + largest_value + 1
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "rpart_poisson"])
+@pytest.mark.parametrize("splitter", ["histogram", "histogram_node_by_node"])
+def test_a_tie_between_a_category_and_a_threshold_goes_to_the_earlier_feature(criterion, splitter):
+    """Issue 57: rpart's rule (the earlier feature wins a tie) in the histogram growers."""
+    import pandas as pd
+
+    from treekit_core import TreeRegressor
+
+    X = pd.DataFrame({"c": pd.Categorical(["a", "a", "b", "b"] * 3), "x": [0.0, 0, 1, 1] * 3})
+    y = np.array([1.0, 1, 3, 3] * 3)
+    for columns in (["c", "x"], ["x", "c"]):
+        model = TreeRegressor(max_depth=1, criterion=criterion, splitter=splitter)
+        with registered(TestPlugin(), name="histogram-tests"):
+            assert model.fit(X[columns], y).tree_.feature[0] == 0

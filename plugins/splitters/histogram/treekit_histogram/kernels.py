@@ -475,10 +475,12 @@ def grow_subtree(
                     exact_limit,
                     False,  # subset questions only
                     weight,
+                    sums,
+                    count,
                     rules,
                 )
             chosen, subset, drop = choose_question(
-                drops, bins, n_numeric, subset, results, weight, rules
+                drops, bins, numeric, n_numeric, subset, nominal, results, weight, rules
             )
         if chosen < 0 and subset < 0:
             if slot >= 0:

@@ -14,6 +14,7 @@ from treekit_core.builtins import (
     best_nominal_split,
     compiled_nominal_search,
     nominal_question_fields,
+    nominal_question_wins,
     refuse_scored_nominal,
 )
 from treekit_histogram.binning import MAX_BINS, bin_features
@@ -221,7 +222,7 @@ class Histogram(Splitter):
             split, score = best_nominal_split(
                 (kernels.impurity, state["params"], data), node, rules, nominal, "subset", False
             )
-            if split is not None and score > best_drop:
+            if nominal_question_wins(split, score, best, best_drop):
                 best = split
         return best
 
