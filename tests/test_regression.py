@@ -395,24 +395,7 @@ def test_keeping_the_training_rows_leaves_copies_no_x():
 XPRED_FIXTURES = Path(__file__).parent / "fixtures" / "rpart_xpred_regression"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "airquality",
-        pytest.param(
-            "quakes",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="9 of 10 000 cells: held-out rows exactly on a cut point, which rpart "
-                "sends right (x < cut goes left) and treekit left (issue 57's first item; "
-                "nudged up one ulp they agree)",
-            ),
-        ),
-        "car_test_frame",
-        "solder",
-        "warpbreaks",
-    ],
-)
+@pytest.mark.parametrize("name", ["airquality", "quakes", "car_test_frame", "solder", "warpbreaks"])
 def test_xpred_equals_rparts_with_its_scaling_of_cp(name):
     """Issue 57: xpred.rpart prunes each fold's tree at cp x the full data's root risk per
     unit of weight (rpart's tests/xpred1.R), not at cp relative to the fold tree's own root
@@ -496,3 +479,73 @@ def test_interpolation_is_checked_and_defaults_to_the_inverted_cdf():
         np.testing.assert_array_equal(model.predict(X, quantiles=[q])[:, 0], expected)
     with pytest.raises(ValueError, match="interpolation must be one of 'inverted_cdf'"):
         model.predict(X, quantiles=[0.5], interpolation="cubic")
+
+
+def test_quantiles_survive_a_json_round_trip_when_the_leaf_responses_are_written():
+    """Issue 57: ``to_json(leaf_responses=True)`` writes every leaf's training responses,
+    so the loaded model predicts the same quantiles (tree and forest; sample weights and
+    missing values make weights that are not 1); without it the loaded model says why it
+    has none. The file's leaf responses are checked at load."""
+    from treekit_core import ForestRegressor
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + rng.normal(size=300)
+    weight = rng.integers(1, 3, size=300).astype(float)
+    q = [0.1, 0.5, 0.9]
+    for model in (
+        TreeRegressor(min_samples_leaf=10).fit(X, y, sample_weight=weight),
+        ForestRegressor(n_estimators=4, min_samples_leaf=5, random_state=0).fit(X, y),
+    ):
+        text = model.to_json(leaf_responses=True)
+        loaded = type(model).from_json(text)
+        for interpolation in ("inverted_cdf", "linear"):
+            np.testing.assert_array_equal(
+                loaded.predict(X, quantiles=q, interpolation=interpolation),
+                model.predict(X, quantiles=q, interpolation=interpolation),
+            )
+        plain = type(model).from_json(model.to_json())
+        with pytest.raises(ValueError, match="to_json\\(leaf_responses=True\\)"):
+            plain.predict(X, quantiles=q)
+        payload = json.loads(text)
+        size = len(payload["leaf_responses"]["trees"][0]["rows"])
+        for broken, message in (
+            ({"starts": [1]}, "starts must be"),
+            ({"rows": [10**6] * size}, "rows must be"),
+            ({"rows": None, "values": [0.0] * size}, "not both"),
+            ({"weights": [-1.0] * size}, "weights"),
+        ):
+            bad = json.loads(text)
+            bad["leaf_responses"]["trees"][0].update(broken)
+            with pytest.raises(ModelFileError, match=message):
+                type(model).from_json(json.dumps(bad))
+        bad = json.loads(text)
+        bad["leaf_responses"]["responses"][0] = "nan"
+        with pytest.raises(ModelFileError, match="finite"):
+            type(model).from_json(json.dumps(bad))
+    with pytest.raises(ValueError, match="holds no leaf responses"):
+        plain.to_json(leaf_responses=True)
+
+
+def test_poisson_trees_predict_the_quantiles_of_their_leaves_counts():
+    """Issue 57: quantiles for rpart_poisson trees: a leaf's rows' observed rates (the
+    counts, with unit exposures), as numpy's inverted CDF and linear quantiles of them."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(400, 2))
+    counts = rng.poisson(np.exp(0.8 * X[:, 0] + 1.0)).astype(float)
+    model = TreeRegressor(criterion="rpart_poisson", min_samples_leaf=20).fit(X, counts)
+    leaves = model.apply(X)
+    for method in ("inverted_cdf", "linear"):
+        expected = [np.quantile(counts[leaves == k], [0.25, 0.75], method=method) for k in leaves]
+        # (linear: quantile-forest's arithmetic, within rounding of numpy's)
+        np.testing.assert_allclose(
+            model.predict(X, quantiles=[0.25, 0.75], interpolation=method), expected, rtol=1e-12
+        )
+    exposure = rng.uniform(0.5, 2.0, size=400)
+    rated = TreeRegressor(criterion="rpart_poisson", min_samples_leaf=20)
+    rated.fit(X, np.column_stack([exposure, counts]))
+    leaves = rated.apply(X)
+    rates = counts / exposure
+    expected = [np.quantile(rates[leaves == k], 0.5, method="inverted_cdf") for k in leaves]
+    np.testing.assert_array_equal(rated.predict(X, quantiles=[0.5])[:, 0], expected)

@@ -112,7 +112,11 @@ def test_a_surrogate_by_hand():
         propagator="surrogate", evaluator="surrogate", min_samples_leaf=2, max_depth=1
     ).fit(X, y)
     fields = model.tree_.node_fields
-    assert model.tree_.feature[0] == 0 and model.tree_.threshold[0] == 5.5
+    # rpart's x < 5.5, asked as x <= the largest double below 5.5
+    assert model.tree_.feature[0] == 0 and model.tree_.threshold[0] == np.nextafter(5.5, 0)
+    assert "< 5.50" in model.export_text() and "<= 5.50" not in model.export_text()
+    on_cut = np.array([[5.5, 1.0, 1.0]])
+    np.testing.assert_array_equal(model.apply(on_cut), [model.tree_.children(0)[1]])
     # x1 < 3 sends rows 0-3 left, row 4 right: 9 of 10 agree; majority 5/10 ->
     # adj = (0.9 - 0.5) / 0.5 = 0.8
     assert int(fields["surrogate_feature"][0][0]) == 1

@@ -35,7 +35,7 @@ from treekit_core.builtins.pruners.cost_complexity import CostComplexity
 from treekit_core.builtins.pruners.mdl import MDL
 from treekit_core.builtins.pruners.no_pruning import NoPruning
 from treekit_core.builtins.pruners.pessimistic import Pessimistic
-from treekit_core.builtins.questions import Multiway, Subset, Threshold
+from treekit_core.builtins.questions import BelowCut, Multiway, Subset, Threshold
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice, refuse_scored_nominal
 from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
 from treekit_core.builtins.targets import (
@@ -84,6 +84,7 @@ __all__ = [
     "SurrogateEvaluator",
     "SurrogatePropagator",
     "Threshold",
+    "BelowCut",
     "Variance",
     "best_nominal_split",
     "nominal_question_wins",
@@ -159,4 +160,4 @@ def treekit_confidences():
 
 @hookimpl
 def treekit_questions():
-    return [Threshold, Subset, Multiway]
+    return [Threshold, BelowCut, Subset, Multiway]

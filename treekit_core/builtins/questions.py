@@ -1,5 +1,6 @@
 """Built-in question kinds: ``threshold`` (x <= t; defined with the contract, as every
-split's default kind), ``subset`` (category in S) and ``multiway`` (one branch per category).
+split's default kind), ``below_cut`` (rpart's x < c), ``subset`` (category in S) and
+``multiway`` (one branch per category).
 
 Nominal features reach the tree as category codes 0..m-1 (NaN: missing or a category never
 seen in training, see :mod:`treekit_core.engine.categorical`); a code a node cannot place
@@ -31,6 +32,24 @@ def multiway_answer(x, feature, threshold, params, n_branches):
     if np.isnan(value) or value < 0 or value >= n_branches:
         return MISSING_BRANCH
     return np.int64(value)
+
+
+@attrs.define(slots=False)
+class BelowCut(Threshold):
+    """rpart's question x[feature] < cut (branch 0) or >= cut (branch 1). Stored as a
+    threshold question whose threshold is the largest double below the cut, so it routes
+    (and exports, and compiles) as ``x <= threshold`` does, a row on the cut going to
+    branch 1 as in rpart; it is worded with the cut."""
+
+    name: ClassVar[str] = "below_cut"
+    description: ClassVar[str] = (
+        "x[feature] < cut, stored as x <= the largest double below the cut (rpart's)"
+    )
+
+    def branch_texts(self, feature, threshold, params, n_branches, context):
+        name = context.feature_names[feature]
+        cut = context.number(float(np.nextafter(threshold, np.inf)))
+        return [f"{name} < {cut}", f"{name} >= {cut}"]
 
 
 def category_name(context, feature: int, code: int) -> str:

@@ -24,10 +24,13 @@ such a row stays at the node: it takes no part below it and is predicted by the 
 distribution. ``use_surrogate = 0`` never tries surrogates.
 
 rpart's LEFT is the child with the smaller mean class index; ties in a nominal surrogate
-go by that labelling, so it is kept here too. Differences from rpart: a numeric value equal
-to a threshold goes to the first branch (treekit's questions ask ``x <= t``; rpart asks
-``x < t``: the same on every value seen in training, thresholds being midpoints); rpart
-drops rows missing every feature before fitting (``na.rpart``), treekit keeps them.
+go by that labelling, so it is kept here too. rpart's primary question asks ``x < cut``:
+the propagator asks it as a ``below_cut`` question, whose threshold is the largest double
+below the cut, so ``x <= t`` routes every value as rpart does, a new row exactly on the cut
+included, and the model file and every exporter carry the rule (``export_text`` prints
+``x < cut``).
+Difference from rpart: rpart drops rows missing every feature before fitting
+(``na.rpart``), treekit keeps them.
 """
 
 from __future__ import annotations
@@ -288,6 +291,19 @@ def primary_branches(tree, node, X_rows) -> np.ndarray:
 # -- the components ------------------------------------------------------------------------
 
 
+def rpart_threshold(x: np.ndarray, threshold: float) -> float:
+    """rpart's question x < cut, with its cut (a + b) / 2 between the node's values a <=
+    ``threshold`` < b (rpart's arithmetic: the splitter's midpoint may differ in the last
+    bit), as treekit's x <= t: t is the largest double below the cut, which routes the
+    training rows as the search did (no value lies between) and a new row on the cut as
+    rpart does (right)."""
+    x = x[~np.isnan(x)]
+    below, above = x[x <= threshold], x[x > threshold]
+    if below.size and above.size:
+        threshold = (float(below.max()) + float(above.min())) / 2.0
+    return float(np.nextafter(threshold, -np.inf))
+
+
 @attrs.define(slots=False)
 class SurrogatePropagator(SurrogateSettings, Propagator):
     """rpart's surrogate splits at fit: finds each split node's surrogates and sends every
@@ -321,6 +337,9 @@ class SurrogatePropagator(SurrogateSettings, Propagator):
                 f"surrogate splits; the splitter asked a {split.question!r} question"
             )
         rows, weights = node.rows, node.row_weights
+        if question.compares_threshold:  # rpart's x < cut (``below_cut``)
+            split.threshold = rpart_threshold(data.X[rows, split.feature], split.threshold)
+            split.question = "below_cut"
         branch = split_branches(data.X, rows, split, question)
         side, left_branch = rpart_sides(branch, data.evidence[rows], weights)
         n_categories = (

@@ -373,6 +373,12 @@ class RpartPoissonRate(PredictsOneNumber, Target):
         """Each row's observed rate, events / time (its count where the exposure is 1)."""
         return rows[:, 0] / rows[:, 1]
 
+    def responses(self, rows):
+        """The observed rates (:meth:`observed`): a leaf's quantiles are its rows' rates
+        (counts, for unit exposures), each row weighed by its sample weight, not by its
+        exposure."""
+        return np.asarray(self.observed(rows), dtype=np.float64)
+
     def rates(self, statistics):
         """The shrunk rate of every node (root first)."""
         events, time = statistics[:, 0], statistics[:, 1]

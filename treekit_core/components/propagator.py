@@ -45,7 +45,10 @@ class Propagator(Component):
 
     def propagate(self, state, data, node, split):  # pragma: no cover - abstract
         """Return ``((left_rows, left_weights), (right_rows, right_weights))``. Called once
-        per split node, after the splitter found ``split``."""
+        per split node, after the splitter found ``split``, before the tree records it: the
+        propagator may add node fields to ``split`` and re-ask a threshold question as
+        another kind answering alike, its threshold moved within the gap the node's rows
+        leave (rpart's surrogate propagator asks ``below_cut``: x < cut)."""
         raise NotImplementedError
 
     def node_notes(self, tree, node, context) -> list[str]:

@@ -197,6 +197,7 @@ def grow_tree(composition, data, rng: np.random.Generator) -> Tree:
                 )
             )
         children = propagator.propagate(propagation_state, data, node, split)
+        question = registry.question(split.question)  # the propagator may re-ask it
         if len(children) != split.n_branches:
             raise RuntimeError(
                 f"propagator {propagator.name!r} returned {len(children)} branches for a "

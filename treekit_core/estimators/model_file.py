@@ -28,6 +28,7 @@ from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.constraints import check_tree_constraints, resolve_constraints
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree import ARRAY_FIELDS, LEAF, Tree
+from treekit_core.estimators.regression import LeafMembers
 from treekit_core.registry import PluginError
 
 #: Files larger than this are refused before parsing: a tree of 10^6 nodes takes about
@@ -521,9 +522,20 @@ class ModelFile:
     """Saving and loading: ``to_json`` and ``from_json`` (the format is this module's)."""
 
     # -- JSON -----------------------------------------------------------------------
-    def to_json(self, path=None) -> str:
-        """Serialise the fitted model to JSON (written to ``path`` when given)."""
+    def to_json(self, path=None, leaf_responses: bool = False) -> str:
+        """Serialise the fitted model to JSON (written to ``path`` when given). With
+        ``leaf_responses`` a regressor's file also holds every leaf's training responses
+        and their weights, so the loaded model predicts quantiles (the file grows by about
+        16 bytes per training row and tree; off by default)."""
         self._check_fitted()
+        kept = None
+        if leaf_responses:
+            kept = getattr(self, "_leaf_responses", None)
+            if kept is None:
+                raise ValueError(
+                    "leaf_responses=True: this model holds no leaf responses (a classifier, "
+                    "a target without responses, or a model read from a file without them)"
+                )
         payload = {
             "format": MODEL_FORMAT,
             "version": MODEL_VERSION,
@@ -557,6 +569,7 @@ class ModelFile:
                 [int(j), levels] for j, levels in getattr(self, "categories_", {}).items()
             ],
             **self._trees_payload(),
+            **({"leaf_responses": leaf_responses_payload(kept)} if kept is not None else {}),
         }
         text = json.dumps(payload)
         if path is not None:
@@ -665,6 +678,13 @@ class ModelFile:
             model.feature_names_in_ = np.asarray(names, dtype=object)
         grown = getattr(model, "_grown_tree", None)  # what prune() starts from
         _check_constraints(model, trees, names, grown)
+        if "leaf_responses" in payload:
+            if not hasattr(model, "_quantiles"):
+                raise ModelFileError(
+                    f"model file: 'leaf_responses' is for regressors; a {cls.__name__} "
+                    "predicts no quantiles"
+                )
+            model._leaf_responses = read_leaf_responses(payload["leaf_responses"], trees)
         keys = payload.get("column_keys")
         if keys is not None:
             if (
@@ -678,3 +698,95 @@ class ModelFile:
                 )
             model._column_keys = keys
         return model
+
+
+def leaf_responses_payload(members) -> dict:
+    """The kept leaf responses: the training response column the trees share (null where
+    each tree holds its own values, as a Dask fit's do) and per tree, grouped by node
+    (``starts``: entry offsets, one per node and one past the last), each entry's row of
+    the column or its value, and its weight (null where all are 1)."""
+    shared = members[0].responses if all(m.rows is not None for m in members) else None
+    if shared is not None and any(m.responses is not shared for m in members):
+        shared = None  # (never so today: in-memory trees share one column)
+    trees = []
+    for member in members:
+        rows = None if shared is None else np.asarray(member.rows, dtype=np.int64)
+        values = None
+        if shared is None:
+            values = member.responses if member.rows is None else member.responses[member.rows]
+        trees.append(
+            {
+                "rows": None if rows is None else rows.tolist(),
+                "values": None if values is None else encode_floats(values.tolist()),
+                "weights": None if member.shares is None else member.shares.tolist(),
+                "starts": np.asarray(member.starts, dtype=np.int64).tolist(),
+            }
+        )
+    return {"responses": None if shared is None else encode_floats(shared.tolist()), "trees": trees}
+
+
+def read_leaf_responses(payload, trees) -> list:
+    """The leaf responses of a model file, each field checked before any prediction reads
+    it: ``responses`` null or finite numbers; one entry per tree, ``starts``
+    non-decreasing from 0 with one offset per node and one more; per entry a row of
+    ``responses`` (``rows``) or a finite value (``values``), and a weight >= 0 (``weights``
+    null: 1)."""
+    if not isinstance(payload, dict) or set(payload) != {"responses", "trees"}:
+        raise ModelFileError("model file: 'leaf_responses' must be an object with responses, trees")
+    try:
+        shared = payload["responses"]
+        shared = None if shared is None else np.asarray(decode_floats(shared), dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelFileError("model file: 'leaf_responses'.responses must be numbers") from None
+    if shared is not None and (shared.ndim != 1 or not np.isfinite(shared).all()):
+        raise ModelFileError("model file: 'leaf_responses'.responses must be finite numbers")
+    entries = payload["trees"]
+    if not isinstance(entries, list) or len(entries) != len(trees):
+        raise ModelFileError(
+            f"model file: 'leaf_responses'.trees must hold one entry per tree ({len(trees)})"
+        )
+    members = []
+    for k, (entry, tree) in enumerate(zip(entries, trees, strict=True)):
+        where = f"model file: 'leaf_responses'.trees[{k}]"
+        if not isinstance(entry, dict) or set(entry) != {"rows", "values", "weights", "starts"}:
+            raise ModelFileError(f"{where} must be an object with rows, values, weights, starts")
+        with_rows = entry["rows"] is not None and entry["values"] is None and shared is not None
+        with_values = entry["rows"] is None and entry["values"] is not None and shared is None
+        if not (with_rows or with_values):
+            raise ModelFileError(
+                f"{where}: rows (into the shared responses) or values (without them), not both"
+            )
+        try:
+            starts = np.asarray(entry["starts"], dtype=np.int64)
+            rows = None if entry["rows"] is None else np.asarray(entry["rows"], dtype=np.int64)
+            values = (
+                None
+                if entry["values"] is None
+                else np.asarray(decode_floats(entry["values"]), dtype=np.float64)
+            )
+            weights = entry["weights"]
+            weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise ModelFileError(
+                f"{where}: starts, rows, values and weights must be numbers"
+            ) from None
+        if starts.shape != (tree.n_nodes + 1,) or starts[0] != 0 or (np.diff(starts) < 0).any():
+            raise ModelFileError(
+                f"{where}.starts must be {tree.n_nodes + 1} non-decreasing offsets from 0"
+            )
+        n = int(starts[-1])
+        if rows is not None and (
+            rows.shape != (n,) or (rows.size and (rows.min() < 0 or rows.max() >= shared.size))
+        ):
+            raise ModelFileError(f"{where}.rows must be {n} rows of the shared responses")
+        if values is not None and (values.shape != (n,) or not np.isfinite(values).all()):
+            raise ModelFileError(f"{where}.values must be {n} finite numbers")
+        if weights is not None and (
+            weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
+        ):
+            raise ModelFileError(f"{where}.weights must be null or {n} finite numbers >= 0")
+        if rows is None:
+            members.append(LeafMembers(values, None, weights, starts))
+        else:
+            members.append(LeafMembers(shared, rows.astype(np.int32), weights, starts))
+    return members

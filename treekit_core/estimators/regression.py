@@ -103,8 +103,9 @@ class RegressionEstimator:
         if training is None:
             raise ValueError(
                 "quantiles need the training responses of the leaves, which this model does "
-                "not hold (a model read from a JSON file, or its target gives no responses): "
-                "refit it, or keep it with pickle"
+                "not hold (a model read from a JSON file written without "
+                "to_json(leaf_responses=True), or its target gives no responses): refit it, "
+                "or keep it with to_json(leaf_responses=True) or pickle"
             )
         with self._checked_for_predict(X) as checked:
             return self._quantiles(checked, q, training, interpolation)
