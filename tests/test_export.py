@@ -305,8 +305,10 @@ def test_refusals_give_advice_that_fits_the_composition():
     X = rng.normal(size=(200, 3))
     y = (X[:, 0] > 0).astype(int)
     surrogate = TreeClassifier(propagator="surrogate", evaluator="surrogate", max_depth=2)
+    holed = X.copy()
+    holed[::9, 0] = np.nan  # surrogate trees export; missing="error" refuses their NaN rule
     with pytest.raises(NotExportableError) as refused:
-        to_sklearn(surrogate.fit(X, y))
+        to_sklearn(surrogate.fit(holed, y), missing="error")
     assert "soft" not in str(refused.value) and "surrogate splits" in str(refused.value)
     plugin = pytest.importorskip("treekit_boundary_distance")
     from treekit_core import registered
@@ -341,3 +343,51 @@ def test_dtreeviz_pictures_need_no_missing_font_and_say_when_dot_is_missing(capl
     with pytest.raises(RuntimeError, match="graphviz's 'dot' program, which is not installed"):
         rendered.svg()
     assert "digraph" in rendered.dot  # the source needs no program
+
+
+def test_rparts_compositions_export_exactly_on_complete_rows():
+    """Issue 57: trees with rpart's surrogate splits export (they were refused): exact on
+    rows without missing values (rpart's x < cut included: rows on the cuts), the missing
+    values' warning where the model met them at fit, none where it never did."""
+    import warnings
+
+    data = load_dataset("pima")
+    X = data.X.astype(np.float32).astype(np.float64)
+    rpart = {"propagator": "surrogate", "evaluator": "surrogate", "min_samples_leaf": 7}
+    model = TreeClassifier(**rpart).fit(X, data.y)
+    assert not model.missing_at_fit_
+    # rows exactly on a cut (float32: the cuts rounded as the exports compare)
+    tree = model.tree_
+    cuts = np.nextafter(tree.threshold[~tree.is_leaf], np.inf).astype(np.float32)
+    on_cut = np.repeat(X[:1], cuts.size, axis=0)
+    on_cut[np.arange(cuts.size), tree.feature[~tree.is_leaf]] = cuts
+    probes = np.vstack([X, on_cut])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingValueExportWarning)
+        twin = to_sklearn(model)
+        explained = to_shap(model)
+    np.testing.assert_array_equal(twin.predict_proba(probes), model.predict_proba(probes))
+    assert len(explained["trees"]) == 1
+    ort = pytest.importorskip("onnxruntime")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingValueExportWarning)
+        session = ort.InferenceSession(to_onnx(model).SerializeToString())
+    np.testing.assert_allclose(
+        session.run(None, {"X": probes.astype(np.float32)})[1],
+        model.predict_proba(probes),
+        atol=1e-6,
+    )
+    holed = X.copy()
+    holed[::7, 1] = np.nan
+    met = TreeClassifier(**rpart).fit(holed, data.y)
+    assert met.missing_at_fit_
+    with pytest.warns(MissingValueExportWarning, match="surrogate splits"):
+        twin = to_sklearn(met)
+    complete = ~np.isnan(holed).any(axis=1)
+    np.testing.assert_array_equal(
+        twin.predict_proba(holed[complete]), met.predict_proba(holed[complete])
+    )
+    with pytest.raises(NotExportableError, match="surrogate splits"):
+        to_onnx(met, missing="error")
+    loaded = TreeClassifier.from_json(model.to_json())
+    assert not loaded.missing_at_fit_

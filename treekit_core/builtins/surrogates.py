@@ -388,6 +388,8 @@ class SurrogateEvaluator(SurrogateSettings, Evaluator):
     )
     requires: ClassVar[dict] = {"propagator": frozenset({"surrogate_splits"})}
     partner: ClassVar[str] = "propagator"
+    # a complete row follows the primary questions; a row missing one tries surrogates
+    provides: ClassVar[frozenset] = frozenset({"surrogate_splits", "hard_routing_when_complete"})
 
     def check_state(self, state, tree) -> None:
         check_surrogate_fields(tree, self.max_surrogates)

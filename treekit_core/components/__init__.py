@@ -46,6 +46,8 @@ REGISTERED_KINDS = {**KINDS, "question": Question}
 CAPABILITIES = {
     "axis_aligned": "questions of the form x[feature] <= threshold, so leaf regions are boxes",
     "hard_routing": "every sample reaches exactly one leaf",
+    "hard_routing_when_complete": "a sample missing no tested value reaches exactly one leaf, "
+    "by the tree's own tests (a sample missing one may follow other tests: surrogate splits)",
     "crisp_labels": "each leaf decides one class or abstains",
     "fractional_weights": "non-integer sample weights",
     "soft_labels": "evidence rows that are not one-hot",

@@ -294,6 +294,8 @@ class InputChecks:
             self.classes_ = classes
             self.n_classes_ = int(classes.shape[0])
         self.n_features_in_ = data.n_features
+        # whether the training rows held a missing value (what exporters warn about)
+        self.missing_at_fit_ = bool(data.has_missing)
         if data.feature_names is not None:
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
         elif hasattr(self, "feature_names_in_"):

@@ -554,6 +554,7 @@ class ModelFile:
                 else {}
             ),
             "composition": self.composition_.describe(),
+            "missing_at_fit": bool(getattr(self, "missing_at_fit_", True)),
             "params": self._json_params(),
             **(
                 {"reject_threshold": encode_floats(self.reject_threshold_)}
@@ -676,6 +677,10 @@ class ModelFile:
                     f"model file: 'feature_names' must list {model.n_features_in_} names (strings)"
                 )
             model.feature_names_in_ = np.asarray(names, dtype=object)
+        seen = payload.get("missing_at_fit", True)  # files before it: assume so
+        if not isinstance(seen, bool):
+            raise ModelFileError("model file: 'missing_at_fit' must be true or false")
+        model.missing_at_fit_ = seen
         grown = getattr(model, "_grown_tree", None)  # what prune() starts from
         _check_constraints(model, trees, names, grown)
         if "leaf_responses" in payload:

@@ -31,14 +31,22 @@ def fitted_trees(model) -> list:
 
 
 def check_hard_routing(model, target: str) -> None:
-    """Samples reach one leaf: the evaluator routes hard."""
+    """Samples reach one leaf: the evaluator routes hard, at least on rows missing no
+    tested value (rpart's surrogate evaluator: exact there; the rest follows
+    :func:`check_missing_rule`)."""
     evaluator = model.composition_.evaluator
-    if "hard_routing" not in evaluator.provides:
+    if not {"hard_routing", "hard_routing_when_complete"} & evaluator.provides:
         raise NotExportableError(
             f"{target} routes every sample to one leaf by the tree's own tests; evaluator "
-            f"{evaluator.name!r} mixes several leaves or routes by other tests (such as "
-            "surrogate splits), and declares no hard_routing"
+            f"{evaluator.name!r} mixes several leaves or routes by other tests, and declares "
+            "neither hard_routing nor hard_routing_when_complete"
         )
+
+
+def routes_missing_by_other_tests(model) -> bool:
+    """Whether a sample missing a tested value follows tests the tree's arrays do not hold
+    (surrogate splits), which no export format expresses."""
+    return "hard_routing" not in model.composition_.evaluator.provides
 
 
 def check_hard(model, target: str) -> None:
@@ -72,11 +80,36 @@ def check_argmax_labels(model, target: str) -> None:
         )
 
 
-def check_missing_rule(missing: str, trees=(), target: str = "") -> None:
+def check_missing_rule(missing: str, trees=(), target: str = "", model=None) -> None:
     """Refuse an unknown ``missing``; with ``"warn"``, one warning when some node of
-    ``trees`` sends a sample with a missing value down several branches."""
+    ``trees`` sends a sample with a missing value down several branches, or (``model``'s
+    evaluator) follows surrogate splits for it: rows without missing values are exact,
+    rows missing a tested value may differ. A model that met no missing value at fit
+    (``missing_at_fit_`` False) learned nothing about them: no warning."""
     if missing not in MISSING_RULES:
         raise ValueError(f"missing must be one of {MISSING_RULES}, got {missing!r}")
+    if model is not None and not getattr(model, "missing_at_fit_", True):
+        return
+    if model is not None and routes_missing_by_other_tests(model):
+        if missing == "error":
+            raise NotExportableError(
+                f"evaluator {model.composition_.evaluator.name!r} sends a sample missing a "
+                f"tested value down its surrogate splits, which {target} cannot express; pass "
+                "missing='larger_share' (or leave the default, 'warn') to send it down the "
+                "branch with the larger share (predictions then differ from treekit's only "
+                "on rows missing a tested value)"
+            )
+        if missing == "warn":
+            warnings.warn(
+                f"{target} sends a sample with a missing value down the branch with the "
+                "larger training share; treekit follows the node's surrogate splits: rows "
+                "without missing values are predicted exactly as by treekit, rows missing a "
+                "tested value may differ. Pass missing='larger_share' to accept this "
+                "without the warning, or missing='error' to refuse",
+                MissingValueExportWarning,
+                stacklevel=3,
+            )
+        return
     if missing != "warn":
         return
     shared = sum(int((_largest_shares(tree) < 1).sum()) for tree in trees)

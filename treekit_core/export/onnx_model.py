@@ -155,7 +155,10 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     training shares (C4.5's rule, the default), the export sends it down the branch with
     the larger share, so only rows missing a tested value can differ from treekit;
     ``"warn"`` (the default) says so once (:class:`MissingValueExportWarning`),
-    ``"larger_share"`` does not, ``"error"`` refuses with :class:`NotExportableError`."""
+    ``"larger_share"`` does not, ``"error"`` refuses with :class:`NotExportableError`.
+    rpart's surrogate splits likewise: rows without missing values exact, a row missing a
+    tested value sent down the larger share instead of its surrogates. A model that met no
+    missing value at fit (``missing_at_fit_`` False) exports without the warning."""
     from onnx import TensorProto, helper
 
     if not model.composition_.target.predicts_labels():
@@ -163,7 +166,7 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     check_hard(model, TARGET)
     check_argmax_labels(model, TARGET)
     trees = fitted_trees(model)
-    check_missing_rule(missing, trees, TARGET)
+    check_missing_rule(missing, trees, TARGET, model)
     categories = getattr(model, "categories_", {}) or {}
     attributes = _ensemble_attributes(trees, categories, missing, "class")
     classes = np.asarray(model.classes_)
@@ -247,7 +250,7 @@ def _regressor_to_onnx(model, missing: str, name: str):
     target = "ONNX's TreeEnsembleRegressor"
     check_hard(model, target)
     trees = fitted_trees(model)
-    check_missing_rule(missing, trees, target)
+    check_missing_rule(missing, trees, target, model)
     if trees[0].value.shape[1] != 1:
         raise NotExportableError(
             f"{target} holds one value per leaf; target {model.composition_.target.name!r} "

@@ -299,6 +299,7 @@ class DaskTreeMixin:
             n_categories=n_categories,
             target=target,
         )
+        summary.cache["has_missing"] = True  # not counted over the partitions: assume so
 
         def finish(model, root):
             """``model`` fitted to the tree grown from ``root``, pruned as its pruner says
