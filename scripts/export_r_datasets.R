@@ -41,3 +41,15 @@ write_survival(survival::veteran, "veteran")
 pbc <- survival::pbc[, setdiff(names(survival::pbc), "id")]
 pbc$status <- as.integer(pbc$status == 2)  # death; a transplant (1) censors follow-up
 write_survival(pbc, "pbc")
+# German Breast Cancer Study Group 2 (survival::gbsg): recurrence-free survival, the
+# identifier dropped; rfstime (days) is the follow-up.
+gbsg <- survival::gbsg[, c("age", "meno", "size", "grade", "nodes", "pgr", "er", "hormon",
+                           "rfstime", "status")]
+names(gbsg)[names(gbsg) == "rfstime"] <- "time"
+write_survival(gbsg, "gbsg")
+# Adjuvant chemotherapy for colon cancer (survival::colon): the death records (etype 2),
+# identifiers and the event type dropped; rx nominal (Obs, Lev, Lev+5FU).
+colon <- subset(survival::colon, etype == 2)
+colon <- colon[, c("rx", "sex", "age", "obstruct", "perfor", "adhere", "nodes", "differ",
+                   "extent", "surg", "node4", "time", "status")]
+write_survival(colon, "colon")

@@ -27,7 +27,7 @@ def float32_exact(X):
 # -- rpart's exponential method ----------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=["lung", "veteran", "pbc"])
+@pytest.fixture(scope="module", params=["lung", "veteran", "pbc", "gbsg", "colon"])
 def rpart_case(request):
     name = request.param
     reference = json.loads((FIXTURES / f"{name}.json").read_text())

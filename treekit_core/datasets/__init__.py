@@ -52,10 +52,14 @@ DATASETS = {
     "cancer trial (days; 128 deaths); Kalbfleisch and Prentice (R's survival::veteran)",
     "pbc": "418 x 17 (sex nominal) with missing values, survival in the Mayo Clinic primary "
     "biliary cholangitis trial (days; 161 deaths, a transplant censors); R's survival::pbc",
+    "gbsg": "686 x 8, recurrence-free survival of node-positive breast cancer (days; 299 "
+    "recurrences or deaths); German Breast Cancer Study Group 2 (R's survival::gbsg)",
+    "colon": "929 x 11 (rx nominal) with missing values, survival in a trial of adjuvant "
+    "chemotherapy for colon cancer (days; 452 deaths); Moertel et al. (R's survival::colon)",
 }
 #: Data sets whose last two columns are a follow-up time and an event indicator: their
 #: ``y`` is a structured array of (event, time), as scikit-survival's ``Surv`` makes it.
-SURVIVAL = ("lung", "veteran", "pbc")
+SURVIVAL = ("lung", "veteran", "pbc", "gbsg", "colon")
 #: Data sets whose last column is a numeric response (regression, counts), by its name.
 RESPONSES = {
     "airquality": "Ozone",
