@@ -26,16 +26,19 @@ def test_the_export_example_runs_on_a_default_tree():
         pytest.importorskip(tool)
     data = load_dataset("haberman")
     X, y = data.X, data.y
-    model = TreeClassifier().fit(X, y)  # the default: missing values by training shares
-    namespace = {"model": model, "X": X, "y": y}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        exec(block_with("to_sklearn(model)"), namespace)
-    said = [w for w in caught if "rows without missing values" in str(w.message)]
-    assert len(said) == 3  # one warning per export, none an error
-    np.testing.assert_array_equal(
-        namespace["sk"].predict_proba(X.astype(np.float32)), model.predict_proba(X)
-    )
+    holed = X.copy()
+    holed[::10, 0] = np.nan  # a model that met missing values: each export says so once
+    for fitted_on, warned in ((X, 0), (holed, 3)):
+        model = TreeClassifier().fit(fitted_on, y)  # missing values by training shares
+        namespace = {"model": model, "X": X, "y": y}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exec(block_with("to_sklearn(model)"), namespace)
+        said = [w for w in caught if "rows without missing values" in str(w.message)]
+        assert len(said) == warned  # one warning per export, none an error
+        np.testing.assert_array_equal(
+            namespace["sk"].predict_proba(X.astype(np.float32)), model.predict_proba(X)
+        )
 
 
 def test_the_rejection_example_decides_about_four_rows_in_five():
