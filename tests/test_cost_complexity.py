@@ -212,3 +212,29 @@ def test_the_risk_of_a_prediction_is_named_for_any_target_and_keeps_its_old_name
         ]
         assert pruned[0].get_n_leaves() == pruned[1].get_n_leaves() < model.get_n_leaves()
         np.testing.assert_array_equal(pruned[0].tree_.feature, pruned[1].tree_.feature)
+
+
+def test_rparts_cp_rows_merge_only_bit_identical_complexities():
+    """Issue 57: rpart keeps two cp-table rows whose complexities differ in the last bits
+    (0.0018009902449136932 and 0.0018009902449136923: nsplit 9 and 10) and merges only
+    equal doubles (make_cp_list.c); the weakest-link sequence merges alphas within a
+    relative 1e-12 (mathematically equal alphas computed along two branches)."""
+    from treekit_core.builtins.pruners.cost_complexity import WeakestLinkSequence, subtree_levels
+
+    a, b = 0.0018009902449136923, 0.0018009902449136932
+    steps = dict(
+        pruned_node=np.array([3, 1, 0]),
+        step_alpha=np.array([a, b, 0.5]),
+        risk=np.array([0.1, 0.2, 0.3, 0.4]),
+        n_leaves=np.array([4, 3, 2, 1]),
+        n_internal=np.array([3, 2, 1, 0]),
+    )
+    np.testing.assert_array_equal(
+        subtree_levels(WeakestLinkSequence(**steps, exact_levels=True)), [0.0, a, b, 0.5]
+    )
+    np.testing.assert_array_equal(subtree_levels(WeakestLinkSequence(**steps)), [0.0, a, 0.5])
+    # the same double twice is one level either way (a parent's cap copies its value)
+    steps["step_alpha"] = np.array([a, a, 0.5])
+    np.testing.assert_array_equal(
+        subtree_levels(WeakestLinkSequence(**steps, exact_levels=True)), [0.0, a, 0.5]
+    )

@@ -43,6 +43,9 @@ class WeakestLinkSequence:
     #: internal nodes (rpart's nsplit) before the first step and after each step (s + 1);
     #: None in a sequence made without it (counted from the tree then)
     n_internal: np.ndarray | None = None
+    #: rpart's levels: two steps make one subtree level (one cp-table row) only where their
+    #: alphas are the same double (make_cp_list.c), not within a relative 1e-12
+    exact_levels: bool = False
     #: the running maximum of ``step_alpha`` (what :meth:`steps_up_to` searches)
     running_alpha: np.ndarray = attrs.field(init=False, repr=False, eq=False)
 
@@ -130,13 +133,14 @@ class _Steps:
         self.leaves.append(n_leaves[0])
         self.internal.append(n_internal[0])
 
-    def sequence(self) -> WeakestLinkSequence:
+    def sequence(self, exact_levels: bool = False) -> WeakestLinkSequence:
         return WeakestLinkSequence(
             np.array(self.pruned, dtype=np.int64),
             np.array(self.alphas, dtype=np.float64),
             np.array(self.risks),
             np.array(self.leaves, dtype=np.int64),
             np.array(self.internal, dtype=np.int64),
+            exact_levels,
         )
 
 
@@ -223,7 +227,7 @@ def rpart_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
             continue  # inside a branch snipped already
         removed[tree.descendants(node)[1:]] = True
         steps.collapse(node, max(complexity[node], 0.0))
-    return steps.sequence()
+    return steps.sequence(exact_levels=True)
 
 
 SEQUENCES = ("weakest_link", "rpart")
@@ -248,7 +252,7 @@ def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
     running = 0.0
     for alpha in sequence.step_alpha:
         running = max(running, alpha)
-        if running > _with_slack(levels[-1]):
+        if running > (levels[-1] if sequence.exact_levels else _with_slack(levels[-1])):
             levels.append(running)
     return np.array(levels)
 
@@ -312,7 +316,9 @@ class CostComplexity(Pruner):
     sequence : "weakest_link" (Breiman et al.'s exact sequence of optimal subtrees) or
         "rpart" (rpart's: every node snipped at the complexity rpart computes while it
         grows, which looks at children and grandchildren only, so its cp table, pruning
-        and xerror equal rpart's: :func:`rpart_complexities`).
+        and xerror equal rpart's: :func:`rpart_complexities`; its cp rows merge only equal
+        complexities, as rpart's do, where the weakest link merges alphas within a
+        relative 1e-12).
 
     With ``alpha`` given, integer weights and repeated rows give the same tree (the risks
     are weighted sums). Chosen by CV they need not: folds are dealt by row, so three
