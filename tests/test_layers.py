@@ -22,7 +22,9 @@ The rules this test checks on the source (imports inside functions included, tho
 ``if TYPE_CHECKING:`` aside):
 
 * a module imports only from its own layer or the layers below;
-* no import cycle, within a layer or across;
+* no import cycle, within a layer or across, imports inside functions counted, and a
+  name asked of a package's ``__init__`` (``from treekit_core.kernels import growth``, a
+  submodule included) counting as importing that ``__init__`` (issue 58);
 * a module that ``treekit_core/__init__.py`` reaches never imports ``treekit_core`` itself
   (``from treekit_core import x`` runs that ``__init__``);
 * an import inside a function is there only to delay a heavy library (numba, scipy,
@@ -125,6 +127,11 @@ def imports_of(module: str, source: str, modules) -> list[tuple[str, int, bool]]
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 named.append((submodule, False) if submodule in modules else (base, True))
+                if submodule in modules and _is_package(base, modules):
+                    # ``from package import submodule`` asks the package's __init__ for the
+                    # name first: it counts as importing that __init__ too, the module's own
+                    # package included (import the submodule by its full path instead)
+                    named.append((base, True))
         for target, from_init in named:
             if not target or not target.startswith("treekit_core"):
                 continue
@@ -313,6 +320,26 @@ def test_the_checker_catches_an_upward_import_and_a_cycle():
     assert violations(cycle) == [
         "import cycle among treekit_core.engine.grow, treekit_core.engine.tree"
     ]
+    # issue 58: asking a package's __init__ for a submodule imports that __init__ too, so
+    # a module that its own package's __init__ imports (here through a delayed import)
+    # closes a cycle when it takes a sibling from the package, not by its full path
+    delayed = "def f():\n    from treekit_core.engine import grow\n"
+    package = {
+        **sources,
+        "treekit_core.engine": "from treekit_core.engine.tree import x\n",
+        "treekit_core.engine.tree": delayed,
+        "treekit_core.engine.grow": "import numba\nfrom treekit_core.engine import util\n",
+        "treekit_core.engine.util": "",
+    }
+    assert violations(package) == [
+        "import cycle among treekit_core.engine, treekit_core.engine.grow, treekit_core.engine.tree"
+    ]
+    full_path = {
+        **package,
+        "treekit_core.engine.tree": "def f():\n    import treekit_core.engine.grow\n",
+        "treekit_core.engine.grow": "import numba\nimport treekit_core.engine.util\n",
+    }
+    assert violations(full_path) == []
     root = {**sources, "treekit_core.engine.tree": "from treekit_core import Tree\n"}
     assert (
         "treekit_core.engine.tree:1 imports treekit_core from the layer 'api'"

@@ -33,7 +33,7 @@ import numpy as np
 from numba import types
 
 from treekit_core.compile_errors import compile_failure, is_compile_failure
-from treekit_core.kernels import first_compile
+from treekit_core.kernels.first_compile import install_listener
 
 #: Options every treekit kernel is compiled with. cache=True writes machine code next to
 #: the source (or to NUMBA_CACHE_DIR) so a new process does not compile again.
@@ -115,7 +115,7 @@ def python_function(kernel):
     return getattr(kernel, "py_func", kernel)
 
 
-first_compile.install_listener()  # this module is imported when kernels are first needed
+install_listener()  # this module is imported when kernels are first needed
 
 
 #: One lock for everything that builds or compiles kernels in this process. Re-entrant,
