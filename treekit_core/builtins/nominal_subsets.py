@@ -370,7 +370,7 @@ def nominal_questions(
 
 def nominal_search_kernel(criterion):
     """The compiled growers' nominal search for ``criterion``
-    (:func:`treekit_core.kernels.growth.best_nominal_question`: subset or multi-way
+    (:func:`treekit_core.kernels.nominal_questions.best_nominal_question`: subset or multi-way
     questions), specialised to it and compiled once per machine with the node-by-node
     loop's search, as the function value a grower takes; None where the criterion's
     kernels are not specialised (a function value cannot carry the impurity)."""

@@ -29,16 +29,18 @@ from treekit_core.kernels.growth import (
     SUMS,
     THRESHOLD,
     accepts_split,
-    admissible_cut,
-    cut_threshold,
     fill_node,
-    gather_ranked_feature,
     grow_array,
     link_child,
     mark_left,
     may_split,
     partition_features,
     push_children,
+)
+from treekit_core.kernels.threshold_search import (
+    admissible_cut,
+    cut_threshold,
+    gather_ranked_feature,
 )
 
 

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from treekit_core.kernels import growth
+from treekit_core.kernels import growth, nominal_questions
 from treekit_core.kernels.compiling import jit, python_function
 
 #: A tree is grown with threads only when rows x features reaches this (50 000 x 20):
@@ -198,8 +198,9 @@ def no_search(
 @functools.cache
 def no_nominal_search():
     """:func:`no_search` compiled (loaded from the cache) for the grower's function-value
-    argument (:data:`.growth.NOMINAL_SEARCH_SIGNATURE`), on the first fit that needs it."""
-    return jit(growth.NOMINAL_SEARCH_SIGNATURE)(no_search)
+    argument (:data:`.nominal_questions.NOMINAL_SEARCH_SIGNATURE`), on the first fit that
+    needs it."""
+    return jit(nominal_questions.NOMINAL_SEARCH_SIGNATURE)(no_search)
 
 
 def kept_first(order, weight):
@@ -250,8 +251,8 @@ def build_table(
     ``limits``: monotonic constraints (per feature, and the root's value limits:
     ``growth.within_bounds``); a constrained tree grows in one call (the threads' large-node
     path keeps no intervals). ``nominal``: (the criterion's compiled nominal search,
-    :func:`.growth.best_nominal_question`; categories per feature, 0 for a numeric one; the
-    statistic column ordering the categories, -1 for none; the limit of the exhaustive
+    :func:`.nominal_questions.best_nominal_question`; categories per feature, 0 for a numeric
+    one; the statistic column ordering the categories, -1 for none; the limit of the exhaustive
     subset search; whether the questions are multi-way) when some feature is nominal; such a
     tree grows in one call too."""
     from treekit_core.kernels.specialised import criterion_kernels

@@ -26,7 +26,7 @@ from treekit_core.kernels.compiling import F1, I1, f8, generic_jit, i8  # noqa: 
 # The search is written in :mod:`.growth` (the presorted grower's subset search runs it
 # too): the kernels taking the impurity are copied into this module's specialised
 # versions, the others are imported by them.
-from treekit_core.kernels.growth import (  # noqa: F401
+from treekit_core.kernels.nominal_questions import (  # noqa: F401
     NO_SCORES,
     NOMINAL_SEARCH_SIGNATURE,
     best_nominal_question,

@@ -358,9 +358,10 @@ def grow_subtree(
 
     Nominal features (``n_categories[f]`` > 0, binned by category code, no missing value)
     are asked by the subset question ``question_search`` finds from their bins (the
-    criterion's compiled search: :func:`treekit_core.kernels.growth.best_nominal_question`),
-    which wins only where it drops impurity strictly more than every cut, as the
-    node-by-node loop decides; its mask goes to the table's last column.
+    criterion's compiled search:
+    :func:`treekit_core.kernels.nominal_questions.best_nominal_question`), which wins only
+    where it drops impurity strictly more than every cut, as the node-by-node loop decides;
+    its mask goes to the table's last column.
 
     Terminates: a cut lies between two bins that both hold rows of the node, and a subset
     question keeps at least min_samples_leaf >= 1 rows on each side, so every child holds
