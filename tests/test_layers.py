@@ -359,3 +359,13 @@ def test_the_engine_is_given_the_registry_and_never_fetches_one():
         if target == "treekit_core.registry"
     ]
     assert not fetching, "engine modules import the registry: " + ", ".join(fetching)
+
+
+def test_no_kernel_module_is_longer_than_a_reader_can_hold():
+    """Issue 58: the kernels are split by concept (the grower, the threshold search, the
+    nominal questions, ...), none over 900 lines."""
+    long = {
+        path.name: len(path.read_text(encoding="utf-8").splitlines())
+        for path in (ROOT / "kernels").glob("*.py")
+    }
+    assert all(n <= 900 for n in long.values()), {k: n for k, n in long.items() if n > 900}
