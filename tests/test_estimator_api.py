@@ -183,3 +183,37 @@ def test_component_parameters_follow_scikit_learns_nested_convention(pima):
     for key, value in best.items():
         if key.startswith("pruner__"):
             assert getattr(fitted, key.split("__", 1)[1]) == value
+
+
+def test_every_public_estimators_parameters_are_documented_in_its_docstring():
+    """Issue 58: every ``__init__`` parameter of every public estimator is in its
+    docstring's Parameters section (described once, in ``parameter_docs.PARAMETERS``), and
+    a parameter without a description is refused when the class is defined."""
+    import inspect
+
+    import treekit_core
+    from treekit_core import document_parameters
+
+    estimators = [
+        getattr(treekit_core, name)
+        for name in treekit_core.__all__
+        if isinstance(getattr(treekit_core, name), type)
+        and all(hasattr(getattr(treekit_core, name), m) for m in ("fit", "predict", "score"))
+    ]
+    assert {"TreeClassifier", "TreeRegressor", "SurvivalTree", "ForestSurvival"} <= {
+        e.__name__ for e in estimators
+    }
+    for estimator in estimators:
+        doc = inspect.getdoc(estimator)
+        assert "Parameters\n----------" in doc, estimator.__name__
+        section = doc.split("Parameters\n----------", 1)[1]
+        listed = {line.split(" ")[0] for line in section.splitlines() if line and line[0] != " "}
+        wanted = set(inspect.signature(estimator.__init__).parameters) - {"self"}
+        assert wanted <= listed, (estimator.__name__, sorted(wanted - listed))
+
+    class Undocumented:
+        def __init__(self, frobnicate=1):
+            self.frobnicate = frobnicate
+
+    with pytest.raises(TypeError, match="'frobnicate' is not described"):
+        document_parameters(Undocumented)

@@ -55,6 +55,7 @@ from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.inputs import class_weights, encode_target_rows
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
+from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.rpart_parms import rpart_parms
 from treekit_core.estimators.survival import (
     FollowUpWarning,
@@ -172,6 +173,7 @@ __all__ = [
     "export_text",
     "category_levels",
     "class_weights",
+    "document_parameters",
     "encode_target_rows",
     "encode_categories",
     "fit_categories",

@@ -45,6 +45,7 @@ from treekit_core.engine.rejection import RejectRule
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
 from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
+from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressionEstimator, r2_score
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
@@ -172,6 +173,7 @@ class ShippedComposition:
         )
 
 
+@document_parameters
 class ForestClassifier(ComposedEstimatorMixin):
     """A random forest of composed trees (see the module docstring)."""
 
@@ -524,6 +526,7 @@ class ForestClassifier(ComposedEstimatorMixin):
         return self.composition_.feature_sampler.subset_size(self.n_features_in_)
 
 
+@document_parameters
 class ForestRegressor(RegressionEstimator, ForestClassifier):
     """A random forest of composed regression trees (the module docstring's forest, for
     a numeric response): every tree is grown by the same components on a bootstrap

@@ -15,10 +15,12 @@ import numpy as np
 from treekit_core.engine.sklearn_compat import as_sklearn
 from treekit_core.engine.validation import check_sample_weight, check_X, check_y, densified
 from treekit_core.estimators.errors import NotFittedError
+from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.estimators.tree_classifier import TreeClassifier
 
 
+@document_parameters
 class PairwiseDAG(ParamsMixin):
     """One tree per pair of classes, combined by knock-out. ``estimator`` is the template
     of every pairwise tree (default ``TreeClassifier()``); X may hold what it accepts."""

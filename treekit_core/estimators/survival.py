@@ -21,6 +21,7 @@ from treekit_core.builtins.survival_curves import (
 from treekit_core.engine.validation import check_survival_y
 from treekit_core.estimators import model_file
 from treekit_core.estimators.forest import ForestClassifier
+from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressionEstimator
 from treekit_core.estimators.tree_classifier import TreeClassifier
 
@@ -435,6 +436,7 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=Non
     return numerator / denominator
 
 
+@document_parameters
 class SurvivalTree(SurvivalEstimator, TreeClassifier):
     """A survival tree composed from registered components by name.
 
@@ -488,6 +490,7 @@ class SurvivalTree(SurvivalEstimator, TreeClassifier):
         return self
 
 
+@document_parameters
 class ForestSurvival(SurvivalEstimator, ForestClassifier):
     """A random survival forest of composed survival trees (scikit-survival's
     ``RandomSurvivalForest``): every tree is grown by the same components on a bootstrap

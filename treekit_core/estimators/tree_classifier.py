@@ -12,9 +12,11 @@ from treekit_core.engine.tree_text import export_text
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
 from treekit_core.estimators.inputs import _rng
+from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.pruning_paths import PruningPaths
 
 
+@document_parameters
 class TreeClassifier(PruningPaths, ComposedEstimatorMixin):
     """A decision tree composed from registered components by name.
 

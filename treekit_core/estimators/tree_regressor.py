@@ -3,10 +3,12 @@ conventions (``score`` is R^2; the tree API of ``DecisionTreeRegressor``)."""
 
 from __future__ import annotations
 
+from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressionEstimator
 from treekit_core.estimators.tree_classifier import TreeClassifier
 
 
+@document_parameters
 class TreeRegressor(RegressionEstimator, TreeClassifier):
     """A regression tree composed from registered components by name.
 

@@ -610,3 +610,13 @@ def test_weights_the_in_memory_fit_refuses_are_refused(client):
             da.from_array(y, chunks=(CHUNKS,)),
             da.from_array(weight, chunks=(CHUNKS,)),
         )
+
+
+def test_the_dask_estimators_parameters_are_documented():
+    """Issue 58: the Dask estimators document their parameters as the core's do."""
+    import inspect
+
+    for estimator in (DaskTreeClassifier, DaskTreeRegressor):
+        section = inspect.getdoc(estimator).split("Parameters\n----------", 1)[1]
+        listed = {line.split(" ")[0] for line in section.splitlines() if line and line[0] != " "}
+        assert set(inspect.signature(estimator.__init__).parameters) - {"self"} <= listed

@@ -21,6 +21,7 @@ from treekit_core import (
     TreeRegressor,
     category_levels,
     class_weights,
+    document_parameters,
     get_registry,
     resolve_categorical,
 )
@@ -598,6 +599,7 @@ def _tree_of(grown, n_features, n_stats, root=0, intervals=False) -> tuple:
     return tree, np.asarray(order, dtype=np.int64)
 
 
+@document_parameters
 class DaskTreeClassifier(DaskTreeMixin):
     """A classification tree grown over a Dask cluster's partitions: the tree
     ``TreeClassifier(splitter="histogram", ...)`` grows in memory (TreeClassifier's
@@ -652,6 +654,7 @@ class DaskTreeClassifier(DaskTreeMixin):
         return self._apply(X, "predict_proba", width=len(self.classes_))
 
 
+@document_parameters
 class DaskTreeRegressor(DaskTreeMixin):
     """A regression tree grown over a Dask cluster's partitions: the tree
     ``TreeRegressor(splitter="histogram", ...)`` grows in memory."""
