@@ -224,12 +224,23 @@ class RegressionEstimator:
         kept = shares > 0
         return rows[kept], nodes[kept], shares[kept]
 
+    def leaf_response_counts(self, masses) -> list:
+        """Per tree, how many of one part's :meth:`leaf_response_masses` pairs each node
+        holds: summed over the parts, the ``node_counts`` of
+        :meth:`keep_leaf_response_masses` (a grower that sees the data in parts counts on
+        its workers, where the pairs stay until the client asks for them)."""
+        trees = self._trees()
+        return [
+            np.bincount(nodes, minlength=tree.n_nodes)
+            for (nodes, _, _), tree in zip(_checked_part(masses, trees), trees, strict=True)
+        ]
+
     def keep_leaf_response_masses(self, parts, node_counts=None) -> None:
         """Keep what ``predict(X, quantiles=...)`` reads from the parts'
         :meth:`leaf_response_masses` (an iterable of them, one per part of the training
         rows), every pair standing for its rows: the quantiles of ``fit``. ``node_counts``
-        (per tree, the pairs each node gets summed over the parts: ``np.bincount(nodes,
-        minlength=tree.n_nodes)`` of each part) lets the parts be read once, as they
+        (per tree, the pairs each node gets, :meth:`leaf_response_counts` summed over the
+        parts) lets the parts be read once, as they
         arrive, each written in place and dropped: the client holds the kept pairs (8
         bytes each, 16 where some weight is not 1) and one part at a time. Without it the
         parts are read twice (give a list). Called by growers that see the data in parts,
@@ -237,13 +248,8 @@ class RegressionEstimator:
         trees = self._trees()
         if node_counts is None:
             parts = list(parts)
-            node_counts = [
-                sum(
-                    np.bincount(_checked_part(part, trees)[t][0], minlength=tree.n_nodes)
-                    for part in parts
-                )
-                for t, tree in enumerate(trees)
-            ]
+            per_part = [self.leaf_response_counts(part) for part in parts]
+            node_counts = [sum(counts[t] for counts in per_part) for t in range(len(trees))]
         if len(node_counts) != len(trees):
             raise ValueError(
                 f"node counts for {len(node_counts)} trees; the model has {len(trees)}"
@@ -467,10 +473,9 @@ def weighted_quantiles(values, weights, q, interpolation="inverted_cdf") -> np.n
     smallest value whose cumulative weight share reaches each q (with unit weights,
     numpy's ``np.quantile(values, q, method="inverted_cdf")``). The others are
     quantile-forest's ``calc_weighted_quantile`` (:func:`interpolated_quantile`)."""
-    if interpolation != "inverted_cdf":
-        order = np.argsort(values, kind="stable")
-        return interpolated_quantiles(values[order], weights[order], q, interpolation)
     order = np.argsort(values, kind="stable")
+    if interpolation != "inverted_cdf":
+        return interpolated_quantiles(values[order], weights[order], q, interpolation)
     values, cumulative = values[order], np.cumsum(weights[order])
     total = cumulative[-1]
     # the first index whose share reaches q; a relative 1e-12 absorbs the sums' rounding

@@ -353,11 +353,10 @@ class DaskTreeMixin:
                 for xp, yp, wp in zip(x_parts, y_parts, w_parts, strict=True)
             ]
         )
-        sizes = [tree.n_nodes for tree in local._trees()]
         counts = client.gather(
-            [client.submit(partitions.node_counts, part, sizes, pure=False) for part in masses]
+            [client.submit(local.leaf_response_counts, part, pure=False) for part in masses]
         )
-        node_counts = [np.sum([c[t] for c in counts], axis=0) for t in range(len(sizes))]
+        node_counts = [np.sum([c[t] for c in counts], axis=0) for t in range(len(local._trees()))]
 
         def arriving():
             for future in as_completed(masses):

@@ -483,15 +483,6 @@ def add(*arrays):
     return total
 
 
-def node_counts(masses, n_nodes) -> list:
-    """Per tree, how many of a part's leaf response pairs each of its ``n_nodes`` nodes
-    holds (the client allocates the kept pairs from their sums before any part arrives)."""
-    return [
-        np.bincount(nodes, minlength=size)
-        for (nodes, _, _), size in zip(masses, n_nodes, strict=True)
-    ]
-
-
 def score_masses(scores, correct, weight) -> tuple:
     """(distinct scores, correct, summed weights): every distinct (score, correct) pair once
     with its rows' weight, which is all the reject rules and calibration read."""
