@@ -80,17 +80,17 @@ def check_argmax_labels(model, target: str) -> None:
         )
 
 
-def check_missing_rule(missing: str, trees=(), target: str = "", model=None) -> None:
-    """Refuse an unknown ``missing``; with ``"warn"``, one warning when some node of
-    ``trees`` sends a sample with a missing value down several branches, or (``model``'s
-    evaluator) follows surrogate splits for it: rows without missing values are exact,
+def check_missing_rule(missing: str, model, target: str) -> None:
+    """Refuse an unknown ``missing``; with ``"warn"``, one warning when some node of the
+    model's trees sends a sample with a missing value down several branches, or its
+    evaluator follows surrogate splits for it: rows without missing values are exact,
     rows missing a tested value may differ. A model that met no missing value at fit
     (``missing_at_fit_`` False) learned nothing about them: no warning."""
     if missing not in MISSING_RULES:
         raise ValueError(f"missing must be one of {MISSING_RULES}, got {missing!r}")
-    if model is not None and not getattr(model, "missing_at_fit_", True):
+    if not getattr(model, "missing_at_fit_", True):
         return
-    if model is not None and routes_missing_by_other_tests(model):
+    if routes_missing_by_other_tests(model):
         if missing == "error":
             raise NotExportableError(
                 f"evaluator {model.composition_.evaluator.name!r} sends a sample missing a "
@@ -112,7 +112,7 @@ def check_missing_rule(missing: str, trees=(), target: str = "", model=None) -> 
         return
     if missing != "warn":
         return
-    shared = sum(int((_largest_shares(tree) < 1).sum()) for tree in trees)
+    shared = sum(int((_largest_shares(tree) < 1).sum()) for tree in fitted_trees(model))
     if shared:
         warnings.warn(
             f"{target} sends a sample with a missing value down one branch; at {shared} "

@@ -166,7 +166,7 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     check_hard(model, TARGET)
     check_argmax_labels(model, TARGET)
     trees = fitted_trees(model)
-    check_missing_rule(missing, trees, TARGET, model)
+    check_missing_rule(missing, model, TARGET)
     categories = getattr(model, "categories_", {}) or {}
     attributes = _ensemble_attributes(trees, categories, missing, "class")
     classes = np.asarray(model.classes_)
@@ -250,7 +250,7 @@ def _regressor_to_onnx(model, missing: str, name: str):
     target = "ONNX's TreeEnsembleRegressor"
     check_hard(model, target)
     trees = fitted_trees(model)
-    check_missing_rule(missing, trees, target, model)
+    check_missing_rule(missing, model, target)
     if trees[0].value.shape[1] != 1:
         raise NotExportableError(
             f"{target} holds one value per leaf; target {model.composition_.target.name!r} "

@@ -32,7 +32,7 @@ def to_shap(model, missing: str = "warn") -> dict:
     target = "shap's tree model"
     check_hard_routing(model, target)
     trees = fitted_trees(model)
-    check_missing_rule(missing, trees, target, model)
+    check_missing_rule(missing, model, target)
     exported = []
     for tree in trees:
         arrays = binary_threshold_arrays(tree, missing, target)

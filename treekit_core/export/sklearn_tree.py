@@ -35,7 +35,7 @@ def to_sklearn(model, missing: str = "warn"):
     if not regression:
         check_argmax_labels(model, target)
     tree = model.tree_
-    check_missing_rule(missing, [tree], target, model)
+    check_missing_rule(missing, model, target)
     arrays = binary_threshold_arrays(tree, missing, target)
     nodes = np.zeros(tree.n_nodes, dtype=NODE_DTYPE)
     nodes["left_child"] = arrays["children_left"]
