@@ -118,9 +118,7 @@ class PruningPaths:
         if cp is not None:
             if not (isinstance(cp, numbers.Real) and cp >= 0 and np.isfinite(cp)):
                 raise ValueError(f"cp must be a finite number >= 0, got {cp!r}")
-            composition = self.composition_
-            root = float(node_risk(source, risk, composition.labeler, composition.target)[0])
-            alpha = float(cp) * root
+            alpha = float(cp) * self._root_risk(risk)
         CostComplexity(risk=risk, alpha=alpha, sequence=sequence)  # validates, naming them
         for kind in ("evaluator", "confidence"):
             if self.tree_.component_state.get(kind):
@@ -217,12 +215,11 @@ class PruningPaths:
             raise ValueError(
                 f"sample_weight must hold one weight per row ({n}), got shape {weight.shape}"
             )
-        composition, risk = self.composition_, self._cp_risk()
-        source = getattr(self, "_grown_tree", None) or self.tree_
+        risk = self._cp_risk()
         # a tree's risks are per unit of its root's weight, so this model's root risk is
         # rpart's toprisk / total weight: the fold's absolute alpha cp x toprisk x (fold
         # weight / total weight) in the fold tree's units
-        root_risk = float(node_risk(source, risk, composition.labeler, composition.target)[0])
+        root_risk = self._root_risk(risk)
         out = None
         for k in np.unique(fold):
             test, train = np.flatnonzero(fold == k), np.flatnonzero(fold != k)
@@ -237,6 +234,13 @@ class PruningPaths:
                     out = np.empty((n, cp.size), dtype=np.asarray(predicted).dtype)
                 out[test, j] = predicted
         return out
+
+    def _root_risk(self, risk: str) -> float:
+        """The root's risk (``risk``: "prediction" or "impurity") per unit of its weight:
+        what rpart's cp is relative to."""
+        source = getattr(self, "_grown_tree", None) or self.tree_
+        composition = self.composition_
+        return float(node_risk(source, risk, composition.labeler, composition.target)[0])
 
     def _cp_risk(self) -> str:
         return self.composition_.pruner.get_params().get("risk", "prediction")
