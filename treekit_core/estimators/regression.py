@@ -167,7 +167,7 @@ class RegressionEstimator:
         it to (C4.5's shares for a missing value; the node rpart's surrogates send it to),
         times its weight in that tree, grouped by node (what quantiles read). Rows of
         weight 0 in a tree (out of its bootstrap) are left out. Per tree this keeps 4 bytes
-        per training row it holds (the row), 8 more where some share is not 1, and 4 per
+        per training row it holds (the row), 8 more where some share is not 1, and 8 per
         node; the response column is shared by the trees."""
         self._leaf_responses = None
         responses = self.composition_.target.responses(data.evidence)
