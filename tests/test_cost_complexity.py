@@ -1,11 +1,13 @@
 """Minimal cost-complexity pruning: scikit-learn's path, hand computations, CV rules."""
 
+import json
+
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 from sklearn_parity import assert_same_tree, float32_exact
 
-from treekit_core import TreeClassifier
+from treekit_core import ModelFileError, TreeClassifier
 from treekit_core.builtins.labelers import Majority
 from treekit_core.builtins.pruners.cost_complexity import (
     CostComplexity,
@@ -238,3 +240,22 @@ def test_rparts_cp_rows_merge_only_bit_identical_complexities():
     np.testing.assert_array_equal(
         subtree_levels(WeakestLinkSequence(**steps, exact_levels=True)), [0.0, a, 0.5]
     )
+
+
+def test_a_pure_tree_s_risk_is_not_below_zero_and_its_file_loads():
+    """A pure grown tree's risk came out as -2.4e-16 (the sequence subtracts pruned risks)
+    and its own model file was refused (found by tests/fixtures/models_v3: a class-weighted
+    tree); now the risk is clamped at 0, and files written before load."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 2] + rng.normal(scale=0.5, size=240) > 0, "yes", "no")
+    model = TreeClassifier(pruner="cost_complexity", random_state=0, class_weight="balanced")
+    model.fit(X, y)
+    assert (model.pruning_path_["risk"] >= 0).all()
+    assert model.pruning_path_["risk"][0] == 0.0  # the grown tree is pure
+    loaded = TreeClassifier.from_json(model.to_json())
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    payload = json.loads(model.to_json())
+    payload["tree"]["component_state"]["pruner"]["risk"][0] = -1e-3  # not rounding
+    with pytest.raises(ModelFileError, match="pruner.risk holds values below"):
+        TreeClassifier.from_json(json.dumps(payload))

@@ -11,7 +11,7 @@ from sklearn.model_selection import cross_val_score
 from treekit_core import Confidence, ForestClassifier, TreeClassifier, hookimpl, registered
 from treekit_core.builtins.splitters import Exhaustive
 from treekit_core.datasets import load_dataset
-from treekit_core.estimators.forest import bootstrap_counts, resolve_max_features
+from treekit_core.estimators.ensemble import bootstrap_counts, resolve_max_features
 from treekit_core.estimators.inputs import class_weights
 
 

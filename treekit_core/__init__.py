@@ -49,17 +49,23 @@ from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT, check_sample_weight
-from treekit_core.estimators.decisions import Decision, OutOfFold
+from treekit_core.estimators.base import ComposedEstimator
+from treekit_core.estimators.decisions import ClassifierFamily, Decision, OutOfFold
+from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.inputs import class_weights, encode_target_rows
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.parameter_docs import document_parameters
+from treekit_core.estimators.params import ParamsMixin
+from treekit_core.estimators.regression import RegressorFamily
 from treekit_core.estimators.rpart_parms import rpart_parms
+from treekit_core.estimators.single_tree import SingleTreeEstimator
 from treekit_core.estimators.survival import (
     FollowUpWarning,
     ForestSurvival,
+    SurvivalFamily,
     SurvivalTree,
     concordance_index,
 )
@@ -118,12 +124,15 @@ __all__ = [
     "ABSTAIN",
     "AbstentionError",
     "CAPABILITIES",
+    "ClassifierFamily",
     "Component",
+    "ComposedEstimator",
     "Composition",
     "CompositionError",
     "Confidence",
     "Criterion",
     "Decision",
+    "EnsembleEstimator",
     "OutOfFold",
     "pair_masses",
     "Evaluator",
@@ -162,8 +171,12 @@ __all__ = [
     "Tree",
     "TreeClassifier",
     "TreeRegressor",
+    "RegressorFamily",
+    "SingleTreeEstimator",
+    "ParamsMixin",
     "SurvivalTree",
     "ForestSurvival",
+    "SurvivalFamily",
     "FollowUpWarning",
     "concordance_index",
     "answers_at",

@@ -1,19 +1,38 @@
-"""The composed-estimator base: what TreeClassifier, ForestClassifier and the facades to
-come share (the composition from the parameters, input checks, decisions, the model file)."""
+"""The composed-estimator base: what every estimator shares, whatever it predicts and
+however many trees it holds (the composition from the parameters, input checks, the model
+file, the leaves a row reaches).
+
+The estimator layer is three axes put together by the public classes
+(``docs/architecture.md``, the estimator layer):
+
+* this base, :class:`ComposedEstimator`;
+* a structure: one tree (:class:`~treekit_core.estimators.single_tree.SingleTreeEstimator`)
+  or an ensemble grown on bootstraps
+  (:class:`~treekit_core.estimators.ensemble.EnsembleEstimator`): how trees are grown,
+  stored, walked and averaged;
+* a family, by what is predicted: classes
+  (:class:`~treekit_core.estimators.decisions.ClassifierFamily`), numbers
+  (:class:`~treekit_core.estimators.regression.RegressorFamily`) or censored follow-up
+  (:class:`~treekit_core.estimators.survival.SurvivalFamily`): what ``fit`` takes, what
+  ``predict`` returns, ``score`` and scikit-learn's tags.
+
+A public estimator is ``class TreeRegressor(RegressorFamily, SingleTreeEstimator)`` with its
+parameters; no public estimator subclasses another. The structure calls the family's hooks
+below (each says when); the family calls the structure's (:meth:`_trees`,
+:meth:`_node_values`, :meth:`_tree_weights`, :meth:`_fit_validated`)."""
 
 from __future__ import annotations
 
 import attrs
 import numpy as np
 
+from treekit_core.builtins.evaluators import hard_distribution
 from treekit_core.components import KINDS
 from treekit_core.engine.composition import Composition
 from treekit_core.engine.constraints import resolve_constraints
+from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.stopping import StoppingRules
-from treekit_core.engine.validation import (
-    check_n_threads,
-)
-from treekit_core.estimators.decisions import Decisions
+from treekit_core.engine.validation import check_n_threads, has_missing
 from treekit_core.estimators.inputs import InputChecks
 from treekit_core.estimators.model_file import ModelFile
 from treekit_core.estimators.params import ParamsMixin
@@ -49,10 +68,77 @@ def node_indicator(tree, leaves: np.ndarray):
     return csr_matrix((data, indices, indptr), shape=(len(rows), tree.n_nodes))
 
 
-class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
-    """What every composed estimator shares (TreeClassifier, ForestClassifier and the
-    facades to come): the composition made from its parameters, the input checks, the
-    decisions and the model file."""
+class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
+    """What every composed estimator shares: the composition made from its parameters, the
+    input checks, the model file, and the leaves a row reaches. The hooks a family
+    overrides do nothing here."""
+
+    #: The kinds of component a family has no parameter for, and the component it composes
+    #: in their place (a regressor decides among no classes, so it names no labeler): not
+    #: parameters, so get_params, clone and grids never see them.
+    fixed_components: dict = {}
+
+    # -- the hooks a family overrides (here: what a family without them needs) ----------
+    def _check_params(self) -> None:
+        """Check the parameters that are not components before anything is fitted (``fit``
+        and the model-file reader call it first). Overrides call ``super()``."""
+
+    def _check_target(self, composition) -> None:
+        """Refuse a composition whose target this estimator cannot predict from, naming
+        the criterion and the target. Called by ``fit``, ``fit_grown_tree`` and the model-
+        file reader once the composition is made."""
+
+    def _check_classes(self, classes) -> None:
+        """Check the labels fit found (None for a target deciding among none). Called by
+        the training-input checks once y is encoded."""
+
+    def _growth_data(self, data, composition):
+        """The training data the trees are grown on (the classifier weighs classes).
+        Called by ``_fit_validated`` before growth."""
+        return data
+
+    def _after_growth(self, data, rule) -> None:
+        """Fit what the family fits after the trees (the classifier's rejection and
+        calibration, with ``rule``). Called last by ``_fit_validated``."""
+
+    def _fitted_without_rows(self) -> None:
+        """Forget what needs the training rows after growth, for a tree grown elsewhere.
+        Called last by ``fit_grown_tree``."""
+
+    def _fit_checked(self, X, y, sample_weight, rule=None, **target_arguments):
+        """The fit every family runs: the parameters and the composition checked, the
+        training inputs checked and encoded, then the structure's growth (with the trees
+        ``warm_start`` keeps); returns the training data."""
+        self._check_params()
+        composition = self._make_composition()
+        self._check_target(composition)
+        data, classes = self._validate_training(
+            X,
+            y,
+            sample_weight,
+            composition,
+            target_arguments.get("counterexamples"),
+            target_arguments.get("classes"),
+        )
+        self._fit_validated(data, classes, composition, rule, *self._kept_trees(data, classes))
+        return data
+
+    @property
+    def can_abstain_(self) -> bool:
+        """Whether ``predict`` may abstain: never, for a family that decides among no
+        classes (the classifier family says when it may)."""
+        self._check_fitted()
+        return False
+
+    def _mixtures(self, tree, X, training: bool = False):
+        """(rows, nodes, shares), sorted by row: the leaves each sample reaches and with
+        what share. An evaluator that sends a sample to one node gives it share 1 there;
+        hard routing gives a sample with a missing tested value C4.5's shares; an
+        evaluator that mixes leaves (soft evaluation) is asked to mix the leaves' indicator
+        vectors, so its shares come out exactly as it weighs the leaves' values. With
+        ``training``, the rows are counted in the leaves as they were grown: by hard
+        routing, whatever the evaluator mixes."""
+        return leaf_mixtures(self.composition_.evaluator, tree, X, training)
 
     def make_composition(self, n_features=None, feature_names=None) -> Composition:
         """The composition the parameters name (components made from the registry), as
@@ -73,7 +159,7 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
     def _make_composition(self) -> Composition:
         registry = get_registry()
         components = {
-            kind: registry.create(kind, getattr(self, kind), getattr(self, f"{kind}_params"))
+            kind: registry.create(kind, *self._component_choice(kind))
             for kind in KINDS
             if kind != "target"
         }
@@ -89,6 +175,13 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
             registry=registry,
             n_threads=check_n_threads(getattr(self, "n_threads", None)),
         )
+
+    def _component_choice(self, kind: str) -> tuple:
+        """(name or instance, parameters) of the component of ``kind``: the estimator's
+        parameters, or the family's fixed choice for a kind it has none for."""
+        if kind in self.fixed_components:
+            return self.fixed_components[kind], None
+        return getattr(self, kind), getattr(self, f"{kind}_params")
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor's parameters; with ``deep`` (scikit-learn's default) also every
@@ -191,6 +284,53 @@ class ComposedEstimatorMixin(InputChecks, Decisions, ModelFile, ParamsMixin):
             return {"allow_nan": False, "sparse": True, "categorical": True}
         allow_nan = all(c.handles_missing for c in components if c.sees_features)
         return {"allow_nan": allow_nan, "sparse": True, "categorical": True}
+
+
+#: Rows whose leaf mixtures are computed at once (memory: rows x leaves floats).
+MIXTURE_CHUNK = 64
+
+
+def leaf_mixtures(evaluator, tree, X, training: bool = False):
+    """:meth:`ComposedEstimator._mixtures` for ``evaluator`` (the composition's)."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    nodes = evaluator.stopping_nodes(tree, X)
+    if nodes is not None:
+        return np.arange(n), np.asarray(nodes, dtype=np.int64), np.ones(n)
+    mix = hard_distribution
+    if not training and "hard_routing" not in evaluator.provides:
+        mix = evaluator.predict_distribution
+    parts = []
+    if mix is hard_distribution:  # a complete row reaches one leaf
+        incomplete = np.isnan(X).any(axis=1) if has_missing(X) else np.zeros(n, bool)
+        complete = np.flatnonzero(~incomplete)
+        if complete.size:
+            # every row complete (the usual case): X as it is, not a copy of it (at
+            # 100 000 x 20 the copy was the fit's largest allocation after the growth)
+            rows_X = X if complete.size == n else X[complete]
+            leaves = tree_leaves(tree, np.ascontiguousarray(rows_X), complete=True)
+            parts.append((complete, leaves, np.ones(complete.size)))
+        mixed = np.flatnonzero(incomplete)
+    else:
+        mixed = np.arange(n)
+    if mixed.size:
+        leaves = np.flatnonzero(tree.is_leaf)
+        indicator = np.zeros((tree.n_nodes, leaves.size))
+        indicator[leaves, np.arange(leaves.size)] = 1.0
+        proxy = attrs.evolve(tree, value=indicator)
+        for start in range(0, mixed.size, MIXTURE_CHUNK):
+            rows = mixed[start : start + MIXTURE_CHUNK]
+            shares = np.asarray(mix(proxy, np.ascontiguousarray(X[rows])))
+            at, leaf = np.nonzero(shares > 0)
+            parts.append((rows[at], leaves[leaf], shares[at, leaf]))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    if len(parts) == 1:  # rows in order already
+        rows, nodes, shares = parts[0]
+        return rows, np.asarray(nodes, dtype=np.int64), shares
+    rows, nodes, shares = (np.concatenate(p) for p in zip(*parts, strict=True))
+    order = np.argsort(rows, kind="stable")
+    return rows[order], nodes[order].astype(np.int64), shares[order]
 
 
 def _same(a, b) -> bool:

@@ -1,10 +1,12 @@
-"""Decisions: rejection (the reject threshold, chosen on training or out-of-fold scores)
-and calibration fitted after the tree, and what ``decide``, ``predict``,
-``predict_proba`` and ``score`` return."""
+"""The classifier family: what an estimator deciding among classes adds to its structure
+(``base.py``): class weights, rejection (the reject threshold, chosen on training or
+out-of-fold scores) and calibration fitted after the trees, and what ``decide``,
+``predict``, ``predict_proba`` and ``score`` return."""
 
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 
 import attrs
@@ -21,8 +23,9 @@ from treekit_core.engine.rejection import (
     risk_coverage,
     score_steps,
 )
+from treekit_core.estimators import model_file
 from treekit_core.estimators.errors import AbstentionError
-from treekit_core.estimators.inputs import encode_target_rows
+from treekit_core.estimators.inputs import class_weights, encode_target_rows, refuse_heavy_rows
 
 
 @attrs.frozen
@@ -75,9 +78,122 @@ class OutOfFold:
         return np.interp(training_coverage, x[order], np.maximum.accumulate(y[order]))
 
 
-class Decisions:
-    """Decisions: the reject threshold and calibration fitted after the tree, and what
-    decide, predict, predict_proba and score return."""
+class ClassifierFamily:
+    """The family of estimators that decide among classes (placed before the structure:
+    ``class TreeClassifier(ClassifierFamily, SingleTreeEstimator)``): ``fit`` on labels or
+    counterexamples, ``class_weight``, the reject threshold and calibration fitted after
+    the trees, ``decide``, ``predict``, ``predict_proba``, ``score`` (accuracy), and
+    scikit-learn's classifier tags. A composition whose target predicts values is accepted:
+    then ``predict`` returns the target's predictions and the class methods refuse.
+
+    A public classifier gives :meth:`_unrejected_decisions` (its trees' values, decisions
+    and confidence); the family applies the reject threshold."""
+
+    estimator_type = "classifier"
+
+    def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
+        """Fit on class labels ``y``, or on ``counterexamples`` (an n x K 0/1 matrix, 1 = the
+        sample is known not to be that class; ``classes`` names the columns)."""
+        self._check_params()
+        rule = RejectRule.from_param(self.reject)
+        self._fit_checked(
+            X, y, sample_weight, rule, counterexamples=counterexamples, classes=classes
+        )
+        return self
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        RejectRule.from_param(self.reject)
+        CalibrationRule.from_param(self.calibration)
+
+    def _check_classes(self, classes) -> None:
+        if classes is not None:
+            self._check_abstain_value(classes)
+
+    def _growth_data(self, data, composition):
+        return self._with_class_weight(data, composition)
+
+    def _after_growth(self, data, rule) -> None:
+        self._fit_rejection_and_calibration(data, rule)
+
+    def _check_finish_elsewhere(self, data) -> None:
+        if data.n_samples == 0 and (self.reject is not None or self.calibration is not None):
+            raise ValueError(
+                "reject and calibration choose on the training rows, which a tree grown "
+                "elsewhere does not bring: fit them on a local model (to_local())"
+            )
+
+    def _fitted_without_rows(self) -> None:
+        # chosen afterwards from scores, when asked (fit_decision_rules)
+        self.reject_threshold_, self.calibration_ = None, None
+
+    def _read_decision_rules(self, payload) -> None:
+        """The reject threshold and calibration of a model file (checked)."""
+        if "reject_threshold" in payload:
+            self.reject_threshold_ = model_file.read_threshold(payload["reject_threshold"])
+        self.calibration_ = None
+        if "calibration" in payload:
+            try:
+                self.calibration_ = Calibration.from_dict(payload["calibration"])
+            except ValueError as exc:
+                raise model_file.ModelFileError(str(exc)) from None
+
+    def _decide_arrays(self, X, with_confidence=True, reject=True):
+        """(values, decisions, confidence) of X (checked), the reject threshold applied
+        unless ``reject`` is False; no confidence when neither ``with_confidence`` nor the
+        threshold needs it."""
+        threshold = getattr(self, "reject_threshold_", None) if reject else None
+        values, decision, confidence = self._unrejected_decisions(
+            X, with_confidence or threshold is not None
+        )
+        if threshold is not None:
+            decision = np.where(confidence >= threshold, decision, ABSTAIN)
+        return values, decision, confidence
+
+    def _unrejected_decisions(self, X, with_confidence: bool):  # pragma: no cover - abstract
+        """(values, decision per sample, confidence or None) of X (checked), before
+        rejection: what each public classifier computes from its trees."""
+        raise NotImplementedError
+
+    def _with_class_weight(self, data, composition):
+        """The training data with every row's weight multiplied by its class's weight
+        (``class_weight``, scikit-learn's meaning: leaf proportions are class-weighted).
+        What the trees are grown on; rejection and calibration count rows by the weights
+        given to fit, as scikit-learn's class_weight changes fitting only."""
+        class_weight = self.class_weight
+        if class_weight is None:
+            return data
+        if data.classes is None:
+            raise ValueError(
+                f"class_weight weighs classes, and target {composition.target.name!r} decides "
+                "among none; weight the rows with sample_weight"
+            )
+        labels = composition.target.strata(data.evidence, composition.labeler)
+        weights = class_weights(class_weight, labels, len(data.classes), data.classes)
+        weight = data.weight * weights[labels]
+        refuse_heavy_rows(weight, data.n_samples, f"class_weight {class_weight!r}")
+        if not (weight > 0).any():
+            raise ValueError(f"class_weight {class_weight!r} gives every row weight 0")
+        return data.with_weight(weight)
+
+    def _check_abstain_value(self, classes) -> None:
+        value = self.abstain_value
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (str, numbers.Number, np.generic))
+        ):
+            raise ValueError(
+                f"abstain_value must be None or one label (a string or a number), got {value!r}"
+            )
+        if (
+            self.abstain_value is not None
+            and np.isin(
+                np.asarray([self.abstain_value], dtype=object), classes.astype(object)
+            ).any()
+        ):
+            raise ValueError(
+                f"abstain_value={self.abstain_value!r} is one of the classes {list(classes)}; "
+                f"choose a value that is not a class so an abstention cannot be mistaken for one"
+            )
 
     @property
     def can_abstain_(self) -> bool:

@@ -1,53 +1,31 @@
-"""ForestClassifier: bagging of composed trees with a fresh random feature subset per node.
+"""ForestClassifier and ForestRegressor: random forests of composed trees (the classifier
+and regressor families on the ensemble structure, ``ensemble.py``).
 
 Rejection works as for a tree (``reject=``: a threshold, or keep-correct / coverage /
 max-error chosen on training data or by CV), on the confidence ``forest_confidence`` says.
 
 Breiman's random forest over *any* composition: every tree is grown by the same components
 on a bootstrap sample, and at every node only ``max_features`` randomly drawn features are
-candidates. The forest averages the trees' class distributions and then lets its labeler
-decide, so a forest of asymmetric trees abstains the same way a single asymmetric tree does.
+candidates. The classifier averages the trees' class distributions and then lets its
+labeler decide, so a forest of asymmetric trees abstains the same way a single asymmetric
+tree does.
 
 Baselines of Marcellin et al.: ``balanced_bootstrap=True`` draws every class equally often
 in each bootstrap (BRF, Chen et al.); ``class_weight="balanced"`` weights classes inversely
 to their frequency (WRF).
 
-As scikit-learn's forests: ``max_samples`` draws fewer rows per bootstrap than there are
-rows; ``oob_score=True`` (or a metric ``f(y_true, y_pred)``) scores every row by the trees
-that did not draw it (``oob_decision_function_``, ``oob_score_``); ``warm_start=True``
-keeps the fitted trees and grows only the ones ``n_estimators`` adds, drawing their seeds
-as one fit of all of them would (so 5 + 5 trees are the 10 of one fit with the same
-integer ``random_state``).
-
 ``monotonic_cst`` and ``interaction_cst`` are kept by every tree (see ``TreeClassifier``),
 so the forest's average keeps a monotonic constraint too.
-
-Trees are grown through joblib. The default backend is threads: the numba kernels release
-the GIL, and plugins registered in this process are visible to every tree. A process (loky)
-or Dask/Ray backend set with ``joblib.parallel_backend`` spreads trees over cores or a
-cluster without code change, but then components must be importable by the workers.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-
-import attrs
 import numpy as np
 
-from treekit_core.builtins.evaluators import apply_tree
-from treekit_core.components import ABSTAIN
-from treekit_core.engine.composition import Composition
-from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubset
-from treekit_core.engine.importances import forest_importances
-from treekit_core.engine.rejection import RejectRule
-from treekit_core.estimators import model_file
-from treekit_core.estimators.base import ComposedEstimatorMixin, node_indicator
-from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
+from treekit_core.estimators.decisions import ClassifierFamily
+from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.parameter_docs import document_parameters
-from treekit_core.estimators.regression import RegressionEstimator, r2_score
-from treekit_core.registry import get_registry, is_registered, recreate_component
+from treekit_core.estimators.regression import RegressorFamily, r2_score
 
 #: How a forest scores its decisions for rejection: the composition's confidence on the
 #: averaged distribution (by default its largest probability), or the vote margin (share of
@@ -55,126 +33,8 @@ from treekit_core.registry import get_registry, is_registered, recreate_componen
 FOREST_CONFIDENCES = ("averaged", "vote_margin")
 
 
-def resolve_max_features(max_features, n_features: int) -> int:
-    if max_features is None:
-        return n_features
-    if max_features == "sqrt":
-        return max(1, int(math.sqrt(n_features)))
-    if max_features == "log2":
-        return max(1, int(math.log2(n_features)))
-    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        if not 1 <= max_features <= n_features:
-            raise ValueError(
-                f"max_features={max_features} must be between 1 and n_features={n_features}"
-            )
-        return int(max_features)
-    if isinstance(max_features, numbers.Real) and 0.0 < max_features <= 1.0:
-        return max(1, int(max_features * n_features))
-    raise ValueError(
-        "max_features must be 'sqrt', 'log2', None, an int >= 1 or a float in (0, 1], got "
-        f"{max_features!r}"
-    )
-
-
-def _threads_backend() -> bool:
-    """Whether joblib would run this forest's trees in threads (its default here); a
-    backend of processes or a cluster set with ``joblib.parallel_backend`` is the user's."""
-    from treekit_core.kernels.usable_cpus import joblib_parallel
-
-    backend, _ = joblib_parallel().get_active_backend(prefer="threads")
-    return bool(getattr(backend, "uses_threads", False))
-
-
-def resolve_max_samples(max_samples, n_samples: int) -> int:
-    """How many rows one bootstrap draws (scikit-learn's ``max_samples``)."""
-    if max_samples is None:
-        return n_samples
-    if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
-        if not 1 <= max_samples <= n_samples:
-            raise ValueError(
-                f"max_samples must be an int in [1, n_samples={n_samples}], got {max_samples}"
-            )
-        return int(max_samples)
-    if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
-        return max(round(n_samples * float(max_samples)), 1)
-    raise ValueError(
-        f"max_samples must be None, an int >= 1 or a float in (0, 1], got {max_samples!r}"
-    )
-
-
-def bootstrap_counts(rng, labels, n_classes, balanced: bool, size=None) -> np.ndarray:
-    """How often each row is drawn, ``size`` draws (default: as many as rows). Balanced:
-    as many draws from every class as the smallest class has rows (BRF)."""
-    n = labels.shape[0]
-    if not balanced:
-        draws = n if size is None else size
-        return np.bincount(rng.integers(0, n, size=draws), minlength=n).astype(np.float64)
-    per_class = [np.flatnonzero(labels == k) for k in range(n_classes)]
-    size = min(rows.size for rows in per_class if rows.size > 0)
-    counts = np.zeros(n)
-    for rows in per_class:
-        if rows.size:
-            np.add.at(counts, rng.choice(rows, size=size, replace=True), 1.0)
-    return counts
-
-
-#: The arrays of the training data a forest's task is sent without (it gets them as
-#: arguments).
-_NO_ROWS, _NO_WEIGHT = np.zeros((0, 0)), np.zeros(0)
-
-
-def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
-    """One tree of a forest: its bootstrap sample drawn from ``seed``, grown by the shipped
-    composition. Runs in a thread, or in a worker process or on a cluster with its own
-    copies of the arrays."""
-    bootstrap, balanced, draws, n_strata, shell, keys = settings
-    tree_rng = np.random.default_rng(seed)
-    data = attrs.evolve(
-        shell, X=X, evidence=evidence, weight=weight, cache=dict(zip(keys, cached, strict=True))
-    ).writeable()
-    if bootstrap:
-        counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws)
-        data = data.with_weight(weight * counts)
-    else:
-        data = data.with_weight(weight)
-    return shipped.get().fit(data, tree_rng)
-
-
-class ShippedComposition:
-    """A composition on its way to other processes (a forest's workers under loky, Dask or
-    Ray). It travels as component names and parameters and is re-created inside the task
-    that uses it, so a component a worker cannot resolve raises in that task, and so in the
-    caller, instead of failing while the worker deserialises the task (which Dask only logs,
-    waiting forever). In the process that made it, :meth:`get` is the composition itself."""
-
-    def __init__(self, composition=None, spec=None):
-        self._composition, self._spec = composition, spec
-
-    def get(self) -> Composition:
-        if self._composition is None:
-            components = {
-                kind: recreate_component(kind, *value) if isinstance(value, tuple) else value
-                for kind, value in self._spec["components"].items()
-            }
-            self._composition = Composition(
-                **self._spec["rest"], **components, registry=get_registry()
-            )
-        return self._composition
-
-    def __reduce__(self):
-        composition = self.get()
-        components = {
-            kind: (c.name, c.get_params()) if is_registered(c) else c
-            for kind, c in composition.components.items()
-        }
-        return ShippedComposition, (
-            None,
-            {"components": components, "rest": composition.settings()},
-        )
-
-
 @document_parameters
-class ForestClassifier(ComposedEstimatorMixin):
+class ForestClassifier(ClassifierFamily, EnsembleEstimator):
     """A random forest of composed trees (see the module docstring)."""
 
     def __init__(
@@ -222,207 +82,28 @@ class ForestClassifier(ComposedEstimatorMixin):
     ):
         self._store_params(locals())
 
-    def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
-        """Fit on class labels ``y`` (or on ``counterexamples``, as a tree does)."""
-        self._check_n_estimators()
+    def _check_params(self) -> None:
+        super()._check_params()
         if self.forest_confidence not in FOREST_CONFIDENCES:
             raise ValueError(
                 f"forest_confidence must be one of {FOREST_CONFIDENCES}, got "
                 f"{self.forest_confidence!r}"
             )
-        rule = RejectRule.from_param(self.reject)
-        composition = self._make_composition()
-        data, classes = self._validate_training(
-            X, y, sample_weight, composition, counterexamples, classes
-        )
-        kept = self._warm_start_trees(data, classes)
-        return self._fit_validated(data, classes, composition, rule, kept)
 
-    def _check_n_estimators(self) -> None:
-        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
-
-    def _kept_trees(self, data) -> tuple:
-        """The trees ``warm_start`` keeps, for a forest of a target without labels."""
-        return (self._warm_start_trees(data, None),)
-
-    def _warm_start_trees(self, data, classes) -> list:
-        """The fitted trees ``warm_start`` keeps (none without it, or before a first fit)."""
-        if not self.warm_start or not hasattr(self, "estimators_"):
-            return []
-        if not hasattr(self, "_tree_seeds"):
-            raise ValueError(
-                "warm_start=True needs the seeds of the fitted trees, which a forest read from "
-                "a JSON model file does not hold; fit it again without warm_start"
-            )
-        if self.n_estimators < len(self.estimators_):
-            raise ValueError(
-                f"n_estimators={self.n_estimators} must be >= the {len(self.estimators_)} "
-                "fitted trees when warm_start=True"
-            )
-        same_classes = (classes is None) == (getattr(self, "classes_", None) is None) and (
-            classes is None or np.array_equal(classes, self.classes_)
-        )
-        if data.n_features != self.n_features_in_ or not same_classes:
-            raise ValueError(
-                "warm_start=True adds trees fitted on data with the fitted forest's features "
-                f"({self.n_features_in_}) and classes; got {data.n_features} features and "
-                "other classes"
-                if not same_classes
-                else f"{data.n_features} features"
-            )
-        if self.n_estimators == len(self.estimators_):
-            import warnings
-
-            warnings.warn(
-                "warm_start=True without increasing n_estimators does not fit new trees",
-                UserWarning,
-                stacklevel=3,
-            )
-        return list(self.estimators_)
-
-    def _fit_validated(self, data, classes, composition=None, rule=None, kept=()):
-        """Grow the trees on checked training data (also what CV rejection refits)."""
-        from treekit_core.kernels.usable_cpus import joblib_parallel
-
-        Parallel, delayed = joblib_parallel().Parallel, joblib_parallel().delayed
-        composition = composition if composition is not None else self._make_composition()
-        composition.check(data)
-        self._check_forest_target(composition)
+    def _check_target(self, composition) -> None:
+        """The classifier's forest averages class distributions and votes, scored by a
+        confidence that needs no single tree."""
+        super()._check_target(composition)
+        self._refuse_without_labels("ForestClassifier", composition)
         if composition.confidence.needs_single_tree:
             raise ValueError(
-                f"confidence {composition.confidence.name!r} cannot score a forest: it needs the "
-                "regions "
-                f"of one tree, and a forest's decision regions are not one tree's leaves; use a "
-                f"TreeClassifier, or confidence='probability'"
+                f"confidence {composition.confidence.name!r} cannot score a forest: it needs "
+                "the regions of one tree, and a forest's decision regions are not one tree's "
+                "leaves; use a TreeClassifier, or confidence='probability'"
             )
-        k = resolve_max_features(self.max_features, data.n_features)
-        composition.feature_sampler = (
-            AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
-        )
-        labels = composition.target.strata(data.evidence, composition.labeler)
-        weight = self._with_class_weight(data, composition).weight
-        # a bootstrap draws a row up to n times, with class weights or without
-        refuse_heavy_rows(weight, data.n_samples, self.class_weight)
-        if not self.bootstrap and (self.max_samples is not None or self.oob_score):
-            raise ValueError(
-                "max_samples and oob_score need bootstrap=True: without a bootstrap every "
-                "tree sees every row"
-            )
-        if self.balanced_bootstrap and self.max_samples is not None:
-            raise ValueError(
-                "max_samples cannot be combined with balanced_bootstrap=True, whose "
-                "bootstrap draws the smallest class's size from every class"
-            )
-        draws = resolve_max_samples(self.max_samples, data.n_samples)
-        rng = _rng(self.random_state)
-        # the seeds of all n_estimators trees, of which warm start grows the ones it adds
-        seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
-        if kept:
-            seeds[: len(kept)] = self._tree_seeds
-        n_jobs = 1 if self.n_jobs is None else self.n_jobs
-        if n_jobs != 1 and not composition.grows_in_one_call(data) and _threads_backend():
-            # node-by-node growth is Python: threads running it only contend for the GIL
-            # (measured: twice the wall and CPU time of one thread, benchmarks/README.md)
-            n_jobs = 1
-        composition.parallel_kernels = n_jobs == 1
-        composition.splitter.share_across_trees(data)
 
-        n_strata = int(labels.max()) + 1
-        shipped = ShippedComposition(composition)
-        settings = (
-            self.bootstrap,
-            self.balanced_bootstrap,
-            draws,
-            n_strata,
-            attrs.evolve(data, X=_NO_ROWS, evidence=_NO_ROWS, weight=_NO_WEIGHT, cache={}),
-            tuple(data.cache),
-        )
-        # the arrays travel as arguments, not in a closure: joblib's Dask backend then
-        # scatters each to the cluster once per fit instead of pickling it into every task
-        added = Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(_grow_one)(
-                seed,
-                shipped,
-                settings,
-                data.X,
-                data.evidence,
-                weight,
-                labels,
-                *data.cache.values(),
-            )
-            for seed in seeds[len(kept) :]
-        )
-        self.estimators_ = [*kept, *added]
-        self._tree_seeds = seeds
-        self.composition_ = composition
-        self._set_fitted(data, classes)
-        self._fit_oob_score(data, labels, n_strata, draws)
-        self._fit_rejection_and_calibration(data, rule)
-        return self
-
-    def _check_forest_target(self, composition) -> None:
-        """The classifier's forest averages class distributions and votes."""
-        self._refuse_without_labels("ForestClassifier", composition)
-
-    def _tree_weights(self, data) -> list:
-        """Each tree's training weights as it was grown: its bootstrap drawn again from its
-        seed, stratified by the target's strata as :meth:`_fit_validated` drew it."""
-        composition = self.composition_
-        strata = composition.target.strata(data.evidence, composition.labeler)
-        n_strata = int(strata.max()) + 1
-        draws = resolve_max_samples(self.max_samples, data.n_samples)
-        return [
-            data.weight * self._drawn_counts(seed, strata, n_strata, draws)
-            if self.bootstrap
-            else data.weight
-            for seed in self._tree_seeds
-        ]
-
-    def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
-        """How often the tree of ``seed`` drew each row (its first use of its generator)."""
-        rng = np.random.default_rng(seed)
-        return bootstrap_counts(rng, labels, n_strata, self.balanced_bootstrap, draws)
-
-    def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
-        """``oob_decision_function_``: every row's averaged distribution over the trees
-        that did not draw it (NaN for a row every tree drew, with a warning);
-        ``oob_score_``: the accuracy of the forest's decisions on them (an abstention is
-        an error, as in ``score``), or ``oob_score(y_true, y_pred)`` when it is a metric."""
-        for name in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
-            if hasattr(self, name):
-                delattr(self, name)
-        if not self.oob_score:
-            return
-        averaged = self._oob_values(data, labels, n_strata, draws)
-        rows = np.flatnonzero(~np.isnan(averaged).any(axis=1))
-        self._score_oob(data, labels, averaged, rows)
-
-    def _oob_values(self, data, labels, n_strata, draws) -> np.ndarray:
-        """Every row's node values averaged over the trees that did not draw it (NaN for
-        a row every tree drew, with a warning)."""
-        composition = self.composition_
-        width = self.estimators_[0].value.shape[1]
-        total = np.zeros((data.n_samples, width))
-        n_trees = np.zeros(data.n_samples)
-        for tree, seed in zip(self.estimators_, self._tree_seeds, strict=True):
-            unseen = np.flatnonzero(self._drawn_counts(seed, labels, n_strata, draws) == 0)
-            if unseen.size:
-                total[unseen] += composition.evaluator.predict_distribution(tree, data.X[unseen])
-                n_trees[unseen] += 1
-        scored = n_trees > 0
-        if not scored.all():
-            import warnings
-
-            warnings.warn(
-                f"{int((~scored).sum())} of {data.n_samples} rows were drawn by every tree and "
-                "have no out-of-bag prediction (NaN in the out-of-bag attributes; oob_score_ "
-                "scores the others); grow more trees",
-                UserWarning,
-                stacklevel=5,
-            )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return total / n_trees[:, None]
+    def _balanced_bootstrap(self) -> bool:
+        return bool(self.balanced_bootstrap)
 
     def _score_oob(self, data, labels, averaged, rows) -> None:
         composition = self.composition_
@@ -442,9 +123,10 @@ class ForestClassifier(ComposedEstimatorMixin):
         )
         self.oob_score_ = float(np.mean(loss < 0.5))
 
-    def _decide_arrays(self, X, with_confidence=True, reject=True):
+    def _unrejected_decisions(self, X, with_confidence: bool):
+        """The trees' distributions averaged, the labeler's decision on the average, and
+        its confidence: the composition's on the average, or the vote margin."""
         composition = self.composition_
-        threshold = getattr(self, "reject_threshold_", None) if reject else None
         proba = np.zeros((X.shape[0], self.n_classes_))
         votes = np.zeros((X.shape[0], self.n_classes_))
         margin = self.forest_confidence == "vote_margin"
@@ -457,7 +139,7 @@ class ForestClassifier(ComposedEstimatorMixin):
                 votes[np.flatnonzero(decided), voted[decided]] += 1.0
         proba /= len(self.estimators_)
         decision = composition.target.decide(proba, composition.labeler)
-        if not with_confidence and threshold is None:
+        if not with_confidence:
             return proba, decision, None
         if margin:
             # the share of trees voting for the top class minus the runner-up's share
@@ -467,67 +149,11 @@ class ForestClassifier(ComposedEstimatorMixin):
             confidence = np.asarray(
                 composition.confidence.score(None, X, proba, decision), dtype=np.float64
             )
-        if threshold is not None:
-            decision = np.where(confidence >= threshold, decision, ABSTAIN)
         return proba, decision, confidence
-
-    # -- JSON: the mixin's to_json / from_json, with the trees as a list ----------------
-    def _trees_payload(self) -> dict:
-        return {"trees": [model_file.tree_to_dict(tree) for tree in self.estimators_]}
-
-    def _read_trees(self, payload, composition, labels) -> list:
-        trees = model_file.field(payload, "trees", list)
-        if not 1 <= len(trees) <= model_file.MAX_TREES:
-            raise model_file.ModelFileError(
-                f"model file: 'trees' must hold 1 to {model_file.MAX_TREES} trees"
-            )
-        self.estimators_ = [
-            model_file.read_tree({"tree": tree}, composition, labels, f"model file: trees[{i}]")
-            for i, tree in enumerate(trees)
-        ]
-        n_features = {tree.n_features for tree in self.estimators_}
-        if len(n_features) != 1:
-            raise model_file.ModelFileError("model file: the trees disagree on n_features")
-        k = resolve_max_features(self.max_features, n_features.pop())
-        composition.feature_sampler = (
-            AllFeatures() if k == self.estimators_[0].n_features else RandomFeatureSubset(k)
-        )
-        return self.estimators_
-
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """The mean of the trees' normalised impurity-decrease importances, normalised
-        (scikit-learn's forests; :mod:`treekit_core.engine.importances`)."""
-
-        self._check_fitted()
-        return forest_importances(
-            self.estimators_, self.n_features_in_, self.composition_.criterion
-        )
-
-    def apply(self, X) -> np.ndarray:
-        """Leaf id of every sample in every tree, n_samples x n_estimators."""
-
-        with self._checked_for_predict(X) as checked:
-            return np.column_stack([apply_tree(tree, checked) for tree in self.estimators_])
-
-    def decision_path(self, X):
-        """(indicator, n_nodes_ptr) as scikit-learn's forests: the trees' node indicators
-        side by side, tree i's columns ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``."""
-        from scipy.sparse import hstack
-
-        leaves = self.apply(X)
-        blocks = [node_indicator(t, leaves[:, i]) for i, t in enumerate(self.estimators_)]
-        ptr = np.concatenate([[0], np.cumsum([t.n_nodes for t in self.estimators_])])
-        return hstack(blocks).tocsr(), ptr
-
-    @property
-    def feature_subset_size_(self) -> int:
-        self._check_fitted()
-        return self.composition_.feature_sampler.subset_size(self.n_features_in_)
 
 
 @document_parameters
-class ForestRegressor(RegressionEstimator, ForestClassifier):
+class ForestRegressor(RegressorFamily, EnsembleEstimator):
     """A random forest of composed regression trees (the module docstring's forest, for
     a numeric response): every tree is grown by the same components on a bootstrap
     sample with ``max_features`` features drawn at every node, and the forest predicts
@@ -572,13 +198,6 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
     ):
         self._store_params(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on a numeric response ``y`` (one number per row of X)."""
-        self._check_n_estimators()
-        data = self._fit_unlabelled(X, y, sample_weight)
-        self._keep_leaf_responses(data, self._tree_weights(data))
-        return self
-
     def _score_oob(self, data, labels, averaged, rows) -> None:
         """``oob_prediction_`` (NaN where every tree drew the row) and ``oob_score_``: R^2
         of the out-of-bag predictions of the response the target's rows start with (y)."""
@@ -595,9 +214,3 @@ class ForestRegressor(RegressionEstimator, ForestClassifier):
             self.oob_score_ = float(self.oob_score(truth, prediction[rows]))
             return
         self.oob_score_ = r2_score(truth, prediction[rows])
-
-    def _decide_arrays(self, X, with_confidence=True, reject=True):
-        evaluator = self.composition_.evaluator
-        values = sum(evaluator.predict_distribution(tree, X) for tree in self.estimators_)
-        values = values / len(self.estimators_)
-        return values, np.zeros(X.shape[0], dtype=np.int64), None

@@ -117,17 +117,18 @@ def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
     )
 
 
-def refuse_heavy_rows(weight, n_draws: int, class_weight) -> None:
+def refuse_heavy_rows(weight, n_draws: int, cause: str) -> None:
     """Refuse weights whose heaviest row, taken ``n_draws`` times (a tree's n rows weigh at
     most that much; a bootstrap draws n rows), could pass the bound past which the split
-    arithmetic overflows (and a model file would be refused)."""
+    arithmetic overflows (and a model file would be refused); ``cause`` names the parameter
+    that made them (``"class_weight {...}"``)."""
     heaviest = float(weight.max())
     if not np.isfinite(heaviest) or heaviest * n_draws > MAX_TOTAL_WEIGHT:
         raise ValueError(
-            f"class_weight {class_weight!r} makes a sample weigh {heaviest:g}; "
+            f"{cause} makes a sample weigh {heaviest:g}; "
             f"{n_draws} rows (a tree's, or a bootstrap's draws) could then weigh more than "
             f"{MAX_TOTAL_WEIGHT:g}, past which the split arithmetic overflows: use smaller "
-            "class weights"
+            "weights"
         )
 
 
@@ -160,8 +161,7 @@ class InputChecks:
         weight = check_sample_weight(sample_weight, n)
         composition.check_evidence()
         encoded = self._encode_target(composition, y, n, counterexamples, classes)
-        if encoded.labels is not None:
-            self._check_abstain_value(encoded.labels)
+        self._check_classes(encoded.labels)
         X_kept, evidence, weight = _without_zero_weight(X_checked, encoded.rows, weight)
         data = TrainingData(
             kernel_layout(X_kept),
@@ -223,27 +223,6 @@ class InputChecks:
         check_statistics_size(n, rows.shape[1], "y", "statistics per row")
         return TargetRows(np.ascontiguousarray(rows, dtype=np.float64), encoded.labels)
 
-    def _with_class_weight(self, data, composition):
-        """The training data with every row's weight multiplied by its class's weight
-        (``class_weight``, scikit-learn's meaning: leaf proportions are class-weighted).
-        What the trees are grown on; rejection and calibration count rows by the weights
-        given to fit, as scikit-learn's class_weight changes fitting only."""
-        class_weight = getattr(self, "class_weight", None)
-        if class_weight is None:
-            return data
-        if data.classes is None:
-            raise ValueError(
-                f"class_weight weighs classes, and target {composition.target.name!r} decides "
-                "among none; weight the rows with sample_weight"
-            )
-        labels = composition.target.strata(data.evidence, composition.labeler)
-        weights = class_weights(class_weight, labels, len(data.classes), data.classes)
-        weight = data.weight * weights[labels]
-        refuse_heavy_rows(weight, data.n_samples, class_weight)
-        if not (weight > 0).any():
-            raise ValueError(f"class_weight {class_weight!r} gives every row weight 0")
-        return data.with_weight(weight)
-
     @staticmethod
     def _check_missing_supported(X, composition, names) -> None:
         """NaN is accepted when every component that reads X handles missing values."""
@@ -263,25 +242,6 @@ class InputChecks:
                 f"{who} does not handle missing values: impute them, drop the rows, or use "
                 "components "
                 f"that handle them"
-            )
-
-    def _check_abstain_value(self, classes) -> None:
-        value = self.abstain_value
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (str, numbers.Number, np.generic))
-        ):
-            raise ValueError(
-                f"abstain_value must be None or one label (a string or a number), got {value!r}"
-            )
-        if (
-            self.abstain_value is not None
-            and np.isin(
-                np.asarray([self.abstain_value], dtype=object), classes.astype(object)
-            ).any()
-        ):
-            raise ValueError(
-                f"abstain_value={self.abstain_value!r} is one of the classes {list(classes)}; "
-                f"choose a value that is not a class so an abstention cannot be mistaken for one"
             )
 
     def _set_fitted(self, data, classes):

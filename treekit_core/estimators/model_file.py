@@ -23,7 +23,6 @@ import numpy as np
 from treekit_core.components import KINDS
 from treekit_core.components.base import from_json_value, json_value
 from treekit_core.components.errors import ModelFileError
-from treekit_core.engine.calibration import Calibration, CalibrationRule
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.constraints import check_tree_constraints, resolve_constraints
 from treekit_core.engine.rejection import RejectRule
@@ -616,14 +615,23 @@ class ModelFile:
             )
         try:
             model = cls(**params)
+            model._check_params()
             model.composition_ = model._make_composition()
-            RejectRule.from_param(model.reject)
-            CalibrationRule.from_param(model.calibration)
         except (PluginError, CompositionError):
             raise  # a component not installed, or components that do not fit: said as such
         except (TypeError, ValueError) as exc:
             raise ModelFileError(f"model file: 'params': {exc}") from None
         return model
+
+    def _read_decision_rules(self, payload) -> None:
+        """The decision rules of a model file: a family that decides among no classes has
+        none (files written before the families held a null threshold; accepted)."""
+        for name in ("reject_threshold", "calibration"):
+            if payload.get(name) is not None:
+                raise ModelFileError(
+                    f"model file: {name!r} is for classifiers; a {type(self).__name__} "
+                    "decides among no classes (null or absent expected)"
+                )
 
     @classmethod
     def from_json(cls, text_or_path):
@@ -636,12 +644,10 @@ class ModelFile:
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
         target = model.composition_.target
-        refuse = getattr(model, "_refuse_classification_target", None)
-        if refuse is not None:  # a regressor's or survival model's parameters name a target
-            try:
-                refuse(model.composition_)
-            except ValueError as exc:
-                raise ModelFileError(f"model file: 'params': {exc}") from None
+        try:  # a regressor's or survival model's parameters name a target
+            model._check_target(model.composition_)
+        except ValueError as exc:
+            raise ModelFileError(f"model file: 'params': {exc}") from None
         if labels is not None and not target.predicts_labels():
             raise ModelFileError(
                 f"model file: 'classes' must be null: target {target.name!r} predicts values, "
@@ -658,14 +664,7 @@ class ModelFile:
         trees = model._read_trees(payload, model.composition_, labels)
         model.n_features_in_ = trees[0].n_features
         model.categories_ = read_categories(payload, model.n_features_in_)
-        if "reject_threshold" in payload:
-            model.reject_threshold_ = read_threshold(payload["reject_threshold"])
-        model.calibration_ = None
-        if "calibration" in payload:
-            try:
-                model.calibration_ = Calibration.from_dict(payload["calibration"])
-            except ValueError as exc:
-                raise ModelFileError(str(exc)) from None
+        model._read_decision_rules(payload)
         names = payload.get("feature_names")
         if names is not None:
             if (

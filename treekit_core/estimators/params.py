@@ -6,7 +6,12 @@ import inspect
 
 
 class ParamsMixin:
-    """get_params / set_params from the constructor signature (as sklearn.BaseEstimator)."""
+    """get_params / set_params from the constructor signature (as sklearn.BaseEstimator),
+    and scikit-learn's tags."""
+
+    #: scikit-learn's estimator type, which the tags carry ("classifier", "regressor" or
+    #: None; ``is_classifier`` and ``is_regressor`` read it): set by each family.
+    estimator_type = None
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -67,12 +72,14 @@ class ParamsMixin:
 
     def __sklearn_tags__(self):
         # Only scikit-learn calls this, so scikit-learn is importable here.
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
 
+        kind = self.estimator_type
         return Tags(
-            estimator_type="classifier",
+            estimator_type=kind,
             target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(),
+            classifier_tags=ClassifierTags() if kind == "classifier" else None,
+            regressor_tags=RegressorTags() if kind == "regressor" else None,
             input_tags=InputTags(**self._input_tags()),
             # every random choice is drawn from random_state, and a tree does not depend on
             # the thread count

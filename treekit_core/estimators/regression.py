@@ -1,70 +1,34 @@
-"""What every regressor shares: predict, score (R^2), quantiles, and no class methods."""
+"""The regressor family: predict (the target's, or quantiles), score (R^2), the leaves'
+training responses that quantiles read."""
 
 from __future__ import annotations
 
 import attrs
 import numpy as np
 
-from treekit_core.builtins.evaluators import hard_distribution
 from treekit_core.engine.masses import pair_masses
-from treekit_core.engine.questions import tree_leaves
-from treekit_core.engine.validation import has_missing
 from treekit_core.estimators.inputs import encode_target_rows
 
 
-def _not_for_regression(name: str):
-    """A method a regressor does not have (``hasattr`` is False), as scikit-learn's
-    regressors have no ``predict_proba``."""
+class RegressorFamily:
+    """The family of estimators that predict a number (placed before the structure:
+    ``class TreeRegressor(RegressorFamily, SingleTreeEstimator)``): ``fit`` on a numeric
+    response, ``predict`` the target's prediction or quantiles of the leaves' training
+    responses, ``score`` R^2, and scikit-learn's regressor tags. No labeler, confidence,
+    rejection, calibration or class weights: there are no classes (the composition's
+    labeler and confidence are fixed, :attr:`fixed_components`)."""
 
-    def refuse(self):
-        raise AttributeError(
-            f"{type(self).__name__} has no {name}: it predicts a number, not a class"
-        )
+    estimator_type = "regressor"
+    fixed_components = {"labeler": "majority", "confidence": "probability"}
 
-    return property(refuse)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on a numeric response ``y`` (one number per row of X)."""
+        data = self._fit_checked(X, y, sample_weight)
+        self._keep_leaf_responses(data, self._tree_weights(data))
+        return self
 
-
-#: Rows whose leaf mixtures are computed at once (memory: rows x leaves floats).
-MIXTURE_CHUNK = 64
-
-
-class RegressionEstimator:
-    """Mixin of TreeRegressor and ForestRegressor (placed before the classifier base): the
-    predictions are the target's, ``score`` is R^2, and the methods that decide among
-    classes do not exist."""
-
-    # What a regressor does not choose: there are no classes to label, to reject or to
-    # calibrate. The composition still names every kind, so these are fixed here (they are
-    # not parameters: get_params, clone and grids never see them).
-    labeler = "majority"
-    labeler_params = None
-    confidence = "probability"
-    confidence_params = None
-    reject = None
-    calibration = None
-    abstain_value = None
-    class_weight = None
-
-    # fixed for a forest of them (not parameters: a forest's decisions are no votes)
-    balanced_bootstrap = False
-    forest_confidence = "averaged"
-
-    def _fit_unlabelled(self, X, y, sample_weight):
-        """Fit the tree, or the forest's trees, on a target that decides among no labels:
-        the composition (refused when its target decides among classes), the checked
-        data, then growth; returns the training data."""
-        composition = self._make_composition()
-        self._refuse_classification_target(composition)
-        data, _ = self._validate_training(X, y, sample_weight, composition, None, None)
-        # a forest's fit also takes the trees warm_start keeps (_kept_trees: its base's)
-        self._fit_validated(data, None, composition, None, *self._kept_trees(data))
-        return data
-
-    def _check_forest_target(self, composition) -> None:
-        """A forest of this estimator checks its target as the estimator does."""
-        self._refuse_classification_target(composition)
-
-    def _refuse_classification_target(self, composition) -> None:
+    def _check_target(self, composition) -> None:
+        super()._check_target(composition)
         if composition.target.predicts_labels():
             raise ValueError(
                 f"{type(self).__name__} predicts a number, but criterion "
@@ -72,6 +36,20 @@ class RegressionEstimator:
                 f"{composition.target.name!r}); use a regression criterion such as "
                 "'squared_error', or the classifier"
             )
+
+    def _fitted_without_rows(self) -> None:
+        # quantiles need the training rows: a grower that sees them in parts keeps them
+        # afterwards (keep_leaf_response_masses)
+        self._leaf_responses = None
+
+    def _target_predictions(self, X) -> np.ndarray:
+        """The target's predictions from the values the evaluator mixes (the means of a
+        leaf, say), averaged over the trees."""
+        with self._checked_for_predict(X) as checked:
+            values = self._node_values(checked)
+        composition = self.composition_
+        decision = composition.target.decide(values, composition.labeler)
+        return composition.target.predictions(values, decision, None)
 
     def predict(self, X, quantiles=None, interpolation="inverted_cdf") -> np.ndarray:
         """The prediction for every sample: its leaf's (the mixture of the leaves it
@@ -109,58 +87,6 @@ class RegressionEstimator:
             )
         with self._checked_for_predict(X) as checked:
             return self._quantiles(checked, q, training, interpolation)
-
-    def _trees(self) -> list:
-        return list(getattr(self, "estimators_", None) or [self.tree_])
-
-    def _mixtures(self, tree, X, training: bool = False):
-        """(rows, nodes, shares), sorted by row: the leaves each sample reaches and with
-        what share. An evaluator that sends a sample to one node gives it share 1 there;
-        hard routing gives a sample with a missing tested value C4.5's shares; an
-        evaluator that mixes leaves (soft evaluation) is asked to mix the leaves' indicator
-        vectors, so its shares come out exactly as it weighs the leaves' values. With
-        ``training``, the rows are counted in the leaves as they were grown: by hard
-        routing, whatever the evaluator mixes."""
-        X = np.asarray(X, dtype=np.float64)
-        n = X.shape[0]
-        evaluator = self.composition_.evaluator
-        nodes = evaluator.stopping_nodes(tree, X)
-        if nodes is not None:
-            return np.arange(n), np.asarray(nodes, dtype=np.int64), np.ones(n)
-        mix = hard_distribution
-        if not training and "hard_routing" not in evaluator.provides:
-            mix = evaluator.predict_distribution
-        parts = []
-        if mix is hard_distribution:  # a complete row reaches one leaf
-            incomplete = np.isnan(X).any(axis=1) if has_missing(X) else np.zeros(n, bool)
-            complete = np.flatnonzero(~incomplete)
-            if complete.size:
-                # every row complete (the usual case): X as it is, not a copy of it (at
-                # 100 000 x 20 the copy was the fit's largest allocation after the growth)
-                rows_X = X if complete.size == n else X[complete]
-                leaves = tree_leaves(tree, np.ascontiguousarray(rows_X), complete=True)
-                parts.append((complete, leaves, np.ones(complete.size)))
-            mixed = np.flatnonzero(incomplete)
-        else:
-            mixed = np.arange(n)
-        if mixed.size:
-            leaves = np.flatnonzero(tree.is_leaf)
-            indicator = np.zeros((tree.n_nodes, leaves.size))
-            indicator[leaves, np.arange(leaves.size)] = 1.0
-            proxy = attrs.evolve(tree, value=indicator)
-            for start in range(0, mixed.size, MIXTURE_CHUNK):
-                rows = mixed[start : start + MIXTURE_CHUNK]
-                shares = np.asarray(mix(proxy, np.ascontiguousarray(X[rows])))
-                at, leaf = np.nonzero(shares > 0)
-                parts.append((rows[at], leaves[leaf], shares[at, leaf]))
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        if len(parts) == 1:  # rows in order already
-            rows, nodes, shares = parts[0]
-            return rows, np.asarray(nodes, dtype=np.int64), shares
-        rows, nodes, shares = (np.concatenate(p) for p in zip(*parts, strict=True))
-        order = np.argsort(rows, kind="stable")
-        return rows[order], nodes[order].astype(np.int64), shares[order]
 
     def _keep_leaf_responses(self, data, tree_weights) -> None:
         """Remember, per tree, every training row's share in each leaf hard routing sends
@@ -356,19 +282,8 @@ class RegressionEstimator:
             truth = np.asarray(y, dtype=np.float64).reshape(predicted.shape)
         return r2_score(truth, predicted, sample_weight)
 
-    # the classifier's decisions among classes: a regressor has none of them
-    predict_proba = _not_for_regression("predict_proba")
-    predict_log_proba = _not_for_regression("predict_log_proba")
-    decide = _not_for_regression("decide")
-    risk_coverage = _not_for_regression("risk_coverage")
-
     def __sklearn_tags__(self):
-        from sklearn.utils import RegressorTags
-
         tags = super().__sklearn_tags__()
-        tags.estimator_type = "regressor"
-        tags.classifier_tags = None
-        tags.regressor_tags = RegressorTags()
         try:
             target = self._make_composition().target
         except Exception:  # an unknown component: fit will say so

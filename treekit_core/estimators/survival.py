@@ -20,10 +20,9 @@ from treekit_core.builtins.survival_curves import (
 )
 from treekit_core.engine.validation import check_survival_y
 from treekit_core.estimators import model_file
-from treekit_core.estimators.forest import ForestClassifier
+from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.parameter_docs import document_parameters
-from treekit_core.estimators.regression import RegressionEstimator
-from treekit_core.estimators.tree_classifier import TreeClassifier
+from treekit_core.estimators.single_tree import SingleTreeEstimator
 
 
 class StepFunction:
@@ -122,11 +121,32 @@ def _dense_curves(target, trees, mixtures, which, n, grid) -> np.ndarray:
     return total
 
 
-class SurvivalEstimator(RegressionEstimator):
-    """Mixin of SurvivalTree (placed before the classifier base): predictions and curves
-    from the target's state, ``score`` Harrell's concordance index."""
+class SurvivalFamily:
+    """The family of estimators for censored follow-up (placed before the structure:
+    ``class SurvivalTree(SurvivalFamily, SingleTreeEstimator)``): ``fit`` on (event, time),
+    risk scores and curves from the target's state kept per tree, ``score`` Harrell's
+    concordance index; scikit-learn's regressor tags (as the rest of treekit has always
+    declared them). No labeler, confidence, rejection, calibration or class weights
+    (:attr:`fixed_components`)."""
 
-    def _refuse_classification_target(self, composition) -> None:
+    estimator_type = "regressor"
+    fixed_components = {"labeler": "majority", "confidence": "probability"}
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on censored follow-up ``y`` (see the class docstring)."""
+        self._fit_survival(X, y, sample_weight)
+        return self
+
+    def _fit_survival(self, X, y, sample_weight) -> tuple:
+        """Grow the trees and keep every tree's target state; (the training data, each
+        tree's training weights)."""
+        data = self._fit_checked(X, y, sample_weight)
+        weights = self._tree_weights(data)
+        self._keep_survival_state(data, y, weights)
+        return data, weights
+
+    def _check_target(self, composition) -> None:
+        super()._check_target(composition)
         if "survival_curves" not in composition.target.provides:
             raise ValueError(
                 f"{type(self).__name__} predicts from censored follow-up, but criterion "
@@ -367,11 +387,6 @@ class SurvivalEstimator(RegressionEstimator):
         event, time = check_survival_y(y, len(y))
         return concordance_index(event, time, self.predict(X))
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.positive_only = False
-        return tags
-
 
 def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=None) -> float:
     """Harrell's concordance index, as scikit-survival's ``concordance_index_censored``:
@@ -437,7 +452,7 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=Non
 
 
 @document_parameters
-class SurvivalTree(SurvivalEstimator, TreeClassifier):
+class SurvivalTree(SurvivalFamily, SingleTreeEstimator):
     """A survival tree composed from registered components by name.
 
     ``criterion``: ``logrank`` (the log-rank statistic between the children, LeBlanc and
@@ -483,15 +498,9 @@ class SurvivalTree(SurvivalEstimator, TreeClassifier):
     ):
         self._store_params(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on censored follow-up ``y`` (see the class docstring)."""
-        data = self._fit_unlabelled(X, y, sample_weight)
-        self._keep_survival_state(data, y, [data.weight])
-        return self
-
 
 @document_parameters
-class ForestSurvival(SurvivalEstimator, ForestClassifier):
+class ForestSurvival(SurvivalFamily, EnsembleEstimator):
     """A random survival forest of composed survival trees (scikit-survival's
     ``RandomSurvivalForest``): every tree is grown by the same components on a bootstrap
     sample with ``max_features`` features drawn at every node; the forest's cumulative
@@ -537,10 +546,7 @@ class ForestSurvival(SurvivalEstimator, ForestClassifier):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on censored follow-up ``y`` (as :class:`SurvivalTree`)."""
-        self._check_n_estimators()
-        data = self._fit_unlabelled(X, y, sample_weight)
-        weights = self._tree_weights(data)
-        self._keep_survival_state(data, y, weights)
+        data, weights = self._fit_survival(X, y, sample_weight)
         self._survival_oob(data, y, sample_weight, weights)
         return self
 

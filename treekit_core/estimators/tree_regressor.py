@@ -1,15 +1,16 @@
 """TreeRegressor: a composed tree that predicts a number, with scikit-learn's regressor
-conventions (``score`` is R^2; the tree API of ``DecisionTreeRegressor``)."""
+conventions (``score`` is R^2; the tree API of ``DecisionTreeRegressor``): the regressor
+family on the single-tree structure."""
 
 from __future__ import annotations
 
 from treekit_core.estimators.parameter_docs import document_parameters
-from treekit_core.estimators.regression import RegressionEstimator
-from treekit_core.estimators.tree_classifier import TreeClassifier
+from treekit_core.estimators.regression import RegressorFamily
+from treekit_core.estimators.single_tree import SingleTreeEstimator
 
 
 @document_parameters
-class TreeRegressor(RegressionEstimator, TreeClassifier):
+class TreeRegressor(RegressorFamily, SingleTreeEstimator):
     """A regression tree composed from registered components by name.
 
     ``criterion`` names a criterion that reads a numeric response (``squared_error``:
@@ -22,7 +23,7 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
     ``predict`` returns the prediction of the leaf a sample reaches (with fractional routing
     or soft evaluation, the weighted mixture of the leaves it reaches); ``score`` is the
     coefficient of determination R^2 (scikit-learn's ``r2_score``, ``sample_weight``
-    weighting both sums). The tree API is the classifier's: ``apply``, ``decision_path``,
+    weighting both sums). The tree API is every single tree's: ``apply``, ``decision_path``,
     ``feature_importances_``, ``get_n_leaves``, ``get_depth``,
     ``cost_complexity_pruning_path``, ``pruning_path_``, ``printcp``, ``prune``, ``xpred``,
     ``export_text``, ``to_json`` / ``from_json``.
@@ -65,18 +66,3 @@ class TreeRegressor(RegressionEstimator, TreeClassifier):
         n_threads=None,
     ):
         self._store_params(locals())
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit on a numeric response ``y`` (one number per row of X)."""
-        data = self._fit_unlabelled(X, y, sample_weight)
-        self._keep_leaf_responses(data, [data.weight])
-        return self
-
-    def fit_grown_tree(self, tree, data, categories=None, cross_validation=None):
-        """The classifier's (a tree grown elsewhere, finished here), for a target that
-        decides among no labels; quantiles need the training rows, which such a tree does
-        not bring (``predict(X, quantiles=...)`` says so)."""
-        self._refuse_classification_target(self._make_composition())
-        super().fit_grown_tree(tree, data, categories, cross_validation)
-        self._leaf_responses = None
-        return self

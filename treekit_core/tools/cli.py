@@ -13,6 +13,8 @@ from treekit_core import (
     ForestClassifier,
     ForestRegressor,
     ForestSurvival,
+    RegressorFamily,
+    SurvivalFamily,
     SurvivalTree,
     TreeClassifier,
     TreeRegressor,
@@ -458,7 +460,7 @@ def cmd_predict(args) -> int:
     model, X, *_ = _load_rows(args.model, args.data)
     _refuse_times(model, args)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
-    if isinstance(model, (SurvivalTree, ForestSurvival)):
+    if isinstance(model, SurvivalFamily):
         times = _survival_times(model, args.times)
         survival = model.predict_survival_at(X, times)
         try:
@@ -470,7 +472,7 @@ def cmd_predict(args) -> int:
             if args.out:
                 out.close()
         return 0
-    if isinstance(model, (TreeRegressor, ForestRegressor)):
+    if isinstance(model, RegressorFamily):
         try:
             writer = csv.writer(out)
             writer.writerow(["prediction"])
@@ -678,7 +680,7 @@ def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) ->
 
 def _refuse_times(model, args) -> None:
     """``--times`` reads a survival model's curves; another model has none."""
-    if getattr(args, "times", None) and not isinstance(model, (SurvivalTree, ForestSurvival)):
+    if getattr(args, "times", None) and not isinstance(model, SurvivalFamily):
         raise ValueError(
             f"--times reads a survival model's curves; {args.model} holds a "
             f"{type(model).__name__}, which predicts no survival"
@@ -695,7 +697,7 @@ def cmd_evaluate(args) -> int:
         raise ValueError("give --cv K or --test-size F, not both")
     if args.time is not None or args.event is not None:
         model, X, columns, raw, names = _load_rows(args.model, args.data, None)
-        if not isinstance(model, (SurvivalTree, ForestSurvival)):
+        if not isinstance(model, SurvivalFamily):
             raise ValueError(f"--time and --event evaluate a survival model; {args.model} is not")
         return _evaluate_survival(model, X, columns, args, raw, names)
     if args.target is None:
@@ -704,7 +706,7 @@ def cmd_evaluate(args) -> int:
     _refuse_times(model, args)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
-    if isinstance(model, (TreeRegressor, ForestRegressor)):
+    if isinstance(model, RegressorFamily):
         return _evaluate_regression(model, X, columns[args.target], raw, names, args)
     y = _true_classes(columns[args.target], model.classes_, args.target, args.data)
     composition = composition_line(model)

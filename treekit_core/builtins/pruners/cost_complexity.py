@@ -345,8 +345,15 @@ class CostComplexity(Pruner):
         if not state:
             return
         levels = np.asarray(state.get("alphas", []), dtype=object).shape[:1]
-        for key in ("alphas", "n_leaves", "risk", "cp"):
+        for key in ("alphas", "n_leaves", "cp"):
             state_array(state, key, levels, "pruner", minimum=0.0)
+        # a subtree's risk is a sum of leaf risks >= 0, less its pruned parts: a pure tree's
+        # came out as -2.4e-16 before fits clamped it (files of treekit up to issue 58), so
+        # rounding below 0 is accepted, and no more
+        risk = state_array(state, "risk", levels, "pruner")
+        state_array(
+            state, "risk", levels, "pruner", minimum=-1e-9 * float(np.abs(risk).max(initial=1.0))
+        )
         if "n_splits" in state:
             state_array(state, "n_splits", levels, "pruner", minimum=0, integer=True)
         steps = np.asarray(state.get("step_alphas", []), dtype=object).shape[:1]
@@ -403,7 +410,9 @@ class CostComplexity(Pruner):
         sequence = self.pruning_sequence(tree, context.labeler, context.target)
         levels = subtree_levels(sequence)
         leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
-        risk = np.array([sequence.risk[sequence.steps_up_to(a)] for a in levels])
+        # >= 0 as every leaf's risk is (the sequence subtracts pruned risks: a pure tree's
+        # rounds to -2.4e-16)
+        risk = np.maximum([sequence.risk[sequence.steps_up_to(a)] for a in levels], 0.0)
         splits = np.array([internal_nodes_left(tree, sequence, a) for a in levels])
         state = {
             "alphas": levels,

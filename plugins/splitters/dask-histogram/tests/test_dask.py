@@ -620,3 +620,25 @@ def test_the_dask_estimators_parameters_are_documented():
         section = inspect.getdoc(estimator).split("Parameters\n----------", 1)[1]
         listed = {line.split(" ")[0] for line in section.splitlines() if line and line[0] != " "}
         assert set(inspect.signature(estimator.__init__).parameters) - {"self"} <= listed
+
+
+def test_the_dask_estimators_are_their_local_family_to_scikit_learn():
+    """Issue 58: the Dask estimators build on the core's parameter base (get_params,
+    set_params, repr, clone) and carry their local estimator's family in their tags."""
+    from sklearn.base import clone, is_classifier, is_regressor
+
+    from treekit_core import ParamsMixin
+
+    for dask_class, local_class in (
+        (DaskTreeClassifier, TreeClassifier),
+        (DaskTreeRegressor, TreeRegressor),
+    ):
+        model = dask_class(max_depth=3, max_bins=31)
+        assert isinstance(model, ParamsMixin)
+        assert is_classifier(model) == is_classifier(local_class())
+        assert is_regressor(model) == is_regressor(local_class())
+        copy = clone(model)
+        assert type(copy) is dask_class and copy.get_params() == model.get_params()
+        assert repr(model) == f"{dask_class.__name__}(max_depth=3, max_bins=31)"
+        with pytest.raises(ValueError, match="invalid parameter 'max_deph'"):
+            model.set_params(max_deph=2)

@@ -4,8 +4,6 @@ collections in, Dask collections out, ``to_local()`` for the ordinary fitted est
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 from treekit_histogram.binning import MAX_BINS, edge_table, edges_from_counts
 
@@ -14,6 +12,7 @@ from treekit_core import (
     CalibrationRule,
     CompositionError,
     OutOfFold,
+    ParamsMixin,
     RejectRule,
     TrainingData,
     Tree,
@@ -49,26 +48,21 @@ def _client(client):
         ) from None
 
 
-class DaskTreeMixin:
-    """What the two Dask estimators share: the local estimator that names the composition,
-    the partitions, the growth and prediction."""
+class DaskTreeMixin(ParamsMixin):
+    """What the two Dask estimators share: the local estimator that names the composition
+    (its family's: the Dask estimator's ``estimator_type`` and tags are the local class's),
+    the partitions, the growth and prediction. Parameters and scikit-learn's tags as the
+    core's estimators (:class:`treekit_core.ParamsMixin`)."""
 
     local_class = TreeClassifier
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {name: getattr(self, name) for name in self._param_names()}
+    @property
+    def estimator_type(self):
+        return self.local_class.estimator_type
 
-    def set_params(self, **params):
-        for name, value in params.items():
-            if name not in self._param_names():
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}")
-            setattr(self, name, value)
-        return self
-
-    @classmethod
-    def _param_names(cls) -> list:
-        signature = inspect.signature(cls.__init__)
-        return [p for p in signature.parameters if p != "self"]
+    def _input_tags(self) -> dict:
+        """What X may hold: what the local estimator accepts."""
+        return self._local()._input_tags()
 
     def _local(self):
         """The in-memory estimator with these parameters and the histogram splitter: what
@@ -642,9 +636,7 @@ class DaskTreeClassifier(DaskTreeMixin):
         n_threads=None,
         client=None,
     ):
-        for name, value in locals().items():
-            if name != "self":
-                setattr(self, name, value)
+        self._store_params(locals())
 
     def predict_proba(self, X):
         """Class probabilities, per partition of a Dask X (a Dask array), or for an
@@ -688,9 +680,7 @@ class DaskTreeRegressor(DaskTreeMixin):
         n_threads=None,
         client=None,
     ):
-        for name, value in locals().items():
-            if name != "self":
-                setattr(self, name, value)
+        self._store_params(locals())
 
     def predict(self, X, quantiles=None, interpolation="inverted_cdf"):
         """The local model's predictions (with ``quantiles``: the weighted quantiles of the

@@ -1,0 +1,172 @@
+"""The estimator layer by family (issue 58): a public estimator is one family (what it
+predicts) on one structure (one tree or an ensemble), no public estimator subclasses
+another, scikit-learn's type tags follow the family, and model files and pickles written
+before the families (tests/fixtures/models_v3, made by make_v3_models.py there at commit
+839a17a) load and predict identically."""
+
+import importlib.util
+import inspect
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_classifier, is_regressor
+
+import treekit_core
+from treekit_core import (
+    ClassifierFamily,
+    ComposedEstimator,
+    EnsembleEstimator,
+    ForestClassifier,
+    ForestRegressor,
+    ForestSurvival,
+    RegressorFamily,
+    SingleTreeEstimator,
+    SurvivalFamily,
+    SurvivalTree,
+    TreeClassifier,
+    TreeRegressor,
+)
+
+FAMILIES = (ClassifierFamily, RegressorFamily, SurvivalFamily)
+STRUCTURES = (SingleTreeEstimator, EnsembleEstimator)
+#: Every public composed estimator: the public names that are ComposedEstimator classes.
+PUBLIC = sorted(
+    (
+        value
+        for name in treekit_core.__all__
+        if inspect.isclass(value := getattr(treekit_core, name))
+        and issubclass(value, ComposedEstimator)
+        and value not in (ComposedEstimator, *STRUCTURES)
+    ),
+    key=lambda cls: cls.__name__,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models_v3"
+
+
+def test_the_public_estimators_are_the_six():
+    assert [cls.__name__ for cls in PUBLIC] == [
+        "ForestClassifier",
+        "ForestRegressor",
+        "ForestSurvival",
+        "SurvivalTree",
+        "TreeClassifier",
+        "TreeRegressor",
+    ]
+
+
+@pytest.mark.parametrize("estimator", PUBLIC, ids=lambda cls: cls.__name__)
+def test_no_public_estimator_subclasses_another(estimator):
+    others = [other for other in PUBLIC if other is not estimator]
+    assert not [other.__name__ for other in others if issubclass(estimator, other)]
+
+
+@pytest.mark.parametrize("estimator", PUBLIC, ids=lambda cls: cls.__name__)
+def test_a_public_estimator_is_one_family_on_one_structure(estimator):
+    families = [family for family in FAMILIES if issubclass(estimator, family)]
+    structures = [structure for structure in STRUCTURES if issubclass(estimator, structure)]
+    assert len(families) == 1 and len(structures) == 1
+    # the family before the structure (its hooks override the structure's defaults), and
+    # the public class adds what its predictions need on top of the two
+    bases = estimator.__bases__
+    assert bases == (families[0], structures[0])
+
+
+def test_the_regressors_and_survival_models_are_not_classifiers():
+    for estimator in (TreeRegressor, SurvivalTree, ForestRegressor, ForestSurvival):
+        assert not issubclass(estimator, (TreeClassifier, ForestClassifier))
+        assert not issubclass(estimator, ClassifierFamily)
+        model = estimator()
+        # what the classifier has and a model predicting numbers has not
+        for name in (
+            "predict_proba",
+            "decide",
+            "risk_coverage",
+            "labeler",
+            "reject",
+            "calibration",
+            "class_weight",
+            "abstain_value",
+            "fit_decision_rules",
+        ):
+            assert not hasattr(model, name), (estimator.__name__, name)
+        for name in ("labeler", "confidence", "reject", "class_weight"):
+            assert name not in model.get_params()
+
+
+@pytest.mark.parametrize("estimator", PUBLIC, ids=lambda cls: cls.__name__)
+def test_scikit_learn_reads_the_family(estimator):
+    classifier = issubclass(estimator, ClassifierFamily)
+    assert is_classifier(estimator()) == classifier
+    # a survival model is a regressor to scikit-learn, as it always was here (a score,
+    # Harrell's concordance, higher is better; plain K-fold splits)
+    assert is_regressor(estimator()) == (not classifier)
+    assert type(clone(estimator(max_depth=2))) is estimator
+
+
+def test_a_fixed_component_is_the_family_s_and_no_parameter():
+    X = np.arange(20.0)[:, None]
+    model = TreeRegressor(max_depth=1).fit(X, X[:, 0])
+    assert model.composition_.labeler.name == "majority"
+    assert "labeler" not in model.get_params(deep=True)
+    assert not model.can_abstain_
+
+
+def _fixture_data():
+    spec = importlib.util.spec_from_file_location("make_v3", FIXTURES / "make_v3_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+NAMES = sorted(p.name[: -len(".expected.json")] for p in FIXTURES.glob("*.expected.json"))
+
+
+def test_every_family_s_fixture_is_there():
+    assert len(NAMES) == 9
+    kinds = {json.loads((FIXTURES / f"{n}.expected.json").read_text())["estimator"] for n in NAMES}
+    assert kinds == {cls.__name__ for cls in PUBLIC}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_model_written_before_the_families_predicts_as_it_did(name):
+    module = _fixture_data()
+    X, labels, response, follow_up = module.data()
+    expected = json.loads((FIXTURES / f"{name}.expected.json").read_text())
+    estimator = getattr(treekit_core, expected["estimator"])
+    loaded = estimator.from_json((FIXTURES / f"{name}.json").read_text())
+    unpickled = pickle.loads((FIXTURES / f"{name}.pickle").read_bytes())
+    for model in (loaded, unpickled):
+        assert type(model) is estimator
+        got = module.predictions(model, X)
+        assert set(got) == set(expected) - {"treekit", "estimator"}
+        for key, values in got.items():
+            np.testing.assert_array_equal(np.asarray(values), np.asarray(expected[key]))
+    # refitting the unpickled estimator fits as a fresh one with its parameters does
+    targets = {"labels": labels, "response": response, "follow_up": follow_up}
+    target = module.MODELS[name][1]
+    refit = unpickled.fit(X, targets[target])
+    fresh = estimator(**unpickled.get_params(deep=False)).fit(X, targets[target])
+    refit_predictions, fresh_predictions = (
+        module.predictions(model, X) for model in (refit, fresh)
+    )
+    for key in refit_predictions:
+        np.testing.assert_array_equal(refit_predictions[key], fresh_predictions[key])
+    if not issubclass(estimator, EnsembleEstimator):  # a single tree fits as it did
+        for key, values in refit_predictions.items():
+            np.testing.assert_array_equal(np.asarray(values), np.asarray(expected[key]))
+
+
+def test_a_regressor_file_with_a_reject_threshold_is_refused():
+    X = np.arange(20.0)[:, None]
+    text = TreeRegressor(max_depth=2).fit(X, X[:, 0]).to_json()
+    payload = json.loads(text)
+    assert "reject_threshold" not in payload  # a regressor writes no decision rules
+    payload["reject_threshold"] = None  # as files before the families held: accepted
+    TreeRegressor.from_json(json.dumps(payload))
+    payload["reject_threshold"] = 0.5
+    with pytest.raises(treekit_core.ModelFileError, match="'reject_threshold' is for classifiers"):
+        TreeRegressor.from_json(json.dumps(payload))
