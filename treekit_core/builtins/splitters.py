@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from typing import ClassVar
@@ -26,6 +27,12 @@ from treekit_core.engine.validation import feature_label
 from treekit_core.registry import get_registry
 
 NOMINAL_SPLITS = ("subset", "multiway")
+#: Where the exhaustive splitter sends the rows missing a feature's value: "shares"
+#: (C4.5's: a cut is judged on the known values, its drop scaled by their weight, and a
+#: missing value goes down both branches by the known weight's shares) or "one_side"
+#: (scikit-learn's since 1.3, LightGBM's: all of them to the side that drops impurity
+#: most, chosen with the cut, and a value missing at prediction goes that way).
+MISSING_RULES = ("shares", "one_side")
 
 
 def _check_question_names(instance, attribute, value):
@@ -89,6 +96,14 @@ class Exhaustive(Splitter):
     only where it drops impurity strictly more than every threshold and nominal question.
     Searched by compiled kernels, node by node (the presorted builder knows thresholds
     only).
+
+    ``missing`` (:data:`MISSING_RULES`): ``"shares"`` (C4.5's, the default) or
+    ``"one_side"`` (scikit-learn's ``DecisionTree*`` since 1.3: every row missing the
+    feature goes to the side chosen with the cut, tried right then left, and the cut of
+    the known values from the missing ones; a feature without missing rows at a node
+    sends a missing value to the child with more rows). Threshold questions only: nominal
+    features, gain ratio, further question kinds and criteria scored from rows or by a
+    split score are refused with it.
     """
 
     name: ClassVar[str] = "exhaustive"
@@ -107,10 +122,30 @@ class Exhaustive(Splitter):
     )
     gain_ratio: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     questions: tuple = attrs.field(default=(), converter=tuple, validator=_check_question_names)
+    missing: str = attrs.field(default="shares", validator=attrs.validators.in_(MISSING_RULES))
 
     def check_composition(self, composition) -> None:
         """Monotonic constraints and range questions do not mix: a range question sends
-        the middle of a feature's values one way, which no order of the values survives."""
+        the middle of a feature's values one way, which no order of the values survives.
+        Missing values on one side are searched for threshold questions scored by
+        impurity drops."""
+        if self.missing == "one_side":
+            criterion = composition.criterion
+            clash = (
+                "gain_ratio=True (C4.5's, which counts missing values as a part)"
+                if self.gain_ratio
+                else f"question kind {self.questions[0]!r}"
+                if self.questions
+                else f"criterion {criterion.name!r}, scored from rows or by its own split score"
+                if type(criterion).row_search is not None or type(criterion).split_score is not None
+                else None
+            )
+            if clash is not None:
+                raise CompositionError(
+                    f"splitter {self.name!r} with missing='one_side' searches threshold "
+                    f"questions by impurity drops; it cannot search with {clash}: use "
+                    "missing='shares'"
+                )
         if composition.constraints.has_monotonic and self.questions:
             raise CompositionError(
                 f"splitter {self.name!r} cannot keep monotonic_cst while searching question "
@@ -122,6 +157,13 @@ class Exhaustive(Splitter):
         from treekit_core.kernels.specialised import criterion_kernels
 
         refuse_scored_nominal(self, criterion, data)
+        if self.missing == "one_side" and data.nominal_features.size:
+            j = feature_label(int(data.nominal_features[0]), data.feature_names)
+            raise CompositionError(
+                f"splitter {self.name!r} with missing='one_side' searches threshold questions; "
+                f"nominal feature {j} would send its missing values by shares: encode it, or "
+                "use missing='shares'"
+            )
         if type(criterion).row_search is not None:
             return self._prepare_row_search(data, criterion)
         kernels = criterion_kernels(criterion)
@@ -252,7 +294,9 @@ class Exhaustive(Splitter):
                 nominal,
             )
         ]
-        return self._tree_of_table(composition, tables, data, signs is not None)
+        return self._sides_of_missing_values(
+            self._tree_of_table(composition, tables, data, signs is not None)
+        )
 
     @staticmethod
     def _tree_of_table(composition, tables, data, constrained):
@@ -288,6 +332,20 @@ class Exhaustive(Splitter):
         )
         if bounds is not None:
             tree.node_fields[VALUE_LOWER], tree.node_fields[VALUE_UPPER] = bounds
+        return tree
+
+    def _sides_of_missing_values(self, tree):
+        """A tree the presorted builder grew (no missing value in its rows) under
+        ``missing="one_side"``: every node sends a missing value to the child with more
+        training rows (ties: right), scikit-learn's rule for a feature without missing
+        values at a node."""
+        if self.missing != "one_side":
+            return tree
+        internal = np.flatnonzero(tree.child_start[1:] - tree.child_start[:-1] == 2)
+        first = tree.child_start[internal]
+        left, right = tree.child_ids[first], tree.child_ids[first + 1]
+        to_left = (tree.n_samples[left] > tree.n_samples[right]).astype(np.float64)
+        tree.child_shares[first], tree.child_shares[first + 1] = to_left, 1.0 - to_left
         return tree
 
     def grows_in_one_call(self, composition, data) -> bool:
@@ -339,6 +397,8 @@ class Exhaustive(Splitter):
         if node.value_limits is not None:  # monotonic constraints: the bounded search
             kernel = kernels.best_split_within_bounds
             bounds = (node.constraint_signs, node.value_limits)
+        if self.missing == "one_side":
+            kernel, bounds = _one_side_search(impurity, node, data.n_features)
         features = node.features
         nominal = np.zeros(0, dtype=np.int64)
         if data.nominal_features.size:
@@ -453,6 +513,18 @@ class Exhaustive(Splitter):
         return split, self._gain_ratio(split, data, node) if self.gain_ratio else float(drop)
 
     node_field_names = ()
+
+
+def _one_side_search(impurity, node, n_features) -> tuple:
+    """(the compiled search with missing values on one side, its constraint arguments:
+    the node's signs and value limits, or none and unbounded)."""
+    from treekit_core.kernels.one_side_search import best_split_missing_on_one_side
+
+    if node.value_limits is not None:
+        bounds = (node.constraint_signs, node.value_limits)
+    else:
+        bounds = (np.zeros(n_features), np.array([-np.inf, np.inf]))
+    return functools.partial(best_split_missing_on_one_side, impurity), bounds
 
 
 def _check_min_objects(instance, attribute, value):

@@ -1,7 +1,8 @@
 """The exhaustive threshold search: a feature's sorted values swept with running sums of
 the statistics (:func:`scan_sorted_feature`, :func:`scan_within_bounds` under a monotonic
 constraint), and one node's best cut over its candidate features from gathered buffers
-(:func:`best_split_of_node`: missing values, the node-by-node loop).
+(:func:`best_split_of_node`: missing values by C4.5's shares, the node-by-node loop;
+:func:`best_split_missing_on_one_side`: scikit-learn's, every missing row to one side).
 
 Written once for every criterion: the functions that take the criterion's compiled
 impurity first carry no signature or cache of their own; :mod:`.growth` imports them, so the
@@ -389,4 +390,177 @@ def best_split_within_bounds(
             for j in range(position):
                 left += weights[j]
             best_share = left / weight
+    return best_feature, best_threshold, best_drop, best_share
+
+
+# -- missing values on one side (scikit-learn's, LightGBM's) ----------------------
+
+#: The threshold of the cut that sends every known value left and the missing ones right
+#: (scikit-learn's is +inf, which a model file does not take; every finite value is <= it).
+ALL_KNOWN_LEFT = np.finfo(np.float64).max
+
+
+@generic_jit
+def best_side_cut(
+    impurity,
+    params,
+    values,
+    weighted,
+    weights,
+    known,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    min_samples_leaf,
+    min_weight_leaf,
+    left_sums,
+    right_sums,
+    missing_sums,
+    sign,
+    limits,
+):
+    """scikit-learn's search of one feature at a node (``node_split_best`` since 1.3): the
+    node's n rows sorted by value with the missing ones last (the first ``known`` have a
+    value). Every cut between known values is tried with the missing rows all on the right,
+    then all on the left, then the cut that sends every known row left and the missing ones
+    right (threshold :data:`ALL_KNOWN_LEFT`); the first strictly best wins. A feature
+    without missing rows sends a missing value at prediction to the side with more rows
+    (ties: right), as scikit-learn does. Returns (drop, threshold, share of a missing value
+    sent left: 1 or 0); drop -inf when no cut is admissible."""
+    n = values.shape[0]
+    n_stats = parent_sums.shape[0]
+    best_drop = -np.inf
+    best_threshold = 0.0
+    best_share = 0.0
+    n_missing = n - known
+    missing_weight = 0.0
+    for k in range(n_stats):
+        missing_sums[k] = 0.0
+    for j in range(known, n):
+        missing_weight += weights[j]
+        for k in range(n_stats):
+            missing_sums[k] += weighted[j, k]
+    for missing_left in range(2 if n_missing > 0 else 1):
+        left_weight = missing_weight if missing_left == 1 else 0.0
+        for k in range(n_stats):
+            left_sums[k] = missing_sums[k] if missing_left == 1 else 0.0
+        for j in range(known - 1):
+            for k in range(n_stats):
+                left_sums[k] += weighted[j, k]
+            left_weight += weights[j]
+            if values[j + 1] <= values[j] + FEATURE_THRESHOLD:
+                continue
+            n_left = j + 1 + (n_missing if missing_left == 1 else 0)
+            right_weight = parent_weight - left_weight
+            if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
+                continue
+            if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
+                continue
+            drop = split_drop(
+                impurity,
+                params,
+                parent_sums,
+                parent_weight,
+                parent_impurity,
+                left_sums,
+                left_weight,
+                right_sums,
+            )
+            if sign != 0.0 and not within_bounds(
+                sign, limits, left_sums, left_weight, right_sums, right_weight
+            ):
+                continue
+            if drop > best_drop:
+                best_drop = drop
+                best_threshold = cut_threshold(values, j)
+                if n_missing > 0:
+                    best_share = 1.0 if missing_left == 1 else 0.0
+                else:
+                    best_share = 1.0 if n_left > n - n_left else 0.0
+    if n_missing > 0 and known >= min_samples_leaf and n_missing >= min_samples_leaf:
+        left_weight = parent_weight - missing_weight
+        for k in range(n_stats):
+            left_sums[k] = parent_sums[k] - missing_sums[k]
+        if left_weight >= min_weight_leaf and missing_weight >= min_weight_leaf:
+            drop = split_drop(
+                impurity,
+                params,
+                parent_sums,
+                parent_weight,
+                parent_impurity,
+                left_sums,
+                left_weight,
+                right_sums,
+            )
+            admissible = sign == 0.0 or within_bounds(
+                sign, limits, left_sums, left_weight, right_sums, missing_weight
+            )
+            if admissible and drop > best_drop:
+                best_drop = drop
+                best_threshold = ALL_KNOWN_LEFT
+                best_share = 0.0
+    return best_drop, best_threshold, best_share
+
+
+@generic_jit
+def best_split_missing_on_one_side(
+    impurity,
+    params,
+    X,
+    evidence,
+    rows,
+    row_weights,
+    parent_sums,
+    parent_weight,
+    features,
+    min_samples_leaf,
+    min_weight_leaf,
+    signs,
+    limits,
+):
+    """:func:`best_split_within_bounds` with scikit-learn's missing values: a feature's
+    missing rows go to one side together, chosen with the cut (:func:`best_side_cut`),
+    and its drop is the whole node's. A feature whose known values are all equal (or
+    that has none) is not split on, as scikit-learn deems it constant. Features in the
+    given order, the first strictly best wins; (feature -1 when no cut is admissible,
+    threshold, drop, share of a missing value sent left)."""
+    n = rows.shape[0]
+    n_stats = evidence.shape[1]
+    values = np.empty(n)
+    unsorted = np.empty(n)
+    weighted = np.empty((n, n_stats))
+    weights = np.empty(n)
+    left_sums, right_sums = np.empty(n_stats), np.empty(n_stats)
+    missing_sums = np.empty(n_stats)
+    parent_impurity = impurity(parent_sums, parent_weight, params)
+    best_feature = -1
+    best_threshold = 0.0
+    best_drop = -np.inf
+    best_share = 0.0
+    for f in features:
+        known = gather_sorted_feature(
+            X, evidence, rows, row_weights, f, unsorted, values, weighted, weights
+        )
+        if known == 0 or values[known - 1] <= values[0] + FEATURE_THRESHOLD:
+            continue
+        drop, threshold, share = best_side_cut(
+            impurity,
+            params,
+            values,
+            weighted,
+            weights,
+            known,
+            parent_sums,
+            parent_weight,
+            parent_impurity,
+            min_samples_leaf,
+            min_weight_leaf,
+            left_sums,
+            right_sums,
+            missing_sums,
+            signs[f],
+            limits,
+        )
+        if drop > best_drop:
+            best_feature, best_threshold, best_drop, best_share = f, threshold, drop, share
     return best_feature, best_threshold, best_drop, best_share
