@@ -89,9 +89,11 @@ def has_lightgbm() -> bool:
     return True
 
 
-def large_section(cases, repeats):
+def large_section(cases, repeats, libraries=None):
     contestants = {
-        name: spec for name, spec in CONTESTANTS.items() if spec[0] != "lightgbm" or has_lightgbm()
+        name: spec
+        for name, spec in CONTESTANTS.items()
+        if (spec[0] != "lightgbm" or has_lightgbm()) and (libraries is None or spec[0] in libraries)
     }
     results = []
     for n, depth in cases:
@@ -105,12 +107,16 @@ def large_section(cases, repeats):
             name: {k: statistics.median(r[k] for r in rs) for k in rs[0]}
             for name, rs in runs.items()
         }
-        sk = row["scikit-learn exact"]
+        sk = row.get("scikit-learn exact")
         lgb = row.get("LightGBM 1 tree all threads")
+        one = row.get("treekit histogram 1 thread")
         for name, r in row.items():
-            versus = f"x{r['fit_wall'] / sk['fit_wall']:.3f} sklearn"
+            versus = [f"x{r['fit_wall'] / sk['fit_wall']:.3f} sklearn"] if sk else []
             if lgb:
-                versus += f", x{r['fit_wall'] / lgb['fit_wall']:.2f} LightGBM all threads"
+                versus.append(f"x{r['fit_wall'] / lgb['fit_wall']:.2f} LightGBM all threads")
+            if one and name.startswith("treekit histogram"):
+                versus.append(f"x{r['fit_wall'] / one['fit_wall']:.2f} histogram 1 thread")
+            versus = ", ".join(versus)
             print(
                 f"n={n:>8} depth={depth:>4} {name:>31}: fit {r['fit_wall']:7.2f} s wall "
                 f"{r['fit_cpu']:7.2f} s CPU ({versus}) | peak {r['peak_mb']:6.0f} MB | "
@@ -207,6 +213,13 @@ def main(argv=None):
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", choices=["large", "udt"], nargs="*", default=None)
+    parser.add_argument(
+        "--libraries",
+        nargs="*",
+        default=None,
+        choices=sorted({spec[0] for spec in CONTESTANTS.values()}),
+        help="the contestants of the large section (default: all)",
+    )
     parser.add_argument("--json", default=None, help="also write the results to this file")
     args = parser.parse_args(argv)
     sections = args.only or ["large", "udt"]
@@ -215,7 +228,7 @@ def main(argv=None):
     results = {}
     if "large" in sections:
         cases = [(int(c.split(":")[0]), c.split(":")[1]) for c in args.cases]
-        results["large"] = large_section(cases, args.repeats)
+        results["large"] = large_section(cases, args.repeats, args.libraries)
     if "udt" in sections:
         results["udt"] = udt_section(args.repeats)
     if args.json:

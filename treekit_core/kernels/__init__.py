@@ -39,13 +39,15 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``choose_question``      a node's question: the strictly best of the best cut and the nominal
                          question, the earlier feature on a tie, with the stopping rules
                          (kernel)
+``number_depth_first``   one node table from pieces grown apart (nodes split by the caller,
+                         subtrees grown on threads), numbered as one thread numbers them
 
 For a plugin's pass over rows (prediction, a confidence score):
 
 ``for_row_chunks``       run a row-range kernel in dynamic chunks on the threads allowed
 
-The other modules (``builder``, ``c45``, ``routing``, ``question_routing``, ``generated``) are
-private.
+The other modules (``builder``, apart from ``number_depth_first``, ``c45``, ``routing``,
+``question_routing``, ``generated``) are private.
 
 Before any kernel module imports numba, numba's default thread count is capped to the CPUs
 this process may use (affinity mask, cgroup quota: :mod:`.usable_cpus`); an explicit
@@ -84,6 +86,7 @@ _PUBLIC = {
     "split_candidates": "nominal_questions",
     "ask_nominal_question": "nominal_questions",
     "choose_question": "growth",
+    "number_depth_first": "builder",
     "for_row_chunks": "row_chunks",
 }
 

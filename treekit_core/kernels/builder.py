@@ -368,7 +368,7 @@ class _Growth:
 
             grown = {i: pool.submit(self.subtree, *pieces[i], d, 0, block(i)) for i in tasks}
             tables = [grown[i].result() if i in grown else block(i) for i in range(len(pieces))]
-        return _number_depth_first(table, tables, split_here)
+        return number_depth_first(table, tables, split_here)
 
     def _split_large_node(self, pool, chunks, scratch, start, end, depth):
         """A node too large for one task: its table row, and the rows it sends left (0
@@ -447,7 +447,7 @@ class _Scratch(threading.local):
         return self.buffers
 
 
-def _number_depth_first(table, tables, split_here):
+def number_depth_first(table, tables, split_here):
     """The node table of the pieces, listed in depth-first order: nodes split here (whose
     children are piece indices) and subtree tables (children numbered within the
     subtree), each in its block of ``table`` (or, where a subtree outgrew its block, in

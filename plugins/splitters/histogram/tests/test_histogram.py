@@ -8,7 +8,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from treekit_histogram import Histogram
 from treekit_histogram.binning import bin_features
@@ -354,3 +354,71 @@ def test_a_tie_between_a_category_and_a_threshold_goes_to_the_earlier_feature(cr
         model = TreeRegressor(max_depth=1, criterion=criterion, splitter=splitter)
         with registered(TestPlugin(), name="histogram-tests"):
             assert model.fit(X[columns], y).tree_.feature[0] == 0
+
+
+def _same_tree(a, b) -> bool:
+    """Bit-identical trees: every node array, NaN where NaN."""
+    fields = ("feature", "threshold", "statistics", "weight", "n_samples", "impurity")
+    fields += ("child_start", "child_ids", "child_shares", "depth")
+    return all(
+        np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True) for name in fields
+    )
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n_rows=st.integers(600, 3000),
+    n_features=st.integers(1, 9),
+    missing=st.sampled_from([0.0, 0.1]),
+    regression=st.booleans(),
+)
+def test_a_threaded_fit_grows_the_one_thread_tree(
+    monkeypatch, seed, n_rows, n_features, missing, regression
+):
+    """Issue 59: with n_threads > 1 the histogram grower splits the large nodes on threads
+    (histograms over chunks of features) and grows the rest as subtree tasks; the tree is
+    the one thread's, bit for bit, for 2 and 4 threads (the thresholds that keep small
+    data on one thread lowered here, so small data takes the threaded path)."""
+    from treekit_histogram import threads
+
+    from treekit_core import TreeRegressor
+
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(threads, "MIN_TASK_ROWS", 50)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features)).round(2)  # repeated values: ties between bins
+    X[rng.random(X.shape) < missing] = np.nan
+    signal = np.nan_to_num(X[:, 0]) - 0.5 * np.nan_to_num(X[:, -1])
+    estimator = TreeRegressor if regression else TreeClassifier
+    y = signal + rng.normal(size=n_rows) if regression else (signal > 0).astype(int)
+    weight = rng.integers(0, 3, n_rows).astype(float)  # zero weights: rows left out
+    trees = [
+        estimator(splitter="histogram", n_threads=t, max_depth=10, min_samples_leaf=3)
+        .fit(X, y, sample_weight=weight)
+        .tree_
+        for t in (1, 2, 4)
+    ]
+    assert trees[0].n_nodes > 1
+    assert _same_tree(trees[0], trees[1]) and _same_tree(trees[0], trees[2])
+
+
+def test_the_threaded_path_is_taken(monkeypatch):
+    """The test above exercises threads: with the thresholds lowered, a 2-thread fit calls
+    grow_with_threads (and a 1-thread fit does not)."""
+    from treekit_histogram import splitter, threads
+
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 1)
+    calls = []
+    original = splitter.grow_with_threads
+    monkeypatch.setattr(
+        splitter, "grow_with_threads", lambda *a: calls.append(a[-1]) or original(*a)
+    )
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    TreeClassifier(splitter="histogram", n_threads=1).fit(X, y)
+    assert calls == []
+    TreeClassifier(splitter="histogram", n_threads=2).fit(X, y)
+    assert calls == [2]

@@ -100,7 +100,13 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int = 1) -> BinnedData
     if n > BINNING_SAMPLE:
         rows = np.random.default_rng(0).choice(n, BINNING_SAMPLE, replace=False)
         sample = X[np.sort(rows)]
-    edges, n_value_bins = edge_table([feature_edges(sample[:, f], max_bins) for f in range(d)])
+    columns = [np.ascontiguousarray(sample[:, f]) for f in range(d)]
+    if n_threads > 1 and sample.shape[0] * d >= 100_000:  # numpy's sorts release the GIL
+        with ThreadPoolExecutor(n_threads) as pool:
+            per_feature = list(pool.map(lambda column: feature_edges(column, max_bins), columns))
+    else:
+        per_feature = [feature_edges(column, max_bins) for column in columns]
+    edges, n_value_bins = edge_table(per_feature)
     return BinnedData(code_features(X, edges, max_bins, n_threads), edges, n_value_bins, max_bins)
 
 

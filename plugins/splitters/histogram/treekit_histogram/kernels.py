@@ -54,7 +54,7 @@ U1_2C = types.uint8[:, ::1]
 F2C = types.float64[:, ::1]
 F3C = types.float64[:, :, ::1]
 GROW_ARGUMENTS = (
-    *(F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C),
+    *(F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C, F1),
     # nominal features: the criterion's subset search, categories per feature, the
     # statistic ordering categories (-1: none), the exhaustive search's limit
     *(NOMINAL_SEARCH_TYPE, I1, i8, i8),
@@ -89,6 +89,38 @@ def build_histogram(binned, rows, index, start, end, hist):
             hist[f, b, WEIGHT] += weight
             for k in range(n_classes):
                 hist[f, b, CLASS_SUMS + k] += rows[r, 1 + k]
+
+
+@generic_jit
+def build_feature_histograms(binned, rows, index, start, end, hist, features):
+    """:func:`build_histogram` for ``features`` only (the rest of ``hist`` untouched): what
+    one thread of a threaded fit builds (:mod:`treekit_histogram.threads`). Each bin sums
+    its rows in the same order as :func:`build_histogram`, so its bits are the same."""
+    n_bins, width = hist.shape[1], hist.shape[2]
+    n_classes = width - CHANNELS
+    for f in features:
+        for b in range(n_bins):
+            for c in range(width):
+                hist[f, b, c] = 0.0
+    for j in range(start, end):
+        r = index[j]
+        weight = rows[r, 0]
+        for f in features:
+            b = binned[r, f]
+            hist[f, b, COUNT] += 1.0
+            hist[f, b, WEIGHT] += weight
+            for k in range(n_classes):
+                hist[f, b, CLASS_SUMS + k] += rows[r, 1 + k]
+
+
+@generic_jit
+def subtract_feature_histograms(parent, child, features):
+    """:func:`subtract_histogram` for ``features`` only."""
+    n_bins, width = parent.shape[1], parent.shape[2]
+    for f in features:
+        for b in range(n_bins):
+            for c in range(width):
+                parent[f, b, c] -= child[f, b, c]
 
 
 @generic_jit
@@ -340,14 +372,16 @@ def grow_subtree(
     max_features,
     seed,
     root_hist,
+    root_statistics,
     question_search,
     n_categories,
     order_column,
     exact_limit,
 ):
     """Grow the subtree whose root holds the rows ``index[start:end]`` (and whose
-    histogram is ``root_hist``), depth first, first branch first, nodes numbered as taken
-    from the stack (the exhaustive grower's order); returns its node table
+    histogram is ``root_hist``; its weight and statistics ``root_statistics``, or, where
+    ``root_statistics[0]`` is NaN, summed from its rows), depth first, first branch first,
+    nodes numbered as taken from the stack (the exhaustive grower's order); returns its node table
     (growth.NODE_COLUMNS, the class sums, then the missing side: see ``EXTRA_COLUMNS``).
 
     ``binned`` holds the bin codes (the last bin of ``root_hist``: missing), ``edges[f,
@@ -402,7 +436,11 @@ def grow_subtree(
     stack_stats = np.empty((64, 1 + n_classes))
     stack[0, 0], stack[0, 1], stack[0, 2] = start, end, root_depth
     stack[0, 3], stack[0, 4], stack[0, 5] = -1, 0, root_slot
-    stack_stats[0, 0] = rows_statistics(rows, index, start, end, stack_stats[0, 1:])
+    if np.isnan(root_statistics[0]):
+        stack_stats[0, 0] = rows_statistics(rows, index, start, end, stack_stats[0, 1:])
+    else:  # a subtree of a threaded fit: as its parent found them (side_statistics)
+        for k in range(1 + n_classes):
+            stack_stats[0, k] = root_statistics[k]
     top = 1
     node = -1
     sums = np.empty(n_classes)

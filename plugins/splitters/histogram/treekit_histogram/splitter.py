@@ -4,6 +4,7 @@ binned features."""
 from __future__ import annotations
 
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 import attrs
@@ -18,6 +19,7 @@ from treekit_core.builtins import (
     refuse_scored_nominal,
 )
 from treekit_histogram.binning import MAX_BINS, bin_features
+from treekit_histogram.threads import build_histogram_in_chunks, grow_with_threads, uses_threads
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
 CACHE_KEY = "histogram_bins"
@@ -45,7 +47,9 @@ class Histogram(Splitter):
     split, wholly to the side with the larger drop. Nominal features are searched as
     categories with the exhaustive splitter's subset question. With the hard propagator the
     whole tree grows in one compiled call, building the histogram of the smaller child of
-    every split and subtracting it from the parent's for the larger.
+    every split and subtracting it from the parent's for the larger; on ``n_threads``
+    threads for a large tree (histograms over chunks of features, subtrees as tasks: the
+    same tree, :mod:`treekit_histogram.threads`).
     """
 
     name: ClassVar[str] = "histogram"
@@ -128,25 +132,36 @@ class Histogram(Splitter):
         # a zero-weight row (a forest's out-of-bag row) is a removed row: the root holds
         # the others
         index = np.flatnonzero(data.weight > 0).astype(np.int32)
-        root = self._histogram(binned.codes, rows, index, data)
-        if subsets is None:  # no candidate is nominal: the search is never called
-            subsets = (no_nominal_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
-        table = kernels.grow_subtree(
-            composition.criterion.impurity_params(data.n_statistics),
-            binned.codes,
-            rows,
-            binned.edges,
-            binned.n_value_bins,
-            index,
-            0,
-            index.size,
-            0,
-            rule_vector(rules),
-            max_features,
-            seed,
-            root,
-            *subsets,
+        params = composition.criterion.impurity_params(data.n_statistics)
+        threaded = subsets is None and uses_threads(
+            n_threads, index.size, data.n_features, max_features
         )
+        if threaded:  # the same tree, grown on n_threads threads (threads.py)
+            root = self._histogram(binned.codes, rows, index, data, n_threads)
+            table = grow_with_threads(
+                kernels, params, binned, rows, index, root, rule_vector(rules), n_threads
+            )
+        else:
+            root = self._histogram(binned.codes, rows, index, data)
+            if subsets is None:  # no candidate is nominal: the search is never called
+                subsets = (no_nominal_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
+            table = kernels.grow_subtree(
+                params,
+                binned.codes,
+                rows,
+                binned.edges,
+                binned.n_value_bins,
+                index,
+                0,
+                index.size,
+                0,
+                rule_vector(rules),
+                max_features,
+                seed,
+                root,
+                np.full(1 + data.n_statistics, np.nan),  # the root's statistics: from its rows
+                *subsets,
+            )
         questions, question, fields = nominal_question_fields(
             np.ascontiguousarray(table[:, SUMS + data.n_statistics + 1]),
             None,  # subset questions only
@@ -226,13 +241,19 @@ class Histogram(Splitter):
                 best = split
         return best
 
-    def _histogram(self, codes, rows, index, data):
+    def _histogram(self, codes, rows, index, data, n_threads=1):
         """The class histograms (features x (max_bins + 1) x channels) of the rows
-        ``index`` of ``codes`` (their row table: ``rows``)."""
+        ``index`` of ``codes`` (their row table: ``rows``), with ``n_threads`` > 1 a chunk
+        of features per thread (the same bits)."""
         from treekit_histogram.kernels import CHANNELS
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
-        build_histogram()(codes, rows, index, 0, index.shape[0], hist)
+        if n_threads > 1:
+            chunks = np.array_split(np.arange(data.n_features, dtype=np.int64), n_threads)
+            with ThreadPoolExecutor(n_threads) as pool:
+                build_histogram_in_chunks(pool, chunks, codes, rows, index, 0, index.size, hist)
+        else:
+            build_histogram()(codes, rows, index, 0, index.shape[0], hist)
         return hist
 
 

@@ -1,0 +1,238 @@
+"""The histogram tree grown on several threads (``n_threads``), the same tree as one thread
+grows, bit for bit.
+
+As the core's presorted builder (``treekit_core.kernels.builder``), with a pool of Python
+threads running compiled kernels without the GIL, never a parallel region per node:
+
+* the large nodes near the root are split here, one at a time: the histogram of the
+  smaller child is built over chunks of features that idle threads pick up (each bin sums
+  its rows in the order one thread sums them, so the bits are the same), the larger
+  child's is the parent's minus it (LightGBM's subtraction), chunk by chunk too; the
+  search over the bins and the partition of the rows are single passes;
+* every node with fewer rows than a share of the data becomes a task growing its whole
+  subtree in one compiled call (``grow_subtree``, given the node's histogram and the
+  statistics its parent found for it); tasks run largest first.
+
+The nodes are numbered afterwards in the order one thread grows them
+(``treekit_core.kernels.number_depth_first``). Trees that draw features per node
+(``max_features`` < d) and trees with nominal features grow in one call.
+"""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from treekit_core.kernels import NODE_COLUMNS
+
+#: Threads only where rows x features reaches this (50 000 x 20): below it a fit takes a
+#: fraction of a second and handing out work costs more than it saves. Tests lower it.
+PARALLEL_MIN_WORK = 1_000_000
+#: Nodes with fewer rows than 1 / (this x threads) of the data become subtree tasks.
+TASKS_PER_THREAD = 4
+#: ... but never smaller than this many rows.
+MIN_TASK_ROWS = 2_000
+
+LEFT, RIGHT, FEATURE, THRESHOLD, IMPROVEMENT = (
+    NODE_COLUMNS.index(name) for name in ("left", "right", "feature", "threshold", "improvement")
+)
+
+
+@functools.cache
+def _compiled(module_name: str, name: str):
+    """A kernel of ``module_name`` compiled for calls from Python (cached on disk, so a new
+    process loads it): the steps of splitting a large node that no criterion enters."""
+    import importlib
+
+    from treekit_core.kernels import jit, python_function
+
+    return jit()(python_function(getattr(importlib.import_module(module_name), name)))
+
+
+def _histogram_kernel(name):
+    return _compiled("treekit_histogram.kernels", name)
+
+
+def _core_kernel(name):
+    return _compiled("treekit_core.kernels.growth", name)
+
+
+def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int) -> bool:
+    """Whether a tree of this size grows on threads (else in one compiled call)."""
+    return (
+        n_threads > 1 and max_features >= n_features and n_rows * n_features >= (PARALLEL_MIN_WORK)
+    )
+
+
+def build_histogram_in_chunks(pool, chunks, codes, rows, index, start, end, hist) -> None:
+    """The histogram of the rows ``index[start:end]``, a chunk of features per task."""
+    build = _histogram_kernel("build_feature_histograms")
+    list(pool.map(lambda chunk: build(codes, rows, index, start, end, hist, chunk), chunks))
+
+
+def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_threads):
+    """The node table of the whole tree (as ``grow_subtree`` returns it for the root),
+    grown on ``n_threads`` threads; ``root_hist`` is the histogram of every row of
+    ``index``."""
+    from treekit_core.kernels import number_depth_first
+
+    n, d = index.size, binned.codes.shape[1]
+    n_stats = rows.shape[1] - 1
+    growth = _Growth(kernels, params, binned, rows, index, rules, n_stats)
+    task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
+    # one chunk of features per thread: each chunk's pass reads every row of the node
+    # (its index, weight and statistics), so more chunks would read them more often
+    chunks = [
+        np.ascontiguousarray(chunk, dtype=np.int64)
+        for chunk in np.array_split(np.arange(d), min(d, n_threads))
+    ]
+    root_statistics = np.empty(1 + n_stats)
+    root_statistics[0] = _histogram_kernel("rows_statistics")(
+        rows, index, 0, n, root_statistics[1:]
+    )
+    pieces, split_here = [], []  # depth first: a node's 1-row table, or a subtree task
+    with ThreadPoolExecutor(n_threads) as pool:
+        # start, end, depth, parent piece, is_left, histogram (None: the node is a leaf by
+        # its parent's may_split), statistics
+        stack = [(0, n, 0, -1, 1, root_hist, root_statistics)]
+        while stack:
+            start, end, depth, parent, is_left, hist, statistics = stack.pop()
+            if parent >= 0:  # the piece's index for now; its node id once numbered
+                pieces[parent][0, LEFT if is_left else RIGHT] = len(pieces)
+            if hist is not None and end - start < task_rows:
+                pieces.append((start, end, depth, hist, statistics))
+                split_here.append(False)
+                continue
+            record, children = growth.split_here(pool, chunks, start, end, depth, hist, statistics)
+            pieces.append(record)
+            split_here.append(True)
+            parent = len(pieces) - 1
+            stack.extend((*child[:3], parent, *child[3:]) for child in children)
+        # Largest first, so the last task to finish is a small one.
+        tasks = sorted(
+            (i for i, here in enumerate(split_here) if not here),
+            key=lambda i: pieces[i][0] - pieces[i][1],
+        )
+        grown = {i: pool.submit(growth.subtree, *pieces[i]) for i in tasks}
+        tables = [grown[i].result() if i in grown else pieces[i] for i in range(len(pieces))]
+    table = np.empty((sum(t.shape[0] for t in tables), tables[0].shape[1]))
+    return number_depth_first(table, tables, split_here)
+
+
+class _Growth:
+    """One tree's growth on threads: the arrays every kernel reads, a large node split here,
+    and a subtree grown in one call."""
+
+    def __init__(self, kernels, params, binned, rows, index, rules, n_stats):
+        from treekit_core.kernels import no_nominal_search
+
+        self.kernels, self.params, self.binned = kernels, params, binned
+        self.rows, self.index, self.rules, self.n_stats = rows, index, rules, n_stats
+        d = binned.codes.shape[1]
+        self.subsets = (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
+        self.features = np.arange(d, dtype=np.int64)
+        # the whole-tree grower runs without monotonic constraints or nominal features
+        self.unconstrained, self.unbounded = np.zeros(d), np.array([-np.inf, np.inf])
+        self.no_nominal, self.no_results = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
+        # the table's columns after the statistics: where missing values go, the mask
+        self.missing_column = NODE_COLUMNS.index("statistics") + n_stats
+
+    def subtree(self, start, end, depth, hist, statistics):
+        """The node table of the subtree of rows [start, end) whose histogram is ``hist``
+        and whose statistics its parent found (``grow_subtree``, numbered within)."""
+        binned = self.binned
+        return self.kernels.grow_subtree(
+            self.params,
+            binned.codes,
+            self.rows,
+            binned.edges,
+            binned.n_value_bins,
+            self.index,
+            start,
+            end,
+            depth,
+            self.rules,
+            binned.codes.shape[1],
+            0,
+            hist,
+            statistics,
+            *self.subsets,
+        )
+
+    def split_here(self, pool, chunks, start, end, depth, hist, statistics):
+        """A node's 1-row table (children: piece indices, set by the caller) and its
+        children as (start, end, depth, is_left, histogram or None, statistics), right
+        first, as ``grow_subtree`` decides and computes them."""
+        from treekit_histogram.kernels import COUNT
+
+        kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
+        may_split, impurity = _core_kernel("may_split"), kernels.impurity
+        weight, sums = float(statistics[0]), statistics[1:]
+        node_impurity = impurity(sums, weight, params)
+        count = end - start
+        record = np.empty((1, self.missing_column + 2))
+        _core_kernel("fill_node")(record[0], sums, weight, count, node_impurity, depth)
+        record[0, self.missing_column :] = np.nan
+        if hist is None or not may_split(count, weight, node_impurity, depth, rules):
+            return record, []
+        d = self.features.size
+        drops, bins, sides = np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, np.uint8)
+        kernels.scan_histograms(
+            params,
+            hist,
+            binned.n_value_bins,
+            self.features,
+            sums,
+            weight,
+            float(count),
+            node_impurity,
+            rules,
+            drops,
+            bins,
+            sides,
+            self.unconstrained,
+            self.unbounded,
+        )
+        chosen, _, drop = _core_kernel("choose_question")(
+            drops, bins, self.features, d, -1, self.no_nominal, self.no_results, weight, rules
+        )
+        if chosen < 0:
+            return record, []
+        f, last_left_bin, missing_left = int(chosen), int(bins[chosen]), bool(sides[chosen] == 1)
+        record[0, IMPROVEMENT], record[0, FEATURE] = drop, f
+        record[0, THRESHOLD] = binned.edges[f, last_left_bin]
+        if hist[f, hist.shape[1] - 1, COUNT] > 0:
+            record[0, self.missing_column] = 1.0 if missing_left else 0.0
+        bin_left = np.empty(hist.shape[1], dtype=np.uint8)
+        _histogram_kernel("mark_bins")(bin_left, last_left_bin, missing_left, np.int64(0), 0)
+        side_statistics = _histogram_kernel("side_statistics")
+        sides_found = []
+        for left in (False, True):  # as grow_subtree: the right child's first
+            found = np.empty(1 + self.n_stats)
+            found[0], side_count = side_statistics(hist, f, bin_left, left, found[1:])
+            splits = may_split(
+                side_count, found[0], impurity(found[1:], found[0], params), depth + 1, rules
+            )
+            sides_found.append((found, splits))
+        (right_statistics, right_splits), (left_statistics, left_splits) = sides_found
+        n_left = _histogram_kernel("partition_rows")(
+            binned.codes, self.index, start, end, f, bin_left
+        )
+        middle = start + n_left
+        left_hist = right_hist = None
+        if left_splits or right_splits:
+            small = np.empty_like(hist)
+            left_is_small = n_left <= end - middle
+            small_start, small_end = (start, middle) if left_is_small else (middle, end)
+            build_histogram_in_chunks(
+                pool, chunks, binned.codes, self.rows, self.index, small_start, small_end, small
+            )
+            subtract = _histogram_kernel("subtract_feature_histograms")
+            list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
+            left_hist, right_hist = (small, hist) if left_is_small else (hist, small)
+        return record, [
+            (middle, end, depth + 1, 0, right_hist if right_splits else None, right_statistics),
+            (start, middle, depth + 1, 1, left_hist if left_splits else None, left_statistics),
+        ]
