@@ -37,6 +37,12 @@ def test_a_0_3_0_model_file_and_pickle_predict_as_they_did(name):
     np.testing.assert_array_equal(loaded.predict_proba(X), np.asarray(expected["proba"]))
     unpickled = pickle.loads((FIXTURES / f"{name}.pickle").read_bytes())
     np.testing.assert_array_equal(unpickled.predict_proba(X), np.asarray(expected["proba"]))
+    # the node statistics 0.3.0 named class_sums come back as the statistics (issue 59:
+    # before, an unpickled 0.3.0 tree had none, so it could not be exported or pruned)
+    trees = unpickled.estimators_ if name == "forest" else [unpickled.tree_]
+    loaded_trees = loaded.estimators_ if name == "forest" else [loaded.tree_]
+    for tree, from_file in zip(trees, loaded_trees, strict=True):
+        np.testing.assert_array_equal(tree.statistics, from_file.statistics)
     # and a refit of the unpickled estimator's composition works (its registry is there):
     # it fits as a fresh estimator with its parameters does (a forest no longer fits as
     # 0.3.0 did: issue 36 removed out-of-bag rows from its trees)

@@ -193,6 +193,62 @@ class Tree:
             component_state=dict(component_state or {}),
         )
 
+    # -- pickles: compact (issue 59) -------------------------------------------------
+    def __getstate__(self) -> dict:
+        """What a pickle keeps of the tree: every field, losslessly, in less room. Integer
+        arrays in the narrowest type that holds their values (a node's feature, question,
+        decision and depth in a byte where they fit), a binary tree's links as its left and
+        right children (no offsets), and the children's shares only where they are not the
+        ones the training weights give (:meth:`from_binary`'s default): about 72 bytes a
+        node of a regression tree (128 as the arrays are held), as scikit-learn's. Loaded
+        back as the arrays were (:meth:`__setstate__`), so everything reading a tree reads
+        the same values."""
+        state = {field.name: getattr(self, field.name) for field in attrs.fields(Tree)}
+        counts = np.diff(self.child_start)
+        if np.all((counts == 0) | (counts == 2)):
+            internal = np.flatnonzero(counts == 2)
+            first = self.child_start[internal]
+            left = np.full(self.n_nodes, LEAF, dtype=np.int64)
+            right = left.copy()
+            left[internal], right[internal] = self.child_ids[first], self.child_ids[first + 1]
+            state["binary_children"] = (_narrowed(left), _narrowed(right))
+            shares = self.child_shares[first]
+            if np.array_equal(shares, _weight_shares(self.weight, left[internal], right[internal])):
+                shares = None  # the training weights give them
+            state["left_shares"] = shares
+            for name in ("child_start", "child_ids", "child_shares"):
+                del state[name]
+        for name in ("question", "feature", "n_samples", "depth", "decision"):
+            state[name] = _narrowed(state[name])
+        state["pickled_compact"] = 1
+        return state
+
+    def __setstate__(self, state) -> None:
+        """A tree from :meth:`__getstate__`'s state, or from a pickle written before it
+        (attrs' state: every field as it was held)."""
+        if isinstance(state, tuple):  # attrs before 22.2 pickled the fields in order
+            state = dict(zip((field.name for field in attrs.fields(Tree)), state, strict=True))
+        state = dict(state)
+        if "class_sums" in state and "statistics" not in state:
+            # treekit 0.3's name of the statistics (attrs' own __setstate__ dropped them, so
+            # such a tree predicted but could not be exported or pruned)
+            state["statistics"] = state.pop("class_sums")
+        if state.pop("pickled_compact", None) is not None:
+            if "binary_children" in state:
+                left, right = (np.asarray(c, dtype=np.int64) for c in state.pop("binary_children"))
+                internal = np.flatnonzero(left >= 0)
+                shares = state.pop("left_shares")
+                if shares is None:
+                    shares = _weight_shares(state["weight"], left[internal], right[internal])
+                counts = np.where(left >= 0, 2, 0)
+                state["child_start"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+                state["child_ids"] = np.column_stack([left, right])[internal].reshape(-1)
+                state["child_shares"] = np.column_stack([shares, 1.0 - shares]).reshape(-1)
+            for name in ("question", "feature", "n_samples", "depth", "decision"):
+                state[name] = np.asarray(state[name], dtype=np.int64)
+        for field in attrs.fields(Tree):
+            object.__setattr__(self, field.name, state[field.name])
+
     @property
     def n_nodes(self) -> int:
         return int(self.child_start.shape[0]) - 1
@@ -605,6 +661,24 @@ def _probe_answer(kind, node, feature, threshold, params, n_branches, n_features
             f"tree node {node} ({kind.name!r} question): its parameters "
             f"({kind.parameter_field!r}) give branch {branch} of {n_branches}"
         )
+
+
+def _narrowed(values: np.ndarray) -> np.ndarray:
+    """Integer ``values`` in the narrowest signed type that holds them all (for a pickle:
+    loaded back as int64)."""
+    values = np.asarray(values)
+    if values.size == 0:
+        return values.astype(np.int8)
+    low, high = int(values.min()), int(values.max())
+    return values.astype(np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1)))
+
+
+def _weight_shares(weight, left, right) -> np.ndarray:
+    """The left child's share of its parent's known training weight, per internal node
+    (:meth:`Tree.from_binary`'s default shares: 0.5 where both children weigh nothing)."""
+    left_w, right_w = weight[left], weight[right]
+    total = left_w + right_w
+    return np.where(total > 0, left_w / np.where(total > 0, total, 1), 0.5)
 
 
 _DERIVED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
