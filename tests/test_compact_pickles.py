@@ -49,6 +49,10 @@ def _trees():
         .tree_,
         "subset": TreeClassifier(max_depth=4).fit(frame, y > 0).tree_,
         "leaf": TreeRegressor(min_samples_split=10**6).fit(X[:, :1], y).tree_,
+        # C4.5's raising re-shares a node's weight: a right share need not be 1 - left's
+        "j48": TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic")
+        .fit(X, y > 0.5)
+        .tree_,
     }
 
 

@@ -236,7 +236,7 @@ def test_number_depth_first_numbers_pieces_like_one_thread():
     """Hand-made pieces in their blocks of one table (room for 1, 5 and 3 nodes): root
     split here, its left child a 3-node subtree, its right a leaf subtree; depth-first ids
     0 | 1 2 3 | 4, each piece's rows moved down in place (no second table)."""
-    from treekit_core.kernels.builder import _number_depth_first
+    from treekit_core.kernels import number_depth_first
 
     width = growth.SUMS + 2
     big = np.full((9, width), np.nan)
@@ -251,7 +251,7 @@ def test_number_depth_first_numbers_pieces_like_one_thread():
     root = piece(starts[0], [[1, 2]], [10])  # children are piece indices
     left_subtree = piece(starts[1], [[1, 2], [-1, -1], [-1, -1]], [11, 12, 13])
     right_leaf = piece(starts[2], [[-1, -1]], [14])
-    numbered = _number_depth_first(big, [root, left_subtree, right_leaf], [True, False, False])
+    numbered = number_depth_first(big, [root, left_subtree, right_leaf], [True, False, False])
     np.testing.assert_array_equal(
         numbered[:, growth.LEFT : growth.RIGHT + 1],
         [[1, 4], [2, 3], [-1, -1], [-1, -1], [-1, -1]],

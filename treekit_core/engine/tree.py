@@ -213,9 +213,14 @@ class Tree:
             left[internal], right[internal] = self.child_ids[first], self.child_ids[first + 1]
             state["binary_children"] = (_narrowed(left), _narrowed(right))
             shares = self.child_shares[first]
-            if np.array_equal(shares, _weight_shares(self.weight, left[internal], right[internal])):
+            right_shares = self.child_shares[first + 1]
+            if np.array_equal(right_shares, 1.0 - shares):
+                right_shares = None  # the rest of the left child's (as from_binary makes them)
+            if right_shares is None and np.array_equal(
+                shares, _weight_shares(self.weight, left[internal], right[internal])
+            ):
                 shares = None  # the training weights give them
-            state["left_shares"] = shares
+            state["left_shares"], state["right_shares"] = shares, right_shares
             for name in ("child_start", "child_ids", "child_shares"):
                 del state[name]
         for name in ("question", "feature", "n_samples", "depth", "decision"):
@@ -237,13 +242,15 @@ class Tree:
             if "binary_children" in state:
                 left, right = (np.asarray(c, dtype=np.int64) for c in state.pop("binary_children"))
                 internal = np.flatnonzero(left >= 0)
-                shares = state.pop("left_shares")
+                shares, right_shares = state.pop("left_shares"), state.pop("right_shares")
                 if shares is None:
                     shares = _weight_shares(state["weight"], left[internal], right[internal])
+                if right_shares is None:
+                    right_shares = 1.0 - shares
                 counts = np.where(left >= 0, 2, 0)
                 state["child_start"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
                 state["child_ids"] = np.column_stack([left, right])[internal].reshape(-1)
-                state["child_shares"] = np.column_stack([shares, 1.0 - shares]).reshape(-1)
+                state["child_shares"] = np.column_stack([shares, right_shares]).reshape(-1)
             for name in ("question", "feature", "n_samples", "depth", "decision"):
                 state[name] = np.asarray(state[name], dtype=np.int64)
         for field in attrs.fields(Tree):
