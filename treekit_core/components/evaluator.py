@@ -35,3 +35,14 @@ class Evaluator(FittedAfterGrowth, Component):
         """Class distribution per sample (n x K): leaf distributions mixed by routing
         weights. Called by ``predict_proba``, ``decide`` and cross-validated pruning."""
         raise NotImplementedError
+
+    def average_distribution(self, trees, X: np.ndarray) -> np.ndarray:
+        """The mean over ``trees`` of :meth:`predict_distribution` (n x K), summed tree by
+        tree in their order, then divided by their number. Called by an ensemble's
+        predictions (a forest's ``predict``, ``predict_proba``, ``decide``, curves aside);
+        an evaluator may walk every tree for a block of rows in one pass instead (the hard
+        evaluator does), with these bits. Default: the loop over the trees."""
+        total = 0.0
+        for tree in trees:
+            total = total + self.predict_distribution(tree, X)
+        return total / len(trees)

@@ -37,6 +37,15 @@ def only_thresholds(tree) -> bool:
     return tree.derived("only thresholds", compute)
 
 
+def packed_thresholds(tree) -> tuple:
+    """The arrays the threshold walk reads of a tree asking threshold questions only
+    (:func:`treekit_core.kernels.routing.pack_nodes`); remembered per tree as
+    ``"packed thresholds"``."""
+    from treekit_core.kernels.routing import pack_nodes
+
+    return pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold)
+
+
 def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
     """Leaf reached by every row of X (a row that cannot answer a question follows the
     branch that took the most training weight). ``complete``: the caller knows X has no
@@ -44,14 +53,9 @@ def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
     from treekit_core.kernels.row_chunks import for_row_chunks
 
     if complete and only_thresholds(tree):
-        from treekit_core.kernels.routing import pack_nodes, walk_thresholds
+        from treekit_core.kernels.routing import walk_thresholds
 
-        nodes = tree.derived(
-            "packed thresholds",
-            lambda: pack_nodes(
-                tree.children_left, tree.children_right, tree.feature, tree.threshold
-            ),
-        )
+        nodes = tree.derived("packed thresholds", lambda: packed_thresholds(tree))
         # A C- or Fortran-ordered X is walked as it is (one compiled kernel per order): a
         # Fortran-ordered X walks as fast as its C-ordered copy would (benchmarks/README.md),
         # and the copy's allocation costs more than the walk at small sizes.

@@ -349,9 +349,7 @@ class EnsembleEstimator(ComposedEstimator):
     def _node_values(self, X) -> np.ndarray:
         """The values the evaluator mixes for every sample of X (checked), averaged over
         the trees."""
-        evaluator = self.composition_.evaluator
-        values = sum(evaluator.predict_distribution(tree, X) for tree in self.estimators_)
-        return values / len(self.estimators_)
+        return self.composition_.evaluator.average_distribution(self.estimators_, X)
 
     # -- the model file: the trees as a list ----------------------------------------
     def _trees_payload(self) -> dict:

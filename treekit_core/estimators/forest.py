@@ -127,17 +127,19 @@ class ForestClassifier(ClassifierFamily, EnsembleEstimator):
         """The trees' distributions averaged, the labeler's decision on the average, and
         its confidence: the composition's on the average, or the vote margin."""
         composition = self.composition_
-        proba = np.zeros((X.shape[0], self.n_classes_))
-        votes = np.zeros((X.shape[0], self.n_classes_))
         margin = self.forest_confidence == "vote_margin"
-        for tree in self.estimators_:
-            distribution = composition.evaluator.predict_distribution(tree, X)
-            proba += distribution
-            if margin:
+        if margin:  # every tree's decision too: tree by tree
+            proba = np.zeros((X.shape[0], self.n_classes_))
+            votes = np.zeros((X.shape[0], self.n_classes_))
+            for tree in self.estimators_:
+                distribution = composition.evaluator.predict_distribution(tree, X)
+                proba += distribution
                 voted = composition.target.decide(distribution, composition.labeler)
                 decided = voted >= 0
                 votes[np.flatnonzero(decided), voted[decided]] += 1.0
-        proba /= len(self.estimators_)
+            proba /= len(self.estimators_)
+        else:
+            proba = self._node_values(X)
         decision = composition.target.decide(proba, composition.labeler)
         if not with_confidence:
             return proba, decision, None

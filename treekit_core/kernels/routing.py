@@ -68,3 +68,21 @@ def walk_thresholds(X, left, right, feature, threshold, leaves, start, stop):
             else:
                 node = np.uint64(right[node])
         leaves[i] = node
+
+
+@jit()
+def add_leaf_values(X, left, right, feature, threshold, value, out, start, stop):
+    """out[i] += the value of the leaf row i of X reaches (rows start..stop-1; no missing
+    tested value): one tree of a forest's average, for a block of rows, with no array of
+    the rows' leaves or values in between (issue 59)."""
+    n_values = value.shape[1]
+    for i in range(start, stop):
+        row = X[i]
+        node = np.uint64(0)
+        while left[node] >= 0:
+            if row[np.uint64(feature[node])] <= threshold[node]:
+                node = np.uint64(left[node])
+            else:
+                node = np.uint64(right[node])
+        for k in range(n_values):
+            out[i, k] += value[node, k]

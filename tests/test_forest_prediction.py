@@ -1,0 +1,75 @@
+"""A forest's predictions in one pass per block of rows (issue 59): the hard evaluator walks
+every tree for a block of rows and adds its leaf values into the rows' sums, with no array
+of rows per tree; the sums are the contract's loop's (tree by tree, in order), bit for bit,
+and rows with a missing value or trees with other questions take the loop."""
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treekit_core import Evaluator, ForestClassifier, ForestRegressor
+
+
+def _loop(forest, X):
+    """The contract's default: every tree's distribution, summed in order, then divided."""
+    return Evaluator.average_distribution(forest.composition_.evaluator, forest.estimators_, X)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n_trees=st.integers(1, 12),
+    missing=st.booleans(),
+    regression=st.booleans(),
+    fortran=st.booleans(),
+)
+def test_the_block_pass_gives_the_loop_s_bits(seed, n_trees, missing, regression, fortran):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 5))
+    y = X[:, 0] + rng.normal(size=400)
+    forest = (ForestRegressor if regression else ForestClassifier)(
+        n_estimators=n_trees, random_state=seed, max_depth=8
+    ).fit(X, y if regression else (y > 0).astype(int))
+    new = rng.normal(size=(3000, 5))
+    if missing:
+        new[rng.random(new.shape) < 0.05] = np.nan  # the loop: C4.5's mixtures
+    if fortran:
+        new = np.asfortranarray(new)
+    with forest._checked_for_predict(new) as checked:
+        got = forest.composition_.evaluator.average_distribution(forest.estimators_, checked)
+        expected = _loop(forest, checked)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)
+    if not regression:
+        np.testing.assert_array_equal(forest.predict_proba(new), expected)
+
+
+def test_complete_rows_of_threshold_trees_take_the_block_pass(monkeypatch):
+    from treekit_core.builtins import evaluators
+
+    calls = []
+    original = evaluators.average_threshold_trees
+    monkeypatch.setattr(
+        evaluators, "average_threshold_trees", lambda *a: calls.append(1) or original(*a)
+    )
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    forest = ForestRegressor(n_estimators=4, random_state=0).fit(X, X[:, 0])
+    forest.predict(X)
+    assert calls == [1]
+    X[0, 0] = np.nan
+    forest.predict(X)
+    assert calls == [1]  # a missing value: the loop
+
+
+def test_trees_with_other_questions_take_the_loop():
+    """Subset questions on a nominal column: not the threshold walk."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"c": pd.Categorical(rng.choice(list("abcd"), 500)), "x": rng.normal(size=500)}
+    )
+    y = (frame["c"].isin(["a", "c"]) ^ (frame["x"] > 0)).astype(int)
+    forest = ForestClassifier(n_estimators=5, random_state=0, max_features=None).fit(frame, y)
+    assert any(len(tree.questions) > 1 for tree in forest.estimators_)
+    with forest._checked_for_predict(frame) as checked:
+        np.testing.assert_array_equal(forest.predict_proba(frame), _loop(forest, checked))
