@@ -170,3 +170,14 @@ def test_a_regressor_file_with_a_reject_threshold_is_refused():
     payload["reject_threshold"] = 0.5
     with pytest.raises(treekit_core.ModelFileError, match="'reject_threshold' is for classifiers"):
         TreeRegressor.from_json(json.dumps(payload))
+
+
+def test_the_pairwise_dag_is_a_classifier_to_scikit_learn():
+    """PairwiseDAG is no composed estimator but combines classifiers: its tags say so (the
+    parameter base's default type is none since the families set theirs)."""
+    from sklearn.utils import get_tags
+
+    from treekit_core import PairwiseDAG
+
+    assert is_classifier(PairwiseDAG())
+    assert get_tags(PairwiseDAG()).classifier_tags is not None

@@ -25,6 +25,8 @@ class PairwiseDAG(ParamsMixin):
     """One tree per pair of classes, combined by knock-out. ``estimator`` is the template
     of every pairwise tree (default ``TreeClassifier()``); X may hold what it accepts."""
 
+    estimator_type = "classifier"  # labels in, labels out
+
     def __init__(self, estimator=None):
         self.estimator = estimator
 
