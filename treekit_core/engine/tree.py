@@ -211,7 +211,7 @@ class Tree:
             left = np.full(self.n_nodes, LEAF, dtype=np.int64)
             right = left.copy()
             left[internal], right[internal] = self.child_ids[first], self.child_ids[first + 1]
-            state["binary_children"] = (_narrowed(left), _narrowed(right))
+            state["binary_children"] = (narrowest_integers(left), narrowest_integers(right))
             shares = self.child_shares[first]
             right_shares = self.child_shares[first + 1]
             if np.array_equal(right_shares, 1.0 - shares):
@@ -224,7 +224,7 @@ class Tree:
             for name in ("child_start", "child_ids", "child_shares"):
                 del state[name]
         for name in ("question", "feature", "n_samples", "depth", "decision"):
-            state[name] = _narrowed(state[name])
+            state[name] = narrowest_integers(state[name])
         state["pickled_compact"] = 1
         return state
 
@@ -670,9 +670,10 @@ def _probe_answer(kind, node, feature, threshold, params, n_branches, n_features
         )
 
 
-def _narrowed(values: np.ndarray) -> np.ndarray:
-    """Integer ``values`` in the narrowest signed type that holds them all (for a pickle:
-    loaded back as int64)."""
+def narrowest_integers(values: np.ndarray) -> np.ndarray:
+    """Integer ``values`` (or whole numbers held as floats, within int64) in the narrowest
+    signed type that holds them all: how pickles keep integer arrays (loaded back in their
+    own type)."""
     values = np.asarray(values)
     if values.size == 0:
         return values.astype(np.int8)

@@ -94,8 +94,7 @@ class ClassifierFamily:
     def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
         """Fit on class labels ``y``, or on ``counterexamples`` (an n x K 0/1 matrix, 1 = the
         sample is known not to be that class; ``classes`` names the columns)."""
-        self._check_params()
-        rule = RejectRule.from_param(self.reject)
+        rule = RejectRule.from_param(self.reject)  # _fit_checked checks the other parameters
         self._fit_checked(
             X, y, sample_weight, rule, counterexamples=counterexamples, classes=classes
         )

@@ -7,6 +7,7 @@ import attrs
 import numpy as np
 
 from treekit_core.engine.masses import pair_masses
+from treekit_core.engine.tree import narrowest_integers
 from treekit_core.estimators.inputs import encode_target_rows
 
 
@@ -335,20 +336,16 @@ class LeafMembers:
         """A pickle keeps each node's number of entries in the narrowest integer type
         (a byte where no leaf holds more than 127: a forest's leaves hold a few rows), not
         the int64 offsets: 1 byte a node instead of 8 (issue 59)."""
-        counts = np.diff(self.starts)
-        kind = np.min_scalar_type(-int(counts.max(initial=0)) - 1)
         shares = self.shares
         if shares is not None and shares.size and np.array_equal(shares, np.round(shares)):
             # a bootstrap's counts: whole numbers, kept as the narrowest integers
-            low, high = int(shares.min()), int(shares.max())
-            if -(2**31) <= low and high < 2**31:
-                narrow = np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1))
-                shares = shares.astype(narrow)
+            if -(2**31) <= shares.min() and shares.max() < 2**31:
+                shares = narrowest_integers(shares)
         return {
             "responses": self.responses,
             "rows": self.rows,
             "shares": shares,
-            "counts": counts.astype(kind),
+            "counts": narrowest_integers(np.diff(self.starts)),
         }
 
     def __setstate__(self, state) -> None:

@@ -19,7 +19,12 @@ from treekit_core.builtins import (
     refuse_scored_nominal,
 )
 from treekit_histogram.binning import MAX_BINS, bin_features
-from treekit_histogram.threads import build_histogram_in_chunks, grow_with_threads, uses_threads
+from treekit_histogram.threads import (
+    build_histogram_in_chunks,
+    compiled_histogram_kernel,
+    grow_with_threads,
+    uses_threads,
+)
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
 CACHE_KEY = "histogram_bins"
@@ -253,7 +258,9 @@ class Histogram(Splitter):
             with ThreadPoolExecutor(n_threads) as pool:
                 build_histogram_in_chunks(pool, chunks, codes, rows, index, 0, index.size, hist)
         else:
-            build_histogram()(codes, rows, index, 0, index.shape[0], hist)
+            compiled_histogram_kernel("build_histogram")(
+                codes, rows, index, 0, index.shape[0], hist
+            )
         return hist
 
 
@@ -305,20 +312,6 @@ def best_cut(
     f = int(features[c])
     missing_left = int(sides[c]) if hist[f, hist.shape[1] - 1, COUNT] > 0 else None
     return f, int(bins[c]), float(drops[c]), missing_left
-
-
-def build_histogram():
-    """The compiled histogram builder (compiled, or loaded from the cache, on first use)."""
-    global _build_histogram
-    if _build_histogram is None:
-        from treekit_core.kernels import jit, python_function
-        from treekit_histogram import kernels
-
-        _build_histogram = jit()(python_function(kernels.build_histogram))
-    return _build_histogram
-
-
-_build_histogram = None
 
 
 def histogram_kernels(criterion):

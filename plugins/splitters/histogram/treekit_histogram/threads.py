@@ -51,7 +51,9 @@ def _compiled(module_name: str, name: str):
     return jit()(python_function(getattr(importlib.import_module(module_name), name)))
 
 
-def _histogram_kernel(name):
+def compiled_histogram_kernel(name):
+    """A kernel of :mod:`treekit_histogram.kernels` compiled for calls from Python (the
+    splitter's root histogram, and the threaded grower's steps)."""
     return _compiled("treekit_histogram.kernels", name)
 
 
@@ -68,7 +70,7 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
 
 def build_histogram_in_chunks(pool, chunks, codes, rows, index, start, end, hist) -> None:
     """The histogram of the rows ``index[start:end]``, a chunk of features per task."""
-    build = _histogram_kernel("build_feature_histograms")
+    build = compiled_histogram_kernel("build_feature_histograms")
     list(pool.map(lambda chunk: build(codes, rows, index, start, end, hist, chunk), chunks))
 
 
@@ -89,7 +91,7 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
         for chunk in np.array_split(np.arange(d), min(d, n_threads))
     ]
     root_statistics = np.empty(1 + n_stats)
-    root_statistics[0] = _histogram_kernel("rows_statistics")(
+    root_statistics[0] = compiled_histogram_kernel("rows_statistics")(
         rows, index, 0, n, root_statistics[1:]
     )
     pieces, split_here = [], []  # depth first: a node's 1-row table, or a subtree task
@@ -206,8 +208,10 @@ class _Growth:
         if hist[f, hist.shape[1] - 1, COUNT] > 0:
             record[0, self.missing_column] = 1.0 if missing_left else 0.0
         bin_left = np.empty(hist.shape[1], dtype=np.uint8)
-        _histogram_kernel("mark_bins")(bin_left, last_left_bin, missing_left, np.int64(0), 0)
-        side_statistics = _histogram_kernel("side_statistics")
+        compiled_histogram_kernel("mark_bins")(
+            bin_left, last_left_bin, missing_left, np.int64(0), 0
+        )
+        side_statistics = compiled_histogram_kernel("side_statistics")
         sides_found = []
         for left in (False, True):  # as grow_subtree: the right child's first
             found = np.empty(1 + self.n_stats)
@@ -217,7 +221,7 @@ class _Growth:
             )
             sides_found.append((found, splits))
         (right_statistics, right_splits), (left_statistics, left_splits) = sides_found
-        n_left = _histogram_kernel("partition_rows")(
+        n_left = compiled_histogram_kernel("partition_rows")(
             binned.codes, self.index, start, end, f, bin_left
         )
         middle = start + n_left
@@ -229,7 +233,7 @@ class _Growth:
             build_histogram_in_chunks(
                 pool, chunks, binned.codes, self.rows, self.index, small_start, small_end, small
             )
-            subtract = _histogram_kernel("subtract_feature_histograms")
+            subtract = compiled_histogram_kernel("subtract_feature_histograms")
             list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
             left_hist, right_hist = (small, hist) if left_is_small else (hist, small)
         return record, [
