@@ -66,6 +66,8 @@ def run_in_fresh_process(
             if os.path.isdir(os.path.join(root, "plugins", kind))
             for name in sorted(os.listdir(os.path.join(root, "plugins", kind)))
         ]
+    # packages carried beside the environment (a wheel unpacked into a folder) stay visible
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     variables = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **(env or {})}
     if not plugins:
         variables["TREEKIT_LOAD_PLUGINS"] = ""

@@ -422,3 +422,61 @@ def test_the_threaded_path_is_taken(monkeypatch):
     assert calls == []
     TreeClassifier(splitter="histogram", n_threads=2).fit(X, y)
     assert calls == [2]
+
+
+@pytest.mark.parametrize("n_threads", [2, 4])
+def test_threads_sum_blocks_of_rows_as_one_thread_does(monkeypatch, n_threads):
+    """Issue 59: nodes larger than a block of rows (HISTOGRAM_BLOCK_ROWS) have their
+    histograms summed block by block on the threads and the blocks added in order; a
+    regression (sums of y, which depend on the order of addition) on 3.2 blocks of rows
+    grows the one-thread tree bit for bit, with missing values and weights."""
+    from treekit_histogram import threads
+    from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
+
+    from treekit_core import TreeRegressor
+
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 1)
+    n = int(3.2 * HISTOGRAM_BLOCK_ROWS)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(n, 4))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.sin(3 * np.nan_to_num(X[:, 0])) + rng.normal(0, 0.3, n) * 1e3 / 7
+    weight = rng.random(n)
+    fit = lambda t: TreeRegressor(splitter="histogram", n_threads=t, max_depth=6).fit(  # noqa: E731
+        X, y, sample_weight=weight
+    )
+    one = fit(1).tree_
+    assert one.n_samples[0] > HISTOGRAM_BLOCK_ROWS and one.n_nodes > 31
+    assert _same_tree(one, fit(n_threads).tree_)
+
+
+def test_a_histogram_adds_its_blocks_in_order():
+    """The block rule by hand: each block of HISTOGRAM_BLOCK_ROWS rows summed from zero in
+    row order (numpy's unbuffered add.at), then the blocks' sums added one after another;
+    the compiled kernel's bits equal it, and differ from one pass over all rows in the
+    weight sums (so the rule is what the kernel does, not a rounding accident)."""
+    from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
+    from treekit_histogram.threads import compiled_histogram_kernel
+
+    n, bins = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, bins, size=(n, 2)).astype(np.uint8)
+    rows = np.column_stack([rng.random(n), rng.normal(size=n) * 1e3])
+    index = rng.permutation(n).astype(np.int64)
+    hist = np.empty((2, bins, CHANNELS + 1))
+    compiled_histogram_kernel("build_histogram")(codes, rows, index, 0, n, hist)
+
+    def one_pass(selected):
+        out = np.zeros((2, bins, CHANNELS + 1))
+        for f in range(2):
+            b = codes[selected, f]
+            np.add.at(out[f, :, 0], b, 1.0)
+            np.add.at(out[f, :, 1], b, rows[selected, 0])
+            np.add.at(out[f, :, 2], b, rows[selected, 1])
+        return out
+
+    expected = one_pass(index[:HISTOGRAM_BLOCK_ROWS])
+    for start in range(HISTOGRAM_BLOCK_ROWS, n, HISTOGRAM_BLOCK_ROWS):
+        expected += one_pass(index[start : start + HISTOGRAM_BLOCK_ROWS])
+    assert np.array_equal(hist, expected)
+    assert not np.array_equal(hist[:, :, 1:], one_pass(index)[:, :, 1:])

@@ -70,10 +70,18 @@ ENTRY_SIGNATURES = {
 EXTRA_COLUMNS = 2
 
 
+#: A node's histogram sums its rows in blocks of this many (in the order of the node's row
+#: index), each block from zero, and adds the blocks' sums in block order: the rule both
+#: the one-call grower and the threaded grower follow (threads sum blocks), so the bits are
+#: the same whatever the number of threads. Nodes with fewer rows sum them in one pass.
+HISTOGRAM_BLOCK_ROWS = 16_384
+
+
 @generic_jit
-def build_histogram(binned, rows, index, start, end, hist):
-    """``hist`` (features x bins x channels) of the rows ``index[start:end]``: count,
-    weight (``rows[:, 0]``) and weighted evidence sums (``rows[:, 1:]``) per bin."""
+def build_block_histogram(binned, rows, index, start, end, hist):
+    """``hist`` (features x bins x channels) of the rows ``index[start:end]`` in one pass,
+    from zero: count, weight (``rows[:, 0]``) and weighted evidence sums (``rows[:, 1:]``)
+    per bin."""
     d, n_bins, width = hist.shape
     n_classes = width - CHANNELS
     for f in range(d):
@@ -92,25 +100,36 @@ def build_histogram(binned, rows, index, start, end, hist):
 
 
 @generic_jit
-def build_feature_histograms(binned, rows, index, start, end, hist, features):
-    """:func:`build_histogram` for ``features`` only (the rest of ``hist`` untouched): what
-    one thread of a threaded fit builds (:mod:`treekit_histogram.threads`). Each bin sums
-    its rows in the same order as :func:`build_histogram`, so its bits are the same."""
+def build_histogram(binned, rows, index, start, end, hist):
+    """``hist`` of the rows ``index[start:end]``, blocks of :data:`HISTOGRAM_BLOCK_ROWS`
+    rows summed apart and added in order (what :mod:`treekit_histogram.threads` computes on
+    threads, bit for bit)."""
+    build_block_histogram(binned, rows, index, start, min(end, start + HISTOGRAM_BLOCK_ROWS), hist)
+    if end - start > HISTOGRAM_BLOCK_ROWS:
+        block = np.empty_like(hist)
+        for block_start in range(start + HISTOGRAM_BLOCK_ROWS, end, HISTOGRAM_BLOCK_ROWS):
+            block_end = min(end, block_start + HISTOGRAM_BLOCK_ROWS)
+            build_block_histogram(binned, rows, index, block_start, block_end, block)
+            add_block_histograms(hist, block[np.newaxis], 1, False, np.arange(hist.shape[0]))
+
+
+@generic_jit
+def add_block_histograms(hist, blocks, n_blocks, first, features):
+    """For ``features``: ``hist`` += blocks[0] + ... + blocks[n_blocks - 1], added one at a
+    time in that order (``first``: ``hist`` starts as blocks[0]); a thread's share of the
+    reduction of a threaded build (features apart: the same bits as :func:`build_histogram`)."""
     n_bins, width = hist.shape[1], hist.shape[2]
-    n_classes = width - CHANNELS
     for f in features:
-        for b in range(n_bins):
-            for c in range(width):
-                hist[f, b, c] = 0.0
-    for j in range(start, end):
-        r = index[j]
-        weight = rows[r, 0]
-        for f in features:
-            b = binned[r, f]
-            hist[f, b, COUNT] += 1.0
-            hist[f, b, WEIGHT] += weight
-            for k in range(n_classes):
-                hist[f, b, CLASS_SUMS + k] += rows[r, 1 + k]
+        k0 = 0
+        if first:
+            for b in range(n_bins):
+                for c in range(width):
+                    hist[f, b, c] = blocks[0, f, b, c]
+            k0 = 1
+        for k in range(k0, n_blocks):
+            for b in range(n_bins):
+                for c in range(width):
+                    hist[f, b, c] += blocks[k, f, b, c]
 
 
 @generic_jit

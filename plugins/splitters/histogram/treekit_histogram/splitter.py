@@ -20,7 +20,7 @@ from treekit_core.builtins import (
 )
 from treekit_histogram.binning import MAX_BINS, bin_features
 from treekit_histogram.threads import (
-    build_histogram_in_chunks,
+    build_histogram_in_blocks,
     compiled_histogram_kernel,
     grow_with_threads,
     uses_threads,
@@ -248,15 +248,18 @@ class Histogram(Splitter):
 
     def _histogram(self, codes, rows, index, data, n_threads=1):
         """The class histograms (features x (max_bins + 1) x channels) of the rows
-        ``index`` of ``codes`` (their row table: ``rows``), with ``n_threads`` > 1 a chunk
-        of features per thread (the same bits)."""
+        ``index`` of ``codes`` (their row table: ``rows``), with ``n_threads`` > 1 blocks of
+        rows on the threads (the same bits)."""
         from treekit_histogram.kernels import CHANNELS
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
         if n_threads > 1:
-            chunks = np.array_split(np.arange(data.n_features, dtype=np.int64), n_threads)
+            features = np.arange(data.n_features, dtype=np.int64)
+            chunks = [c for c in np.array_split(features, n_threads) if c.size]
             with ThreadPoolExecutor(n_threads) as pool:
-                build_histogram_in_chunks(pool, chunks, codes, rows, index, 0, index.size, hist)
+                build_histogram_in_blocks(
+                    pool, n_threads, chunks, codes, rows, index, 0, index.size, hist
+                )
         else:
             compiled_histogram_kernel("build_histogram")(
                 codes, rows, index, 0, index.shape[0], hist

@@ -5,9 +5,10 @@ As the core's presorted builder (``treekit_core.kernels.builder``), with a pool 
 threads running compiled kernels without the GIL, never a parallel region per node:
 
 * the large nodes near the root are split here, one at a time: the histogram of the
-  smaller child is built over chunks of features that idle threads pick up (each bin sums
-  its rows in the order one thread sums them, so the bits are the same), the larger
-  child's is the parent's minus it (LightGBM's subtraction), chunk by chunk too; the
+  smaller child is built over blocks of rows that idle threads pick up, then the blocks'
+  sums are added in block order, a chunk of features per thread (the order in which one
+  thread sums them, ``build_histogram``, so the bits are the same); the larger child's is
+  the parent's minus it (LightGBM's subtraction), chunk by chunk too; the
   search over the bins and the partition of the rows are single passes;
 * every node with fewer rows than a share of the data becomes a task growing its whole
   subtree in one compiled call (``grow_subtree``, given the node's histogram and the
@@ -68,10 +69,33 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
     )
 
 
-def build_histogram_in_chunks(pool, chunks, codes, rows, index, start, end, hist) -> None:
-    """The histogram of the rows ``index[start:end]``, a chunk of features per task."""
-    build = compiled_histogram_kernel("build_feature_histograms")
-    list(pool.map(lambda chunk: build(codes, rows, index, start, end, hist, chunk), chunks))
+def build_histogram_in_blocks(
+    pool, n_threads, chunks, codes, rows, index, start, end, hist
+) -> None:
+    """The histogram of the rows ``index[start:end]`` as :func:`build_histogram` sums it,
+    bit for bit: its blocks of rows summed on the threads, a wave of blocks at a time (two
+    per thread, so scratch stays small), then added in block order, a chunk of features per
+    thread."""
+    from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
+
+    starts = np.arange(start, end, HISTOGRAM_BLOCK_ROWS)
+    if starts.size <= 1:
+        compiled_histogram_kernel("build_histogram")(codes, rows, index, start, end, hist)
+        return
+    build = compiled_histogram_kernel("build_block_histogram")
+    add = compiled_histogram_kernel("add_block_histograms")
+    wave = min(starts.size, 2 * n_threads)
+    blocks = np.empty((wave,) + hist.shape)
+
+    def build_block(k):
+        first = starts[k]
+        build(codes, rows, index, first, min(end, first + HISTOGRAM_BLOCK_ROWS), blocks[k % wave])
+
+    for begin in range(0, starts.size, wave):
+        stop = min(starts.size, begin + wave)
+        list(pool.map(build_block, range(begin, stop)))
+        n_built, first = stop - begin, begin == 0
+        list(pool.map(lambda chunk, n=n_built, f=first: add(hist, blocks, n, f, chunk), chunks))
 
 
 def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_threads):
@@ -82,10 +106,10 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
 
     n, d = index.size, binned.codes.shape[1]
     n_stats = rows.shape[1] - 1
-    growth = _Growth(kernels, params, binned, rows, index, rules, n_stats)
+    growth = _Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
-    # one chunk of features per thread: each chunk's pass reads every row of the node
-    # (its index, weight and statistics), so more chunks would read them more often
+    # one chunk of features per thread for the steps that go feature by feature (adding
+    # the blocks' histograms, the subtraction)
     chunks = [
         np.ascontiguousarray(chunk, dtype=np.int64)
         for chunk in np.array_split(np.arange(d), min(d, n_threads))
@@ -127,11 +151,12 @@ class _Growth:
     """One tree's growth on threads: the arrays every kernel reads, a large node split here,
     and a subtree grown in one call."""
 
-    def __init__(self, kernels, params, binned, rows, index, rules, n_stats):
+    def __init__(self, kernels, params, binned, rows, index, rules, n_stats, n_threads):
         from treekit_core.kernels import no_nominal_search
 
         self.kernels, self.params, self.binned = kernels, params, binned
         self.rows, self.index, self.rules, self.n_stats = rows, index, rules, n_stats
+        self.n_threads = n_threads
         d = binned.codes.shape[1]
         self.subsets = (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
         self.features = np.arange(d, dtype=np.int64)
@@ -230,8 +255,16 @@ class _Growth:
             small = np.empty_like(hist)
             left_is_small = n_left <= end - middle
             small_start, small_end = (start, middle) if left_is_small else (middle, end)
-            build_histogram_in_chunks(
-                pool, chunks, binned.codes, self.rows, self.index, small_start, small_end, small
+            build_histogram_in_blocks(
+                pool,
+                self.n_threads,
+                chunks,
+                binned.codes,
+                self.rows,
+                self.index,
+                small_start,
+                small_end,
+                small,
             )
             subtract = compiled_histogram_kernel("subtract_feature_histograms")
             list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
