@@ -49,7 +49,8 @@ for section in $sections; do
         --libraries ${LIBRARIES:-sklearn treekit_exhaustive treekit_histogram lightgbm} \
         --json "$out/histogram16.json" 2>&1 | tee "$out/histogram16.txt" ;;
     threads)
-      python3 benchmarks/bench_histogram_threads.py --threads 1 2 4 8 16 --repeats 2 2>&1 \
+      python3 benchmarks/bench_histogram_threads.py --threads 1 2 4 8 16 --repeats 2 \
+        ${TASKS:+--tasks-per-thread $TASKS} 2>&1 \
         | grep -v CompilationNotice | tee "$out/histogram_threads16.txt" ;;
   esac
 done
