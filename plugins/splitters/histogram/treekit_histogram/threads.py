@@ -31,8 +31,9 @@ from treekit_core.kernels import NODE_COLUMNS
 #: Threads only where rows x features reaches this (50 000 x 20): below it a fit takes a
 #: fraction of a second and handing out work costs more than it saves. Tests lower it.
 PARALLEL_MIN_WORK = 1_000_000
-#: Nodes with fewer rows than 1 / (this x threads) of the data become subtree tasks.
-TASKS_PER_THREAD = 4
+#: Nodes with fewer rows than 1 / (this x threads) of the data become subtree tasks (2:
+#: the fastest on 16 cores beside 1 and 4, bench_histogram_threads.py).
+TASKS_PER_THREAD = 2
 #: ... but never smaller than this many rows.
 MIN_TASK_ROWS = 2_000
 
@@ -70,12 +71,12 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
 
 
 def build_histogram_in_blocks(
-    pool, n_threads, chunks, codes, rows, index, start, end, hist
+    pool, n_threads, chunks, codes, rows, index, start, end, hist, scratch=None
 ) -> None:
     """The histogram of the rows ``index[start:end]`` as :func:`build_histogram` sums it,
     bit for bit: its blocks of rows summed on the threads, a wave of blocks at a time (two
-    per thread, so scratch stays small), then added in block order, a chunk of features per
-    thread."""
+    per thread, so scratch stays small; ``scratch``: room for them, kept by a caller that
+    builds many), then added in block order, a chunk of features per thread."""
     from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
 
     starts = np.arange(start, end, HISTOGRAM_BLOCK_ROWS)
@@ -85,7 +86,9 @@ def build_histogram_in_blocks(
     build = compiled_histogram_kernel("build_block_histogram")
     add = compiled_histogram_kernel("add_block_histograms")
     wave = min(starts.size, 2 * n_threads)
-    blocks = np.empty((wave,) + hist.shape)
+    if scratch is None or scratch.shape[0] < wave or scratch.shape[1:] != hist.shape:
+        scratch = np.empty((wave,) + hist.shape)
+    blocks = scratch
 
     def build_block(k):
         first = starts[k]
@@ -157,6 +160,10 @@ class _Growth:
         self.kernels, self.params, self.binned = kernels, params, binned
         self.rows, self.index, self.rules, self.n_stats = rows, index, rules, n_stats
         self.n_threads = n_threads
+        # room for the blocks' histograms of a wave (build_histogram_in_blocks), reused by
+        # every node split here: fresh pages for each node cost more than the sums at 16
+        # threads
+        self.scratch = None
         d = binned.codes.shape[1]
         self.subsets = (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
         self.features = np.arange(d, dtype=np.int64)
@@ -253,6 +260,8 @@ class _Growth:
         left_hist = right_hist = None
         if left_splits or right_splits:
             small = np.empty_like(hist)
+            if self.scratch is None:
+                self.scratch = np.empty((2 * self.n_threads,) + hist.shape)
             left_is_small = n_left <= end - middle
             small_start, small_end = (start, middle) if left_is_small else (middle, end)
             build_histogram_in_blocks(
@@ -265,6 +274,7 @@ class _Growth:
                 small_start,
                 small_end,
                 small,
+                self.scratch,
             )
             subtract = compiled_histogram_kernel("subtract_feature_histograms")
             list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
