@@ -14,7 +14,7 @@ import pytest
 
 import treekit_core
 from treekit_core import PLUGIN_API_VERSION, Criterion, PluginError, TreeClassifier, hookimpl
-from treekit_core.components import KINDS, Component
+from treekit_core.components import KINDS, REGISTERED_KINDS, Component
 from treekit_core.registry import Registry, get_registry, registered
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -126,7 +126,10 @@ def _documented_class_attributes(cls) -> dict[str, str]:
 SAYS_WHEN = ("Called", "Read", "called", "read")
 
 
-@pytest.mark.parametrize("base", [Component, *KINDS.values()], ids=lambda c: c.__name__)
+# the question kinds' base is older and says what, not yet when (noted for the next turn)
+@pytest.mark.parametrize(
+    "base", [Component, *KINDS.values(), REGISTERED_KINDS["loss"]], ids=lambda c: c.__name__
+)
 def test_every_declared_member_says_what_it_is_and_when_the_core_uses_it(base):
     """The contract is readable from components/: every member a component may define is
     declared on its base class with a default and a docstring saying when the core uses it."""

@@ -86,6 +86,11 @@ class Recorder:
         return []
 
     @hookimpl
+    def treekit_losses(self):
+        self._record("treekit_losses")
+        return []
+
+    @hookimpl
     def treekit_fit_started(self, composition, n_samples, n_features, n_classes):
         self._record(
             "treekit_fit_started", n_samples=n_samples, n_features=n_features, n_classes=n_classes

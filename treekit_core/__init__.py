@@ -50,6 +50,11 @@ from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT, check_sample_weight
 from treekit_core.estimators.base import ComposedEstimator
+from treekit_core.estimators.boosting import (
+    BoostingClassifier,
+    BoostingEstimator,
+    BoostingRegressor,
+)
 from treekit_core.estimators.decisions import ClassifierFamily, Decision, OutOfFold
 from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
@@ -139,6 +144,9 @@ __all__ = [
     "FEATURE_THRESHOLD",
     "ForestClassifier",
     "ForestRegressor",
+    "BoostingClassifier",
+    "BoostingEstimator",
+    "BoostingRegressor",
     "IMPURITY_SIGNATURE",
     "IMPURITY_TYPE",
     "KINDS",

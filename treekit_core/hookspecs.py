@@ -110,6 +110,16 @@ def treekit_confidences():
 
 
 @hookspec
+def treekit_losses():
+    """Return the loss classes this plugin offers (what gradient boosting minimises).
+
+    Called once per registry assembly, with no arguments.
+
+    :return: a list of :class:`treekit_core.components.Loss` subclasses.
+    """
+
+
+@hookspec
 def treekit_questions():
     """Return the question kinds this plugin offers.
 
@@ -193,5 +203,6 @@ REGISTRATION_HOOKS = {
     "evaluator": "treekit_evaluators",
     "confidence": "treekit_confidences",
     "question": "treekit_questions",
+    "loss": "treekit_losses",
 }
 LIFECYCLE_HOOKS = ("treekit_fit_started", "treekit_node_split", "treekit_fit_finished")

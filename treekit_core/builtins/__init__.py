@@ -21,6 +21,7 @@ from treekit_core.builtins.criteria import (
 )
 from treekit_core.builtins.evaluators import HardEvaluator
 from treekit_core.builtins.labelers import CostMatrix, Majority
+from treekit_core.builtins.losses import BUILTIN_LOSSES
 from treekit_core.builtins.nominal_subsets import (
     EXACT_LIMIT,
     best_nominal_split,
@@ -156,6 +157,11 @@ def treekit_evaluators():
 @hookimpl
 def treekit_confidences():
     return [Probability]
+
+
+@hookimpl
+def treekit_losses():
+    return list(BUILTIN_LOSSES)
 
 
 @hookimpl

@@ -18,6 +18,7 @@ from treekit_core.components.criterion import Criterion
 from treekit_core.components.evaluator import Evaluator
 from treekit_core.components.evidence import EVIDENCE_KINDS, ReadsEvidence, one_hot
 from treekit_core.components.labeler import Labeler
+from treekit_core.components.loss import Loss
 from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
 from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
@@ -38,9 +39,10 @@ KINDS = {
     "target": Target,
 }
 
-#: Every kind a plugin can register: the composition's kinds, and the question kinds, which
-#: are not chosen per composition (every splitter may ask any registered question).
-REGISTERED_KINDS = {**KINDS, "question": Question}
+#: Every kind a plugin can register: the composition's kinds, the question kinds, which
+#: are not chosen per composition (every splitter may ask any registered question), and
+#: the losses, which a boosting estimator chooses (its trees are compositions of the rest).
+REGISTERED_KINDS = {**KINDS, "question": Question, "loss": Loss}
 
 #: The capabilities components declare in ``provides`` / ``requires``, and what each means.
 CAPABILITIES = {
@@ -96,6 +98,7 @@ __all__ = [
     "Criterion",
     "Evaluator",
     "Labeler",
+    "Loss",
     "Propagator",
     "Pruner",
     "Question",

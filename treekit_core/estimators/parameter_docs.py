@@ -68,7 +68,27 @@ PARAMETERS = {
     "bootstrap samples, folds).",
     "n_threads": "Threads one fit may run (None or -1: the CPUs this process may use); the "
     "tree is the same for any count.",
-    "n_estimators": "The number of trees.",
+    "n_estimators": "The number of trees (boosting: of rounds, each growing one tree per raw "
+    "column).",
+    "loss": "What boosting minimises: a registered loss name (squared_error, absolute_error, "
+    "huber, quantile, poisson, gamma, log_loss) or a Loss instance.",
+    "loss_params": "Parameters of a named loss (a dict: huber's and quantile's alpha), or None.",
+    "learning_rate": "The factor of every tree's leaf values in the raw prediction (> 0).",
+    "max_iter": "The number of boosting rounds under HistGradientBoosting's and LightGBM's "
+    "name: when given, it is the number of rounds; None: n_estimators.",
+    "subsample": "The share of the rows, drawn without replacement, that grow each round's "
+    "trees (stochastic gradient boosting); 1.0: every row.",
+    "alpha": "The quantile of the huber and quantile losses (scikit-learn's parameter; "
+    "loss_params overrides it).",
+    "l2_regularization": "Added to a leaf's summed hessian in the Newton step of its value "
+    "(HistGradientBoosting's meaning).",
+    "early_stopping": "Hold out validation_fraction of the rows and stop once their loss has "
+    "not fallen by tol for n_iter_no_change rounds.",
+    "validation_fraction": "The share of the rows early stopping holds out (within classes "
+    "for a classifier).",
+    "n_iter_no_change": "Rounds without improvement of the held-out loss before early "
+    "stopping stops.",
+    "tol": "The least fall of the held-out loss that counts as an improvement.",
     "max_features": "Features drawn as candidates at each node: an int, a fraction, "
     "'sqrt', 'log2', or None (all).",
     "bootstrap": "Grow each tree on a bootstrap sample of the rows (else on all of them).",

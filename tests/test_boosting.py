@@ -1,0 +1,215 @@
+"""Gradient boosting (issue 60, first step): losses as components, BoostingRegressor and
+BoostingClassifier against scikit-learn's GradientBoosting* (the same algorithm: squared-
+error trees on the negative gradient, leaves by the loss's line search), by hand for the
+losses scikit-learn's classic boosting lacks, and their promises (staged predictions,
+early stopping, monotonic constraints)."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+
+from treekit_core import BoostingClassifier, BoostingRegressor
+from treekit_core.builtins.losses import weighted_percentile
+from treekit_core.registry import get_registry
+
+SETTINGS = dict(learning_rate=0.1, n_estimators=50, max_depth=3, subsample=1.0)
+
+
+def _data(n=300, d=5, seed=0):
+    """Continuous features cast to float32 (as scikit-learn casts X for its trees)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32).astype(np.float64)
+    y = 2 * X[:, 0] + np.sin(3 * X[:, 1]) + rng.normal(0, 0.3, n)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "loss, n_features, weighted",
+    [
+        ("squared_error", 5, False),
+        ("squared_error", 5, True),
+        ("absolute_error", 1, False),
+        ("absolute_error", 1, True),
+        ("huber", 1, False),
+    ],
+)
+def test_the_regressor_predicts_what_scikit_learn_predicts(loss, n_features, weighted):
+    """Predictions, scores per round and importances equal GradientBoostingRegressor's
+    (scikit-learn 1.9) to 1e-8. The absolute and Huber losses on one feature: their
+    two-valued gradients tie split improvements across features, which scikit-learn's
+    own seeds break differently."""
+    X, y = _data()
+    X = X[:, :n_features]
+    weight = np.random.default_rng(1).integers(1, 4, y.size).astype(float) if weighted else None
+    theirs = GradientBoostingRegressor(loss=loss, random_state=0, **SETTINGS)
+    theirs.fit(X, y, sample_weight=weight)
+    ours = BoostingRegressor(loss=loss, splitter="exhaustive", **SETTINGS)
+    ours.fit(X, y, sample_weight=weight)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-8)
+    if n_features == 1:
+        # new rows: with several features, small nodes that two features split alike
+        # (the same training rows each side) route new rows by the feature each library
+        # picks (scikit-learn: its seeded feature order); with one there is no such tie
+        X_new = _data(100, 5, seed=7)[0][:, :1]
+        np.testing.assert_allclose(ours.predict(X_new), theirs.predict(X_new), atol=1e-8)
+    np.testing.assert_allclose(ours.train_score_, theirs.train_score_, rtol=1e-10)
+    # importances: the same ties credit a small node's decrease to either feature
+    np.testing.assert_allclose(
+        ours.feature_importances_, theirs.feature_importances_, rtol=0, atol=2e-3
+    )
+    assert ours.n_iter_ == 50
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_classifier_predicts_what_scikit_learn_predicts(n_classes):
+    """log_loss: binomial (one tree per round) and multinomial (one per class and round,
+    scikit-learn's (K-1)/K Newton step and symmetric link) probabilities to 1e-8."""
+    X, y = _data()
+    labels = np.array(["a", "b", "c"])[np.digitize(y, [0.3] if n_classes == 2 else [-1, 1])]
+    theirs = GradientBoostingClassifier(random_state=0, **SETTINGS).fit(X, labels)
+    ours = BoostingClassifier(splitter="exhaustive", **SETTINGS).fit(X, labels)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-8)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+    np.testing.assert_allclose(ours.train_score_, theirs.train_score_, rtol=1e-10)
+    assert list(ours.classes_) == list(theirs.classes_)
+    assert len(ours.estimators_[0]) == (1 if n_classes == 2 else n_classes)
+
+
+def test_poisson_and_gamma_take_one_newton_step_per_leaf():
+    """By hand, one stump with learning rate 1: the start is log of the mean; a leaf adds
+    -sum(g) / sum(h) with g = mu - y, h = mu (Poisson) and g = 1 - y / mu, h = y / mu
+    (gamma), mu = exp(start)."""
+    X = np.array([[0.0], [0.0], [0.0], [1.0], [1.0]])
+    y = np.array([1.0, 2.0, 0.0, 5.0, 7.0])
+    start = np.log(y.mean())
+    mu = np.exp(start)
+    for loss, g, h in (
+        ("poisson", mu - y, np.full(5, mu)),
+        ("gamma", 1 - (y + 1) / mu, (y + 1) / mu),
+    ):
+        target = y if loss == "poisson" else y + 1
+        if loss == "gamma":
+            start_g = np.log(target.mean())
+            mu_g = np.exp(start_g)
+            g, h = 1 - target / mu_g, target / mu_g
+        model = BoostingRegressor(
+            loss=loss, splitter="exhaustive", n_estimators=1, learning_rate=1.0, max_depth=1
+        ).fit(X, target)
+        begin = start if loss == "poisson" else start_g
+        left = -g[:3].sum() / h[:3].sum()
+        right = -g[3:].sum() / h[3:].sum()
+        expected = np.exp(begin + np.array([left, left, left, right, right]))
+        np.testing.assert_allclose(model.predict(X), expected, rtol=1e-12)
+
+
+def test_staged_predictions_end_where_predict_is():
+    X, y = _data(200)
+    model = BoostingRegressor(splitter="exhaustive", n_estimators=12).fit(X, y)
+    stages = list(model.staged_predict(X))
+    assert len(stages) == model.n_iter_ == 12
+    np.testing.assert_array_equal(stages[-1], model.predict(X))
+    errors = [np.mean((s - y) ** 2) for s in stages]
+    assert all(b <= a for a, b in zip(errors, errors[1:], strict=False))  # squared error falls
+    labels = (y > 0).astype(int)
+    classifier = BoostingClassifier(splitter="exhaustive", n_estimators=5).fit(X, labels)
+    probas = list(classifier.staged_predict_proba(X))
+    np.testing.assert_array_equal(probas[-1], classifier.predict_proba(X))
+    assert [list(p) for p in classifier.staged_predict(X)][-1] == list(classifier.predict(X))
+
+
+def test_early_stopping_stops_where_the_held_out_loss_stops_falling():
+    """Pure noise: the held-out loss stops falling early; the fit stops exactly
+    n_iter_no_change rounds after the best held-out loss (none of the later rounds beat it
+    by tol), and no earlier stretch of that many rounds went without an improvement."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 4))
+    y = rng.normal(size=400)
+    model = BoostingRegressor(
+        splitter="exhaustive",
+        n_estimators=500,
+        early_stopping=True,
+        n_iter_no_change=5,
+        tol=1e-4,
+        random_state=0,
+    ).fit(X, y)
+    scores = model.validation_score_
+    assert model.n_iter_ < 500 and scores.size == model.n_iter_
+    best = int(np.argmin(scores))
+    assert model.n_iter_ == best + 6
+    assert np.all(scores[best + 1 :] > scores[best] - 1e-4)
+    assert model.train_score_.size == model.n_iter_
+
+
+def test_monotonic_constraints_are_refused_until_kept():
+    """A hypothesis test found boosted predictions breaking monotonic_cst (the loss's leaf
+    values leave the bounds the constrained trees keep their means in): refused, clearly,
+    until the leaf values are bounded too."""
+    X, y = _data(100, 2)
+    with pytest.raises(ValueError, match="monotonic_cst"):
+        BoostingRegressor(splitter="exhaustive", monotonic_cst=[1, 0]).fit(X, y)
+
+
+def test_weighted_percentile_is_scikit_learn_s():
+    from sklearn.utils.stats import _weighted_percentile
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        values = rng.integers(0, 6, 9).astype(float)
+        weight = rng.integers(0, 3, 9).astype(float)
+        weight[0] = 1.0
+        for rank in (0, 10, 50, 90, 100):
+            assert weighted_percentile(values, weight, rank) == _weighted_percentile(
+                values, weight, rank
+            )
+
+
+def test_bad_parameters_are_named():
+    X, y = _data(50)
+    for params, word in (
+        ({"learning_rate": 0}, "learning_rate"),
+        ({"subsample": 1.5}, "subsample"),
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"loss": "log_loss"}, "log_loss"),
+        ({"loss": "huber", "alpha": 1.5}, "alpha"),
+        ({"max_iter": 0}, "max_iter"),
+    ):
+        with pytest.raises(ValueError, match=word):
+            BoostingRegressor(splitter="exhaustive", **params).fit(X, y)
+    with pytest.raises(ValueError, match="squared_error"):
+        BoostingClassifier(loss="squared_error", splitter="exhaustive").fit(X, y > 0)
+    with pytest.raises(ValueError, match="poisson"):
+        BoostingRegressor(loss="poisson", splitter="exhaustive").fit(X, y - 100)
+
+
+def test_max_iter_is_n_estimators_and_pickles_predict_alike():
+    X, y = _data(120)
+    model = BoostingRegressor(splitter="exhaustive", max_iter=7).fit(X, y)
+    assert model.n_iter_ == 7  # max_iter, when given, is the number of rounds
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_missing_values_go_as_the_trees_send_them():
+    """A row missing a tested value mixes its leaves' values by C4.5's shares, as the
+    trees' evaluator mixes any values: its prediction lies between the two branches'."""
+    X, y = _data(200, 2)
+    X[::7, 0] = np.nan
+    model = BoostingRegressor(splitter="exhaustive", n_estimators=10, max_depth=1).fit(X, y)
+    probe = np.array([[np.nan, 0.0], [-5.0, 0.0], [5.0, 0.0]])
+    missing, low, high = model.predict(probe)
+    assert min(low, high) < missing < max(low, high)
+
+
+def test_the_losses_are_registered_components():
+    names = set(get_registry().components("loss"))
+    assert {
+        "squared_error",
+        "absolute_error",
+        "huber",
+        "quantile",
+        "poisson",
+        "gamma",
+        "log_loss",
+    } <= names

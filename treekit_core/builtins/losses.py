@@ -1,0 +1,290 @@
+"""Built-in losses for gradient boosting (issue 60): scikit-learn's definitions, so that
+``BoostingRegressor(loss=l, splitter="exhaustive")`` reproduces its
+``GradientBoostingRegressor(loss=l)`` and ``BoostingClassifier`` its
+``GradientBoostingClassifier``.
+
+========================  ===============================  ==============================
+loss                      gradient at raw f (row y)        leaf value
+========================  ===============================  ==============================
+``squared_error``         f - y (hessian 1)                Newton: the leaf's mean residual
+``absolute_error``        +1 if f > y else -1              weighted median of y - f
+``huber`` (``alpha``)     f - y within delta, else         median m of y - f, plus the mean
+                          +-delta (delta: the alpha        of sign(r - m) min(delta,
+                          quantile of abs(y - f))          abs(r - m))
+``quantile`` (``alpha``)  -alpha if y >= f, else 1-alpha   weighted alpha-quantile of y - f
+``poisson``               exp(f) - y (hessian exp(f))      Newton (log link)
+``gamma``                 1 - y exp(-f) (hessian y e^-f)   Newton (log link)
+``log_loss``              p - y (hessian p (1 - p))        Newton; multinomial: (K-1)/K of it
+========================  ===============================  ==============================
+
+``Loss.loss`` (``train_score_``) is scikit-learn's gradient boosting's: the mean squared
+error, the binomial deviance (twice the mean log loss), the mean multinomial log loss, the
+mean absolute, Huber and pinball losses, half the Poisson and gamma deviances (up to
+terms in y alone). Quantiles are scikit-learn's ``_weighted_percentile`` (the inverted
+CDF: the smallest value whose cumulative weight reaches the share).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+from scipy.special import expit, logsumexp, softmax
+
+from treekit_core.components.loss import Loss
+
+
+def weighted_percentile(values, weight, rank: float) -> float:
+    """scikit-learn's ``_weighted_percentile(values, weight, rank)`` (rank in percent):
+    the smallest value whose cumulative weight reaches rank / 100 of the total (a rank of
+    0 takes the first value of positive weight). ``weight`` None (rows the user gave no
+    weights): numpy's ``percentile`` (linear interpolation), as scikit-learn's
+    ``DummyRegressor`` starts gradient boosting without sample weights."""
+    if weight is None:
+        return float(np.percentile(values, rank))
+    order = np.argsort(values, kind="stable")
+    cdf = np.cumsum(weight[order])
+    target = rank / 100 * cdf[-1]
+    if target == 0:
+        target = np.nextafter(target, target + 1)
+    index = min(int(np.searchsorted(cdf, target)), values.size - 1)
+    return float(values[order[index]])
+
+
+def _per_leaf(leaf, n_nodes, weight, rows_value):
+    """{leaf: (its rows' values, weights)} over the rows of positive weight."""
+    kept = weight > 0
+    leaf, weight, rows_value = leaf[kept], weight[kept], rows_value[kept]
+    order = np.argsort(leaf, kind="stable")
+    bounds = np.searchsorted(leaf[order], np.arange(n_nodes + 1))
+    return {
+        node: (
+            rows_value[order[bounds[node] : bounds[node + 1]]],
+            weight[order[bounds[node] : bounds[node + 1]]],
+        )
+        for node in range(n_nodes)
+        if bounds[node + 1] > bounds[node]
+    }
+
+
+def _check_alpha(instance, attribute, value):
+    if not (isinstance(value, (int, float)) and 0 < value < 1):
+        raise ValueError(f"loss parameter {attribute.name!r} must be in (0, 1), got {value!r}")
+
+
+@attrs.define(frozen=True)
+class SquaredError(Loss):
+    name: ClassVar[str] = "squared_error"
+    description: ClassVar[str] = "half the squared error; leaves: the mean residual"
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.array([np.average(y, weights=weight)])
+
+    def gradient_hessian(self, y, raw, state):
+        return raw - y[:, None], np.ones_like(raw)
+
+    def link(self, raw):
+        return raw[:, 0]
+
+    def loss(self, y, raw, weight, state=None):
+        """The mean squared error (scikit-learn's ``train_score_``: twice half of it)."""
+        return float(np.average((y - raw[:, 0]) ** 2, weights=weight))
+
+
+class _ResidualQuantileLeaves:
+    """Leaves valued by a quantile of the residuals y - f (scikit-learn's line search for
+    the absolute, Huber and pinball losses)."""
+
+    def leaf_values(self, y, raw, gradient, hessian, weight, leaf, n_nodes, column, l2, state):
+        values = np.zeros(n_nodes)
+        residual = y - raw[:, column]
+        for node, (r, w) in _per_leaf(leaf, n_nodes, weight, residual).items():
+            values[node] = self._leaf_value(r, w, state)
+        return values
+
+
+@attrs.define(frozen=True)
+class AbsoluteError(_ResidualQuantileLeaves, Loss):
+    name: ClassVar[str] = "absolute_error"
+    description: ClassVar[str] = "the absolute error; leaves: the median residual"
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.array([weighted_percentile(y, weight, 50)])
+
+    def gradient_hessian(self, y, raw, state):
+        return np.where(raw > y[:, None], 1.0, -1.0), np.ones_like(raw)
+
+    def _leaf_value(self, residual, weight, state):
+        return weighted_percentile(residual, weight, 50)
+
+    def link(self, raw):
+        return raw[:, 0]
+
+    def loss(self, y, raw, weight, state=None):
+        return float(np.average(np.abs(y - raw[:, 0]), weights=weight))
+
+
+@attrs.define(frozen=True)
+class Huber(_ResidualQuantileLeaves, Loss):
+    name: ClassVar[str] = "huber"
+    description: ClassVar[str] = "Huber's loss, delta the alpha-quantile of abs residuals"
+    alpha: float = attrs.field(default=0.9, validator=_check_alpha)
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.array([weighted_percentile(y, weight, 50)])
+
+    def round_state(self, y, raw, weight):
+        return {"delta": weighted_percentile(np.abs(y - raw[:, 0]), weight, 100 * self.alpha)}
+
+    def gradient_hessian(self, y, raw, state):
+        delta = state["delta"]
+        residual = raw - y[:, None]
+        clipped = np.where(residual >= 0, delta, -delta)
+        return np.where(np.abs(residual) <= delta, residual, clipped), np.ones_like(raw)
+
+    def _leaf_value(self, residual, weight, state):
+        median = weighted_percentile(residual, weight, 50)
+        diff = residual - median
+        term = np.sign(diff) * np.minimum(state["delta"], np.abs(diff))
+        return median + float(np.average(term, weights=weight))
+
+    def link(self, raw):
+        return raw[:, 0]
+
+    def loss(self, y, raw, weight, state=None):
+        error = np.abs(y - raw[:, 0])
+        # the round's delta (scikit-learn scores a round with the delta it was grown with)
+        delta = (state or self.round_state(y, raw, weight))["delta"]
+        return float(
+            np.average(
+                np.where(error <= delta, 0.5 * error**2, delta * (error - 0.5 * delta)),
+                weights=weight,
+            )
+        )
+
+
+@attrs.define(frozen=True)
+class Quantile(_ResidualQuantileLeaves, Loss):
+    name: ClassVar[str] = "quantile"
+    description: ClassVar[str] = "the pinball loss of the alpha-quantile"
+    alpha: float = attrs.field(default=0.9, validator=_check_alpha)
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.array([weighted_percentile(y, weight, 100 * self.alpha)])
+
+    def gradient_hessian(self, y, raw, state):
+        above = y[:, None] >= raw
+        return np.where(above, -self.alpha, 1.0 - self.alpha), np.ones_like(raw)
+
+    def _leaf_value(self, residual, weight, state):
+        return weighted_percentile(residual, weight, 100 * self.alpha)
+
+    def link(self, raw):
+        return raw[:, 0]
+
+    def loss(self, y, raw, weight, state=None):
+        diff = y - raw[:, 0]
+        pinball = np.where(diff >= 0, self.alpha * diff, (self.alpha - 1.0) * diff)
+        return float(np.average(pinball, weights=weight))
+
+
+class _LogLink:
+    """A count or a positive measurement on the log scale."""
+
+    def link(self, raw):
+        return np.exp(raw[:, 0])
+
+
+@attrs.define(frozen=True)
+class Poisson(_LogLink, Loss):
+    name: ClassVar[str] = "poisson"
+    description: ClassVar[str] = "half the Poisson deviance, log link; Newton leaves"
+
+    def check_y(self, y):
+        if (y < 0).any() or y.sum() <= 0:
+            raise ValueError("loss 'poisson' needs y >= 0 with a positive sum (counts or rates)")
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.array([np.log(np.average(y, weights=weight))])
+
+    def gradient_hessian(self, y, raw, state):
+        mean = np.exp(raw)
+        return mean - y[:, None], mean
+
+    def loss(self, y, raw, weight, state=None):
+        return float(np.average(np.exp(raw[:, 0]) - y * raw[:, 0], weights=weight))
+
+
+@attrs.define(frozen=True)
+class Gamma(_LogLink, Loss):
+    name: ClassVar[str] = "gamma"
+    description: ClassVar[str] = "half the gamma deviance, log link; Newton leaves"
+
+    def check_y(self, y):
+        if (y <= 0).any():
+            raise ValueError("loss 'gamma' needs y > 0 (positive measurements)")
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.array([np.log(np.average(y, weights=weight))])
+
+    def gradient_hessian(self, y, raw, state):
+        scaled = y[:, None] * np.exp(-raw)
+        return 1.0 - scaled, scaled
+
+    def loss(self, y, raw, weight, state=None):
+        return float(np.average(raw[:, 0] + y * np.exp(-raw[:, 0]), weights=weight))
+
+
+@attrs.define(frozen=True)
+class LogLoss(Loss):
+    """The binomial (two classes: one raw column, the log-odds of the second) or
+    multinomial (K columns, scikit-learn's symmetric link: raw = log p - mean log p) log
+    loss; y holds class codes 0..K-1."""
+
+    name: ClassVar[str] = "log_loss"
+    description: ClassVar[str] = "the log loss (binomial or multinomial); Newton leaves"
+    reads_labels: ClassVar[bool] = True
+
+    def n_raw(self, n_classes):
+        return 1 if n_classes <= 2 else n_classes
+
+    def initial_raw(self, y, weight, n_classes):
+        shares = np.array([np.average(y == k, weights=weight) for k in range(n_classes)])
+        eps = np.finfo(np.float64).eps
+        shares = np.clip(shares, eps, 1 - eps)
+        if n_classes <= 2:
+            return np.array([np.log(shares[1] / (1 - shares[1]))])
+        logs = np.log(shares)
+        return logs - logs.mean()
+
+    def gradient_hessian(self, y, raw, state):
+        if raw.shape[1] == 1:
+            p = expit(raw)
+            return p - (y[:, None] == 1), p * (1 - p)
+        p = softmax(raw, axis=1)
+        onehot = y[:, None] == np.arange(raw.shape[1])
+        return p - onehot, p * (1 - p)
+
+    def leaf_values(self, y, raw, gradient, hessian, weight, leaf, n_nodes, column, l2, state):
+        values = super().leaf_values(
+            y, raw, gradient, hessian, weight, leaf, n_nodes, column, l2, state
+        )
+        K = raw.shape[1]
+        return values * ((K - 1) / K) if K > 1 else values
+
+    def link(self, raw):
+        if raw.shape[1] == 1:
+            p = expit(raw[:, 0])
+            return np.column_stack([1 - p, p])
+        return softmax(raw, axis=1)
+
+    def loss(self, y, raw, weight, state=None):
+        if raw.shape[1] == 1:  # the binomial deviance (scikit-learn's train_score_)
+            f = raw[:, 0]
+            return 2 * float(np.average(np.logaddexp(0, f) - (y == 1) * f, weights=weight))
+        picked = raw[np.arange(y.size), y.astype(np.int64)]
+        return float(np.average(logsumexp(raw, axis=1) - picked, weights=weight))
+
+
+BUILTIN_LOSSES = [SquaredError, AbsoluteError, Huber, Quantile, Poisson, Gamma, LogLoss]

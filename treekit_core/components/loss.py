@@ -1,0 +1,105 @@
+"""The loss contract: what gradient boosting reads from a loss (issue 60).
+
+A loss says how wrong a raw prediction is, row by row: its gradient and hessian at the
+current raw prediction (each round's tree is grown on the negative gradient), the raw
+prediction every row starts from, the value a leaf adds (by default the Newton step of its
+rows' summed gradients and hessians), the link from the raw prediction to what ``predict``
+returns, and the loss itself (``train_score_``, ``validation_score_``, early stopping).
+Arrays are float64; ``raw`` is n x :meth:`Loss.n_raw` (one column per class for a
+multinomial loss, else one).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.components.base import Component
+
+#: A leaf whose summed hessian is below this in magnitude adds 0 (scikit-learn's
+#: ``_safe_divide``: a pure leaf of a classifier, where p (1 - p) is 0).
+TINY_HESSIAN = 1e-150
+
+
+@attrs.define(frozen=True)
+class Loss(Component):
+    """Base of every loss. A subclass defines at least :meth:`gradient_hessian`,
+    :meth:`initial_raw`, :meth:`link` and :meth:`loss`."""
+
+    kind: ClassVar[str] = "loss"
+
+    reads_labels: ClassVar[bool] = False
+    """Whether y holds class labels (the estimator passes their codes 0..K-1) rather than
+    numbers. Read by ``fit`` when it encodes y: a classifier refuses a loss that reads
+    numbers, a regressor one that reads labels, naming the loss."""
+
+    def check_y(self, y: np.ndarray) -> None:
+        """Refuse responses outside the loss's domain (a Poisson count below 0), naming the
+        loss. Called by ``fit`` once y is checked numeric, before the first round."""
+
+    def n_raw(self, n_classes: int) -> int:
+        """Columns of the raw prediction: 1, or one per class for a multinomial loss
+        (``n_classes``: 0 for a numeric y). Called by ``fit`` before the first round; each
+        round grows that many trees."""
+        return 1
+
+    def initial_raw(self, y: np.ndarray, weight, n_classes: int) -> np.ndarray:
+        """The raw prediction every row starts from (length :meth:`n_raw`): the constant
+        that minimises the weighted loss (the mean for squared error, the median for the
+        absolute error, the log-odds of the class shares). ``weight`` is None where the
+        user gave no weights (scikit-learn then takes numpy's interpolated median). Called
+        by ``fit`` once."""
+        raise NotImplementedError(f"loss {self.name!r} defines no initial_raw")
+
+    def round_state(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> dict:
+        """What one round's gradients and leaves share (Huber's delta, a quantile of the
+        absolute residuals). Called by ``fit`` at the start of every round; the dict is
+        passed to :meth:`gradient_hessian` and :meth:`leaf_values` of that round."""
+        return {}
+
+    def gradient_hessian(self, y: np.ndarray, raw: np.ndarray, state: dict) -> tuple:
+        """(gradient, hessian), each n x :meth:`n_raw`, of the loss of every row at
+        ``raw`` (unweighted: the rows' weights are applied by the tree and the leaves).
+        Called by ``fit`` once per round, before its trees are grown."""
+        raise NotImplementedError(f"loss {self.name!r} defines no gradient_hessian")
+
+    def leaf_values(
+        self,
+        y: np.ndarray,
+        raw: np.ndarray,
+        gradient: np.ndarray,
+        hessian: np.ndarray,
+        weight: np.ndarray,
+        leaf: np.ndarray,
+        n_nodes: int,
+        column: int,
+        l2_regularization: float,
+        state: dict,
+    ) -> np.ndarray:
+        """The value each node adds to column ``column`` of the raw prediction of the rows
+        it holds (length ``n_nodes``; only leaves are read), before the learning rate.
+        ``leaf``: each row's leaf; ``weight``: each row's weight in this round (0 out of
+        its subsample). The default is the Newton step -sum(w g) / (sum(w h) + l2), 0
+        where that denominator is below :data:`TINY_HESSIAN`. Called by ``fit`` once per
+        tree, after it is grown."""
+        g = np.bincount(leaf, weights=weight * gradient[:, column], minlength=n_nodes)
+        h = np.bincount(leaf, weights=weight * hessian[:, column], minlength=n_nodes)
+        h = h + l2_regularization
+        safe = np.abs(h) >= TINY_HESSIAN
+        return np.where(safe, -g / np.where(safe, h, 1.0), 0.0)
+
+    def link(self, raw: np.ndarray) -> np.ndarray:
+        """What ``predict`` returns for a raw prediction: the number (identity, exp), or
+        the class probabilities (n x K). Called by ``predict`` / ``predict_proba`` and
+        their staged forms."""
+        raise NotImplementedError(f"loss {self.name!r} defines no link")
+
+    def loss(self, y: np.ndarray, raw: np.ndarray, weight, state: dict | None = None) -> float:
+        """The weighted mean loss of the rows at ``raw`` (``weight`` None: unweighted), as
+        scikit-learn's gradient boosting reports it (``train_score_``); ``state``: the
+        round's (:meth:`round_state`; Huber's delta), None outside a round. Called by
+        ``fit`` after every round for ``train_score_`` and, with early stopping,
+        ``validation_score_``."""
+        raise NotImplementedError(f"loss {self.name!r} defines no loss")
