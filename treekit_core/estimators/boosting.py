@@ -18,8 +18,10 @@ import numbers
 import attrs
 import numpy as np
 
+from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.importances import impurity_decrease
 from treekit_core.engine.validation import check_sample_weight, check_y
+from treekit_core.estimators import boosting_file
 from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
 from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.parameter_docs import document_parameters
@@ -96,13 +98,6 @@ class BoostingEstimator(ComposedEstimator):
         composition = self._make_composition()
         self._check_target(composition)
         data, _ = self._validate_training(X, y_numbers, sample_weight, composition)
-        if composition.constraints.has_monotonic:
-            # the loss's leaf values are not yet kept within the bounds the constrained
-            # trees keep their means in (a hypothesis test found the violation)
-            raise ValueError(
-                "monotonic_cst is not kept by boosting yet: the loss's leaf values would "
-                "break it; fit without it"
-            )
         composition.check(data)
         y = np.ascontiguousarray(data.evidence[:, 0])  # the kept rows' (weight > 0)
         loss.check_y(y)
@@ -187,6 +182,12 @@ class BoostingEstimator(ComposedEstimator):
                     self.l2_regularization,
                     state,
                 )
+                if VALUE_LOWER in grown.node_fields:  # grown under monotonic constraints
+                    # the loss's values kept in the intervals the tree keeps its means in:
+                    # ordered intervals, so the tree (and the sum of trees) stays monotone
+                    values = np.clip(
+                        values, grown.node_fields[VALUE_LOWER], grown.node_fields[VALUE_UPPER]
+                    )
                 tree = attrs.evolve(grown, value=values[:, None])
                 trees.append(tree)
                 raw[:, k] += self.learning_rate * np.bincount(
@@ -262,11 +263,24 @@ class BoostingEstimator(ComposedEstimator):
         return mean / mean.sum() if mean.sum() > 0 else mean
 
     def to_json(self, path=None, leaf_responses: bool = False) -> str:
-        """Not yet: a boosted model is saved with pickle (its model-file format is the next
-        step of issue 60)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} has no model file yet; save it with pickle"
-        )
+        """The model file (written to ``path`` when given): the single tree's format with
+        the boosting section and each tree's leaf values (``boosting_file.py``). A boosted
+        model keeps no leaf responses (``leaf_responses=True`` is refused)."""
+        if leaf_responses:
+            raise ValueError("leaf_responses=True: a boosted model keeps no leaf responses")
+        return boosting_file.write(self, path)
+
+    @classmethod
+    def from_json(cls, text_or_path):
+        """A boosted model from :meth:`to_json`'s file, every field checked first."""
+        return boosting_file.read(cls, text_or_path)
+
+    def _json_params(self) -> dict:
+        params = super()._json_params()
+        if not isinstance(self.loss, str):  # a Loss instance: its name and parameters
+            params["loss"] = self.loss.name
+            params["loss_params"] = self.loss.get_params() or None
+        return params
 
 
 def _rows_of(data, rows):
