@@ -240,6 +240,7 @@ def test_the_losses_are_registered_components():
         "poisson",
         "gamma",
         "log_loss",
+        "cox",
     } <= names
 
 
@@ -321,3 +322,99 @@ def test_an_edited_model_file_is_refused_naming_the_field(edit):
     change(payload)
     with pytest.raises(ModelFileError, match=message):
         type(model).from_json(json.dumps(payload))
+
+
+def _follow_up(n=300, seed=0):
+    from sksurv.util import Surv
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 1)).astype(np.float32).astype(np.float64)
+    time = np.round(rng.exponential(np.exp(-X[:, 0])) * 10) + 1  # ties in time
+    event = rng.random(n) < 0.7
+    return X, Surv.from_arrays(event, time), event, time
+
+
+def test_cox_boosting_is_scikit_survival_s():
+    """BoostingSurvival(loss="cox") against scikit-survival 0.28's
+    GradientBoostingSurvivalAnalysis(loss="coxph") on one feature, tied times: risk
+    scores and scores per round to 1e-8, Breslow survival curves, concordance."""
+    from sksurv.ensemble import GradientBoostingSurvivalAnalysis
+
+    from treekit_core import BoostingSurvival
+
+    X, y, _, _ = _follow_up()
+    theirs = GradientBoostingSurvivalAnalysis(loss="coxph", random_state=0, **SETTINGS).fit(X, y)
+    ours = BoostingSurvival(splitter="exhaustive", **SETTINGS).fit(X, y)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-8)
+    np.testing.assert_allclose(ours.train_score_, theirs.train_score_, rtol=1e-10)
+    np.testing.assert_allclose(
+        ours.predict_survival_function(X[:20], return_array=True),
+        theirs.predict_survival_function(X[:20], return_array=True),
+        atol=1e-10,
+    )
+    curve = ours.predict_cumulative_hazard_function(X[:1])[0]
+    assert curve(ours.unique_times_[-1]) == pytest.approx(
+        theirs.predict_cumulative_hazard_function(X[:1])[0](ours.unique_times_[-1])
+    )
+    assert ours.score(X, y) == pytest.approx(theirs.score(X, y), abs=1e-12)
+
+
+def test_cox_gradient_is_the_weighted_partial_likelihood_s():
+    """The weighted Breslow partial likelihood's gradient by central differences, and the
+    Newton option's one stump by hand (-sum g / sum h per leaf)."""
+    from treekit_core import BoostingSurvival
+    from treekit_core.builtins.losses import Cox
+
+    _, _, event, time = _follow_up(40, seed=2)
+    rng = np.random.default_rng(3)
+    raw = rng.normal(size=(40, 1))
+    weight = rng.uniform(0.5, 2, 40)
+    rows = np.column_stack([time, event.astype(float)])
+    loss = Cox()
+    gradient, _ = loss.gradient_hessian(rows, raw, {"weight": weight})
+    step = 1e-6
+    for i in range(0, 40, 7):
+        up, down = raw.copy(), raw.copy()
+        up[i, 0] += step
+        down[i, 0] -= step
+        numeric = (loss.loss(rows, up, weight) - loss.loss(rows, down, weight)) / (2 * step)
+        assert gradient[i, 0] * weight[i] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
+    X = (np.arange(40) % 2).astype(float)[:, None]
+    model = BoostingSurvival(
+        splitter="exhaustive",
+        n_estimators=1,
+        learning_rate=1.0,
+        max_depth=1,
+        loss_params={"newton": True},
+    ).fit(X, np.column_stack([time, event]))
+    g, h = Cox(newton=True).gradient_hessian(rows, np.zeros((40, 1)), {"weight": np.ones(40)})
+    for side in (0, 1):
+        rows_here = X[:, 0] == side
+        expected = -g[rows_here, 0].sum() / h[rows_here, 0].sum()
+        assert model.predict(X[rows_here][:1])[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_survival_model_file_keeps_its_baseline():
+    from treekit_core import BoostingSurvival, ModelFileError
+
+    X, y, _, _ = _follow_up(120)
+    model = BoostingSurvival(splitter="exhaustive", n_estimators=5).fit(X, y)
+    loaded = BoostingSurvival.from_json(model.to_json())
+    np.testing.assert_array_equal(
+        loaded.predict_survival_function(X, return_array=True),
+        model.predict_survival_function(X, return_array=True),
+    )
+    payload = json.loads(model.to_json())
+    payload["boosting"]["baseline"]["cumulative_hazard"][3] = -1.0
+    with pytest.raises(ModelFileError, match="cumulative_hazard"):
+        BoostingSurvival.from_json(json.dumps(payload))
+
+
+def test_a_loss_for_other_rows_is_refused_by_name():
+    from treekit_core import BoostingSurvival
+
+    X, y, _, _ = _follow_up(50)
+    with pytest.raises(ValueError, match="loss 'squared_error' reads numbers"):
+        BoostingSurvival(loss="squared_error", splitter="exhaustive").fit(X, y)
+    with pytest.raises(ValueError, match="loss 'cox' reads censored follow-up"):
+        BoostingRegressor(loss="cox", splitter="exhaustive").fit(X, np.arange(50.0))

@@ -19,6 +19,7 @@ from treekit_core import (
     BoostingClassifier,
     BoostingEstimator,
     BoostingRegressor,
+    BoostingSurvival,
     ClassifierFamily,
     ComposedEstimator,
     EnsembleEstimator,
@@ -37,8 +38,9 @@ FAMILIES = (ClassifierFamily, RegressorFamily, SurvivalFamily)
 STRUCTURES = (SingleTreeEstimator, EnsembleEstimator, BoostingEstimator)
 #: Not yet on a family (issue 60's first step): the boosting classifier keeps its classes
 #: itself (the classifier family's labeler, rejection and calibration do not apply to
-#: boosted raw scores yet).
-WITHOUT_FAMILY = (BoostingClassifier,)
+#: boosted raw scores yet), the boosting survival model its Breslow baseline (the survival
+#: family's curves are per-leaf states).
+WITHOUT_FAMILY = (BoostingClassifier, BoostingSurvival)
 #: Every public composed estimator: the public names that are ComposedEstimator classes.
 PUBLIC = sorted(
     (
@@ -58,6 +60,7 @@ def test_the_public_estimators_are_these():
     assert [cls.__name__ for cls in PUBLIC] == [
         "BoostingClassifier",
         "BoostingRegressor",
+        "BoostingSurvival",
         "ForestClassifier",
         "ForestRegressor",
         "ForestSurvival",

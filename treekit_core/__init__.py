@@ -54,6 +54,7 @@ from treekit_core.estimators.boosting import (
     BoostingClassifier,
     BoostingEstimator,
     BoostingRegressor,
+    BoostingSurvival,
 )
 from treekit_core.estimators.decisions import ClassifierFamily, Decision, OutOfFold
 from treekit_core.estimators.ensemble import EnsembleEstimator
@@ -147,6 +148,7 @@ __all__ = [
     "BoostingClassifier",
     "BoostingEstimator",
     "BoostingRegressor",
+    "BoostingSurvival",
     "IMPURITY_SIGNATURE",
     "IMPURITY_TYPE",
     "KINDS",

@@ -15,6 +15,8 @@ loss                      gradient at raw f (row y)        leaf value
 ``poisson``               exp(f) - y (hessian exp(f))      Newton (log link)
 ``gamma``                 1 - y exp(-f) (hessian y e^-f)   Newton (log link)
 ``log_loss``              p - y (hessian p (1 - p))        Newton; multinomial: (K-1)/K of it
+``cox``                   Breslow's partial likelihood     the mean negative gradient
+                          (see :class:`Cox`)               (``newton=True``: Newton)
 ========================  ===============================  ==============================
 
 ``Loss.loss`` (``train_score_``) is scikit-learn's gradient boosting's: the mean squared
@@ -244,7 +246,7 @@ class LogLoss(Loss):
 
     name: ClassVar[str] = "log_loss"
     description: ClassVar[str] = "the log loss (binomial or multinomial); Newton leaves"
-    reads_labels: ClassVar[bool] = True
+    reads: ClassVar[str] = "class labels"
 
     def n_raw(self, n_classes):
         return 1 if n_classes <= 2 else n_classes
@@ -287,4 +289,65 @@ class LogLoss(Loss):
         return float(np.average(logsumexp(raw, axis=1) - picked, weights=weight))
 
 
-BUILTIN_LOSSES = [SquaredError, AbsoluteError, Huber, Quantile, Poisson, Gamma, LogLoss]
+def _cox_parts(time, event, raw, weight):
+    """(negative gradient, hessian, the weighted partial log-likelihood's negative) of
+    Cox's partial likelihood with Breslow's ties at the log hazard ratios ``raw``: a row's
+    risk set is every row with time >= its own (ties included); with weights w, S_j sums
+    w r over row j's risk set (r = exp(raw)) and row m's negative gradient is
+    d_m - r_m sum over events j with t_j <= t_m of w_j / S_j (per unit of its own weight,
+    which the tree applies), its hessian r_m A_m - r_m^2 B_m with the sums of w_j / S_j and
+    w_j / S_j^2."""
+    order = np.argsort(time, kind="stable")
+    t, d, r, w = time[order], event[order], np.exp(raw[order]), weight[order]
+    at_risk = np.cumsum((w * r)[::-1])[::-1][np.searchsorted(t, t, side="left")]
+    events = w * d
+    upto = np.searchsorted(t, t, side="right") - 1  # the last row tied with each
+    first = np.cumsum(np.where(d > 0, events / at_risk, 0.0))[upto]
+    second = np.cumsum(np.where(d > 0, events / at_risk**2, 0.0))[upto]
+    negative, hessian = np.empty_like(r), np.empty_like(r)
+    negative[order] = d - r * first
+    hessian[order] = r * first - r * r * second
+    loss = -float(np.sum(events * (raw[order] - np.log(at_risk))))
+    return negative, hessian, loss
+
+
+@attrs.define(frozen=True)
+class Cox(Loss):
+    """Cox's partial likelihood (Breslow's ties) for censored follow-up: the raw
+    prediction is the log hazard ratio, starting from 0; a leaf adds the weighted mean of
+    its rows' negative gradient (scikit-survival's ``coxph`` boosting), or with
+    ``newton=True`` the Newton step of its summed gradients and hessians. ``loss``: the
+    negative partial log-likelihood, summed (scikit-survival's ``train_score_``)."""
+
+    name: ClassVar[str] = "cox"
+    description: ClassVar[str] = "Cox's partial likelihood (Breslow ties), log hazard ratios"
+    reads: ClassVar[str] = "censored follow-up"
+    newton: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+    def check_y(self, y):
+        if not (y[:, 1] > 0).any():
+            raise ValueError("loss 'cox' needs at least one event in y")
+
+    def initial_raw(self, y, weight, n_classes):
+        return np.zeros(1)
+
+    def round_state(self, y, raw, weight):
+        return {"weight": weight}
+
+    def gradient_hessian(self, y, raw, state):
+        weight = state.get("weight")
+        weight = np.ones(y.shape[0]) if weight is None else weight
+        negative, hessian, _ = _cox_parts(y[:, 0], y[:, 1], raw[:, 0], weight)
+        if not self.newton:
+            hessian = np.ones_like(hessian)  # leaves: the mean negative gradient
+        return -negative[:, None], hessian[:, None]
+
+    def link(self, raw):
+        return raw[:, 0]
+
+    def loss(self, y, raw, weight, state=None):
+        weight = np.ones(y.shape[0]) if weight is None else weight
+        return _cox_parts(y[:, 0], y[:, 1], raw[:, 0], weight)[2]
+
+
+BUILTIN_LOSSES = [SquaredError, AbsoluteError, Huber, Quantile, Poisson, Gamma, LogLoss, Cox]

@@ -30,10 +30,11 @@ class Loss(Component):
 
     kind: ClassVar[str] = "loss"
 
-    reads_labels: ClassVar[bool] = False
-    """Whether y holds class labels (the estimator passes their codes 0..K-1) rather than
-    numbers. Read by ``fit`` when it encodes y: a classifier refuses a loss that reads
-    numbers, a regressor one that reads labels, naming the loss."""
+    reads: ClassVar[str] = "numbers"
+    """What y holds: ``"numbers"`` (one per row), ``"class labels"`` (the estimator passes
+    their codes 0..K-1 as numbers) or ``"censored follow-up"`` (an n x 2 array of (time,
+    event 0/1) rows). Read by ``fit`` when it encodes y: each boosting estimator refuses a
+    loss that reads what it does not take, naming the loss."""
 
     def check_y(self, y: np.ndarray) -> None:
         """Refuse responses outside the loss's domain (a Poisson count below 0), naming the

@@ -20,12 +20,13 @@ import numpy as np
 
 from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.importances import impurity_decrease
-from treekit_core.engine.validation import check_sample_weight, check_y
+from treekit_core.engine.validation import check_sample_weight, check_survival_y, check_y
 from treekit_core.estimators import boosting_file
 from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
 from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
+from treekit_core.estimators.survival import StepFunction, concordance_index
 from treekit_core.registry import get_registry
 
 
@@ -75,13 +76,15 @@ class BoostingEstimator(ComposedEstimator):
         _check_number("n_estimators", self.n_estimators, 1, math.inf, integral=True)
         return int(self.n_estimators)
 
+    #: What this estimator's y holds, as :attr:`treekit_core.Loss.reads` names it.
+    takes = "numbers"
+
     def _make_loss(self):
         loss = get_registry().create("loss", self.loss, self._loss_params())
-        if loss.reads_labels != (self.estimator_type == "classifier"):
-            reads = "class labels" if loss.reads_labels else "numbers"
+        if loss.reads != self.takes:
             raise ValueError(
-                f"loss {loss.name!r} reads {reads}; {type(self).__name__} needs a loss that "
-                f"reads {'class labels' if self.estimator_type == 'classifier' else 'numbers'}"
+                f"loss {loss.name!r} reads {loss.reads}; {type(self).__name__} takes "
+                f"{self.takes}: name a loss that reads them"
             )
         return loss
 
@@ -89,9 +92,10 @@ class BoostingEstimator(ComposedEstimator):
         return self.loss_params
 
     # -- fitting ---------------------------------------------------------------------
-    def _boost(self, X, y_numbers, sample_weight, n_classes: int):
+    def _boost(self, X, y_numbers, sample_weight, n_classes: int, events=None):
         """Fit: check the inputs (y as numbers: the regressor's response, the classifier's
-        class codes), then boost; returns self."""
+        class codes, the survival model's times with ``events`` beside them), then boost;
+        returns the training data."""
         self._check_params()
         self._unweighted = sample_weight is None
         loss = self._make_loss()
@@ -100,6 +104,11 @@ class BoostingEstimator(ComposedEstimator):
         data, _ = self._validate_training(X, y_numbers, sample_weight, composition)
         composition.check(data)
         y = np.ascontiguousarray(data.evidence[:, 0])  # the kept rows' (weight > 0)
+        if events is not None:  # (time, event) rows, of the rows fit kept
+            kept = np.ones(events.size, dtype=bool)
+            if sample_weight is not None:
+                kept = check_sample_weight(sample_weight, events.size) > 0
+            y = np.column_stack([y, events[kept].astype(np.float64)])
         loss.check_y(y)
         rng = _rng(self.random_state)
         train, held_out = self._split_for_early_stopping(data, y, rng, n_classes)
@@ -111,7 +120,7 @@ class BoostingEstimator(ComposedEstimator):
             self._fit_rounds(loss, composition, train, held_out, y, n_classes, n_raw, rng)
         self.loss_ = loss
         self._set_fitted(data, None)
-        return self
+        return data, y
 
     def _split_for_early_stopping(self, data, y, rng, n_classes):
         """(training rows, held-out rows or None): with ``early_stopping``, a
@@ -235,10 +244,13 @@ class BoostingEstimator(ComposedEstimator):
 
     def _raw_predict(self, X) -> np.ndarray:
         with self._checked_for_predict(X) as checked:
-            raw = np.tile(self._init_raw, (checked.shape[0], 1))
-            for raw in self._staged_raw(checked):  # noqa: B007 - the last round's is kept
-                pass
-            return raw
+            return self._raw_predict_checked(checked)
+
+    def _raw_predict_checked(self, checked) -> np.ndarray:
+        raw = np.tile(self._init_raw, (checked.shape[0], 1))
+        for raw in self._staged_raw(checked):  # noqa: B007 - the last round's is kept
+            pass
+        return raw
 
     def _staged(self, X, transform):
         with self._checked_for_predict(X) as checked:
@@ -383,7 +395,8 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Boost on a numeric response ``y``."""
-        return self._boost(X, y, sample_weight, 0)
+        self._boost(X, y, sample_weight, 0)
+        return self
 
     def predict(self, X) -> np.ndarray:
         """The loss's link of the raw prediction for every row."""
@@ -408,6 +421,7 @@ class BoostingClassifier(BoostingEstimator):
     )
 
     estimator_type = "classifier"
+    takes = "class labels"
 
     def __init__(
         self,
@@ -509,3 +523,114 @@ class BoostingClassifier(BoostingEstimator):
         """The (weighted) accuracy."""
         correct = self.predict(X) == np.asarray(y)
         return float(np.average(correct, weights=sample_weight))
+
+
+@document_parameters
+class BoostingSurvival(BoostingEstimator):
+    __doc__ = (
+        """Gradient-boosted trees for censored follow-up (``loss="cox"``: Cox's partial
+    likelihood with Breslow's ties, as scikit-survival's
+    ``GradientBoostingSurvivalAnalysis(loss="coxph")``): ``fit(X, y)`` takes y as
+    scikit-survival's ``Surv`` makes it (or two columns, time and event); ``predict`` is
+    the log hazard ratio (higher: riskier); ``predict_cumulative_hazard_function`` and
+    ``predict_survival_function`` use Breslow's baseline hazard of the training rows'
+    predictions, on the grid of the distinct training times (``unique_times_``); ``score``
+    is Harrell's concordance index."""
+        + _SHARED_DOC
+    )
+
+    takes = "censored follow-up"
+    # scikit-learn's regressor tags, as the survival family's (a score, higher is better)
+    estimator_type = "regressor"
+
+    def __init__(
+        self,
+        loss="cox",
+        learning_rate=0.1,
+        n_estimators=100,
+        *,
+        max_iter=None,
+        subsample=1.0,
+        loss_params=None,
+        l2_regularization=0.0,
+        splitter=None,
+        propagator="hard",
+        evaluator="hard",
+        splitter_params=None,
+        propagator_params=None,
+        evaluator_params=None,
+        max_depth=3,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        min_gain=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        categorical_features=None,
+        monotonic_cst=None,
+        interaction_cst=None,
+        random_state=None,
+        n_threads=None,
+    ):
+        self._store_params(locals())
+
+    def _component_choice(self, kind: str) -> tuple:
+        if kind == "splitter":
+            return _default_splitter(self.splitter), self.splitter_params
+        return super()._component_choice(kind)
+
+    def fit(self, X, y, sample_weight=None):
+        """Boost on censored follow-up ``y``, then fit Breslow's baseline hazard."""
+        n_rows = X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]
+        event, time = check_survival_y(y, n_rows)
+        data, rows = self._boost(X, time, sample_weight, 0, events=event)
+        with self._checked_for_predict(data.X) as checked:
+            risk = self._raw_predict_checked(checked)[:, 0]
+        self.unique_times_, self.cumulative_baseline_hazard_ = breslow_baseline(
+            rows[:, 0], rows[:, 1] > 0, risk
+        )
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """The log hazard ratio of every row (the raw prediction)."""
+        self._check_fitted()
+        return self._raw_predict(X)[:, 0]
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        """Breslow's baseline cumulative hazard times exp(risk), per row: step functions,
+        or with ``return_array`` an array (rows x ``unique_times_``)."""
+        hazard = np.exp(self.predict(X))[:, None] * self.cumulative_baseline_hazard_[None, :]
+        if return_array:
+            return hazard
+        return np.array([StepFunction(self.unique_times_, h) for h in hazard], dtype=object)
+
+    def predict_survival_function(self, X, return_array=False):
+        """exp(-cumulative hazard) per row (see :meth:`predict_cumulative_hazard_function`)."""
+        survival = np.exp(-self.predict_cumulative_hazard_function(X, return_array=True))
+        if return_array:
+            return survival
+        return np.array(
+            [StepFunction(self.unique_times_, s, before=1.0) for s in survival], dtype=object
+        )
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Harrell's concordance index of :meth:`predict` on censored ``y``."""
+        if sample_weight is not None:
+            raise ValueError("Harrell's concordance index takes no sample_weight")
+        event, time = check_survival_y(y, len(y))
+        return concordance_index(event, time, self.predict(X))
+
+
+def breslow_baseline(time, event, risk) -> tuple:
+    """(the distinct times, Breslow's cumulative baseline hazard at each): the sum over
+    event times t <= each of (events at t) / (sum of exp(risk) over the rows still at risk
+    at t), scikit-survival's ``BreslowEstimator``."""
+    order = np.argsort(time, kind="stable")
+    t, d, r = time[order], event[order], np.exp(risk[order])
+    times, first = np.unique(t, return_index=True)
+    at_risk = np.cumsum(r[::-1])[::-1][first]
+    events = np.add.reduceat(d.astype(np.float64), first)
+    return times, np.cumsum(events / at_risk)

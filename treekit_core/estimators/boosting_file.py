@@ -28,6 +28,18 @@ def boosting_payload(model) -> dict:
             "initial_raw": model_file.encode_floats(model._init_raw),
             "train_score": model_file.encode_floats(model.train_score_),
             "validation_score": model_file.encode_floats(model.validation_score_),
+            **(
+                {
+                    "baseline": {
+                        "times": model_file.encode_floats(model.unique_times_),
+                        "cumulative_hazard": model_file.encode_floats(
+                            model.cumulative_baseline_hazard_
+                        ),
+                    }
+                }
+                if hasattr(model, "cumulative_baseline_hazard_")
+                else {}
+            ),
         },
         "trees": [
             [
@@ -161,6 +173,8 @@ def read(cls, text_or_path):
         raise ModelFileError("model file: 'missing_at_fit' must be true or false")
     model.missing_at_fit_ = seen
     model._column_keys = None
+    if model.takes == "censored follow-up":
+        _read_baseline(model, field(boosting, "baseline", dict, "model file: 'boosting'"))
     if labels is not None:
         model.classes_, model.n_classes_ = labels, n_classes
     return model
@@ -180,3 +194,20 @@ def _read_tree(entry, composition, where: str):
         raise ModelFileError(f"{where}: 'leaf_values' holds a value out of range")
     tree.value = values[:, None]
     return tree
+
+
+def _read_baseline(model, baseline) -> None:
+    """Breslow's baseline of a survival model: increasing finite times >= 0, and a
+    cumulative hazard >= 0 that never falls, one per time."""
+    where = "model file: 'baseline'"
+    times = _numbers(field(baseline, "times", list, where), f"{where}: 'times'")
+    hazard = _numbers(
+        field(baseline, "cumulative_hazard", list, where), f"{where}: 'cumulative_hazard'"
+    )
+    if times.size < 1 or (times < 0).any() or (np.diff(times) <= 0).any():
+        raise ModelFileError(f"{where}: 'times' must be increasing numbers >= 0")
+    if hazard.size != times.size or (hazard < 0).any() or (np.diff(hazard) < 0).any():
+        raise ModelFileError(
+            f"{where}: 'cumulative_hazard' must hold {times.size} numbers >= 0 that never fall"
+        )
+    model.unique_times_, model.cumulative_baseline_hazard_ = times, hazard
