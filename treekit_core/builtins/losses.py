@@ -32,9 +32,25 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
-from scipy.special import expit, logsumexp, softmax
 
 from treekit_core.components.loss import Loss
+
+
+# numpy's own (importing treekit loads no scipy): the logistic and softmax functions
+def expit(x):
+    """1 / (1 + exp(-x)), without overflow for large |x|."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def logsumexp(raw, axis=1):
+    top = raw.max(axis=axis, keepdims=True)
+    return (top + np.log(np.exp(raw - top).sum(axis=axis, keepdims=True))).squeeze(axis)
+
+
+def softmax(raw, axis=1):
+    e = np.exp(raw - raw.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def weighted_percentile(values, weight, rank: float) -> float:
