@@ -418,3 +418,53 @@ def test_a_loss_for_other_rows_is_refused_by_name():
         BoostingSurvival(loss="squared_error", splitter="exhaustive").fit(X, y)
     with pytest.raises(ValueError, match="loss 'cox' reads censored follow-up"):
         BoostingRegressor(loss="cox", splitter="exhaustive").fit(X, np.arange(50.0))
+
+
+def test_warm_start_adds_the_rounds_a_longer_fit_grows():
+    """Ten rounds, then warm_start up to twenty: the fit of twenty rounds at once, bit for
+    bit (the trees depend on the rounds before only)."""
+    X, y = _data(200)
+    once = BoostingRegressor(splitter="exhaustive", n_estimators=20).fit(X, y)
+    warm = BoostingRegressor(splitter="exhaustive", n_estimators=10, warm_start=True).fit(X, y)
+    warm.set_params(n_estimators=20).fit(X, y)
+    assert warm.n_iter_ == 20
+    np.testing.assert_array_equal(warm.predict(X), once.predict(X))
+    np.testing.assert_array_equal(warm.train_score_, once.train_score_)
+    with pytest.raises(ValueError, match="warm_start"):
+        warm.set_params(n_estimators=5).fit(X, y)
+
+
+def test_interaction_constraints_hold_on_every_path():
+    """interaction_cst [[0, 1], [2]]: no tree of any round tests feature 2 on a path that
+    tests 0 or 1."""
+    X, y = _data(300, 3)
+    y = y + X[:, 2] * X[:, 0]
+    model = BoostingRegressor(
+        splitter="exhaustive", n_estimators=15, interaction_cst=[[0, 1], [2]]
+    ).fit(X, y)
+    for trees in model.estimators_:
+        tree = trees[0]
+        parents = tree.parents()
+        for leaf in np.flatnonzero(tree.is_leaf):
+            used, node = set(), parents[leaf]
+            while node >= 0:
+                used.add(int(tree.feature[node]))
+                node = parents[node]
+            assert used <= {0, 1} or used <= {2}
+
+
+def test_a_round_as_text_is_scikit_learn_s_tree():
+    """export_text(round=r): scikit-learn's export_text of its r-th tree, line for line
+    (its feature_i for our x[i], its value for what our leaf adds)."""
+    from sklearn.tree import export_text
+
+    X, y = _data(200, 2)
+    theirs = GradientBoostingRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    ours = BoostingRegressor(splitter="exhaustive", n_estimators=3, max_depth=2).fit(X, y)
+    for r in range(3):
+        text = ours.export_text(round=r)
+        expected = export_text(theirs.estimators_[r, 0], decimals=4)
+        expected = expected.replace("feature_", "x[").replace(" <=", "] <=").replace(" >", "] >")
+        assert text == expected.replace("value:", "add:")
+    with pytest.raises(ValueError, match="round"):
+        ours.export_text(round=3)

@@ -20,6 +20,7 @@ import numpy as np
 
 from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.importances import impurity_decrease
+from treekit_core.engine.tree_text import export_text
 from treekit_core.engine.validation import check_sample_weight, check_survival_y, check_y
 from treekit_core.estimators import boosting_file
 from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
@@ -146,18 +147,22 @@ class BoostingEstimator(ComposedEstimator):
         data = data_all if train.size == data_all.n_samples else _rows_of(data_all, train)
         y, weight = y_all[train], data.weight
         n, rounds = data.n_samples, self._rounds()
-        self._init_raw = loss.initial_raw(y, None if self._unweighted else weight, n_classes)
-        raw = np.tile(self._init_raw, (n, 1))
+        kept = self._warm_rounds(n_raw, data.n_features, rounds)
+        if not kept:
+            self._init_raw = loss.initial_raw(y, None if self._unweighted else weight, n_classes)
+        raw = self._raw_predict_checked(data.X, kept)
         valid_raw = None
         if held_out is not None:
             X_valid = np.ascontiguousarray(data_all.X[held_out])
             y_valid, w_valid = y_all[held_out], data_all.weight[held_out]
-            valid_raw = np.tile(self._init_raw, (held_out.size, 1))
+            valid_raw = self._raw_predict_checked(X_valid, kept)
         composition.splitter.share_across_trees(data)
-        self.estimators_, train_score, valid_score = [], [], []
-        best, since_best = math.inf, 0
+        self.estimators_ = list(kept)
+        train_score = list(self.train_score_) if kept else []
+        valid_score = list(self.validation_score_) if kept and valid_raw is not None else []
+        best, since_best = min(valid_score, default=math.inf), 0
         n_inbag = max(1, int(self.subsample * n))
-        for _ in range(rounds):
+        for _ in range(len(kept), rounds):
             round_weight = weight
             if self.subsample < 1.0:
                 mask = np.zeros(n)
@@ -167,41 +172,11 @@ class BoostingEstimator(ComposedEstimator):
             gradient, hessian = loss.gradient_hessian(y, raw, state)
             trees = []
             for k in range(n_raw):
-                residual = -gradient[:, k]
-                grown = composition.grow(
-                    attrs.evolve(
-                        data,
-                        evidence=np.column_stack([residual, residual * residual]),
-                        weight=round_weight,
-                    ),
-                    rng,
+                tree, rows, added = self._grow_one(
+                    loss, composition, data, rng, y, raw, gradient, hessian, round_weight, k, state
                 )
-                rows, nodes, shares = leaf_mixtures(
-                    composition.evaluator, grown, data.X, training=True
-                )
-                values = loss.leaf_values(
-                    y[rows],
-                    raw[rows],
-                    gradient[rows],
-                    hessian[rows],
-                    round_weight[rows] * shares,
-                    nodes,
-                    grown.n_nodes,
-                    k,
-                    self.l2_regularization,
-                    state,
-                )
-                if VALUE_LOWER in grown.node_fields:  # grown under monotonic constraints
-                    # the loss's values kept in the intervals the tree keeps its means in:
-                    # ordered intervals, so the tree (and the sum of trees) stays monotone
-                    values = np.clip(
-                        values, grown.node_fields[VALUE_LOWER], grown.node_fields[VALUE_UPPER]
-                    )
-                tree = attrs.evolve(grown, value=values[:, None])
                 trees.append(tree)
-                raw[:, k] += self.learning_rate * np.bincount(
-                    rows, weights=values[nodes] * shares, minlength=n
-                )
+                raw[:, k] += self.learning_rate * np.bincount(rows, weights=added, minlength=n)
                 if valid_raw is not None:
                     valid_raw[:, k] += self.learning_rate * self._tree_values(tree, X_valid)
             self.estimators_.append(trees)
@@ -218,6 +193,54 @@ class BoostingEstimator(ComposedEstimator):
         self.validation_score_ = np.array(valid_score)
         self.n_iter_ = len(self.estimators_)
         self.n_estimators_ = self.n_iter_
+
+    def _grow_one(self, loss, composition, data, rng, y, raw, gradient, hessian, weight, k, state):
+        """One tree on column ``k``'s negative gradient, its leaves valued by the loss (kept
+        in the constrained tree's intervals): (the tree, the training rows it reaches,
+        what it adds to each of them before the learning rate)."""
+        residual = -gradient[:, k]
+        grown = composition.grow(
+            attrs.evolve(
+                data, evidence=np.column_stack([residual, residual * residual]), weight=weight
+            ),
+            rng,
+        )
+        rows, nodes, shares = leaf_mixtures(composition.evaluator, grown, data.X, training=True)
+        values = loss.leaf_values(
+            y[rows],
+            raw[rows],
+            gradient[rows],
+            hessian[rows],
+            weight[rows] * shares,
+            nodes,
+            grown.n_nodes,
+            k,
+            self.l2_regularization,
+            state,
+        )
+        if VALUE_LOWER in grown.node_fields:  # grown under monotonic constraints
+            # the loss's values kept in the intervals the tree keeps its means in: ordered
+            # intervals, so the tree (and the sum of trees) stays monotone
+            values = np.clip(values, grown.node_fields[VALUE_LOWER], grown.node_fields[VALUE_UPPER])
+        return attrs.evolve(grown, value=values[:, None]), rows, values[nodes] * shares
+
+    def _warm_rounds(self, n_raw: int, n_features: int, rounds: int) -> list:
+        """The fitted rounds ``warm_start`` keeps (none without it or before a fit); more
+        rounds asked than fitted, the same raw columns and features, or refused."""
+        kept = getattr(self, "estimators_", None) if self.warm_start else None
+        if not kept:
+            return []
+        if len(kept[0]) != n_raw or kept[0][0].n_features != n_features:
+            raise ValueError(
+                "warm_start: the data have other classes or features than the fitted rounds; "
+                "fit with warm_start=False"
+            )
+        if rounds < len(kept):
+            raise ValueError(
+                f"warm_start: {rounds} rounds asked, but {len(kept)} are fitted; ask for at "
+                "least as many"
+            )
+        return list(kept)
 
     def _validate_training(self, X, y, sample_weight, composition, *args):
         data, classes = super()._validate_training(X, y, sample_weight, composition, *args)
@@ -238,24 +261,49 @@ class BoostingEstimator(ComposedEstimator):
         """The raw prediction after each round, for checked X."""
         raw = np.tile(self._init_raw, (X.shape[0], 1))
         for trees in self.estimators_:
-            for k, tree in enumerate(trees):
-                raw[:, k] += self.learning_rate * self._tree_values(tree, X)
+            self._add_round(raw, trees, X)
             yield raw
 
     def _raw_predict(self, X) -> np.ndarray:
         with self._checked_for_predict(X) as checked:
             return self._raw_predict_checked(checked)
 
-    def _raw_predict_checked(self, checked) -> np.ndarray:
+    def _raw_predict_checked(self, checked, rounds=None) -> np.ndarray:
+        """The raw prediction of checked X after ``rounds`` (default: the fitted ones)."""
         raw = np.tile(self._init_raw, (checked.shape[0], 1))
-        for raw in self._staged_raw(checked):  # noqa: B007 - the last round's is kept
-            pass
+        for trees in self.estimators_ if rounds is None else rounds:
+            self._add_round(raw, trees, checked)
         return raw
+
+    def _add_round(self, raw, trees, checked) -> None:
+        """raw += what one round's trees add (the learning rate times their values)."""
+        for k, tree in enumerate(trees):
+            raw[:, k] += self.learning_rate * self._tree_values(tree, checked)
 
     def _staged(self, X, transform):
         with self._checked_for_predict(X) as checked:
             for raw in self._staged_raw(checked):
                 yield transform(raw.copy())
+
+    def export_text(self, round: int = 0, column: int = 0, decimals: int = 4) -> str:
+        """The tree of round ``round`` (for raw column ``column``: a class of a multinomial
+        model) as text, scikit-learn's ``export_text`` wording; a leaf says what it adds to
+        the raw prediction before the learning rate (``add: [value]``)."""
+        self._check_fitted()
+        if not (isinstance(round, numbers.Integral) and -self.n_iter_ <= round < self.n_iter_):
+            raise ValueError(f"round must be an int in [0, {self.n_iter_}), got {round!r}")
+        trees = self.estimators_[round]
+        if not (isinstance(column, numbers.Integral) and 0 <= column < len(trees)):
+            raise ValueError(f"column must be an int in [0, {len(trees)}), got {column!r}")
+        tree = trees[column]
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return export_text(
+            tree,
+            names,
+            decimals=decimals,
+            categories=self.categories_,
+            leaf_text=lambda node: f"add: [{tree.value[node, 0]:.{decimals}f}]",
+        )
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -319,7 +367,8 @@ _SHARED_DOC = """
     squared-error regression trees on the negative gradient: ``splitter`` (None: the
     histogram splitter where the ``treekit-histogram`` plugin is installed, else
     ``exhaustive``), ``propagator`` and ``evaluator`` (missing values), ``monotonic_cst``,
-    ``interaction_cst`` and ``categorical_features`` as for a single tree.
+    ``interaction_cst`` and ``categorical_features`` as for a single tree. ``warm_start``
+    keeps the fitted rounds and adds rounds up to ``n_estimators`` (``max_iter``).
 
     Fitted: ``estimators_`` (per round, a list of trees whose ``value`` is what each leaf
     adds to the raw prediction before the learning rate), ``train_score_`` (the loss on the
@@ -375,6 +424,7 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
         categorical_features=None,
         monotonic_cst=None,
         interaction_cst=None,
+        warm_start=False,
         random_state=None,
         n_threads=None,
     ):
@@ -453,6 +503,7 @@ class BoostingClassifier(BoostingEstimator):
         categorical_features=None,
         monotonic_cst=None,
         interaction_cst=None,
+        warm_start=False,
         random_state=None,
         n_threads=None,
     ):
@@ -572,6 +623,7 @@ class BoostingSurvival(BoostingEstimator):
         categorical_features=None,
         monotonic_cst=None,
         interaction_cst=None,
+        warm_start=False,
         random_state=None,
         n_threads=None,
     ):
