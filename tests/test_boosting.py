@@ -468,3 +468,46 @@ def test_a_round_as_text_is_scikit_learn_s_tree():
         assert text == expected.replace("value:", "add:")
     with pytest.raises(ValueError, match="round"):
         ours.export_text(round=3)
+
+
+def test_the_kit_checks_every_built_in_loss_and_catches_broken_ones():
+    """check_loss passes every built-in loss, and names what a broken one breaks: a
+    gradient of the wrong sign, a negative hessian, a start that is not the best constant."""
+    import attrs
+
+    from treekit_core.builtins import losses
+    from treekit_core.testing import ConformanceError, check_loss
+
+    for loss in losses.BUILTIN_LOSSES:
+        check_loss(loss)
+
+    @attrs.define(frozen=True)
+    class WrongSign(losses.SquaredError):
+        name = "wrong_sign"
+
+        def gradient_hessian(self, y, raw, state):
+            gradient, hessian = super().gradient_hessian(y, raw, state)
+            return -gradient, hessian
+
+    @attrs.define(frozen=True)
+    class NegativeHessian(losses.SquaredError):
+        name = "negative_hessian"
+
+        def gradient_hessian(self, y, raw, state):
+            gradient, hessian = super().gradient_hessian(y, raw, state)
+            return gradient, -hessian
+
+    @attrs.define(frozen=True)
+    class OffCentre(losses.SquaredError):
+        name = "off_centre"
+
+        def initial_raw(self, y, weight, n_classes):
+            return super().initial_raw(y, weight, n_classes) + 1.0
+
+    for broken, message in (
+        (WrongSign, "not the derivative"),
+        (NegativeHessian, "hessian must be >= 0"),
+        (OffCentre, "not the best constant"),
+    ):
+        with pytest.raises(ConformanceError, match=message):
+            check_loss(broken)

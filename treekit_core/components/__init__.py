@@ -18,7 +18,7 @@ from treekit_core.components.criterion import Criterion
 from treekit_core.components.evaluator import Evaluator
 from treekit_core.components.evidence import EVIDENCE_KINDS, ReadsEvidence, one_hot
 from treekit_core.components.labeler import Labeler
-from treekit_core.components.loss import Loss
+from treekit_core.components.loss import ElementwiseLoss, Loss
 from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
 from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
@@ -98,6 +98,7 @@ __all__ = [
     "Criterion",
     "Evaluator",
     "Labeler",
+    "ElementwiseLoss",
     "Loss",
     "Propagator",
     "Pruner",

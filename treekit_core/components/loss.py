@@ -104,3 +104,65 @@ class Loss(Component):
         ``fit`` after every round for ``train_score_`` and, with early stopping,
         ``validation_score_``."""
         raise NotImplementedError(f"loss {self.name!r} defines no loss")
+
+
+#: The kernels an :class:`ElementwiseLoss` runs, specialised to its row functions (the
+#: module's globals ``row_gradient``, ``row_hessian`` and ``row_loss``, compiled with
+#: treekit's jit and cached on this generated file: once per machine).
+ELEMENTWISE_SOURCE = """
+from treekit_core.kernels.compiling import jit
+
+
+@jit()
+def gradient_hessian_rows(y, raw, params, gradient, hessian):
+    for i in range(y.shape[0]):
+        gradient[i] = row_gradient(y[i], raw[i], params)
+        hessian[i] = row_hessian(y[i], raw[i], params)
+
+
+@jit()
+def loss_rows(y, raw, params, out):
+    for i in range(y.shape[0]):
+        out[i] = row_loss(y[i], raw[i], params)
+"""
+
+
+@attrs.define(frozen=True)
+class ElementwiseLoss(Loss):
+    """A loss of one raw column whose gradient, hessian and loss are plain Python functions
+    of one row, ``f(y, raw, params) -> float`` (``params``: :meth:`loss_params`), written as
+    static methods ``row_gradient``, ``row_hessian`` and ``row_loss``: treekit compiles
+    them into its row kernels once per machine (numba, cached as criteria are), so a loss
+    written in Python runs at compiled speed. A subclass still defines
+    :meth:`~Loss.initial_raw` and :meth:`~Loss.link` (numpy, once per fit or predict)."""
+
+    def loss_params(self) -> np.ndarray:
+        """The numbers the row functions read as ``params`` (float64 array). Called by
+        :meth:`gradient_hessian` and :meth:`loss` once per call."""
+        return np.zeros(0)
+
+    def _kernels(self):
+        from treekit_core.kernels.generated import generated_module
+
+        cls = type(self)
+        functions = {
+            "row_gradient": cls.row_gradient,
+            "row_hessian": cls.row_hessian,
+            "row_loss": cls.row_loss,
+        }
+        return generated_module("loss", ELEMENTWISE_SOURCE, functions, f"loss {self.name!r}")
+
+    def gradient_hessian(self, y, raw, state):
+        """The row functions over every row (compiled). Called by ``fit`` once per round."""
+        y, column = np.ascontiguousarray(y, np.float64), np.ascontiguousarray(raw[:, 0])
+        gradient, hessian = np.empty_like(column), np.empty_like(column)
+        self._kernels().gradient_hessian_rows(y, column, self.loss_params(), gradient, hessian)
+        return gradient[:, None], hessian[:, None]
+
+    def loss(self, y, raw, weight, state=None):
+        """The weighted mean of ``row_loss`` (compiled). Called by ``fit`` after every
+        round."""
+        y, column = np.ascontiguousarray(y, np.float64), np.ascontiguousarray(raw[:, 0])
+        out = np.empty_like(column)
+        self._kernels().loss_rows(y, column, self.loss_params(), out)
+        return float(np.average(out, weights=weight))

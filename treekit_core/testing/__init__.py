@@ -981,6 +981,9 @@ def check_component(component, params=None, y=None):
     if y is not None and instance.kind == "criterion":
         check_criterion(instance, y=y)
         return
+    if instance.kind == "loss":  # boosting's, not a composition's
+        check_loss(instance)
+        return
     checks = {
         "criterion": check_criterion,
         "splitter": check_splitter,
@@ -1008,7 +1011,10 @@ def check_component(component, params=None, y=None):
         check_json_round_trip(model, X)
 
 
+from treekit_core.testing.losses import check_loss  # noqa: E402 - after the helpers it uses
+
 __all__ = [
+    "check_loss",
     "assert_same_tree",
     "ConformanceError",
     "check_component",

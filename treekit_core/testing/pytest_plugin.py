@@ -6,7 +6,7 @@ Fixtures:
 
 ``treekit_check``  the conformance checks (``treekit_check.component(MyCriterion)``; one
                    per kind: ``criterion``, ``splitter``, ``labeler``, ``confidence``,
-                   ``pruner``, ``target``, ``question``, ``evaluator``, and
+                   ``pruner``, ``target``, ``question``, ``evaluator``, ``loss``, and
                    ``corrupted_model_files``, ``json_round_trip``)
 ``treekit_registry`` a fresh registry with the core's built-ins only, restored afterwards;
                    register your plugin module on it explicitly.
@@ -41,6 +41,7 @@ def treekit_check():
         target=testing.check_target,
         question=testing.check_question,
         evaluator=testing.check_evaluator,
+        loss=testing.check_loss,
         corrupted_model_files=testing.check_corrupted_model_files,
         json_round_trip=testing.check_json_round_trip,
     )
