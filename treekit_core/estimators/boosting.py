@@ -24,10 +24,11 @@ from treekit_core.engine.tree_text import export_text
 from treekit_core.engine.validation import check_sample_weight, check_survival_y, check_y
 from treekit_core.estimators import boosting_file
 from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
+from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
-from treekit_core.estimators.survival import StepFunction, concordance_index
+from treekit_core.estimators.survival import StepFunction, concordance_index, warn_past_follow_up
 from treekit_core.registry import get_registry
 
 
@@ -560,6 +561,20 @@ class BoostingClassifier(BoostingEstimator):
         probabilities = self.predict_proba(X)
         return self.classes_[np.argmax(probabilities, axis=1)]
 
+    def decide(self, X) -> Decision:
+        """Every row's decision as the classifier family gives it (the command line reads
+        it): the most probable class, never an abstention, the confidence its
+        probability."""
+        proba = self.predict_proba(X)
+        index = np.argmax(proba, axis=1)
+        return Decision(
+            labels=self.classes_[index],
+            abstained=np.zeros(index.size, dtype=bool),
+            proba=proba,
+            confidence=proba[np.arange(index.size), index],
+            class_index=index.astype(np.int64),
+        )
+
     def staged_predict_proba(self, X):
         """``predict_proba`` after each round (a generator)."""
         self._check_fitted()
@@ -667,6 +682,26 @@ class BoostingSurvival(BoostingEstimator):
         return np.array(
             [StepFunction(self.unique_times_, s, before=1.0) for s in survival], dtype=object
         )
+
+    @property
+    def is_event_time_(self) -> np.ndarray:
+        """Which of ``unique_times_`` saw an event (where the baseline hazard steps)."""
+        self._check_fitted()
+        return np.diff(self.cumulative_baseline_hazard_, prepend=0.0) > 0
+
+    def predict_survival_at(self, X, times) -> np.ndarray:
+        """Every row's survival at ``times`` (n x len(times)): its curve at the last
+        training time <= t, 1 before the first; a time past the last training time gets
+        the last value, which no row observed (a :class:`FollowUpWarning` says so)."""
+        times = np.asarray(times, dtype=np.float64).reshape(-1)
+        if not np.isfinite(times).all():
+            raise ValueError("times must be finite numbers (no NaN or infinity)")
+        warn_past_follow_up(times, self.unique_times_)
+        position = np.searchsorted(self.unique_times_, times, side="right") - 1
+        hazard = np.where(
+            position >= 0, self.cumulative_baseline_hazard_[np.maximum(position, 0)], 0.0
+        )
+        return np.exp(-np.exp(self.predict(X))[:, None] * hazard[None, :])
 
     def score(self, X, y, sample_weight=None) -> float:
         """Harrell's concordance index of :meth:`predict` on censored ``y``."""

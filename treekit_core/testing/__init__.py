@@ -16,20 +16,14 @@ checks register the component in a registry of their own, next to the core's bui
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
-from treekit_core import PluginError, TrainingData, TreeClassifier, hookimpl
-from treekit_core.components import ABSTAIN, MISSING_BRANCH, Component, QuestionTextContext
+from treekit_core import PluginError, TrainingData, TreeClassifier
+from treekit_core.components import ABSTAIN, MISSING_BRANCH, QuestionTextContext
 from treekit_core.datasets import load_dataset, survival_array
 from treekit_core.engine.constraints import features_above
-from treekit_core.hookspecs import REGISTRATION_HOOKS
 from treekit_core.registry import get_registry
-
-
-class ConformanceError(AssertionError):
-    """A component breaks the treekit contract; the message says how."""
+from treekit_core.testing.common import ConformanceError, _fail, _instance, _registered
 
 
 def small_data(n_classes: int = 2, seed: int = 0):
@@ -41,43 +35,6 @@ def small_data(n_classes: int = 2, seed: int = 0):
     data = load_dataset("satimage")
     keep = np.isin(data.y, np.unique(data.y)[:n_classes])
     return data.X[keep][::4], data.y[keep][::4]
-
-
-def _instance(component, params=None):
-    if isinstance(component, Component):
-        return component
-    return component(**(params or {}))
-
-
-@contextlib.contextmanager
-def _registered(instance, *more):
-    """Register ``instance``'s class (and each of ``more``: components or component
-    classes of any kind, such as the question kinds a splitter asks) for the block, where
-    the registry does not hold that very class under its name already."""
-    plugins = []
-    registry = get_registry()
-    for component in (instance, *more):
-        cls = component if isinstance(component, type) else type(component)
-        known = registry.components(cls.kind)
-        if cls.name in known and known[cls.name].cls is cls:
-            continue
-
-        class Plugin:
-            pass
-
-        setattr(Plugin, REGISTRATION_HOOKS[cls.kind], hookimpl(lambda self, cls=cls: [cls]))
-        plugin = Plugin()
-        registry.register(plugin, f"conformance-{cls.kind}-{cls.name}")
-        plugins.append(plugin)
-    try:
-        yield
-    finally:
-        for plugin in plugins:
-            registry.unregister(plugin)
-
-
-def _fail(instance, message):
-    raise ConformanceError(f"{instance.kind} {instance.name!r}: {message}")
 
 
 def check_criterion(criterion, params=None, n_classes=3, y=None, splitters=None):

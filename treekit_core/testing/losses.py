@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from treekit_core import BoostingClassifier, BoostingRegressor, BoostingSurvival
 from treekit_core.datasets import load_dataset
-
-
-def _fail(instance, message):
-    from treekit_core.testing import ConformanceError
-
-    raise ConformanceError(f"loss {instance.name!r}: {message}")
+from treekit_core.testing.common import _fail, _instance, _registered
 
 
 def loss_example(instance):
@@ -40,9 +36,6 @@ def check_loss(loss, params=None):
     node; ``link`` finite, probabilities rows summing to 1 for class labels; and a boosting
     estimator of the kind it reads fits 5 rounds with finite training scores and predicts
     after a model-file round trip as before."""
-    from treekit_core import BoostingClassifier, BoostingRegressor, BoostingSurvival
-    from treekit_core.testing import _instance, _registered
-
     instance = _instance(loss, params)
     X, y_fit, rows, n_classes = loss_example(instance)
     n = rows.shape[0]

@@ -10,6 +10,10 @@ import sys
 import numpy as np
 
 from treekit_core import (
+    BoostingClassifier,
+    BoostingEstimator,
+    BoostingRegressor,
+    BoostingSurvival,
     ForestClassifier,
     ForestRegressor,
     ForestSurvival,
@@ -138,10 +142,11 @@ CLI_OWNED = {
 }
 
 
-def parse_settings(items, forest: bool = False):
+def parse_settings(items, forest: bool = False, boosting: bool = False):
     """``--set kind.param=value`` (component parameters) and ``--set param=value``
-    (parameters of the tree, or with ``forest`` of the forest); values are JSON when they
-    parse as JSON, strings otherwise."""
+    (parameters of the tree, or with ``forest`` of the forest, with ``boosting`` of the
+    boosted model: ``loss``, ``learning_rate``, ``n_estimators``, ...); values are JSON
+    when they parse as JSON, strings otherwise."""
     import json
 
     estimator, components = {}, {}
@@ -165,9 +170,11 @@ def parse_settings(items, forest: bool = False):
         else:
             forest_only = set(ForestClassifier._param_names()) - set(TreeClassifier._param_names())
             known = sorted(set(TreeClassifier._param_names()) | forest_only)
-            if key in CLI_OWNED:
+            if boosting:
+                known = sorted({name for cls in BOOSTING.values() for name in cls._param_names()})
+            if key in CLI_OWNED and not (boosting and key == "n_estimators"):
                 raise ValueError(f"--set {item!r}: {CLI_OWNED[key]}")
-            if key in forest_only and not forest:
+            if key in forest_only and not forest and not boosting:
                 raise ValueError(
                     f"--set {item!r}: {key!r} is a parameter of forests, and this is one tree; "
                     "add --forest N to fit a forest of N trees"
@@ -235,6 +242,8 @@ def _fit_survival(args, columns, header, raw) -> int:
         f"task: survival (--time {args.time}, --event {args.event}; {int((~kept).sum())} rows "
         "without follow-up dropped)"
     )
+    if args.model == "boosting":
+        return _fit_boosting(args, "survival", X, y, nominal, raw, names)
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
     chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
     for kind in ("labeler", "confidence"):
@@ -309,6 +318,8 @@ def cmd_fit(args) -> int:
     else:
         y = label_column(columns[args.target])
     print(f"task: {task} ({why}; --task to choose)")
+    if args.model == "boosting":
+        return _fit_boosting(args, task, X, y, nominal, raw, names)
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
     chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
     if args.forest is None and "pruner" not in chosen:
@@ -346,6 +357,41 @@ def cmd_fit(args) -> int:
     return _write_model(model, args, raw, names, X.shape[0])
 
 
+#: The boosted model of each task (``fit --model boosting``).
+BOOSTING = {
+    "classification": BoostingClassifier,
+    "regression": BoostingRegressor,
+    "survival": BoostingSurvival,
+}
+#: What predicts censored follow-up: survival curves, ``--times``, ``--time``/``--event``.
+SURVIVAL_MODELS = (SurvivalFamily, BoostingSurvival)
+#: The component options a boosted model takes: its trees are squared-error trees on the
+#: gradient, so only how they search and route.
+BOOSTING_KINDS = ("splitter", "propagator", "evaluator")
+
+
+def _fit_boosting(args, task, X, y, nominal, raw, names) -> int:
+    """``fit --model boosting``: the task's boosted model from ``--set`` parameters and
+    the splitter, propagator and evaluator options (the rest are refused, naming them)."""
+    if args.forest is not None:
+        raise ValueError("--forest N grows a forest; --model boosting boosts: give one of them")
+    estimator, components = parse_settings(args.set, boosting=True)
+    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
+    for kind in OPTION_KINDS:
+        if kind not in BOOSTING_KINDS and (kind in chosen or f"{kind}_params" in components):
+            raise ValueError(
+                f"--{kind}: a boosted model's trees are squared-error trees on the loss's "
+                f"gradient; it takes --{', --'.join(BOOSTING_KINDS)} and --set loss=..."
+            )
+    estimator.setdefault("random_state", 0)
+    model = BOOSTING[task](
+        **chosen, **components, **estimator, categorical_features=nominal or None
+    )
+    with observing_progress():
+        model.fit(X, y)
+    return _write_model(model, args, raw, names, X.shape[0])
+
+
 def _write_model(model, args, raw, names, n_rows) -> int:
     """Save a fitted model with its feature names and its training rows' digest, and say
     what was fitted."""
@@ -355,11 +401,12 @@ def _write_model(model, args, raw, names, n_rows) -> int:
     payload["training_rows"] = {"sha256": rows_digest(raw, names), "n_rows": int(n_rows)}
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(payload, handle)
-    size = (
-        f"{len(model.estimators_)} trees"
-        if args.forest is not None
-        else f"{model.get_n_leaves()} leaves"
-    )
+    if isinstance(model, BoostingEstimator):
+        size = f"{model.n_iter_} rounds of {len(model.estimators_[0])} tree(s)"
+    elif args.forest is not None:
+        size = f"{len(model.estimators_)} trees"
+    else:
+        size = f"{model.get_n_leaves()} leaves"
     print(f"composition: {composition_line(model)}")
     print(f"fitted {size} on {n_rows} rows; wrote {args.out}")
     return 0
@@ -388,7 +435,7 @@ def _refuse_numbers_made_nominal(raw, columns, names, path) -> None:
 
 
 def load_model(path):
-    """A TreeClassifier or ForestClassifier from its model file (the file says which)."""
+    """The estimator a model file holds (the file says which)."""
 
     estimators = {
         "TreeClassifier": TreeClassifier,
@@ -397,6 +444,7 @@ def load_model(path):
         "ForestRegressor": ForestRegressor,
         "SurvivalTree": SurvivalTree,
         "ForestSurvival": ForestSurvival,
+        **{cls.__name__: cls for cls in BOOSTING.values()},
     }
     kind = read_json(path).get("estimator", "TreeClassifier")
     if kind not in estimators:
@@ -460,7 +508,7 @@ def cmd_predict(args) -> int:
     model, X, *_ = _load_rows(args.model, args.data)
     _refuse_times(model, args)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
-    if isinstance(model, SurvivalFamily):
+    if isinstance(model, SURVIVAL_MODELS):
         times = _survival_times(model, args.times)
         survival = model.predict_survival_at(X, times)
         try:
@@ -680,7 +728,7 @@ def _true_classes(values: np.ndarray, classes: np.ndarray, target: str, path) ->
 
 def _refuse_times(model, args) -> None:
     """``--times`` reads a survival model's curves; another model has none."""
-    if getattr(args, "times", None) and not isinstance(model, SurvivalFamily):
+    if getattr(args, "times", None) and not isinstance(model, SURVIVAL_MODELS):
         raise ValueError(
             f"--times reads a survival model's curves; {args.model} holds a "
             f"{type(model).__name__}, which predicts no survival"
@@ -697,7 +745,7 @@ def cmd_evaluate(args) -> int:
         raise ValueError("give --cv K or --test-size F, not both")
     if args.time is not None or args.event is not None:
         model, X, columns, raw, names = _load_rows(args.model, args.data, None)
-        if not isinstance(model, SurvivalFamily):
+        if not isinstance(model, SURVIVAL_MODELS):
             raise ValueError(f"--time and --event evaluate a survival model; {args.model} is not")
         return _evaluate_survival(model, X, columns, args, raw, names)
     if args.target is None:
@@ -934,6 +982,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="fit a forest of N trees (ForestClassifier) instead of one tree",
+    )
+    fit.add_argument(
+        "--model",
+        choices=("tree", "boosting"),
+        default="tree",
+        help="tree (default; --forest N for a forest) or boosting: gradient-boosted trees "
+        "(loss, learning_rate, n_estimators, max_depth, ... by --set)",
     )
     fit.set_defaults(run=cmd_fit)
     predict = sub.add_parser(
