@@ -117,3 +117,41 @@ def test_what_a_boosted_model_does_not_take_is_one_line(tmp_path, capsys, argume
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and message in error[0]
     assert not (tmp_path / "m.json").exists()
+
+
+def test_the_report_shows_the_loss_by_round(tmp_path, capsys):
+    """The HTML report of a boosted model has its section and the curves of the training
+    and held-out loss by round (the plotted points are the model's scores)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from treekit_core.tools.report import loss_by_round
+
+    data = str(dataset_path("pima"))
+    out = _fit(
+        tmp_path,
+        data,
+        "--target",
+        "class",
+        "--model",
+        "boosting",
+        "--set",
+        "n_estimators=40",
+        "--set",
+        "early_stopping=true",
+        "--set",
+        "n_iter_no_change=3",
+    )
+    page = tmp_path / "report.html"
+    assert main(["evaluate", str(out), data, "--target", "class", "--report", str(page)]) == 0
+    text = page.read_text()
+    assert "<h2>Boosting</h2>" in text and "loss log_loss" in text
+    model = BoostingClassifier.from_json(out)
+    assert model.validation_score_.size == model.n_iter_ < 400
+    fig, ax = plt.subplots()
+    loss_by_round(model, ax)
+    training, held_out = ax.get_lines()
+    np.testing.assert_array_equal(training.get_ydata(), model.train_score_)
+    np.testing.assert_array_equal(held_out.get_ydata(), model.validation_score_)
+    plt.close(fig)

@@ -168,6 +168,18 @@ def _picture(draw) -> str:
     return f'<img alt="picture" src="data:image/png;base64,{data}">'
 
 
+def loss_by_round(model, ax) -> None:
+    """A boosted model's training loss (``train_score_``) and, with early stopping, its
+    held-out loss (``validation_score_``) after each round."""
+    rounds = np.arange(1, model.train_score_.size + 1)
+    ax.plot(rounds, model.train_score_, label="training")
+    if model.validation_score_.size:
+        ax.plot(rounds[: model.validation_score_.size], model.validation_score_, label="held out")
+    ax.set_xlabel("round")
+    ax.set_ylabel(f"loss ({model.loss_.name})")
+    ax.legend()
+
+
 def composition_line(model) -> str:
     """The composition in one readable line: ``criterion gini; splitter exhaustive; ...;
     pruner cost_complexity(cv=10, rule='one_se')``, then the reject rule and the
@@ -290,6 +302,14 @@ def html_report(model, *, title, composition, evaluation, cross_validated=None) 
             '<button id="expand">expand all</button> '
             '<button id="collapse">collapse all</button></p>',
             f'<div class="tree">{tree_html(model)}</div>',
+        ]
+    elif hasattr(model, "train_score_"):  # boosted: the loss by round
+        parts += [
+            f"<h2>Boosting</h2><p>{model.n_iter_} rounds of {len(model.estimators_[0])} "
+            f"tree(s), loss {html.escape(model.loss_.name)}, learning rate "
+            f"{model.learning_rate:g}.</p>"
+            '<p hidden><button id="expand"></button><button id="collapse"></button></p>',
+            _picture(lambda ax: loss_by_round(model, ax)),
         ]
     else:
         parts += [
