@@ -511,3 +511,51 @@ def test_the_kit_checks_every_built_in_loss_and_catches_broken_ones():
     ):
         with pytest.raises(ConformanceError, match=message):
             check_loss(broken)
+
+
+def _export_cases():
+    X, y = _data(250, 4)
+    X = X.astype(np.float32).astype(np.float64)
+    counts = np.random.default_rng(2).poisson(np.exp(X[:, 0] / 2))
+    return X, [
+        BoostingRegressor(splitter="exhaustive", n_estimators=15).fit(X, y),
+        BoostingRegressor(loss="poisson", splitter="exhaustive", n_estimators=15).fit(X, counts),
+        BoostingClassifier(splitter="exhaustive", n_estimators=8).fit(X, y > 0),
+        BoostingClassifier(splitter="exhaustive", n_estimators=8).fit(
+            X, np.array(["a", "b", "c"])[np.digitize(y, [-1, 1])]
+        ),
+    ]
+
+
+def test_shap_values_add_up_to_the_raw_prediction():
+    """to_shap of a boosted model: TreeSHAP's values plus the expected value are the raw
+    prediction (decision_function; a regressor's raw column), exactly."""
+    shap = pytest.importorskip("shap")
+    from treekit_core.export import to_shap
+
+    X, models = _export_cases()
+    for model in models:
+        explainer = shap.TreeExplainer(to_shap(model))
+        values = np.asarray(explainer.shap_values(X))
+        raw = model._raw_predict(X)
+        total = values.sum(axis=1) + explainer.expected_value
+        np.testing.assert_allclose(total.reshape(raw.shape), raw, atol=1e-10)
+
+
+def test_onnx_predicts_what_the_boosted_model_predicts():
+    """to_onnx: onnxruntime's output on float32 rows equals predict / predict_proba to
+    float32's precision, the labels exactly."""
+    ort = pytest.importorskip("onnxruntime")
+    from treekit_core.export import to_onnx
+
+    X, models = _export_cases()
+    for model in models:
+        session = ort.InferenceSession(to_onnx(model).SerializeToString())
+        outputs = session.run(None, {"X": X.astype(np.float32)})
+        if hasattr(model, "classes_"):
+            labels, proba = outputs
+            np.testing.assert_allclose(proba, model.predict_proba(X), atol=1e-6)
+            assert list(labels) == list(model.predict(X))
+        else:
+            expected = model.predict(X)
+            np.testing.assert_allclose(outputs[0][:, 0], expected, rtol=1e-6, atol=1e-5)

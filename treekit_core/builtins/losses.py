@@ -210,6 +210,8 @@ class Quantile(_ResidualQuantileLeaves, Loss):
 class _LogLink:
     """A count or a positive measurement on the log scale."""
 
+    onnx_link: ClassVar[str] = "exp"
+
     def link(self, raw):
         return np.exp(raw[:, 0])
 
@@ -263,6 +265,7 @@ class LogLoss(Loss):
     name: ClassVar[str] = "log_loss"
     description: ClassVar[str] = "the log loss (binomial or multinomial); Newton leaves"
     reads: ClassVar[str] = "class labels"
+    onnx_link: ClassVar[str] = "logistic"  # one raw column; more: softmax (onnx_model.py)
 
     def n_raw(self, n_classes):
         return 1 if n_classes <= 2 else n_classes

@@ -36,6 +36,11 @@ class Loss(Component):
     event 0/1) rows). Read by ``fit`` when it encodes y: each boosting estimator refuses a
     loss that reads what it does not take, naming the loss."""
 
+    onnx_link: ClassVar[str | None] = "identity"
+    """:meth:`link` as ONNX's operators write it after the trees' raw sums: ``"identity"``,
+    ``"exp"``, ``"logistic"`` (one raw column: P(second class)), ``"softmax"``; None: no
+    such operator (the model is not exported). Read by ``treekit_core.export.to_onnx``."""
+
     def check_y(self, y: np.ndarray) -> None:
         """Refuse responses outside the loss's domain (a Poisson count below 0), naming the
         loss. Called by ``fit`` once y is checked numeric, before the first round."""

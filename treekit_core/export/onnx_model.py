@@ -161,6 +161,8 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
     missing value at fit (``missing_at_fit_`` False) exports without the warning."""
     from onnx import TensorProto, helper
 
+    if hasattr(model, "loss_"):  # boosted: the raw prediction, then the loss's link
+        return _boosted_to_onnx(model, missing, name)
     if not model.composition_.target.predicts_labels():
         return _regressor_to_onnx(model, missing, name)
     check_hard(model, TARGET)
@@ -273,4 +275,102 @@ def _regressor_to_onnx(model, missing: str, name: str):
         name,
         trees[0].n_features,
         [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])],
+    )
+
+
+def _boosted_to_onnx(model, missing: str, name: str):
+    """A boosted model: a ``TreeEnsembleRegressor`` of one target per raw column (each
+    tree's leaves add the learning rate times their values to their column; the start is
+    ``base_values``), then the loss's link as ONNX operators (:attr:`Loss.onnx_link`):
+    a regressor's output ``variable`` [N, 1] (identity or exp), a survival model's the
+    risk score, a classifier's ``label`` [N] and ``probabilities`` [N, K] (logistic for two
+    classes, softmax for more)."""
+    from onnx import TensorProto, helper
+
+    target = "ONNX's TreeEnsembleRegressor"
+    check_hard(model, target)
+    check_missing_rule(missing, model, target)
+    loss = model.loss_
+    link = loss.onnx_link
+    if link not in ("identity", "exp", "logistic", "softmax"):
+        raise NotExportableError(
+            f"{target} with ONNX's operators after it: loss {loss.name!r} names no link "
+            f"ONNX expresses (onnx_link {link!r})"
+        )
+    categories = getattr(model, "categories_", {}) or {}
+    written = []
+    for trees in model.estimators_:
+        for column, tree in enumerate(trees):
+            nodes = _TreeNodes(len(written))
+            _write(tree, nodes, model.learning_rate, categories, missing)
+            nodes.leaf_votes = [(node, column, weight) for node, _, weight in nodes.leaf_votes]
+            written.append(nodes)
+    rows = [(nodes.tree_id, *row) for nodes in written for row in nodes.rows]
+    leaves = [(nodes.tree_id, *vote) for nodes in written for vote in nodes.leaf_votes]
+    n_raw = int(model._init_raw.size)
+    ensemble = helper.make_node(
+        "TreeEnsembleRegressor",
+        ["X"],
+        ["raw"],
+        domain="ai.onnx.ml",
+        n_targets=n_raw,
+        nodes_treeids=[r[0] for r in rows],
+        nodes_nodeids=[r[1] for r in rows],
+        nodes_modes=[r[2] for r in rows],
+        nodes_featureids=[r[3] for r in rows],
+        nodes_values=[r[4] for r in rows],
+        nodes_truenodeids=[r[5] for r in rows],
+        nodes_falsenodeids=[r[6] for r in rows],
+        nodes_missing_value_tracks_true=[int(r[7]) for r in rows],
+        target_treeids=[v[0] for v in leaves],
+        target_nodeids=[v[1] for v in leaves],
+        target_ids=[v[2] for v in leaves],
+        target_weights=[v[3] for v in leaves],
+        base_values=[float(v) for v in model._init_raw],
+        aggregate_function="SUM",
+        post_transform="NONE",
+    )
+    n_features = model.n_features_in_
+    if not hasattr(model, "classes_"):
+        last = "Exp" if link == "exp" else "Identity"
+        return _checked_model(
+            [ensemble, helper.make_node(last, ["raw"], ["variable"])],
+            name,
+            n_features,
+            [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])],
+        )
+    classes = np.asarray(model.classes_)
+    nodes = [ensemble]
+    if n_raw == 1:  # the logistic link of one raw column: P(classes_[1])
+        one = helper.make_tensor("one", TensorProto.FLOAT, [1], [1.0])
+        nodes += [
+            helper.make_node("Sigmoid", ["raw"], ["positive"]),
+            helper.make_node("Constant", [], ["one"], value=one),
+            helper.make_node("Sub", ["one", "positive"], ["negative"]),
+            helper.make_node("Concat", ["negative", "positive"], ["probabilities"], axis=1),
+        ]
+    else:  # a column per class: the softmax (a logistic loss of several columns)
+        nodes.append(helper.make_node("Softmax", ["raw"], ["probabilities"], axis=1))
+    integers = classes.dtype.kind in "biu"
+    label_type = TensorProto.INT64 if integers else TensorProto.STRING
+    values = (
+        helper.make_tensor("classes", TensorProto.INT64, [classes.size], classes.astype(int))
+        if integers
+        else helper.make_tensor(
+            "classes", TensorProto.STRING, [classes.size], [str(c).encode() for c in classes]
+        )
+    )
+    nodes += [
+        helper.make_node("Constant", [], ["classes"], value=values),
+        helper.make_node("ArgMax", ["probabilities"], ["best"], axis=1, keepdims=0),
+        helper.make_node("Gather", ["classes", "best"], ["label"], axis=0),
+    ]
+    return _checked_model(
+        nodes,
+        name,
+        n_features,
+        [
+            helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, classes.size]),
+        ],
     )

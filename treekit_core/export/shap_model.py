@@ -31,6 +31,8 @@ def to_shap(model, missing: str = "warn") -> dict:
     explains the probabilities). ``missing``: see :func:`treekit_core.export.to_onnx`."""
     target = "shap's tree model"
     check_hard_routing(model, target)
+    if hasattr(model, "loss_"):  # boosted: the raw prediction, the start as the offset
+        return _boosted(model, missing, target)
     trees = fitted_trees(model)
     check_missing_rule(missing, model, target)
     exported = []
@@ -48,3 +50,35 @@ def to_shap(model, missing: str = "warn") -> dict:
             }
         )
     return {"trees": exported}
+
+
+def _boosted(model, missing: str, target: str) -> dict:
+    """A boosted model's trees: each tree's values are what its leaves add to its raw
+    column (the learning rate included; the other columns 0), ``base_offset`` the raw
+    prediction every row starts from, ``tree_output="raw_value"``: SHAP's values then sum,
+    with the expected value, to ``decision_function`` (the raw prediction) exactly."""
+    check_missing_rule(missing, model, target)
+    n_raw = model._init_raw.size
+    exported = []
+    for trees in model.estimators_:
+        for column, tree in enumerate(trees):
+            arrays = binary_threshold_arrays(tree, missing, target)
+            values = np.zeros((tree.n_nodes, n_raw))
+            values[:, column] = model.learning_rate * tree.value[:, 0]
+            exported.append(
+                {
+                    "children_left": arrays["children_left"].astype(np.int32),
+                    "children_right": arrays["children_right"].astype(np.int32),
+                    "children_default": arrays["children_default"].astype(np.int32),
+                    "features": arrays["feature"].astype(np.int32),
+                    "thresholds": arrays["threshold"].astype(np.float64),
+                    "values": values,
+                    "node_sample_weight": tree.weight.astype(np.float64),
+                }
+            )
+    offset = model._init_raw.astype(np.float64)
+    return {
+        "trees": exported,
+        "base_offset": float(offset[0]) if n_raw == 1 else offset,
+        "tree_output": "raw_value",
+    }
