@@ -54,8 +54,8 @@ def timed_phases():
     wrap(splitter, "bin_features", "binning")
     wrap(splitter.Histogram, "_histogram", "root histogram")
     wrap(threads, "grow_with_threads", "threaded growth")
-    wrap(threads._Growth, "split_here", "large nodes")
-    wrap(threads._Growth, "subtree", "subtree tasks")
+    wrap(threads.Growth, "split_here", "large nodes")
+    wrap(threads.Growth, "subtree", "subtree tasks")
     return table
 
 

@@ -559,3 +559,23 @@ def test_onnx_predicts_what_the_boosted_model_predicts():
         else:
             expected = model.predict(X)
             np.testing.assert_allclose(outputs[0][:, 0], expected, rtol=1e-6, atol=1e-5)
+
+
+def test_max_features_draws_features_at_every_node():
+    """max_features=1: every split tests one feature drawn for its node, so with a seed
+    the trees differ from all features' and repeat with the same seed; a bad value is
+    refused by name."""
+    X, y = _data(300)
+    full = BoostingRegressor(splitter="exhaustive", n_estimators=5).fit(X, y)
+    drawn = BoostingRegressor(
+        splitter="exhaustive", n_estimators=5, max_features=1, random_state=3
+    ).fit(X, y)
+    again = BoostingRegressor(
+        splitter="exhaustive", n_estimators=5, max_features=1, random_state=3
+    ).fit(X, y)
+    np.testing.assert_array_equal(drawn.predict(X), again.predict(X))
+    assert not np.array_equal(drawn.predict(X), full.predict(X))
+    used = {int(f) for trees in drawn.estimators_ for f in trees[0].feature[~trees[0].is_leaf]}
+    assert len(used) > 1
+    with pytest.raises(ValueError, match="max_features"):
+        BoostingRegressor(splitter="exhaustive", max_features=9).fit(X, y)

@@ -44,6 +44,8 @@ def test_example_installs_is_discovered_and_passes_its_tests(tmp_path):
             "from treekit_core.registry import get_registry;"
             "info = get_registry().components('criterion')['tsallis'];"
             "print(info.distribution);"
+            "assert get_registry().components('loss')['pseudo_huber'].distribution == "
+            "info.distribution;"
             "import treekit_example_criterion as m; print(m.__file__)",
         ],
         check=True,
@@ -62,4 +64,4 @@ def test_example_installs_is_discovered_and_passes_its_tests(tmp_path):
         cwd=tmp_path,
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "3 passed" in tests.stdout or "2 passed" in tests.stdout
+    assert "4 passed" in tests.stdout  # the criterion's two tests, the loss's two

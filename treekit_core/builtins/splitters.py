@@ -360,6 +360,8 @@ class Exhaustive(Splitter):
         row_search = type(composition.criterion).row_search
         if not self._presorted_growth(data) or row_search == "logrank_search":
             return False, None
+        if composition.stopping.max_leaf_nodes is not None:
+            return False, None  # best first: the node-by-node loop grows it
         nominal = self._fused_nominal(composition, data)
         return not data.nominal_features.size or nominal is not None, nominal
 

@@ -84,7 +84,8 @@ class Splitter(Component):
         loop grow it. Called once per grown tree, before :meth:`prepare`, only when this
         splitter provides ``fused_builder`` and the propagator provides ``hard_partition``
         (the fused builder partitions rows itself). It must return the tree the loop would
-        grow. Default: None."""
+        grow: best first under ``composition.stopping.max_leaf_nodes`` (or None to leave
+        that to the loop). Default: None."""
         return None
 
     def grows_in_one_call(self, composition, data) -> bool:

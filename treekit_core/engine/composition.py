@@ -77,7 +77,8 @@ class Composition:
         propagator sends every row wholly down one branch, which such a builder assumes:
         the grow loop then asks the splitter's ``build_tree`` first (which declines what it
         cannot keep: monotonic constraints, unless it says otherwise). Interaction
-        constraints are kept by the node-by-node loop only (it holds each node's path)."""
+        constraints are kept by the node-by-node loop only (it holds each node's path). A
+        builder grows best first under ``stopping.max_leaf_nodes`` or declines."""
         return (
             "fused_builder" in self.splitter.provides
             and "hard_partition" in self.propagator.provides

@@ -15,6 +15,13 @@ def _check_max_depth(inst, attribute, value):
         raise ValueError(f"max_depth must be None or an int >= 1, got {value!r}")
 
 
+def _check_max_leaf_nodes(inst, attribute, value):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 2:
+        raise ValueError(f"max_leaf_nodes must be None or an int >= 2, got {value!r}")
+
+
 def _check_min_samples_split(inst, attribute, value):
     if isinstance(value, bool):
         raise ValueError(
@@ -76,6 +83,8 @@ class StoppingRules:
     min_weight_fraction_leaf: float = attrs.field(default=0.0, validator=_check_fraction)
     min_impurity_decrease: float = attrs.field(default=0.0, validator=_check_non_negative)
     min_gain: float | None = attrs.field(default=None, validator=_check_min_gain)
+    #: Grow best first up to this many leaves (None: depth first, no limit).
+    max_leaf_nodes: int | None = attrs.field(default=None, validator=_check_max_leaf_nodes)
 
     def resolve(self, n_samples: int, total_weight: float) -> "ResolvedRules":
         """The rules in kernel units. Counts beyond the training set act as the training

@@ -168,7 +168,11 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
             self._target_name(components["criterion"]),
             getattr(self, "target_params", None),
         )
-        stopping = StoppingRules(**{name: getattr(self, name) for name in STOPPING_PARAMS})
+        stopping = StoppingRules(
+            **{name: getattr(self, name) for name in STOPPING_PARAMS},
+            # an estimator without the parameter grows depth first
+            max_leaf_nodes=getattr(self, "max_leaf_nodes", None),
+        )
         return Composition(
             **components,
             stopping=stopping,

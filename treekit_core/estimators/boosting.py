@@ -19,12 +19,14 @@ import attrs
 import numpy as np
 
 from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
+from treekit_core.engine.feature_sampling import RandomFeatureSubset
 from treekit_core.engine.importances import impurity_decrease
 from treekit_core.engine.tree_text import export_text
 from treekit_core.engine.validation import check_sample_weight, check_survival_y, check_y
 from treekit_core.estimators import boosting_file
 from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
 from treekit_core.estimators.decisions import Decision
+from treekit_core.estimators.ensemble import resolve_max_features
 from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
@@ -104,6 +106,9 @@ class BoostingEstimator(ComposedEstimator):
         composition = self._make_composition()
         self._check_target(composition)
         data, _ = self._validate_training(X, y_numbers, sample_weight, composition)
+        k = resolve_max_features(self.max_features, data.n_features)
+        if k < data.n_features:  # features drawn at every node, as a forest draws them
+            composition.feature_sampler = RandomFeatureSubset(k)
         composition.check(data)
         y = np.ascontiguousarray(data.evidence[:, 0])  # the kept rows' (weight > 0)
         if events is not None:  # (time, event) rows, of the rows fit kept
@@ -360,7 +365,8 @@ _SHARED_DOC = """
     Parameters shared with scikit-learn's ``GradientBoosting*``: ``loss`` (a registered
     loss, :mod:`treekit_core.builtins.losses`; ``loss_params`` its parameters),
     ``learning_rate``, ``n_estimators`` (``max_iter``: its synonym), ``subsample`` (rows
-    drawn without replacement per round), ``max_depth=3`` and the other stopping rules,
+    drawn without replacement per round), ``max_features`` (drawn at every node, as
+    scikit-learn's), ``max_depth=3`` and the other stopping rules,
     ``random_state``; with HistGradientBoosting's ``l2_regularization`` (added to a leaf's
     summed hessian in the Newton step) and ``early_stopping`` (``validation_fraction`` of
     the rows held out, within classes for a classifier; the rounds stop once the held-out
@@ -417,6 +423,8 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0,
+        max_leaf_nodes=None,
+        max_features=None,
         min_gain=None,
         early_stopping=False,
         validation_fraction=0.1,
@@ -495,6 +503,8 @@ class BoostingClassifier(BoostingEstimator):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0,
+        max_leaf_nodes=None,
+        max_features=None,
         min_gain=None,
         early_stopping=False,
         validation_fraction=0.1,
@@ -630,6 +640,8 @@ class BoostingSurvival(BoostingEstimator):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0,
+        max_leaf_nodes=None,
+        max_features=None,
         min_gain=None,
         early_stopping=False,
         validation_fraction=0.1,

@@ -48,6 +48,8 @@ PARAMETERS = {
     "of a split must keep.",
     "min_impurity_decrease": "A split must lower the weighted impurity by at least this "
     "(scikit-learn's meaning).",
+    "max_leaf_nodes": "Grow best first (the leaf whose split improves most next) up to this "
+    "many leaves (scikit-learn's best-first trees, LightGBM's num_leaves); None: depth first.",
     "min_gain": "A node stays a leaf when the unweighted impurity drop of its best split is "
     "<= this (the handout's beta); None: no such rule.",
     "categorical_features": "The nominal columns (indices, names or a boolean mask) besides "

@@ -71,6 +71,7 @@ class TreeClassifier(ClassifierFamily, SingleTreeEstimator):
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0,
+        max_leaf_nodes=None,
         min_gain=None,
         categorical_features=None,
         reject=None,

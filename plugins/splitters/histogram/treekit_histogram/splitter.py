@@ -18,6 +18,7 @@ from treekit_core.builtins import (
     nominal_question_wins,
     refuse_scored_nominal,
 )
+from treekit_histogram.best_first import grow_best_first
 from treekit_histogram.binning import MAX_BINS, bin_features
 from treekit_histogram.threads import (
     build_histogram_in_blocks,
@@ -101,6 +102,8 @@ class Histogram(Splitter):
         :meth:`build_tree` reads, decided once."""
         if composition.constraints.has_monotonic:
             return False, None
+        if composition.stopping.max_leaf_nodes is not None:  # best first, numeric features
+            return not data.nominal_features.size, None
         if not data.nominal_features.size:
             return True, None
         subsets = self._compiled_subsets(composition, data)
@@ -141,7 +144,16 @@ class Histogram(Splitter):
         threaded = subsets is None and uses_threads(
             n_threads, index.size, data.n_features, max_features
         )
-        if threaded:  # the same tree, grown on n_threads threads (threads.py)
+        max_leaves = composition.stopping.max_leaf_nodes
+        if max_leaves is not None and max_features < data.n_features:
+            return None  # features drawn per node: the node-by-node loop draws them
+        if max_leaves is not None:  # best first (best_first.py), threads for large nodes
+            threads = n_threads if threaded else 1
+            root = self._histogram(binned.codes, rows, index, data, threads)
+            table = grow_best_first(
+                kernels, params, binned, rows, index, root, rule_vector(rules), max_leaves, threads
+            )
+        elif threaded:  # the same tree, grown on n_threads threads (threads.py)
             root = self._histogram(binned.codes, rows, index, data, n_threads)
             table = grow_with_threads(
                 kernels, params, binned, rows, index, root, rule_vector(rules), n_threads

@@ -109,7 +109,7 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
 
     n, d = index.size, binned.codes.shape[1]
     n_stats = rows.shape[1] - 1
-    growth = _Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
+    growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
     # one chunk of features per thread for the steps that go feature by feature (adding
     # the blocks' histograms, the subtraction)
@@ -150,9 +150,10 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
     return number_depth_first(table, tables, split_here)
 
 
-class _Growth:
-    """One tree's growth on threads: the arrays every kernel reads, a large node split here,
-    and a subtree grown in one call."""
+class Growth:
+    """One tree's growth in steps: the arrays every kernel reads, a node's cut found
+    (:meth:`evaluate`), a node split (:meth:`divide`, on threads for a large one), and a
+    subtree grown in one call (the threaded grower here, and best_first.py)."""
 
     def __init__(self, kernels, params, binned, rows, index, rules, n_stats, n_threads):
         from treekit_core.kernels import no_nominal_search
@@ -199,8 +200,17 @@ class _Growth:
         """A node's 1-row table (children: piece indices, set by the caller) and its
         children as (start, end, depth, is_left, histogram or None, statistics), right
         first, as ``grow_subtree`` decides and computes them."""
-        from treekit_histogram.kernels import COUNT
+        record, cut = self.evaluate(start, end, depth, hist, statistics)
+        if cut is None:
+            return record, []
+        self.set_question(record, hist, cut)  # before divide: the parent's histogram
+        return record, self.divide(pool, chunks, start, end, depth, hist, cut)
 
+    def evaluate(self, start, end, depth, hist, statistics):
+        """(the node's 1-row table, its best cut (feature, last left bin, missing left,
+        drop) or None where it stays a leaf), as ``grow_subtree`` decides: the stopping
+        rules, the histograms' scan, the first feature of the best drop. ``hist`` None: a
+        leaf by its parent's ``may_split``."""
         kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
         may_split, impurity = _core_kernel("may_split"), kernels.impurity
         weight, sums = float(statistics[0]), statistics[1:]
@@ -210,7 +220,7 @@ class _Growth:
         _core_kernel("fill_node")(record[0], sums, weight, count, node_impurity, depth)
         record[0, self.missing_column :] = np.nan
         if hist is None or not may_split(count, weight, node_impurity, depth, rules):
-            return record, []
+            return record, None
         d = self.features.size
         drops, bins, sides = np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, np.uint8)
         kernels.scan_histograms(
@@ -233,12 +243,19 @@ class _Growth:
             drops, bins, self.features, d, -1, self.no_nominal, self.no_results, weight, rules
         )
         if chosen < 0:
-            return record, []
-        f, last_left_bin, missing_left = int(chosen), int(bins[chosen]), bool(sides[chosen] == 1)
-        record[0, IMPROVEMENT], record[0, FEATURE] = drop, f
-        record[0, THRESHOLD] = binned.edges[f, last_left_bin]
-        if hist[f, hist.shape[1] - 1, COUNT] > 0:
-            record[0, self.missing_column] = 1.0 if missing_left else 0.0
+            return record, None
+        return record, (int(chosen), int(bins[chosen]), bool(sides[chosen] == 1), float(drop))
+
+    def divide(self, pool, chunks, start, end, depth, hist, cut):
+        """Split the node by ``cut`` (:meth:`evaluate`'s): its table row's question set
+        by the caller's record (:meth:`set_question`), its rows partitioned, and its
+        children as (start, end, depth, is_left, histogram or None, statistics), right
+        first; the smaller child's histogram built (blocks of rows on ``pool``), the
+        larger's the parent's minus it (in place of the parent's)."""
+
+        kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
+        may_split, impurity = _core_kernel("may_split"), kernels.impurity
+        f, last_left_bin, missing_left, _ = cut
         bin_left = np.empty(hist.shape[1], dtype=np.uint8)
         compiled_histogram_kernel("mark_bins")(
             bin_left, last_left_bin, missing_left, np.int64(0), 0
@@ -260,26 +277,43 @@ class _Growth:
         left_hist = right_hist = None
         if left_splits or right_splits:
             small = np.empty_like(hist)
-            if self.scratch is None:
-                self.scratch = np.empty((2 * self.n_threads,) + hist.shape)
             left_is_small = n_left <= end - middle
             small_start, small_end = (start, middle) if left_is_small else (middle, end)
-            build_histogram_in_blocks(
-                pool,
-                self.n_threads,
-                chunks,
-                binned.codes,
-                self.rows,
-                self.index,
-                small_start,
-                small_end,
-                small,
-                self.scratch,
-            )
-            subtract = compiled_histogram_kernel("subtract_feature_histograms")
-            list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
+            if pool is None:  # one thread
+                compiled_histogram_kernel("build_histogram")(
+                    binned.codes, self.rows, self.index, small_start, small_end, small
+                )
+                compiled_histogram_kernel("subtract_histogram")(hist, small)
+            else:
+                if self.scratch is None:
+                    self.scratch = np.empty((2 * self.n_threads,) + hist.shape)
+                build_histogram_in_blocks(
+                    pool,
+                    self.n_threads,
+                    chunks,
+                    binned.codes,
+                    self.rows,
+                    self.index,
+                    small_start,
+                    small_end,
+                    small,
+                    self.scratch,
+                )
+                subtract = compiled_histogram_kernel("subtract_feature_histograms")
+                list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
             left_hist, right_hist = (small, hist) if left_is_small else (hist, small)
-        return record, [
+        return [
             (middle, end, depth + 1, 0, right_hist if right_splits else None, right_statistics),
             (start, middle, depth + 1, 1, left_hist if left_splits else None, left_statistics),
         ]
+
+    def set_question(self, record, hist, cut) -> None:
+        """Write ``cut`` into the node's 1-row table: improvement, feature, threshold, and
+        where a missing value goes when the node had any."""
+        from treekit_histogram.kernels import COUNT
+
+        f, last_left_bin, missing_left, drop = cut
+        record[0, IMPROVEMENT], record[0, FEATURE] = drop, f
+        record[0, THRESHOLD] = self.binned.edges[f, last_left_bin]
+        if hist[f, hist.shape[1] - 1, COUNT] > 0:
+            record[0, self.missing_column] = 1.0 if missing_left else 0.0

@@ -1,0 +1,60 @@
+"""Best-first growth of a histogram tree (``max_leaf_nodes``): the leaf whose cut drops the
+tree's weighted impurity most is split next, until the tree has ``max_leaf_nodes`` leaves
+(LightGBM's leaf-wise trees, scikit-learn's best-first builder), the tree the core's
+node-by-node loop grows best first with this splitter, in compiled steps: a node's cut is
+found when it is made, from its histogram (the smaller child's built, the larger's its
+parent's minus it), and its rows are partitioned only when it is split. Children get their
+ids when their parent is split, first branch first; equal gains: the node made first."""
+
+from __future__ import annotations
+
+import heapq
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from treekit_histogram.threads import LEFT, RIGHT, Growth, compiled_histogram_kernel
+
+
+def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_leaves, n_threads):
+    """The node table of the tree (``grow_subtree``'s columns), grown best first up to
+    ``max_leaves`` leaves; large nodes' histograms on ``n_threads`` threads. Terminates:
+    every split adds a leaf and the tree stops at ``max_leaves`` leaves (or when no leaf
+    has a cut the stopping rules accept)."""
+    n = index.size
+    n_stats = rows.shape[1] - 1
+    growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
+    root_statistics = np.empty(1 + n_stats)
+    root_statistics[0] = compiled_histogram_kernel("rows_statistics")(
+        rows, index, 0, n, root_statistics[1:]
+    )
+    records, frontier = [], []
+
+    def visit(start, end, depth, parent, is_left, hist, statistics):
+        record, cut = growth.evaluate(start, end, depth, hist, statistics)
+        node = len(records)
+        records.append(record)
+        if parent >= 0:
+            records[parent][0, LEFT if is_left else RIGHT] = node
+        if cut is not None:  # ranked by the node's weight times its cut's drop
+            heapq.heappush(frontier, (-statistics[0] * cut[3], node, start, end, depth, hist, cut))
+
+    visit(0, n, 0, -1, 1, root_hist, root_statistics)
+    d = binned.codes.shape[1]
+    chunks = [c for c in np.array_split(np.arange(d, dtype=np.int64), n_threads) if c.size]
+    pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+    try:
+        leaves = 1
+        while frontier and leaves < max_leaves:
+            _, node, start, end, depth, hist, cut = heapq.heappop(frontier)
+            growth.set_question(records[node], hist, cut)
+            children = growth.divide(pool, chunks, start, end, depth, hist, cut)
+            leaves += 1
+            for child_start, child_end, child_depth, is_left, child_hist, child_sums in reversed(
+                children
+            ):  # the left child first: its id is the lower
+                visit(child_start, child_end, child_depth, node, is_left, child_hist, child_sums)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return np.vstack(records)
