@@ -52,12 +52,12 @@ from treekit_core.engine.training_data import TrainingData
 from treekit_core.engine.tree import Tree, leaf_boxes, node_boxes, tree_from_table
 from treekit_core.engine.validation import MAX_TOTAL_WEIGHT, check_sample_weight
 from treekit_core.estimators.base import ComposedEstimator
-from treekit_core.estimators.boosting import (
+from treekit_core.estimators.boosted import (
     BoostingClassifier,
-    BoostingEstimator,
     BoostingRegressor,
     BoostingSurvival,
 )
+from treekit_core.estimators.boosting import BoostingEstimator
 from treekit_core.estimators.decisions import ClassifierFamily, Decision, OutOfFold
 from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
