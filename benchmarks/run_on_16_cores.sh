@@ -6,7 +6,7 @@
 # (100 000 x 20, 100 trees, n_jobs=16, 1M rows predicted) and the histogram benchmark (1M x
 # 20, depth 12, one thread and all threads), one fresh process per figure.
 #
-#     bash benchmarks/run_on_16_cores.sh OUTDIR [forest] [histogram] [threads]
+#     bash benchmarks/run_on_16_cores.sh OUTDIR [forest] [histogram] [threads] [boosting]
 #
 # (sections: all three by default; LIBRARIES names the histogram section's contestants)
 set -euo pipefail
@@ -38,7 +38,7 @@ TreeClassifier(max_depth=12).fit(X, y).predict(X)
 print(f"first compile: {time.perf_counter() - start:.1f} s")
 EOF
 sections="${*:2}"
-sections="${sections:-forest histogram threads}"
+sections="${sections:-forest histogram threads boosting}"
 for section in $sections; do
   case "$section" in
     forest)
@@ -48,6 +48,9 @@ for section in $sections; do
       python3 benchmarks/bench_histogram.py --only large --cases 1000000:12 --repeats 1 \
         --libraries ${LIBRARIES:-sklearn treekit_exhaustive treekit_histogram lightgbm} \
         --json "$out/histogram16.json" 2>&1 | tee "$out/histogram16.txt" ;;
+    boosting)
+      python3 benchmarks/bench_boosting.py --only large --n "${BOOST_N:-200000}" \
+        --threads 1 16 --json "$out/boosting16.json" 2>&1 | tee "$out/boosting16.txt" ;;
     threads)
       python3 benchmarks/bench_histogram_threads.py --threads 1 2 4 8 16 --repeats 2 \
         ${TASKS:+--tasks-per-thread $TASKS} 2>&1 \

@@ -579,3 +579,47 @@ def test_max_features_draws_features_at_every_node():
     assert len(used) > 1
     with pytest.raises(ValueError, match="max_features"):
         BoostingRegressor(splitter="exhaustive", max_features=9).fit(X, y)
+
+
+def test_a_loss_typed_at_a_prompt_boosts():
+    """An ElementwiseLoss whose row functions have no source file (typed at a prompt, made
+    by exec) compiles for the process instead of failing to cache (the benchmark's first
+    run crashed so): it boosts as the built-in squared error does."""
+    from typing import ClassVar
+
+    import attrs
+
+    from treekit_core import ElementwiseLoss, hookimpl, registered
+
+    functions = {}
+    exec(  # noqa: S102 - the point: functions without a file
+        "def row_gradient(y, raw, params):\n    return raw - y\n"
+        "def row_hessian(y, raw, params):\n    return 1.0\n"
+        "def row_loss(y, raw, params):\n    return (y - raw) ** 2\n",
+        functions,
+    )
+
+    @attrs.define(frozen=True)
+    class PromptSquaredError(ElementwiseLoss):
+        name: ClassVar[str] = "prompt_squared_error"
+        row_gradient = staticmethod(functions["row_gradient"])
+        row_hessian = staticmethod(functions["row_hessian"])
+        row_loss = staticmethod(functions["row_loss"])
+
+        def initial_raw(self, y, weight, n_classes):
+            return np.array([np.average(y, weights=weight)])
+
+        def link(self, raw):
+            return raw[:, 0]
+
+    class Plugin:
+        @hookimpl
+        def treekit_losses(self):
+            return [PromptSquaredError]
+
+    X, y = _data(200)
+    with registered(Plugin(), name="prompt-loss"):
+        typed = BoostingRegressor(loss="prompt_squared_error", splitter="exhaustive")
+        typed.set_params(n_estimators=5).fit(X, y, sample_weight=np.ones(200))
+    built_in = BoostingRegressor(splitter="exhaustive", n_estimators=5).fit(X, y)
+    np.testing.assert_allclose(typed.predict(X), built_in.predict(X), atol=1e-12)

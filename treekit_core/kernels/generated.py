@@ -28,7 +28,7 @@ import tempfile
 import threading
 import warnings
 
-from treekit_core.kernels.compiling import JIT_DISABLED, jit
+from treekit_core.kernels.compiling import JIT_DISABLED, jit, source_file
 from treekit_core.kernels.first_compile import (
     CompilationNotice,
     announce_compiling,
@@ -180,7 +180,10 @@ def _load(name, source, functions, what):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     for global_name, function in functions.items():
-        setattr(module, global_name, function if JIT_DISABLED else jit()(function))
+        # numba caches only functions defined in a file (one typed at a prompt or made by
+        # exec compiles once per process): the generated module's kernels still cache
+        options = {} if source_file(function) else {"cache": False}
+        setattr(module, global_name, function if JIT_DISABLED else jit(**options)(function))
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
