@@ -126,10 +126,7 @@ def _documented_class_attributes(cls) -> dict[str, str]:
 SAYS_WHEN = ("Called", "Read", "called", "read")
 
 
-# the question kinds' base is older and says what, not yet when (noted for the next turn)
-@pytest.mark.parametrize(
-    "base", [Component, *KINDS.values(), REGISTERED_KINDS["loss"]], ids=lambda c: c.__name__
-)
+@pytest.mark.parametrize("base", [Component, *REGISTERED_KINDS.values()], ids=lambda c: c.__name__)
 def test_every_declared_member_says_what_it_is_and_when_the_core_uses_it(base):
     """The contract is readable from components/: every member a component may define is
     declared on its base class with a default and a docstring saying when the core uses it."""

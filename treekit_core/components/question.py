@@ -58,7 +58,8 @@ class Question(Component):
     """True only for ``x[feature] <= threshold`` with two branches (yes = branch 0). Such
     a question may be softened (soft propagation, soft evaluation, UDT, Quinlan's ramps
     replace its step by a gate) and narrows the node boxes of :func:`treekit_core.node_boxes`.
-    Every other question routes hard, also under soft components."""
+    Every other question routes hard, also under soft components. Read by the soft
+    components, the box narrowing, the exporters and the surrogate splits, per node."""
 
     range_count: ClassVar[object] = None
     """Optional, with :attr:`range_candidate`: declares that this kind has two-branch
@@ -94,7 +95,8 @@ class Question(Component):
     def parameters(self, fields: dict, node=None):
         """This kind's parameters as the float vector :attr:`answer` receives: the value of
         :attr:`parameter_field` in ``fields`` (a split's node fields, or a tree's, at
-        ``node``); an unused length-1 vector when the kind has none."""
+        ``node``); an unused length-1 vector when the kind has none. Called by the grow
+        loop (a split's branches) and by the tree (``question_params``) per node."""
         import numpy as np
 
         if self.parameter_field is None:
