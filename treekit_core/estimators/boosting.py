@@ -12,6 +12,7 @@ mixes its leaves' values by C4.5's shares, as the tree's evaluator mixes any val
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 
@@ -22,7 +23,7 @@ from treekit_core.engine.constraints import VALUE_LOWER, VALUE_UPPER
 from treekit_core.engine.feature_sampling import RandomFeatureSubset
 from treekit_core.engine.importances import impurity_decrease
 from treekit_core.engine.tree_text import export_text
-from treekit_core.engine.validation import check_sample_weight
+from treekit_core.engine.validation import check_sample_weight, has_missing, known_finite
 from treekit_core.estimators import boosting_file
 from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
 from treekit_core.estimators.ensemble import resolve_max_features
@@ -119,7 +120,9 @@ class BoostingEstimator(ComposedEstimator):
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
         self.composition_ = composition  # the rounds walk the held-out rows with its evaluator
-        with numba_threads_capped(composition.fit_threads()):
+        # X is checked for missing values once, not by every round's walk to the leaves
+        complete = known_finite(data.X) if not has_missing(data.X) else contextlib.nullcontext()
+        with numba_threads_capped(composition.fit_threads()), complete:
             self._fit_rounds(loss, composition, train, held_out, y, n_classes, n_raw, rng)
         self.loss_ = loss
         self._set_fitted(data, None)
