@@ -651,3 +651,32 @@ def test_nominal_columns_are_asked_subset_questions(splitter):
         loaded = BoostingRegressor.from_json(model.to_json())
         np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
         assert model.score(frame, y) > 0.9
+
+
+def test_a_row_of_weight_zero_is_a_removed_row():
+    """Classifier and survival model: rows of weight 0 fit the model the other rows fit
+    alone (their labels and follow-up dropped with them, in step)."""
+    from treekit_core import BoostingSurvival
+    from treekit_core.datasets import load_dataset
+
+    X, y = _data(300, 4)
+    labels = (y > 0).astype(int)
+    weight = np.ones(300)
+    weight[:50] = 0.0
+    fit = lambda X, y, w: BoostingClassifier(splitter="exhaustive", n_estimators=10).fit(  # noqa: E731
+        X, y, sample_weight=w
+    )
+    np.testing.assert_array_equal(
+        fit(X, labels, weight).predict_proba(X),
+        fit(X[50:], labels[50:], weight[50:]).predict_proba(X),
+    )
+    data = load_dataset("veteran")
+    weight = np.ones(len(data.y))
+    weight[:20] = 0.0
+    survival = lambda X, y, w: BoostingSurvival(splitter="exhaustive", n_estimators=10).fit(  # noqa: E731
+        X, y, sample_weight=w
+    )
+    np.testing.assert_array_equal(
+        survival(data.X, data.y, weight).predict(data.X),
+        survival(data.X[20:], data.y[20:], weight[20:]).predict(data.X),
+    )
