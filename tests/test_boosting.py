@@ -120,6 +120,11 @@ def test_staged_predictions_end_where_predict_is():
     probas = list(classifier.staged_predict_proba(X))
     np.testing.assert_array_equal(probas[-1], classifier.predict_proba(X))
     assert [list(p) for p in classifier.staged_predict(X)][-1] == list(classifier.predict(X))
+    raws = list(classifier.staged_decision_function(X))
+    np.testing.assert_array_equal(raws[-1], classifier.decision_function(X))
+    np.testing.assert_allclose(
+        np.exp(classifier.predict_log_proba(X)), classifier.predict_proba(X), rtol=1e-12
+    )
 
 
 def test_early_stopping_stops_where_the_held_out_loss_stops_falling():

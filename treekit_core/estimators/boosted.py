@@ -220,6 +220,17 @@ class BoostingClassifier(BoostingEstimator):
         self._check_fitted()
         return self.loss_.link(self._raw_predict(X))
 
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def staged_decision_function(self, X):
+        """:meth:`decision_function` after each round (a generator)."""
+        self._check_fitted()
+        for raw in self._staged(X, lambda raw: raw):
+            yield raw[:, 0] if raw.shape[1] == 1 else raw
+
     def predict(self, X) -> np.ndarray:
         """The most probable class of every row."""
         probabilities = self.predict_proba(X)
