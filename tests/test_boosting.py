@@ -685,3 +685,24 @@ def test_a_row_of_weight_zero_is_a_removed_row():
         survival(data.X, data.y, weight).predict(data.X),
         survival(data.X[20:], data.y[20:], weight[20:]).predict(data.X),
     )
+
+
+def test_a_frame_s_columns_are_kept_by_the_model_file():
+    """Fitted on a DataFrame: the model file keeps the column labels, so the loaded model
+    refuses a frame whose columns are in another order, naming them, as the fitted one
+    does; a crafted file with the wrong number of labels is refused."""
+    pd = pytest.importorskip("pandas")
+    from treekit_core import ModelFileError
+
+    X, y = _data(150, 3)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = BoostingRegressor(splitter="exhaustive", n_estimators=4).fit(frame, y)
+    loaded = BoostingRegressor.from_json(model.to_json())
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+    for fitted in (model, loaded):
+        with pytest.raises(ValueError, match="feature names"):
+            fitted.predict(frame[["c", "b", "a"]])
+    payload = json.loads(model.to_json())
+    payload["column_keys"] = ["a", "b"]
+    with pytest.raises(ModelFileError, match="column_keys"):
+        BoostingRegressor.from_json(json.dumps(payload))

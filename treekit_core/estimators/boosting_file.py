@@ -58,20 +58,7 @@ def write(model, path=None) -> str:
     """The model file of ``model`` (written to ``path`` when given)."""
     model._check_fitted()
     payload = {
-        "format": model_file.MODEL_FORMAT,
-        "version": model_file.MODEL_VERSION,
-        "estimator": type(model).__name__,
-        **(
-            {"classes": model.classes_.tolist(), "classes_dtype": model.classes_.dtype.str}
-            if hasattr(model, "classes_")
-            else {"classes": None}
-        ),
-        "feature_names": list(model.feature_names_in_)
-        if hasattr(model, "feature_names_in_")
-        else None,
-        "composition": model.composition_.describe(),
-        "missing_at_fit": bool(getattr(model, "missing_at_fit_", True)),
-        "params": model._json_params(),
+        **model_file.header_payload(model),
         "categories": [[int(j), levels] for j, levels in model.categories_.items()],
         **boosting_payload(model),
     }
@@ -172,7 +159,15 @@ def read(cls, text_or_path):
     if not isinstance(seen, bool):
         raise ModelFileError("model file: 'missing_at_fit' must be true or false")
     model.missing_at_fit_ = seen
-    model._column_keys = None
+    keys = payload.get("column_keys")
+    valid = isinstance(keys, list) and len(keys) == model.n_features_in_
+    if keys is not None and not (
+        valid and all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in keys)
+    ):
+        raise ModelFileError(
+            f"model file: 'column_keys' must list {model.n_features_in_} column labels"
+        )
+    model._column_keys = keys
     if model.takes == "censored follow-up":
         _read_baseline(model, field(boosting, "baseline", dict, "model file: 'boosting'"))
     if labels is not None:

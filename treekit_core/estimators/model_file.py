@@ -517,6 +517,33 @@ def check_header(payload: dict, estimator: str) -> None:
 READABLE_MODEL_VERSIONS = (1, 2, 3)
 
 
+def header_payload(model) -> dict:
+    """What every model file opens with: format, version, estimator, classes, feature
+    names (and column keys), the composition, whether fit met a missing value, the
+    parameters."""
+    return {
+        "format": MODEL_FORMAT,
+        "version": MODEL_VERSION,
+        "estimator": type(model).__name__,
+        **(
+            {"classes": model.classes_.tolist(), "classes_dtype": model.classes_.dtype.str}
+            if hasattr(model, "classes_")
+            else {"classes": None}
+        ),
+        "feature_names": list(model.feature_names_in_)
+        if hasattr(model, "feature_names_in_")
+        else None,
+        **(
+            {"column_keys": model._column_keys}
+            if getattr(model, "_column_keys", None) is not None
+            else {}
+        ),
+        "composition": model.composition_.describe(),
+        "missing_at_fit": bool(getattr(model, "missing_at_fit_", True)),
+        "params": model._json_params(),
+    }
+
+
 class ModelFile:
     """Saving and loading: ``to_json`` and ``from_json`` (the format is this module's)."""
 
@@ -536,25 +563,7 @@ class ModelFile:
                     "a target without responses, or a model read from a file without them)"
                 )
         payload = {
-            "format": MODEL_FORMAT,
-            "version": MODEL_VERSION,
-            "estimator": type(self).__name__,
-            **(
-                {"classes": self.classes_.tolist(), "classes_dtype": self.classes_.dtype.str}
-                if hasattr(self, "classes_")
-                else {"classes": None}
-            ),
-            "feature_names": list(self.feature_names_in_)
-            if hasattr(self, "feature_names_in_")
-            else None,
-            **(
-                {"column_keys": self._column_keys}
-                if getattr(self, "_column_keys", None) is not None
-                else {}
-            ),
-            "composition": self.composition_.describe(),
-            "missing_at_fit": bool(getattr(self, "missing_at_fit_", True)),
-            "params": self._json_params(),
+            **header_payload(self),
             **(
                 {"reject_threshold": encode_floats(self.reject_threshold_)}
                 if hasattr(self, "reject_threshold_")

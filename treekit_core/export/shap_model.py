@@ -35,21 +35,25 @@ def to_shap(model, missing: str = "warn") -> dict:
         return _boosted(model, missing, target)
     trees = fitted_trees(model)
     check_missing_rule(missing, model, target)
-    exported = []
-    for tree in trees:
-        arrays = binary_threshold_arrays(tree, missing, target)
-        exported.append(
-            {
-                "children_left": arrays["children_left"].astype(np.int32),
-                "children_right": arrays["children_right"].astype(np.int32),
-                "children_default": arrays["children_default"].astype(np.int32),
-                "features": arrays["feature"].astype(np.int32),
-                "thresholds": arrays["threshold"].astype(np.float64),
-                "values": explained_values(model, tree) / len(trees),
-                "node_sample_weight": tree.weight.astype(np.float64),
-            }
-        )
+    exported = [
+        _tree_dict(tree, explained_values(model, tree) / len(trees), missing, target)
+        for tree in trees
+    ]
     return {"trees": exported}
+
+
+def _tree_dict(tree, values, missing: str, target: str) -> dict:
+    """One tree as shap's dict model holds it, with ``values`` per node."""
+    arrays = binary_threshold_arrays(tree, missing, target)
+    return {
+        "children_left": arrays["children_left"].astype(np.int32),
+        "children_right": arrays["children_right"].astype(np.int32),
+        "children_default": arrays["children_default"].astype(np.int32),
+        "features": arrays["feature"].astype(np.int32),
+        "thresholds": arrays["threshold"].astype(np.float64),
+        "values": values,
+        "node_sample_weight": tree.weight.astype(np.float64),
+    }
 
 
 def _boosted(model, missing: str, target: str) -> dict:
@@ -62,20 +66,9 @@ def _boosted(model, missing: str, target: str) -> dict:
     exported = []
     for trees in model.estimators_:
         for column, tree in enumerate(trees):
-            arrays = binary_threshold_arrays(tree, missing, target)
             values = np.zeros((tree.n_nodes, n_raw))
             values[:, column] = model.learning_rate * tree.value[:, 0]
-            exported.append(
-                {
-                    "children_left": arrays["children_left"].astype(np.int32),
-                    "children_right": arrays["children_right"].astype(np.int32),
-                    "children_default": arrays["children_default"].astype(np.int32),
-                    "features": arrays["feature"].astype(np.int32),
-                    "thresholds": arrays["threshold"].astype(np.float64),
-                    "values": values,
-                    "node_sample_weight": tree.weight.astype(np.float64),
-                }
-            )
+            exported.append(_tree_dict(tree, values, missing, target))
     offset = model._init_raw.astype(np.float64)
     return {
         "trees": exported,
