@@ -12,7 +12,6 @@ from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
 from treekit_core.estimators.survival import StepFunction, concordance_index, warn_past_follow_up
-from treekit_core.registry import get_registry
 
 _SHARED_DOC = """
 
@@ -35,12 +34,6 @@ _SHARED_DOC = """
     adds to the raw prediction before the learning rate), ``train_score_`` (the loss on the
     round's in-bag rows after each round), ``validation_score_`` (with early stopping),
     ``n_iter_``, ``feature_importances_``, ``loss_``."""
-
-
-def _default_splitter(splitter):
-    if splitter is not None:
-        return splitter
-    return "histogram" if "histogram" in get_registry().components("splitter") else "exhaustive"
 
 
 @document_parameters
@@ -92,11 +85,6 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
         n_threads=None,
     ):
         self._store_params(locals())
-
-    def _component_choice(self, kind: str) -> tuple:
-        if kind == "splitter":
-            return _default_splitter(self.splitter), self.splitter_params
-        return super()._component_choice(kind)
 
     def _loss_params(self) -> dict | None:
         """``alpha`` (scikit-learn's parameter of ``huber`` and ``quantile``) unless
@@ -173,11 +161,6 @@ class BoostingClassifier(BoostingEstimator):
         n_threads=None,
     ):
         self._store_params(locals())
-
-    def _component_choice(self, kind: str) -> tuple:
-        if kind == "splitter":
-            return _default_splitter(self.splitter), self.splitter_params
-        return super()._component_choice(kind)
 
     def fit(self, X, y, sample_weight=None):
         """Boost on class labels ``y``."""
@@ -320,11 +303,6 @@ class BoostingSurvival(BoostingEstimator):
         n_threads=None,
     ):
         self._store_params(locals())
-
-    def _component_choice(self, kind: str) -> tuple:
-        if kind == "splitter":
-            return _default_splitter(self.splitter), self.splitter_params
-        return super()._component_choice(kind)
 
     def fit(self, X, y, sample_weight=None):
         """Boost on censored follow-up ``y``, then fit Breslow's baseline hazard."""

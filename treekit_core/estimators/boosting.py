@@ -80,6 +80,14 @@ class BoostingEstimator(ComposedEstimator):
     #: What this estimator's y holds, as :attr:`treekit_core.Loss.reads` names it.
     takes = "numbers"
 
+    def _component_choice(self, kind: str) -> tuple:
+        """The splitter None means the histogram splitter where ``treekit-histogram`` is
+        installed (boosting's usual search), else the exhaustive one."""
+        if kind == "splitter" and self.splitter is None:
+            installed = get_registry().components("splitter")
+            return ("histogram" if "histogram" in installed else "exhaustive"), self.splitter_params
+        return super()._component_choice(kind)
+
     def _make_loss(self):
         loss = get_registry().create("loss", self.loss, self._loss_params())
         if loss.reads != self.takes:
