@@ -505,6 +505,7 @@ def test_best_first_in_steps_is_the_node_by_node_loops_tree(
 
     monkeypatch.setattr(threaded, "PARALLEL_MIN_WORK", 1)
     monkeypatch.setattr(best_first, "PARALLEL_NODE_ROWS", 1)  # small data on the threads
+    monkeypatch.setattr(best_first, "BLOCKS_PER_THREAD", 0)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(300, 2000))
     X = rng.normal(size=(n, 4)).round(2)
