@@ -212,6 +212,9 @@ def test_bad_parameters_are_named():
             BoostingRegressor(splitter="exhaustive", **params).fit(X, y)
     with pytest.raises(ValueError, match="squared_error"):
         BoostingClassifier(loss="squared_error", splitter="exhaustive").fit(X, y > 0)
+    for class_weight in ({True: -1.0}, {True: np.nan}, {"c": 1.0}, "evenly"):
+        with pytest.raises(ValueError, match="class_weight"):
+            BoostingClassifier(splitter="exhaustive", class_weight=class_weight).fit(X, y > 0)
     with pytest.raises(ValueError, match="poisson"):
         BoostingRegressor(loss="poisson", splitter="exhaustive").fit(X, y - 100)
 

@@ -102,9 +102,6 @@ class SquaredError(Loss):
     def gradient_hessian(self, y, raw, state):
         return raw - y[:, None], np.ones_like(raw)
 
-    def link(self, raw):
-        return raw[:, 0]
-
     def loss(self, y, raw, weight, state=None):
         """The mean squared error (scikit-learn's ``train_score_``: twice half of it)."""
         return float(np.average((y - raw[:, 0]) ** 2, weights=weight))
@@ -136,9 +133,6 @@ class AbsoluteError(_ResidualQuantileLeaves, Loss):
     def _leaf_value(self, residual, weight, state):
         return weighted_percentile(residual, weight, 50)
 
-    def link(self, raw):
-        return raw[:, 0]
-
     def loss(self, y, raw, weight, state=None):
         return float(np.average(np.abs(y - raw[:, 0]), weights=weight))
 
@@ -166,9 +160,6 @@ class Huber(_ResidualQuantileLeaves, Loss):
         diff = residual - median
         term = np.sign(diff) * np.minimum(state["delta"], np.abs(diff))
         return median + float(np.average(term, weights=weight))
-
-    def link(self, raw):
-        return raw[:, 0]
 
     def loss(self, y, raw, weight, state=None):
         error = np.abs(y - raw[:, 0])
@@ -198,9 +189,6 @@ class Quantile(_ResidualQuantileLeaves, Loss):
     def _leaf_value(self, residual, weight, state):
         return weighted_percentile(residual, weight, 100 * self.alpha)
 
-    def link(self, raw):
-        return raw[:, 0]
-
     def loss(self, y, raw, weight, state=None):
         diff = y - raw[:, 0]
         pinball = np.where(diff >= 0, self.alpha * diff, (self.alpha - 1.0) * diff)
@@ -211,6 +199,10 @@ class _LogLink:
     """A count or a positive measurement on the log scale."""
 
     onnx_link: ClassVar[str] = "exp"
+
+    def initial_raw(self, y, weight, n_classes):
+        """The log of the (weighted) mean: the best constant of both deviances."""
+        return np.array([np.log(np.average(y, weights=weight))])
 
     def link(self, raw):
         return np.exp(raw[:, 0])
@@ -224,9 +216,6 @@ class Poisson(_LogLink, Loss):
     def check_y(self, y):
         if (y < 0).any() or y.sum() <= 0:
             raise ValueError("loss 'poisson' needs y >= 0 with a positive sum (counts or rates)")
-
-    def initial_raw(self, y, weight, n_classes):
-        return np.array([np.log(np.average(y, weights=weight))])
 
     def gradient_hessian(self, y, raw, state):
         mean = np.exp(raw)
@@ -244,9 +233,6 @@ class Gamma(_LogLink, Loss):
     def check_y(self, y):
         if (y <= 0).any():
             raise ValueError("loss 'gamma' needs y > 0 (positive measurements)")
-
-    def initial_raw(self, y, weight, n_classes):
-        return np.array([np.log(np.average(y, weights=weight))])
 
     def gradient_hessian(self, y, raw, state):
         scaled = y[:, None] * np.exp(-raw)
@@ -360,9 +346,6 @@ class Cox(Loss):
         if not self.newton:
             hessian = np.ones_like(hessian)  # leaves: the mean negative gradient
         return -negative[:, None], hessian[:, None]
-
-    def link(self, raw):
-        return raw[:, 0]
 
     def loss(self, y, raw, weight, state=None):
         weight = np.ones(y.shape[0]) if weight is None else weight

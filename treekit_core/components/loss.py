@@ -26,7 +26,7 @@ TINY_HESSIAN = 1e-150
 @attrs.define(frozen=True)
 class Loss(Component):
     """Base of every loss. A subclass defines at least :meth:`gradient_hessian`,
-    :meth:`initial_raw`, :meth:`link` and :meth:`loss`."""
+    :meth:`initial_raw` and :meth:`loss` (and :meth:`link` where it is not the identity)."""
 
     kind: ClassVar[str] = "loss"
 
@@ -99,8 +99,9 @@ class Loss(Component):
     def link(self, raw: np.ndarray) -> np.ndarray:
         """What ``predict`` returns for a raw prediction: the number (identity, exp), or
         the class probabilities (n x K). Called by ``predict`` / ``predict_proba`` and
-        their staged forms."""
-        raise NotImplementedError(f"loss {self.name!r} defines no link")
+        their staged forms. Default: the identity of the one raw column (the link
+        :attr:`onnx_link` names by default)."""
+        return raw[:, 0]
 
     def loss(self, y: np.ndarray, raw: np.ndarray, weight, state: dict | None = None) -> float:
         """The weighted mean loss of the rows at ``raw`` (``weight`` None: unweighted), as
@@ -139,7 +140,8 @@ class ElementwiseLoss(Loss):
     static methods ``row_gradient``, ``row_hessian`` and ``row_loss``: treekit compiles
     them into its row kernels once per machine (numba, cached as criteria are), so a loss
     written in Python runs at compiled speed. A subclass still defines
-    :meth:`~Loss.initial_raw` and :meth:`~Loss.link` (numpy, once per fit or predict)."""
+    :meth:`~Loss.initial_raw` (and :meth:`~Loss.link` where it is not the identity; numpy,
+    once per fit or predict)."""
 
     def loss_params(self) -> np.ndarray:
         """The numbers the row functions read as ``params`` (float64 array). Called by

@@ -9,6 +9,7 @@ import numpy as np
 from treekit_core.engine.validation import check_sample_weight, check_survival_y, check_y
 from treekit_core.estimators.boosting import BoostingEstimator
 from treekit_core.estimators.decisions import Decision
+from treekit_core.estimators.inputs import class_weights
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
 from treekit_core.estimators.survival import StepFunction, concordance_index, warn_past_follow_up
@@ -34,6 +35,12 @@ _SHARED_DOC = """
     adds to the raw prediction before the learning rate), ``train_score_`` (the loss on the
     round's in-bag rows after each round), ``validation_score_`` (with early stopping),
     ``n_iter_``, ``feature_importances_``, ``loss_``."""
+
+
+def _rows_in(X) -> int:
+    """The rows of X before it is checked (y is checked against them first, as the trees'
+    fit checks it)."""
+    return X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]
 
 
 @document_parameters
@@ -164,32 +171,16 @@ class BoostingClassifier(BoostingEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Boost on class labels ``y``."""
-        n_rows = X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]
-        classes, codes = check_y(y, n_rows)  # the trees' own checks of class labels
+        classes, codes = check_y(y, _rows_in(X))  # the trees' own checks of class labels
         if classes.size < 2:
             raise ValueError(f"y holds {classes.size} class; a classifier needs at least 2 classes")
         weight = None
         if sample_weight is not None or self.class_weight is not None:
             weight = check_sample_weight(sample_weight, codes.size)
-            weight = weight * self._class_weights(classes, codes, weight)[codes]
+            weight = weight * class_weights(self.class_weight, codes, classes.size, classes)[codes]
         self._boost(X, codes.astype(np.float64), weight, classes.size)
         self.classes_, self.n_classes_ = classes, int(classes.size)
         return self
-
-    def _class_weights(self, classes, codes, weight) -> np.ndarray:
-        if self.class_weight is None:
-            return np.ones(classes.size)
-        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
-            counts = np.bincount(codes, minlength=classes.size).astype(float)
-            return codes.size / (classes.size * np.maximum(counts, 1))
-        if isinstance(self.class_weight, dict):
-            unknown = set(self.class_weight) - set(classes.tolist())
-            if unknown:
-                raise ValueError(f"class_weight names classes not in y: {sorted(unknown)}")
-            return np.array([float(self.class_weight.get(c, 1.0)) for c in classes.tolist()])
-        raise ValueError(
-            f"class_weight must be None, 'balanced' or a dict, got {self.class_weight!r}"
-        )
 
     def decision_function(self, X) -> np.ndarray:
         """The raw prediction: the log-odds of ``classes_[1]`` (n) for two classes, the
@@ -306,8 +297,7 @@ class BoostingSurvival(BoostingEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Boost on censored follow-up ``y``, then fit Breslow's baseline hazard."""
-        n_rows = X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]
-        event, time = check_survival_y(y, n_rows)
+        event, time = check_survival_y(y, _rows_in(X))
         data, rows = self._boost(X, time, sample_weight, 0, events=event)
         with self._checked_for_predict(data.X) as checked:
             risk = self._raw_predict_checked(checked)[:, 0]

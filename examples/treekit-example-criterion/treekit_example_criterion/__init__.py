@@ -84,9 +84,6 @@ class PseudoHuber(ElementwiseLoss):
                 break
         return np.array([c])
 
-    def link(self, raw):
-        return raw[:, 0]
-
 
 @hookimpl
 def treekit_losses():

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
-from treekit_histogram.threads import LEFT, RIGHT, Growth, compiled_histogram_kernel
+from treekit_histogram.threads import LEFT, RIGHT, Growth
 
 #: A node split on threads holds at least this many rows (four blocks) ...
 PARALLEL_NODE_ROWS = 4 * HISTOGRAM_BLOCK_ROWS
@@ -30,10 +30,7 @@ def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_
     n = index.size
     n_stats = rows.shape[1] - 1
     growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
-    root_statistics = np.empty(1 + n_stats)
-    root_statistics[0] = compiled_histogram_kernel("rows_statistics")(
-        rows, index, 0, n, root_statistics[1:]
-    )
+    root_statistics = growth.statistics(0, n)
     records, frontier = [], []
 
     def visit(start, end, depth, parent, is_left, hist, statistics):

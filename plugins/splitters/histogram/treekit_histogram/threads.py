@@ -117,10 +117,7 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
         np.ascontiguousarray(chunk, dtype=np.int64)
         for chunk in np.array_split(np.arange(d), min(d, n_threads))
     ]
-    root_statistics = np.empty(1 + n_stats)
-    root_statistics[0] = compiled_histogram_kernel("rows_statistics")(
-        rows, index, 0, n, root_statistics[1:]
-    )
+    root_statistics = growth.statistics(0, n)
     pieces, split_here = [], []  # depth first: a node's 1-row table, or a subtree task
     with ThreadPoolExecutor(n_threads) as pool:
         # start, end, depth, parent piece, is_left, histogram (None: the node is a leaf by
@@ -173,6 +170,14 @@ class Growth:
         self.no_nominal, self.no_results = np.zeros(0, dtype=np.int64), np.zeros((0, 2))
         # the table's columns after the statistics: where missing values go, the mask
         self.missing_column = NODE_COLUMNS.index("statistics") + n_stats
+
+    def statistics(self, start, end) -> np.ndarray:
+        """(weight, statistics) of the rows ``index[start:end]``, summed from the rows."""
+        found = np.empty(1 + self.n_stats)
+        found[0] = compiled_histogram_kernel("rows_statistics")(
+            self.rows, self.index, start, end, found[1:]
+        )
+        return found
 
     def subtree(self, start, end, depth, hist, statistics):
         """The node table of the subtree of rows [start, end) whose histogram is ``hist``
