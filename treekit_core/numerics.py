@@ -15,3 +15,11 @@ PURE_TOLERANCE = 1e-12
 #: scikit-learn's slack in the min_impurity_decrease test (a constant: np.finfo in a kernel
 #: costs a compile of its own).
 EPSILON = float(np.finfo(np.float64).eps)
+
+
+def in_order_sum(values) -> float:
+    """The sum of ``values`` added one after another, first to last, as a C loop adds them
+    (numpy's ``sum`` adds in pairs: other last bits). For arithmetic that must equal a
+    peer's to the bit."""
+    values = np.asarray(values, dtype=np.float64)
+    return float(np.cumsum(values)[-1]) if values.size else 0.0

@@ -5,11 +5,13 @@ variants for counts (``poisson_mean``, ``rpart_poisson``) and ``median`` (absolu
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import attrs
 import numpy as np
 
+from treekit_core.builtins.r_numerics import r_approx, r_cumsum, r_group_sums, r_quantile7
 from treekit_core.builtins.survival_curves import (
     check_jumps,
     curve_steps,
@@ -28,6 +30,7 @@ from treekit_core.engine.validation import (
     check_y,
     check_y_numeric,
 )
+from treekit_core.numerics import in_order_sum
 
 
 def check_statistics_width(tree, expected: int, meaning: str) -> None:
@@ -167,6 +170,19 @@ class Mean(PredictsOneNumber, Target):
         safe = np.where(weights > 0, weights, 1.0)
         spread = statistics[:, 1] - statistics[:, 0] * statistics[:, 0] / safe
         return np.where(weights > 0, np.maximum(spread, 0.0), 0.0)
+
+    def node_risks_in_order(self, rows, weights, node_rows, labeler):
+        """rpart's ``anovass``: the weighted mean (the sums of w y and of w, each summed in
+        the rows' order), then the sum of (y - mean)^2 w in that order: two passes where
+        :meth:`node_risk` subtracts S1^2 / W from S2 (equal to about 1e-13)."""
+        risks = np.zeros(len(node_rows))
+        for node, members in enumerate(node_rows):
+            if members.size:
+                response, weight = rows[members, 0], weights[members]
+                mean = in_order_sum(response * weight) / in_order_sum(weight)
+                deviation = response - mean
+                risks[node] = in_order_sum(deviation * deviation * weight)
+        return risks
 
     def sample_loss(self, rows, values, decisions, labeler):
         return (rows[:, 0] - values[:, 0]) ** 2
@@ -407,6 +423,36 @@ class RpartPoissonRate(PredictsOneNumber, Target):
             d_log_r = np.where(events > 0, events * np.log(np.where(rate > 0, rate, 1.0)), 0.0)
         return np.maximum(2.0 * (rate * time - events - d_log_r + statistics[:, 2]), 0.0)
 
+    def node_risks_in_order(self, rows, weights, node_rows, labeler):
+        """rpart's ``poissondev`` on each node's rows in their order: the rate
+        (D + a) / (T + b) from the sums of w d and w t (a and b from the root's sums in file
+        order, as rpart's ``poissoninit``), then the deviance -2 sum w (d log(r t / d) -
+        (r t - d)), its two terms added row by row; logarithms by the C library's ``log``
+        (``math.log``), as rpart's."""
+        events, time = rows[:, 0], rows[:, 1]
+        a = b = 0.0
+        if self.shrink > 0:
+            root = node_rows[0]
+            a = 1.0 / (self.shrink * self.shrink)
+            rate = in_order_sum(events[root] * weights[root]) / in_order_sum(
+                time[root] * weights[root]
+            )
+            with np.errstate(divide="ignore"):
+                b = a / rate if rate != 0 else np.inf  # rpart's a / 0: every rate 0
+        risks = np.zeros(len(node_rows))
+        for node, members in enumerate(node_rows):
+            if members.size == 0:
+                continue
+            d, t, w = events[members], time[members], weights[members]
+            rate = (in_order_sum(d * w) + a) / (in_order_sum(t * w) + b)
+            terms = np.zeros((members.size, 2))
+            terms[:, 0] = -((rate * t - d) * w)
+            some = np.flatnonzero(d > 0)
+            logs = [math.log(v) for v in (rate * t[some] / d[some]).tolist()]
+            terms[some, 1] = d[some] * np.asarray(logs, dtype=np.float64) * w[some]
+            risks[node] = -2.0 * in_order_sum(terms.ravel())
+        return risks
+
     def sample_loss(self, rows, values, decisions, labeler):
         """rpart's poissonpred with the deviance rule: -2 (d - r t + d log(r t / d))."""
         events, time, rate = rows[:, 0], rows[:, 1], values[:, 0]
@@ -461,7 +507,7 @@ def rpart_exponential_table(time: np.ndarray, event: np.ndarray):
                 keep[i], last = True, deaths[i]
         deaths = deaths[keep]
     if deaths.size > RPART_EXP_INTERVALS:
-        deaths = np.quantile(deaths, np.arange(RPART_EXP_INTERVALS + 1) / RPART_EXP_INTERVALS)
+        deaths = r_quantile7(deaths, np.arange(RPART_EXP_INTERVALS + 1) / RPART_EXP_INTERVALS)
     table = np.concatenate([[0.0], deaths[:-1], [time.max()]])
     lengths = np.diff(table)
     # the interval (table[k-1], table[k]] each follow-up ends in, the first closed at 0
@@ -469,9 +515,10 @@ def rpart_exponential_table(time: np.ndarray, event: np.ndarray):
     groups = lengths.size
     ending = np.bincount(index, minlength=groups)
     later = np.concatenate([np.cumsum(ending[::-1])[::-1][1:], [0]])
-    exposure = lengths * later + np.bincount(index, weights=time - table[index], minlength=groups)
+    # R's arithmetic throughout (rpart.exp is R code): its sums in long double
+    exposure = lengths * later + r_group_sums(index, time - table[index], groups)
     rate = np.bincount(index, weights=event.astype(np.float64), minlength=groups) / exposure
-    hazard = np.concatenate([[0.0], np.cumsum(rate * lengths)])
+    hazard = r_cumsum(np.concatenate([[0.0], rate * lengths]))
     return table, hazard
 
 
@@ -485,7 +532,7 @@ def rpart_exponential_time(time: np.ndarray, event: np.ndarray) -> np.ndarray:
     linearly. The overall death rate becomes 1, and the data look Poisson. Case weights do
     not enter (rpart's ``drate2`` ignores them)."""
     table, hazard = rpart_exponential_table(time, event)
-    return np.interp(time, table, hazard)
+    return r_approx(table, hazard, time)
 
 
 @attrs.define(slots=False)

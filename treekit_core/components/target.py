@@ -152,6 +152,16 @@ class Target(Component):
         from). Called by the pruners. Default: the labeler's weighted errors."""
         return labeler.node_error(statistics, weights)
 
+    def node_risks_in_order(self, rows: np.ndarray, weights: np.ndarray, node_rows, labeler):
+        """:meth:`node_risk` of every node computed from its training rows, summed row by
+        row in the order given: ``node_rows[t]`` indexes the rows of node t (``rows`` and
+        ``weights`` are all of them; ``node_rows[0]`` is every row in file order). For a
+        target that reproduces a peer's arithmetic to the last bit (rpart sums each
+        node's rows in its own order, so its cp table's complexities depend on it). Called
+        by the cost-complexity pruner's ``sequence="rpart"`` when every training row
+        reaches one node. Default: None (the pruner uses :meth:`node_risk`)."""
+        return None
+
     def sample_loss(self, rows: np.ndarray, values: np.ndarray, decisions, labeler) -> np.ndarray:
         """Loss per sample (0..1 for a decision: 1 is an error, an abstention included) of
         predicting ``values`` / ``decisions`` for samples with these statistics ``rows``.

@@ -23,6 +23,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.pruners.rpart_node_rows import rpart_node_risks
 from treekit_core.builtins.targets import ClassLabels
 from treekit_core.components import Pruner, state_array
 from treekit_core.engine.folds import stratified_folds
@@ -46,6 +47,9 @@ class WeakestLinkSequence:
     #: rpart's levels: two steps make one subtree level (one cp-table row) only where their
     #: alphas are the same double (make_cp_list.c), not within a relative 1e-12
     exact_levels: bool = False
+    #: rpart's cp of each step, complexity x (1 / the root's risk) in risk units, the
+    #: arithmetic of rpart.c; its levels merge on these doubles (None: alpha / root risk)
+    step_cp: np.ndarray | None = None
     #: the running maximum of ``step_alpha`` (what :meth:`steps_up_to` searches)
     running_alpha: np.ndarray = attrs.field(init=False, repr=False, eq=False)
 
@@ -82,11 +86,16 @@ def node_risk(tree, risk: str, labeler, target=None) -> np.ndarray:
     """R(t) of every node as a fraction of the root's weight: the weighted impurity, or the
     target's risk of the node's own prediction (:meth:`Target.node_risk`; without a target,
     class labels')."""
-    total = tree.weight[0]
+    return node_risk_in_risk_units(tree, risk, labeler, target) / tree.weight[0]
+
+
+def node_risk_in_risk_units(tree, risk: str, labeler, target=None) -> np.ndarray:
+    """R(t) of every node in the target's units (rpart's): :func:`node_risk` times the
+    root's weight, without the two roundings."""
     if risk == "impurity":
-        return tree.weight * tree.impurity / total
+        return tree.weight * tree.impurity
     target = ClassLabels() if target is None else target
-    return target.node_risk(tree.statistics, tree.weight, labeler) / total
+    return target.node_risk(tree.statistics, tree.weight, labeler)
 
 
 class _Steps:
@@ -213,21 +222,27 @@ def rpart_complexities(tree, r_node: np.ndarray) -> np.ndarray:
     return complexity
 
 
-def rpart_sequence(tree, r_node: np.ndarray) -> WeakestLinkSequence:
+def rpart_sequence(tree, risk: np.ndarray) -> WeakestLinkSequence:
     """Pruning steps that snip each internal node at its rpart complexity
     (:func:`rpart_complexities`), smallest first (a parent before its children on ties):
-    pruned at alpha, the tree keeps the nodes whose complexity is > alpha."""
-    complexity = rpart_complexities(tree, r_node)
+    pruned at alpha, the tree keeps the nodes whose complexity is > alpha. ``risk`` is in
+    risk units, as rpart's (not per unit of root weight): the complexities and their cps
+    come out with rpart's bits; the alphas are then divided by the root's weight."""
+    total = tree.weight[0]
+    complexity = rpart_complexities(tree, risk)
     internal = np.flatnonzero(~tree.is_leaf)
     order = internal[np.lexsort((tree.depth[internal], complexity[internal]))]
-    steps = _Steps(tree, r_node)
+    steps = _Steps(tree, risk / total)
     removed = np.zeros(tree.n_nodes, dtype=bool)
+    cps = []
+    scale = 1.0 / risk[0] if risk[0] > 0 else 1.0  # rpart.c: scale = 1 / tree->risk
     for node in order:
         if removed[node]:
             continue  # inside a branch snipped already
         removed[tree.descendants(node)[1:]] = True
-        steps.collapse(node, max(complexity[node], 0.0))
-    return steps.sequence(exact_levels=True)
+        steps.collapse(node, max(complexity[node], 0.0) / total)
+        cps.append(max(complexity[node], 0.0) * scale)
+    return attrs.evolve(steps.sequence(exact_levels=True), step_cp=np.array(cps))
 
 
 SEQUENCES = ("weakest_link", "rpart")
@@ -248,13 +263,32 @@ def internal_nodes_left(tree, sequence: WeakestLinkSequence, alpha: float) -> in
 def subtree_levels(sequence: WeakestLinkSequence) -> np.ndarray:
     """Distinct alphas at which the optimal subtree changes (0 first): the nested
     subtrees T_0 > T_1 > ... > root of the cp table."""
-    levels = [0.0]
-    running = 0.0
-    for alpha in sequence.step_alpha:
-        running = max(running, alpha)
-        if running > (levels[-1] if sequence.exact_levels else _with_slack(levels[-1])):
-            levels.append(running)
-    return np.array(levels)
+    return np.concatenate([[0.0], sequence.running_alpha[_level_starts(sequence)]])
+
+
+def level_cps(sequence: WeakestLinkSequence, root_risk: float) -> np.ndarray:
+    """rpart's cp of every :func:`subtree_levels` level: the sequence's own (rpart's
+    arithmetic) where it has them, else alpha / ``root_risk``."""
+    if sequence.step_cp is None:
+        levels = subtree_levels(sequence)
+        return levels / root_risk if root_risk > 0 else levels
+    running = np.maximum.accumulate(np.asarray(sequence.step_cp, dtype=np.float64))
+    return np.concatenate([[0.0], running[_level_starts(sequence)]])
+
+
+def _level_starts(sequence: WeakestLinkSequence) -> np.ndarray:
+    """The steps that begin a new subtree level: where the running maximum of the steps'
+    alphas (of their cps, where the sequence has rpart's) first exceeds the last level's
+    (by the relative 1e-12 of :meth:`WeakestLinkSequence.steps_up_to`, or at all where
+    the levels are exact)."""
+    key = sequence.step_alpha if sequence.step_cp is None else sequence.step_cp
+    starts, last, running = [], 0.0, 0.0
+    for step, value in enumerate(np.asarray(key, dtype=np.float64).tolist()):
+        running = max(running, value)
+        if running > (last if sequence.exact_levels else _with_slack(last)):
+            starts.append(step)
+            last = running
+    return np.array(starts, dtype=np.int64)
 
 
 def evaluation_alphas(levels: np.ndarray) -> np.ndarray:
@@ -399,15 +433,25 @@ class CostComplexity(Pruner):
         table["selected"] = np.arange(levels.size) == (in_use[-1] if in_use.size else 0)
         return table
 
-    def pruning_sequence(self, tree, labeler, target=None) -> WeakestLinkSequence:
-        """The nested subtrees of ``tree``: every pruning step and its alpha."""
-        risks = node_risk(tree, self.risk, labeler, target)
+    def pruning_sequence(
+        self, tree, labeler, target=None, data=None, evaluator=None
+    ) -> WeakestLinkSequence:
+        """The nested subtrees of ``tree``: every pruning step and its alpha. With the
+        training ``data`` and the ``evaluator`` that routes them, rpart's sequence takes
+        the target's risks summed in rpart's order (:func:`rpart_node_risks`)."""
         if self.sequence == "rpart":
-            return rpart_sequence(tree, risks)
-        return weakest_link_sequence(tree, risks)
+            ordered = None
+            if data is not None and self.risk != "impurity" and target is not None:
+                ordered = rpart_node_risks(tree, data, evaluator, target, labeler)
+            if ordered is None:
+                ordered = node_risk_in_risk_units(tree, self.risk, labeler, target)
+            return rpart_sequence(tree, ordered)
+        return weakest_link_sequence(tree, node_risk(tree, self.risk, labeler, target))
 
     def prune(self, tree, context):
-        sequence = self.pruning_sequence(tree, context.labeler, context.target)
+        sequence = self.pruning_sequence(
+            tree, context.labeler, context.target, context.data, context.composition.evaluator
+        )
         levels = subtree_levels(sequence)
         leaves = np.array([sequence.n_leaves[sequence.steps_up_to(a)] for a in levels])
         # >= 0 as every leaf's risk is (the sequence subtracts pruned risks: a pure tree's
@@ -420,7 +464,7 @@ class CostComplexity(Pruner):
             "n_splits": splits,
             "risk": risk,
             # rpart's cp: alpha relative to the risk of the root as a leaf (the last subtree)
-            "cp": levels / risk[-1] if risk[-1] > 0 else levels,
+            "cp": level_cps(sequence, risk[-1]),
             "step_alphas": sequence.alphas,
             "step_risk": sequence.risk,
         }
