@@ -178,8 +178,13 @@ def test_a_model_written_before_the_families_predicts_as_it_did(name):
     for key in refit_predictions:
         np.testing.assert_array_equal(refit_predictions[key], fresh_predictions[key])
     if not issubclass(estimator, EnsembleEstimator):  # a single tree fits as it did
+        # to the bit, but for an exponential tree: rpart's rescaling of time has taken R's
+        # arithmetic since (issue 57), which moves its rates in their last bits
+        rtol = 1e-13 if name == "survival_tree_exp" else 0.0
         for key, values in refit_predictions.items():
-            np.testing.assert_array_equal(np.asarray(values), np.asarray(expected[key]))
+            np.testing.assert_allclose(
+                np.asarray(values), np.asarray(expected[key]), rtol=rtol, atol=0
+            )
 
 
 def test_a_regressor_file_with_a_reject_threshold_is_refused():

@@ -150,3 +150,15 @@ def test_a_tree_routed_without_surrogates_sums_in_rparts_order_too():
     model = TreeRegressor(**params).fit(data.X, data.y)
     path = model.pruning_path_
     assert path["cp"][::-1].tolist() == [float(c) for c in reference["cp"]]
+
+
+def test_a_poisson_side_left_with_events_but_no_time_by_rounding_counts_as_empty():
+    # a soft split's smoothed side is the node's sums less the other side's: rounding may
+    # leave time 0 with events over (veteran's exponential tree under soft search did,
+    # once the times were rescaled with R's arithmetic)
+    from treekit_core.builtins.criteria import rpart_poisson_impurity
+
+    assert rpart_poisson_impurity([1e-17, 0.0, 0.0], 1.0, None) == 0.0
+    assert rpart_poisson_impurity([2.0, 4.0, 0.0], 2.0, None) == pytest.approx(
+        -2.0 * 2.0 * np.log(0.5) / 2.0
+    )

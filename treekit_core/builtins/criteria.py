@@ -177,7 +177,10 @@ class Poisson(Criterion):
 def rpart_poisson_impurity(sums, total_weight, params):
     """rpart's Poisson deviance per weight at the node's unshrunk rate from (events, time,
     sum of d log(d / t)): 2 (sum d log(d / t) - D log(D / T)) / W, 0 without events."""
-    if total_weight <= 0.0 or sums[0] <= 0.0:
+    # every time is > 0, so a side with weight has time; where a side's sums come from
+    # subtracting the other's (a soft split's smoothed sides) rounding can leave its time
+    # at 0 with events left over: that side is empty, as one without events
+    if total_weight <= 0.0 or sums[0] <= 0.0 or sums[1] <= 0.0:
         return 0.0
     return 2.0 * (sums[2] - sums[0] * math.log(sums[0] / sums[1])) / total_weight
 

@@ -59,7 +59,8 @@ class CalibrationRule:
 
 
 def isotonic_points(scores, correct, weights) -> tuple[np.ndarray, np.ndarray]:
-    """(mean score, P(correct)) of the pooled blocks of a weighted non-decreasing fit."""
+    """(mean score, P(correct)) of the pooled blocks of a weighted non-decreasing fit of
+    ``correct`` (booleans, or any numbers: their fitted mean) on ``scores``."""
     order = np.argsort(scores, kind="stable")
     x, y, w = scores[order], correct[order].astype(np.float64), weights[order]
     # equal scores form one point first

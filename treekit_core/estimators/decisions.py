@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import ABSTAIN
-from treekit_core.engine.calibration import Calibration, CalibrationRule
+from treekit_core.engine.calibration import Calibration, CalibrationRule, isotonic_points
 from treekit_core.engine.folds import stratified_folds
 from treekit_core.engine.rejection import (
     RejectRule,
@@ -66,16 +66,22 @@ class OutOfFold:
         on new ones (its splits were chosen on them), so a threshold giving 80% of the
         training rows gives fewer new ones; each fold's copy shows by how much: at each of
         its scores, the share of its training rows and the share of its held-out rows at or
-        above it. Those pairs, pooled over the folds, give a non-decreasing map from the
-        first share to the second (linear between the pairs, through (0, 0) and (1, 1))."""
+        above it. Those pairs, pooled over the folds with (0, 0) and (1, 1), give a
+        non-decreasing map from the first share to the second: their isotonic
+        least-squares fit (pool-adjacent-violators), linear between its blocks. (An upper
+        envelope of the pairs, the running maximum, overstated the held-out share: on 192
+        random halves of eight bundled sets a CV-pruned tree's coverage landed on the
+        reachable step nearest the target 133 times against 156 for the fit, and a
+        forest's missed it by 0.11 on average against 0.03:
+        ``benchmarks/eval_reject_coverage.py``.)"""
         own_shares, held_out_shares = [np.array([0.0, 1.0])], [np.array([0.0, 1.0])]
         for own, own_weight, test in self.folds:
             values = np.unique(own)
             own_shares.append(accepted_fraction(own, values, own_weight))
             held_out_shares.append(accepted_fraction(self.scores[test], values, self.weight[test]))
         x, y = np.concatenate(own_shares), np.concatenate(held_out_shares)
-        order = np.lexsort((y, x))
-        return np.interp(training_coverage, x[order], np.maximum.accumulate(y[order]))
+        points_x, points_y = isotonic_points(x, y, np.ones(x.size))
+        return np.interp(training_coverage, points_x, points_y)
 
 
 class ClassifierFamily:
