@@ -63,11 +63,23 @@ class ClassLabels(Target):
 
     name: ClassVar[str] = "class_labels"
     description: ClassVar[str] = "class labels: class counts per node, the labeler decides"
+    provides: ClassVar[frozenset] = frozenset({"class_decisions", "node_risk", "influence"})
 
     def encode(self, y, n_samples, **given):
         classes, encoded = check_y(y, n_samples)
         check_class_statistics(n_samples, classes.shape[0])
         return TargetRows(one_hot(encoded, classes.shape[0]), classes)
+
+    def influence(self, rows):
+        """Dummy codes of the classes, one column per class; for two classes the second
+        class's column alone (partykit's ``.y2infl``). A row that is no one-hot label
+        (a counterexample's) is refused."""
+        if not (np.isin(rows, (0.0, 1.0)).all() and (rows.sum(axis=1) == 1.0).all()):
+            raise ValueError(
+                "an influence function needs one class label per row; these rows mark "
+                "several classes (counterexamples)"
+            )
+        return rows[:, 1:2].copy() if rows.shape[1] == 2 else rows.copy()
 
     def monotone_value(self, n_statistics):
         """The first class's share, falling as P(second class) rises (scikit-learn
@@ -154,11 +166,15 @@ class Mean(PredictsOneNumber, Target):
     name: ClassVar[str] = "mean"
     description: ClassVar[str] = "a measurement: the weighted mean per node (regression)"
     evidence: ClassVar[str] = "moments"
-    provides: ClassVar[frozenset] = frozenset({"node_risk"})
+    provides: ClassVar[frozenset] = frozenset({"node_risk", "influence"})
 
     def encode(self, y, n_samples, **given):
         response = check_y_numeric(y, n_samples)
         return TargetRows(np.column_stack([response, response * response]), None)
+
+    def influence(self, rows):
+        """The response itself (partykit's h(y) = y for a number)."""
+        return rows[:, :1].copy()
 
     def node_values(self, statistics, weights, labeler):
         return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)
@@ -621,7 +637,7 @@ class SurvivalCurves(PredictsOneNumber, Target):
     name: ClassVar[str] = "survival"
     description: ClassVar[str] = "censored follow-up: Nelson-Aalen and Kaplan-Meier per leaf"
     evidence: ClassVar[str] = "event_time"
-    provides: ClassVar[frozenset] = frozenset({"survival_curves"})
+    provides: ClassVar[frozenset] = frozenset({"survival_curves", "influence"})
     #: The state holds a curve per leaf of the fitted tree.
     state_per_node: ClassVar[bool] = True
 
@@ -633,6 +649,17 @@ class SurvivalCurves(PredictsOneNumber, Target):
                 "and no log-rank cut can be scored (scikit-survival refuses it too)"
             )
         return TargetRows(np.column_stack([event.astype(np.float64), time]), None)
+
+    def influence(self, rows):
+        """Log-rank scores, coin's ``logrank_trafo`` with mid-ranks for ties (partykit's
+        h(y) for censored follow-up): each row's Nelson-Aalen cumulative hazard at its
+        own time less its event indicator, the hazard counted on the rows (unweighted)."""
+        event, time = rows[:, 0], rows[:, 1]
+        times, first, inverse = np.unique(time, return_index=True, return_inverse=True)
+        at_risk = time.size - np.searchsorted(np.sort(time), times, side="left")
+        events = np.bincount(inverse, weights=event, minlength=times.size)
+        hazard = np.cumsum(events / at_risk)
+        return (hazard[inverse] - event)[:, None]
 
     def node_values(self, statistics, weights, labeler):
         return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)

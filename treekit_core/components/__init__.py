@@ -22,7 +22,13 @@ from treekit_core.components.loss import ElementwiseLoss, Loss
 from treekit_core.components.propagator import Propagator
 from treekit_core.components.pruner import Pruner
 from treekit_core.components.question import MISSING_BRANCH, Question, QuestionTextContext
-from treekit_core.components.splitter import FEATURE_THRESHOLD, Split, Splitter
+from treekit_core.components.splitter import (
+    FEATURE_THRESHOLD,
+    NODE_TEST_FIELDS,
+    Split,
+    Splitter,
+    Unsplit,
+)
 from treekit_core.components.target import MonotoneValue, Target, TargetRows
 
 #: Every component kind and its base class, in the order a tree is grown and used; the
@@ -72,6 +78,12 @@ CAPABILITIES = {
     "survival function (Target.fit_state), which survival estimators predict from: it "
     "defines hazard_curves, survival_curves, risk_scores and curve_steps (a leaf's curve as "
     "its jumps on the training grid, or None to be read dense)",
+    "own_split_statistic": "a splitter that chooses features and cuts by a statistic of its "
+    "own (a permutation test's), not the criterion's, so the criterion's needs of a split "
+    "search do not apply (the criterion still measures nodes' impurity)",
+    "influence": "a target that defines its response's influence function h(y) "
+    "(Target.influence), which permutation tests correlate with a feature (conditional "
+    "inference trees)",
     "class_decisions": "a target whose nodes decide among class labels, so a node's errors "
     "are the training rows of other classes (not a number predicted for a measurement)",
     "monotonic_constraints": "a splitter whose searches admit a cut on a constrained feature "
@@ -106,7 +118,9 @@ __all__ = [
     "QuestionTextContext",
     "REGISTERED_KINDS",
     "ReadsEvidence",
+    "NODE_TEST_FIELDS",
     "Split",
+    "Unsplit",
     "Splitter",
     "Target",
     "TargetRows",

@@ -9,7 +9,13 @@ import attrs
 from treekit_core.components.base import Component
 from treekit_core.numerics import FEATURE_THRESHOLD  # part of the splitter contract
 
-__all__ = ["FEATURE_THRESHOLD", "Split", "Splitter"]
+__all__ = ["FEATURE_THRESHOLD", "NODE_TEST_FIELDS", "Split", "Splitter", "Unsplit"]
+
+#: The node fields of a splitter that tests hypotheses at its nodes (a conditional
+#: inference tree's permutation tests): per feature of X, NaN where the node did not test
+#: it, the test statistic, the p-value as the method reports it (adjusted for the number of
+#: tests) and the unadjusted p-value. ``node_tests`` and the tree's text read them.
+NODE_TEST_FIELDS = ("test_statistic", "test_p_value", "test_raw_p_value")
 
 
 @attrs.define(slots=False)
@@ -25,6 +31,8 @@ class Split:
     (read as the shares ``(missing_left, 1 - missing_left)``).
     """
 
+    #: A split makes its node internal (an :class:`Unsplit` leaves it a leaf).
+    is_leaf: ClassVar[bool] = False
     feature: int
     threshold: float
     improvement: float
@@ -38,6 +46,17 @@ class Split:
             share = float(self.node_fields.pop("missing_left"))
             if share == share:  # NaN: not given
                 self.branch_shares = (share, 1.0 - share)
+
+
+@attrs.define(slots=False)
+class Unsplit:
+    """What a splitter's ``find_split`` may return instead of None for a node it leaves a
+    leaf while it has per-node values to keep there (a conditional inference tree's tests
+    at a node where none was significant): the grow loop stores ``node_fields`` (names
+    among :attr:`Splitter.node_field_names`) and makes the node a leaf."""
+
+    is_leaf: ClassVar[bool] = True
+    node_fields: dict = attrs.field(factory=dict)  #: per-node values the tree stores
 
 
 @attrs.define(slots=False)
@@ -73,7 +92,8 @@ class Splitter(Component):
     def find_split(self, state, node, rules):  # pragma: no cover - abstract
         """Return the best :class:`Split` for ``node`` (a :class:`treekit_core.Node`: the
         node's rows, their weights, statistics, weight, impurity, depth and candidate
-        features) or None. ``state`` is what :meth:`prepare` returned; ``rules`` the
+        features) or None (an :class:`Unsplit` to keep per-node values at the leaf).
+        ``state`` is what :meth:`prepare` returned; ``rules`` the
         resolved stopping rules (``treekit_core.engine.stopping.ResolvedRules``: honour
         ``rules.min_samples_leaf`` rows and ``rules.min_weight_leaf`` weight in every
         child). Called once per node that the stopping rules let split."""

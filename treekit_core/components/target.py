@@ -162,6 +162,16 @@ class Target(Component):
         reaches one node. Default: None (the pruner uses :meth:`node_risk`)."""
         return None
 
+    def influence(self, rows: np.ndarray) -> np.ndarray:
+        """The response's influence function h(y) of every row (n x q), what a
+        permutation test of independence between a feature and the response correlates
+        the feature with (partykit's ``ytrafo``; Hothorn, Hornik & Zeileis 2006): a
+        target that provides ``"influence"`` defines it. Called by splitters that choose
+        features by such tests (conditional inference trees), once per fit on the whole
+        learning sample. Default: refused (the splitter requires the capability, so a
+        composition without it is refused before any fit)."""
+        raise NotImplementedError(f"target {self.name!r} defines no influence function")
+
     def sample_loss(self, rows: np.ndarray, values: np.ndarray, decisions, labeler) -> np.ndarray:
         """Loss per sample (0..1 for a decision: 1 is an error, an abstention included) of
         predicting ``values`` / ``decisions`` for samples with these statistics ``rows``.

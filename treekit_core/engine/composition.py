@@ -137,6 +137,10 @@ class Composition:
         for kind, component in components.items():
             for other_kind, needed in component.requirements().items():
                 other = components[other_kind]
+                if (kind, other_kind) == ("criterion", "splitter") and (
+                    "own_split_statistic" in other.provides
+                ):
+                    continue  # the splitter searches by its own statistic, not the criterion's
                 missing = set(needed) - set(other.provides)
                 if missing:
                     capability = sorted(missing)[0]

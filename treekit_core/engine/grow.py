@@ -259,6 +259,9 @@ class _NodeGrower:
         if not self.may_split(count, weight, node.impurity, depth, self.rule_values):
             return None
         split = composition.splitter.find_split(self.split_state, node, self.rules)
+        if split is not None and split.is_leaf:  # an Unsplit: a leaf, the values kept
+            self.assembler.set_fields(node_id, split.node_fields)
+            return None
         if split is None or not self.accepts_split(split.improvement, weight, self.rule_values):
             return None
         return _Found(node, node_id, split, entry, count)

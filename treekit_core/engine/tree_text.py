@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from treekit_core.components.question import QuestionTextContext
+from treekit_core.components.splitter import NODE_TEST_FIELDS
 from treekit_core.engine.tree import Tree
 
 
@@ -46,9 +49,23 @@ def export_text(
         if tree.is_leaf[node]:
             lines.append(f"{'|   ' * depth}|--- {leaf_text(node)}")
             continue
-        for note in notes(node, context) if notes is not None else ():
+        tested = test_note(tree, node)
+        for note in ([tested] if tested else []) + list(notes(node, context) if notes else ()):
             lines.append(f"{'|   ' * depth}|    ({note})")
     return "\n".join(lines) + "\n"
+
+
+def test_note(tree: Tree, node: int) -> str | None:
+    """The p-value of the feature a node that ran tests splits on, as partykit's tree plot
+    labels it (``p < 0.001``, else ``p = `` rounded to 3 decimals); None where the node ran
+    none (:data:`~treekit_core.components.NODE_TEST_FIELDS`)."""
+    field = tree.node_fields.get(NODE_TEST_FIELDS[1])
+    if field is None or np.ndim(field) != 2 or tree.is_leaf[node]:
+        return None
+    p_value = float(np.asarray(field)[node, tree.feature[node]])
+    if p_value != p_value:
+        return None
+    return "p < 0.001" if p_value < 0.001 else f"p = {round(p_value, 3):g}"
 
 
 def j48_leaf_label(tree: Tree, node: int, classes) -> str:

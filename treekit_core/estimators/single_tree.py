@@ -3,9 +3,12 @@ it predicts (the family says that: ``base.py``)."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from treekit_core.builtins.evaluators import apply_tree
+from treekit_core.components.splitter import NODE_TEST_FIELDS
 from treekit_core.engine.importances import tree_importances
 from treekit_core.engine.tree_text import export_text
 from treekit_core.estimators import model_file
@@ -117,6 +120,39 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
 
         self._check_fitted()
         return tree_importances(self.tree_, self.composition_.criterion)
+
+    def node_tests(self, node: int):
+        """The tests the splitter ran at ``node`` (an id of ``tree_``, 0 the root), as
+        partykit's ``sctest`` reports a conditional inference tree's: a pandas DataFrame,
+        one row per feature tested, columns ``feature``, ``statistic``, ``p_value`` (as
+        the method reports it: adjusted for the number of tests) and ``raw_p_value``; no
+        rows where the node ran no test (the stopping rules made it a leaf first)."""
+        import pandas as pd
+
+        self._check_fitted()
+        tree = self.tree_
+        if not set(NODE_TEST_FIELDS) <= set(tree.node_fields):
+            raise ValueError(
+                f"this tree keeps no tests: splitter {self.composition_.splitter.name!r} runs "
+                "none (splitter='ctree' does)"
+            )
+        if not (isinstance(node, numbers.Integral) and 0 <= node < tree.n_nodes):
+            raise ValueError(f"node must be an int in [0, {tree.n_nodes}), got {node!r}")
+        statistic, p_value, raw = (
+            np.asarray(tree.node_fields[name], dtype=np.float64).reshape(tree.n_nodes, -1)[node]
+            for name in NODE_TEST_FIELDS
+        )
+        tested = np.flatnonzero(~np.isnan(raw))
+        names = getattr(self, "feature_names_in_", None)
+        names = [f"x[{f}]" for f in range(tree.n_features)] if names is None else list(names)
+        return pd.DataFrame(
+            {
+                "feature": [names[f] for f in tested],
+                "statistic": statistic[tested],
+                "p_value": p_value[tested],
+                "raw_p_value": raw[tested],
+            }
+        )
 
     def get_depth(self) -> int:
         self._check_fitted()

@@ -1,0 +1,152 @@
+"""Conditional inference trees (issue 61) against partykit 1.2-16 / libcoin 1.0-9 (fixtures
+made by tests/fixtures/make_fixtures.R, versions recorded in each file), and the promises
+the method makes: unbiased selection of features under the null and a type I error at the
+root bounded by 1 - mincriterion (simulations with their Monte Carlo error stated)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from treekit_core import (
+    CompositionError,
+    SurvivalTree,
+    TreeClassifier,
+    TreeRegressor,
+    export_text,
+)
+from treekit_core.datasets import load_dataset
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PARTYKIT = {"min_samples_split": 20, "min_samples_leaf": 7, "pruner": "none"}
+
+
+def partykit_case(name):
+    reference = json.loads((FIXTURES / f"{name}.json").read_text())
+    assert reference["partykit_version"] == "1.2.16" and reference["libcoin_version"] == "1.0.9"
+    data = load_dataset(name)
+    rows = np.asarray(reference["rows"])  # partykit's rows: those missing no value
+    X, y = data.X[rows], data.y[rows]
+    categorical = data.categorical if data.categorical.any() else None
+    if reference["kind"] == "class":
+        model = TreeClassifier(splitter="ctree", categorical_features=categorical, **PARTYKIT)
+    elif reference["kind"] == "surv":
+        model = SurvivalTree(splitter="ctree", **PARTYKIT)
+    else:
+        model = TreeRegressor(splitter="ctree", categorical_features=categorical, **PARTYKIT)
+    return reference, data, X, y, model.fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["pima", "airquality", "solder", "gbsg"])
+def test_the_tree_partykit_grows(name):
+    """The same tree (features, cuts, level sets, node sizes, in partykit's depth-first
+    order), every node's statistics and adjusted p-values to 1e-6, the predictions."""
+    reference, data, X, y, model = partykit_case(name)
+    tree = model.tree_
+    assert tree.n_nodes == len(reference["nodes"])
+    for node, theirs in enumerate(reference["nodes"]):
+        assert bool(tree.is_leaf[node]) == theirs["leaf"], node
+        assert tree.n_samples[node] == theirs["n"], node
+        if "statistic" in theirs:
+            tests = model.node_tests(node).set_index("feature")
+            tested = [f"x[{f}]" for f in theirs["tested"]]  # X is an array: names x[j]
+            assert sorted(tests.index) == sorted(tested), node
+            np.testing.assert_allclose(
+                tests.loc[tested, "statistic"], theirs["statistic"], rtol=1e-6
+            )
+            np.testing.assert_allclose(tests.loc[tested, "p_value"], theirs["p_value"], rtol=1e-6)
+        else:  # partykit ran no test: the stopping rules made it a leaf
+            assert model.node_tests(node).empty
+        if theirs["leaf"]:
+            continue
+        assert tree.feature[node] == theirs["feature"], node
+        if "kid_of_level" in theirs:  # nominal: the levels partykit sends to its first kid
+            names = data.categories[data.feature_names[theirs["feature"]]]
+            mask = int(tree.question_params(node)[0])
+            for level, kid in zip(theirs["levels"], theirs["kid_of_level"], strict=True):
+                if kid != "NA":
+                    code = names.index(level)
+                    assert ((mask >> code) & 1) == (kid == 1), (node, level)
+        else:
+            assert tree.threshold[node] == theirs["cut"], node
+    if reference["kind"] == "class":
+        np.testing.assert_allclose(model.predict_proba(X), reference["predict"], atol=1e-9)
+    elif reference["kind"] == "surv":  # partykit's terminal node ids, 1-based depth first
+        np.testing.assert_array_equal(model.apply(X) + 1, reference["predict"])
+    else:
+        np.testing.assert_allclose(model.predict(X), reference["predict"], rtol=1e-9)
+
+
+def test_node_tests_survive_a_model_file_and_the_text_prints_p_values():
+    reference, data, X, y, model = partykit_case("pima")
+    loaded = TreeClassifier.from_json(model.to_json())
+    for node in range(model.tree_.n_nodes):
+        assert loaded.node_tests(node).equals(model.node_tests(node))
+    text = export_text(model)
+    # the root's chosen feature (plas) has an adjusted p-value of 2.7e-37
+    assert text.splitlines()[0] == "|    (p < 0.001)"
+    # node 3 splits on preg with p = 0.0287...: rounded to 3 decimals as partykit's plot
+    p_value = model.node_tests(3).set_index("feature").loc["x[0]", "p_value"]
+    assert f"(p = {round(p_value, 3):g})" in text
+    with pytest.raises(ValueError, match="node must be an int"):
+        model.node_tests(model.tree_.n_nodes)
+    plain = TreeClassifier(max_depth=2).fit(X, y)
+    with pytest.raises(ValueError, match="keeps no tests.*'exhaustive'"):
+        plain.node_tests(0)
+
+
+def test_a_target_without_an_influence_function_is_refused_by_name():
+    X = np.arange(40.0)[:, None]
+    with pytest.raises(CompositionError, match="'ctree'.*'rpart_poisson'|'rpart_poisson'.*'ctree'"):
+        TreeRegressor(splitter="ctree", criterion="rpart_poisson").fit(X, np.arange(40) % 3)
+
+
+def test_parameters_are_checked_naming_them():
+    X, y = np.arange(40.0)[:, None], np.arange(40) % 2
+    for params, match in (
+        ({"mincriterion": 1.5}, "mincriterion"),
+        ({"teststat": "max"}, "teststat"),
+        ({"splittry": 0}, "splittry"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=match):
+            TreeClassifier(splitter="ctree", splitter_params=params).fit(X, y)
+
+
+def null_data(rng, n=200):
+    """y independent of five features with 2, 5, 10, 50 and 1000 distinct values."""
+    X = np.column_stack([rng.integers(0, k, n) / k for k in (2, 5, 10, 50)] + [rng.random(n)])
+    return X, rng.integers(0, 2, n)
+
+
+def test_the_root_chooses_features_without_regard_to_their_number_of_values():
+    """Under the null the root's feature is equally likely to be any of the five (a
+    chi-squared test of equal frequencies over 1 000 repetitions, level 0.01: a correct
+    method fails it with probability 0.01, and the seed is fixed); the exhaustive CART
+    search prefers the features with more values and fails it."""
+    rng = np.random.default_rng(61)
+    ctree_counts, cart_counts = np.zeros(5), np.zeros(5)
+    for _ in range(1000):
+        X, y = null_data(rng)
+        ctree = TreeClassifier(
+            splitter="ctree", splitter_params={"mincriterion": 0.0}, max_depth=1, pruner="none"
+        ).fit(X, y)
+        ctree_counts[ctree.tree_.feature[0]] += 1
+        cart = TreeClassifier(max_depth=1, pruner="none").fit(X, y)
+        cart_counts[cart.tree_.feature[0]] += 1
+    assert chisquare(ctree_counts).pvalue > 0.01, ctree_counts
+    assert chisquare(cart_counts).pvalue < 0.01, cart_counts
+    assert cart_counts[4] > 400  # the continuous feature, most of the time
+
+
+def test_the_type_one_error_at_the_root_is_at_most_one_minus_mincriterion():
+    """Null data, 1 000 repetitions: the share of roots that split is at most 0.05 plus
+    three Monte Carlo standard errors (sqrt(0.05 x 0.95 / 1000) = 0.0069)."""
+    rng = np.random.default_rng(1961)
+    splits = 0
+    for _ in range(1000):
+        X, y = null_data(rng)
+        model = TreeClassifier(splitter="ctree", max_depth=1, pruner="none").fit(X, y)
+        splits += not model.tree_.is_leaf[0]
+    assert splits / 1000 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000), splits

@@ -1,0 +1,171 @@
+"""Strasser & Weber's permutation tests of independence, as libcoin 1.0-9 computes them
+for partykit's ``ctree``.
+
+For the rows of a node with case weights w_i (frequency weights, n = sum w_i), a
+feature's transformation g(x_i) (p columns) and the response's influence h(y_i) (q
+columns), the linear statistic is T = vec(sum_i w_i g(x_i) h(y_i)^T). Under the
+permutations of the responses its expectation and covariance are
+
+    mu    = vec((sum_i w_i g_i) E(h)^T)
+    Sigma = n / (n - 1) V(h) (x) (sum_i w_i g_i g_i^T)
+            - 1 / (n - 1) V(h) (x) (sum_i w_i g_i)(sum_i w_i g_i)^T
+
+with E(h) = sum w h / n and V(h) = sum w (h - E h)(h - E h)^T / n. The quadratic statistic
+is (T - mu)^T Sigma^+ (T - mu), chi-squared with rank(Sigma) degrees of freedom; the
+maximum statistic max_j |T_j - mu_j| / sqrt(Sigma_jj), its p-value the multivariate normal
+probability of the standardised statistics' box. Sigma^+ is the Moore-Penrose inverse from
+the eigen decomposition, eigenvalues below sqrt(machine epsilon) times the largest taken
+as 0 (libcoin's ``C_MPinv_sym``).
+
+A numeric feature is tested with g(x) = x; a nominal one with g its dummy codes. The split
+of the chosen feature maximises the same statistic over the binary partitions (libcoin's
+maximally selected statistics): for a numeric feature the groups x <= u (u a value of the
+feature), for a nominal one every subset of its levels, each side holding at least
+``minbucket`` weight.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: libcoin's tolerance (partykit's ``ctree_control(tol = sqrt(.Machine$double.eps))``).
+TOLERANCE = math.sqrt(np.finfo(np.float64).eps)
+
+
+def influence_moments(H: np.ndarray, w: np.ndarray):
+    """(n, E(h), V(h)) of the rows' influence ``H`` (n x q) with case weights ``w``."""
+    n = float(w.sum())
+    expectation = (w @ H) / n
+    centred = H - expectation
+    covariance = (centred * w[:, None]).T @ centred / n
+    return n, expectation, covariance
+
+
+def pseudo_inverse(matrix: np.ndarray) -> tuple[np.ndarray, int]:
+    """(Moore-Penrose inverse, rank) of a symmetric matrix as libcoin's ``C_MPinv_sym``:
+    eigenvalues below TOLERANCE times the largest are 0 (a 1 x 1 matrix: below TOLERANCE)."""
+    if matrix.shape[0] == 1:
+        value = matrix[0, 0]
+        return (np.array([[1.0 / value]]), 1) if value > TOLERANCE else (np.zeros((1, 1)), 0)
+    values, vectors = np.linalg.eigh(matrix)
+    kept = values >= values[-1] * TOLERANCE
+    inverse = (vectors[:, kept] / values[kept]) @ vectors[:, kept].T
+    return inverse, int(kept.sum())
+
+
+def linear_test(G: np.ndarray, H: np.ndarray, w: np.ndarray, teststat: str):
+    """(statistic, p-value) of the test of independence of g (``G``, n x p) and h (``H``,
+    n x q) on rows with case weights ``w``; (nan, nan) where every variance of the linear
+    statistic is below TOLERANCE (x or y constant: partykit reports no test)."""
+    n, expectation, covariance = influence_moments(H, w)
+    if n <= 1.0:
+        return math.nan, math.nan
+    sum_g = w @ G
+    linear = (G * w[:, None]).T @ H  # p x q
+    mu = np.outer(sum_g, expectation)
+    cov_g = (n / (n - 1.0)) * ((G * w[:, None]).T @ G) - np.outer(sum_g, sum_g) / (n - 1.0)
+    # vec with p varying fastest within each response column (libcoin's layout)
+    sigma = np.kron(covariance, cov_g)
+    deviation = (linear - mu).T.reshape(-1)
+    variance = np.diag(sigma)
+    if not (variance >= TOLERANCE).any():
+        return math.nan, math.nan
+    if teststat == "quadratic":
+        inverse, rank = pseudo_inverse(sigma)
+        statistic = float(deviation @ inverse @ deviation)
+        return statistic, chi_squared_p_value(statistic, rank)
+    used = variance > TOLERANCE
+    standardised = np.abs(deviation[used]) / np.sqrt(variance[used])
+    statistic = float(standardised.max())
+    correlation = sigma[np.ix_(used, used)] / np.sqrt(np.outer(variance[used], variance[used]))
+    return statistic, maximum_p_value(statistic, correlation)
+
+
+def chi_squared_p_value(statistic: float, degrees: int) -> float:
+    """P(chi^2_degrees > statistic); 1 without degrees of freedom."""
+    if degrees == 0:
+        return 1.0
+    from scipy.stats import chi2
+
+    return float(chi2.sf(statistic, degrees))
+
+
+def maximum_p_value(statistic: float, correlation: np.ndarray) -> float:
+    """P(max_j |Z_j| > statistic) for standard normals Z of ``correlation``: exact for one
+    dimension; for more, scipy's Genz integration (randomised to about 1e-5, as partykit's
+    mvtnorm is)."""
+    from scipy.stats import multivariate_normal, norm
+
+    if correlation.shape[0] == 1:
+        return float(2.0 * norm.sf(statistic))
+    limit = np.full(correlation.shape[0], statistic)
+    inside = multivariate_normal(mean=np.zeros(limit.size), cov=correlation, allow_singular=True)
+    return float(max(0.0, 1.0 - inside.cdf(limit, lower_limit=-limit)))
+
+
+def best_cut(x: np.ndarray, H: np.ndarray, w: np.ndarray, minbucket: float, teststat: str):
+    """(u, statistic) of the cut x <= u of a numeric feature that maximises the test
+    statistic of the two groups (the first of equal maxima, from the smallest u), each
+    holding at least ``minbucket`` weight; None where no cut qualifies."""
+    n, expectation, covariance = influence_moments(H, w)
+    levels, inverse = np.unique(x, return_inverse=True)
+    level_weight = np.bincount(inverse, weights=w, minlength=levels.size)
+    level_sums = np.zeros((levels.size, H.shape[1]))
+    np.add.at(level_sums, inverse, H * w[:, None])
+    left_weight = np.cumsum(level_weight)[:-1]  # the last level leaves nothing right
+    left_sums = np.cumsum(level_sums, axis=0)[:-1]
+    qualifies = (left_weight >= minbucket) & (n - left_weight >= minbucket)
+    statistics = group_statistics(left_weight, left_sums, n, expectation, covariance, teststat)
+    statistics = np.where(qualifies, statistics, -np.inf)
+    if not qualifies.any() or not (statistics > 0).any():
+        return None
+    best = int(np.argmax(statistics))  # the first maximum
+    return float(levels[best]), float(statistics[best])
+
+
+def best_subset(codes: np.ndarray, H: np.ndarray, w: np.ndarray, minbucket: float, teststat: str):
+    """(the levels of the first group, statistic) of the split of a nominal feature
+    (category ``codes``) into two groups of levels that maximises the test statistic, as
+    libcoin enumerates them: the node's first level always in the second group, the others
+    by the bits of 1, 2, ..., the first of equal maxima; None where no split qualifies
+    (``minbucket`` weight each side) or the node holds more than 30 levels."""
+    n, expectation, covariance = influence_moments(H, w)
+    levels, inverse = np.unique(codes, return_inverse=True)
+    if levels.size < 2 or levels.size > 30:
+        return None
+    level_weight = np.bincount(inverse, weights=w, minlength=levels.size)
+    level_sums = np.zeros((levels.size, H.shape[1]))
+    np.add.at(level_sums, inverse, H * w[:, None])
+    masks = np.arange(1, 2 ** (levels.size - 1))
+    member = ((masks[:, None] >> np.arange(levels.size - 1)[None, :]) & 1).astype(np.float64)
+    member = np.hstack([np.zeros((masks.size, 1)), member])  # the first level: group two
+    group_weight = member @ level_weight
+    group_sums = member @ level_sums
+    qualifies = (group_weight >= minbucket) & (n - group_weight >= minbucket)
+    statistics = group_statistics(group_weight, group_sums, n, expectation, covariance, teststat)
+    statistics = np.where(qualifies, statistics, -np.inf)
+    if not qualifies.any() or not (statistics > 0).any():
+        return None
+    best = int(np.argmax(statistics))
+    return levels[member[best] == 1.0], float(statistics[best])
+
+
+def group_statistics(group_weight, group_sums, n, expectation, covariance, teststat):
+    """The test statistic of every candidate group (g the group's indicator): rows of
+    ``group_sums`` (its sum w h) with ``group_weight`` (its sum w)."""
+    deviation = group_sums - group_weight[:, None] * expectation[None, :]
+    scale = (n * group_weight - group_weight * group_weight) / (n - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if teststat == "quadratic":
+            if covariance.shape[0] == 1:  # libcoin: a 1 x 1 covariance below TOLERANCE is 0
+                variance = covariance[0, 0] * scale
+                return np.where(variance > TOLERANCE, deviation[:, 0] ** 2 / variance, 0.0)
+            # the eigenvalues' tolerance is relative: scaling the covariance keeps its rank
+            inverse, _ = pseudo_inverse(covariance)
+            quadratic = np.einsum("ij,jk,ik->i", deviation, inverse, deviation)
+            return np.where(scale > 0, quadratic / scale, 0.0)
+        variance = np.outer(scale, np.diag(covariance))
+        standardised = np.where(variance > TOLERANCE, np.abs(deviation) / np.sqrt(variance), 0.0)
+        return standardised.max(axis=1)
