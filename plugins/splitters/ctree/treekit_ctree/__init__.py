@@ -13,7 +13,8 @@ import attrs
 import numpy as np
 
 from treekit_core import NODE_TEST_FIELDS, Split, Splitter, Unsplit, hookimpl
-from treekit_ctree.permutation_tests import best_cut, best_subset, linear_test
+from treekit_ctree.node_sums import feature_sums
+from treekit_ctree.permutation_tests import best_cut, best_subset, linear_test, numeric_tests
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 4
@@ -99,7 +100,12 @@ class ConditionalInference(Splitter):
         n_features = X.shape[1]
         statistic = np.full(n_features, np.nan)
         p_value = np.full(n_features, np.nan)
-        for feature in np.sort(node.features):
+        features = np.sort(node.features)
+        numeric = features[~nominal[features]]
+        if numeric.size:  # every numeric feature's sums in one pass over the rows
+            sums = feature_sums(X, node.rows, node.row_weights, H, numeric.astype(np.int64))
+            statistic[numeric], p_value[numeric] = numeric_tests(sums, self.teststat)
+        for feature in features[nominal[features]].tolist():
             x = X[node.rows, feature]
             known = ~np.isnan(x)
             if not known.any():
@@ -213,9 +219,13 @@ def _descending(criterion: np.ndarray) -> np.ndarray:
 
 def _average_ranks(values: np.ndarray) -> np.ndarray:
     """R's ``rank`` (ties averaged), 1-based."""
-    from scipy.stats import rankdata
-
-    return rankdata(values)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size)
+    ranks[order] = np.arange(1, values.size + 1)
+    for value in np.unique(values):  # equal values share their ranks' mean
+        same = values == value
+        ranks[same] = ranks[same].mean()
+    return ranks
 
 
 def _enough_rows(left: np.ndarray, rules) -> bool:

@@ -83,23 +83,101 @@ def linear_test(G: np.ndarray, H: np.ndarray, w: np.ndarray, teststat: str):
     return statistic, maximum_p_value(statistic, correlation)
 
 
-def chi_squared_p_value(statistic: float, degrees: int) -> float:
-    """P(chi^2_degrees > statistic); 1 without degrees of freedom."""
-    if degrees == 0:
-        return 1.0
-    from scipy.stats import chi2
+def chi_squared_p_value(statistic, degrees):
+    """P(chi^2_degrees > statistic), elementwise; 1 without degrees of freedom (scipy's
+    special function: scipy.stats' distribution objects cost more per call than a
+    node's test, and their import a second)."""
+    from scipy.special import chdtrc
 
-    return float(chi2.sf(statistic, degrees))
+    statistic, degrees = np.broadcast_arrays(np.asarray(statistic, float), np.asarray(degrees))
+    p_value = np.where(degrees > 0, chdtrc(np.maximum(degrees, 1), statistic), 1.0)
+    return float(p_value) if p_value.ndim == 0 else p_value
+
+
+def numeric_tests(sums, teststat: str):
+    """(statistics, p-values) of :func:`linear_test` with g(x) = x for several numeric
+    features at once, from their :func:`treekit_ctree.node_sums.feature_sums` (each over
+    the rows that do not miss it): the covariance of feature f's linear statistic is
+    V_f(h) c_f, c_f = n/(n-1) sum w x^2 - (sum w x)^2/(n-1)."""
+    n, sum_x, sum_xx, sum_xh, sum_h, sum_hh = sums
+    columns = n.shape[0]
+    statistic, p_value = np.full(columns, np.nan), np.full(columns, np.nan)
+    if sum_h.shape[1] == 1:  # one influence column (two classes, a number, follow-up)
+        return _one_column_tests(
+            n, sum_x, sum_xx, sum_xh[:, 0], sum_h[:, 0], sum_hh[:, 0, 0], teststat
+        )
+    for f in np.flatnonzero(n > 1.0):
+        expectation = sum_h[f] / n[f]
+        covariance = sum_hh[f] / n[f] - np.outer(expectation, expectation)
+        scale = (n[f] / (n[f] - 1.0)) * sum_xx[f] - sum_x[f] * sum_x[f] / (n[f] - 1.0)
+        deviation = sum_xh[f] - sum_x[f] * expectation
+        statistic[f], p_value[f] = _scaled_test(deviation, covariance, scale, teststat)
+    return statistic, p_value
+
+
+def _one_column_tests(n, sum_x, sum_xx, sum_xh, sum_h, sum_hh, teststat):
+    """:func:`numeric_tests` where h has one column, every feature at once: the same
+    arithmetic as :func:`_scaled_test` (quadratic: deviation^2 / variance, chi-squared on
+    one degree of freedom where the variance exceeds TOLERANCE, else 0 on none; maximum:
+    |deviation| / sqrt(variance), two-sided normal)."""
+    from scipy.special import ndtr
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expectation = sum_h / n
+        covariance = sum_hh / n - expectation * expectation
+        scale = (n / (n - 1.0)) * sum_xx - sum_x * sum_x / (n - 1.0)
+        deviation = sum_xh - sum_x * expectation
+        variance = covariance * scale
+        tested = (n > 1.0) & (variance >= TOLERANCE)
+        kept = variance > TOLERANCE
+        if teststat == "quadratic":
+            statistic = np.where(kept, deviation * deviation / variance, 0.0)
+            p_value = np.where(kept, chi_squared_p_value(statistic, 1), 1.0)
+        else:
+            statistic = np.where(kept, np.abs(deviation) / np.sqrt(variance), 0.0)
+            p_value = np.where(kept, 2.0 * ndtr(-statistic), 1.0)
+    return np.where(tested, statistic, np.nan), np.where(tested, p_value, np.nan)
+
+
+def _scaled_test(deviation, covariance, scale, teststat):
+    """(statistic, p-value) of a linear statistic whose deviation from its expectation is
+    ``deviation`` (q) and whose covariance is ``covariance`` x ``scale``; (nan, nan) where
+    no variance reaches TOLERANCE."""
+    variance = np.diag(covariance) * scale
+    if not (variance >= TOLERANCE).any():
+        return math.nan, math.nan
+    if teststat == "quadratic":
+        if covariance.shape[0] == 1:  # libcoin: a 1 x 1 covariance below TOLERANCE is 0
+            if variance[0] <= TOLERANCE:
+                return 0.0, 1.0
+            statistic = float(deviation[0] ** 2 / variance[0])
+            return statistic, chi_squared_p_value(statistic, 1)
+        # the eigenvalues' tolerance is relative: scaling the covariance keeps its rank
+        inverse, rank = pseudo_inverse(covariance)
+        statistic = float(deviation @ inverse @ deviation / scale)
+        return statistic, chi_squared_p_value(statistic, rank)
+    used = variance > TOLERANCE
+    statistic = float((np.abs(deviation[used]) / np.sqrt(variance[used])).max())
+    return statistic, maximum_p_value(statistic, _correlation(covariance, used))
+
+
+def _correlation(covariance: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """The correlations among the used columns of ``covariance``."""
+    part = covariance[np.ix_(used, used)]
+    spread = np.sqrt(np.diag(part))
+    return part / np.outer(spread, spread)
 
 
 def maximum_p_value(statistic: float, correlation: np.ndarray) -> float:
     """P(max_j |Z_j| > statistic) for standard normals Z of ``correlation``: exact for one
     dimension; for more, scipy's Genz integration (randomised to about 1e-5, as partykit's
     mvtnorm is)."""
-    from scipy.stats import multivariate_normal, norm
-
     if correlation.shape[0] == 1:
-        return float(2.0 * norm.sf(statistic))
+        from scipy.special import ndtr
+
+        return float(2.0 * ndtr(-statistic))
+    from scipy.stats import multivariate_normal
+
     limit = np.full(correlation.shape[0], statistic)
     inside = multivariate_normal(mean=np.zeros(limit.size), cov=correlation, allow_singular=True)
     return float(max(0.0, 1.0 - inside.cdf(limit, lower_limit=-limit)))
@@ -110,12 +188,12 @@ def best_cut(x: np.ndarray, H: np.ndarray, w: np.ndarray, minbucket: float, test
     statistic of the two groups (the first of equal maxima, from the smallest u), each
     holding at least ``minbucket`` weight; None where no cut qualifies."""
     n, expectation, covariance = influence_moments(H, w)
-    levels, inverse = np.unique(x, return_inverse=True)
-    level_weight = np.bincount(inverse, weights=w, minlength=levels.size)
-    level_sums = np.zeros((levels.size, H.shape[1]))
-    np.add.at(level_sums, inverse, H * w[:, None])
-    left_weight = np.cumsum(level_weight)[:-1]  # the last level leaves nothing right
-    left_sums = np.cumsum(level_sums, axis=0)[:-1]
+    order = np.argsort(x, kind="stable")
+    values = x[order]
+    ends = np.flatnonzero(values[1:] > values[:-1])  # each value's last row, the last's aside
+    levels = values[ends]
+    left_weight = np.cumsum(w[order])[ends]
+    left_sums = np.cumsum(H[order] * w[order, None], axis=0)[ends]
     qualifies = (left_weight >= minbucket) & (n - left_weight >= minbucket)
     statistics = group_statistics(left_weight, left_sums, n, expectation, covariance, teststat)
     statistics = np.where(qualifies, statistics, -np.inf)
