@@ -55,3 +55,32 @@ def test_a_splitter_may_keep_values_at_a_node_it_leaves_a_leaf():
         assert tests["statistic"].tolist() == [12.0, 12.0]
         assert tests["raw_p_value"].tolist() == [0.12, 0.12]
         assert list(tests["feature"]) == ["x[0]", "x[1]"]
+
+
+def test_the_report_and_text_print_the_p_value_of_a_tested_split():
+    from treekit_core import Split, TreeClassifier
+    from treekit_core.tools.report import tree_html
+
+    @attrs.define(slots=False)
+    class TestedCut(Splitter):
+        name: ClassVar[str] = "tested_cut"
+        node_field_names: ClassVar[tuple] = NODE_TEST_FIELDS
+
+        def find_split(self, state, node, rules):
+            if node.depth > 0:
+                return None
+            p_values = np.array([0.0123, np.nan])  # the second feature was not tested
+            fields = dict(zip(NODE_TEST_FIELDS, (p_values, p_values, p_values), strict=True))
+            return Split(0, 5.5, 1.0, fields)
+
+    class Plugin:
+        @hookimpl
+        def treekit_splitters(self):
+            return [TestedCut]
+
+    X = np.column_stack([np.arange(12.0), np.ones(12)])
+    with registered(Plugin(), name="tested-cut"):
+        model = TreeClassifier(splitter="tested_cut").fit(X, np.arange(12) > 5)
+        assert model.export_text().splitlines()[0] == "|    (p = 0.012)"
+        assert "x[0] &lt;= 5.5000 (p = 0.012)" in tree_html(model)
+        assert list(model.node_tests(0)["feature"]) == ["x[0]"]

@@ -43,6 +43,7 @@ from treekit_core.builtins.targets import (
     ClassLabels,
     Mean,
     Median,
+    OrdinalLabels,
     PoissonMean,
     RpartExponential,
     RpartPoissonRate,
@@ -68,6 +69,7 @@ __all__ = [
     "CostMatrix",
     "Majority",
     "Mean",
+    "OrdinalLabels",
     "Median",
     "Misclassification",
     "Multiway",
@@ -104,6 +106,7 @@ __all__ = [
 def treekit_targets():
     return [
         ClassLabels,
+        OrdinalLabels,
         Mean,
         PoissonMean,
         RpartPoissonRate,

@@ -156,6 +156,58 @@ def check_response_bound(tree, sums, bound: float, what: str) -> None:
         )
 
 
+def _check_order(inst, attribute, value):
+    if value is not None and (
+        isinstance(value, (str, bytes)) or len(value) < 2 or len(set(value)) != len(value)
+    ):
+        raise ValueError(
+            f"ordinal_labels order must be None (read from an ordered pandas Categorical y) "
+            f"or a list of two or more distinct labels, lowest first; got {value!r}"
+        )
+
+
+@attrs.define(slots=False)
+class OrdinalLabels(ClassLabels):
+    """Ordered class labels (a grade, a stage): one-hot rows as class labels, the classes in
+    their order (``order``, lowest first, or the categories of an ordered pandas
+    Categorical y), decided and predicted as classes (probabilities per class, the most
+    probable class); a conditional inference tree tests them by their scores 1, 2, ..., K
+    (partykit's ordered response)."""
+
+    name: ClassVar[str] = "ordinal_labels"
+    description: ClassVar[str] = "ordered class labels: class counts, tested by their ranks"
+    order: list | None = attrs.field(default=None, validator=_check_order)
+
+    def encode(self, y, n_samples, **given):
+        order = self.order
+        if order is None:
+            categories = getattr(getattr(y, "cat", y), "categories", None)
+            if categories is None or not getattr(getattr(y, "cat", y), "ordered", False):
+                raise ValueError(
+                    "target 'ordinal_labels' needs the order of the classes: give y as an "
+                    "ordered pandas Categorical, or target_params={'order': [lowest, ..., "
+                    "highest]}"
+                )
+            order = list(categories)
+        labels = np.asarray(y, dtype=object)
+        if labels.shape != (n_samples,):
+            raise ValueError(f"y has shape {labels.shape}; expected ({n_samples},) labels")
+        position = {label: k for k, label in enumerate(order)}
+        unknown = [v for v in labels.tolist() if v not in position]
+        if unknown:
+            raise ValueError(
+                f"y holds {unknown[0]!r}, which is not among the ordered classes {list(order)}"
+            )
+        codes = np.array([position[v] for v in labels.tolist()], dtype=np.int64)
+        check_class_statistics(n_samples, len(order))
+        return TargetRows(one_hot(codes, len(order)), np.asarray(order))
+
+    def influence(self, rows):
+        """The classes' scores 1, 2, ..., K (partykit's default scores of an ordered
+        response), one column."""
+        return (rows @ np.arange(1.0, rows.shape[1] + 1.0))[:, None]
+
+
 @attrs.define(slots=False)
 class Mean(PredictsOneNumber, Target):
     """y holds one number per sample; its row is (y, y^2), so a node's statistics are the

@@ -166,6 +166,9 @@ def node_labels(
         else:
             texts = branch_texts(tree, node, context)
             labels[node] = texts[0] if len(texts) == 2 else " | ".join(texts)
+            tested = test_note(tree, node)
+            if tested:  # the split's p-value on a line of its own, as partykit's plot
+                labels[node] += "\n" + tested
     return labels
 
 
@@ -184,7 +187,7 @@ def export_dot(
     context = QuestionTextContext(_names(tree, feature_names), categories or {}, decimals)
     lines = ["digraph tree {", '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
     for node in range(tree.n_nodes):
-        label = labels[node].replace('"', "'")
+        label = labels[node].replace('"', "'").replace("\n", "\\n")
         colour = "#e8f4e8" if tree.is_leaf[node] else "#e8eef8"
         lines.append(f'  n{node} [label="{label}", fillcolor="{colour}"];')
     for node in range(tree.n_nodes):

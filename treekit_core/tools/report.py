@@ -18,7 +18,7 @@ import numpy as np
 
 from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.rejection import RejectRule
-from treekit_core.engine.tree_text import _names, branch_texts
+from treekit_core.engine.tree_text import _names, branch_texts, test_note
 from treekit_core.tools import plots
 from treekit_core.tools.metrics import (
     diagnostic_report,
@@ -126,6 +126,8 @@ def tree_html(model, max_leaves: int = HTML_LEAVES) -> str:
             continue
         texts = branch_texts(tree, node, context)
         question = texts[0] if len(texts) == 2 else texts[0].split(" = ")[0]
+        tested = test_note(tree, node)
+        question += f" ({tested})" if tested else ""
         opened = " open" if depth < OPEN_DEPTH else ""
         pieces.append(f"<details{opened}><summary>{box(node, question)}</summary><ul>")
         stack.append("</ul></details>")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import chisquare
 
@@ -23,15 +24,23 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PARTYKIT = {"min_samples_split": 20, "min_samples_leaf": 7, "pruner": "none"}
 
 
-def partykit_case(name):
-    reference = json.loads((FIXTURES / f"{name}.json").read_text())
+def partykit_case(fixture):
+    reference = json.loads((FIXTURES / f"{fixture}.json").read_text())
     assert reference["partykit_version"] == "1.2.16" and reference["libcoin_version"] == "1.0.9"
-    data = load_dataset(name)
+    data = load_dataset(fixture.split("_")[0])
     rows = np.asarray(reference["rows"])  # partykit's rows: those missing no value
     X, y = data.X[rows], data.y[rows]
     categorical = data.categorical if data.categorical.any() else None
     if reference["kind"] == "class":
-        model = TreeClassifier(splitter="ctree", categorical_features=categorical, **PARTYKIT)
+        params = {"teststat": "maximum"} if fixture.endswith("maximum") else {}
+        model = TreeClassifier(
+            splitter="ctree", splitter_params=params, categorical_features=categorical, **PARTYKIT
+        )
+    elif reference["kind"] == "ordered":  # the response cut as the fixture script cuts it
+        y = pd.Categorical(
+            pd.cut(y, [0, 30, 60, np.inf], labels=["low", "mid", "high"]), ordered=True
+        )
+        model = TreeClassifier(target="ordinal_labels", splitter="ctree", **PARTYKIT)
     elif reference["kind"] == "surv":
         model = SurvivalTree(splitter="ctree", **PARTYKIT)
     else:
@@ -39,11 +48,16 @@ def partykit_case(name):
     return reference, data, X, y, model.fit(X, y)
 
 
-@pytest.mark.parametrize("name", ["pima", "airquality", "solder", "gbsg"])
-def test_the_tree_partykit_grows(name):
+@pytest.mark.parametrize(
+    "fixture",
+    ["pima", "airquality", "solder", "gbsg", "airquality_ordinal", "pima_maximum"],
+)
+def test_the_tree_partykit_grows(fixture):
     """The same tree (features, cuts, level sets, node sizes, in partykit's depth-first
-    order), every node's statistics and adjusted p-values to 1e-6, the predictions."""
-    reference, data, X, y, model = partykit_case(name)
+    order), every node's statistics and adjusted p-values to 1e-6 (the maximum statistic
+    of one dimension too), the predictions: classes (two; three ordered) as probabilities,
+    numbers, censored follow-up's terminal nodes."""
+    reference, data, X, y, model = partykit_case(fixture)
     tree = model.tree_
     assert tree.n_nodes == len(reference["nodes"])
     for node, theirs in enumerate(reference["nodes"]):
@@ -71,7 +85,7 @@ def test_the_tree_partykit_grows(name):
                     assert ((mask >> code) & 1) == (kid == 1), (node, level)
         else:
             assert tree.threshold[node] == theirs["cut"], node
-    if reference["kind"] == "class":
+    if reference["kind"] in ("class", "ordered"):
         np.testing.assert_allclose(model.predict_proba(X), reference["predict"], atol=1e-9)
     elif reference["kind"] == "surv":  # partykit's terminal node ids, 1-based depth first
         np.testing.assert_array_equal(model.apply(X) + 1, reference["predict"])
@@ -150,3 +164,18 @@ def test_the_type_one_error_at_the_root_is_at_most_one_minus_mincriterion():
         model = TreeClassifier(splitter="ctree", max_depth=1, pruner="none").fit(X, y)
         splits += not model.tree_.is_leaf[0]
     assert splits / 1000 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 1000), splits
+
+
+def test_pictures_show_a_split_s_p_value():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from treekit_core import export_dot
+    from treekit_core.tools.plots import plot_tree
+
+    reference, data, X, y, model = partykit_case("pima")
+    assert 'label="x[1] <= 127.0000\\np < 0.001"' in export_dot(model)
+    axes = plot_tree(model)
+    texts = [t.get_text() for t in axes.texts]
+    # the root's box: its question and p-value (the picture wraps lines to fit)
+    assert any(t.startswith("x[1] <= 127.0000") and t.endswith("p < 0.001") for t in texts)
