@@ -53,3 +53,13 @@ colon <- subset(survival::colon, etype == 2)
 colon <- colon[, c("rx", "sex", "age", "obstruct", "perfor", "adhere", "nodes", "differ",
                    "extent", "surg", "node4", "time", "status")]
 write_survival(colon, "colon")
+
+# Competing risks (survival 3.5.3): monoclonal gammopathy (survival::mgus2), follow-up to
+# progression to a plasma cell malignancy (event 1) or death before it (event 2), else
+# censored (0), as survival's competing-risks vignette codes it; the predictors then
+# "time" (months) and "event" as the last two columns; identifiers and the raw times dropped.
+mgus2 <- survival::mgus2
+mgus2$time <- ifelse(mgus2$pstat == 0, mgus2$futime, mgus2$ptime)
+mgus2$event <- ifelse(mgus2$pstat == 0, 2L * mgus2$death, 1L)
+mgus2 <- mgus2[, c("age", "sex", "dxyr", "hgb", "creat", "mspike", "time", "event")]
+write.csv(mgus2, file.path(out, "mgus2.csv"), row.names = FALSE, na = "", quote = FALSE)

@@ -52,6 +52,9 @@ DATASETS = {
     "cancer trial (days; 128 deaths); Kalbfleisch and Prentice (R's survival::veteran)",
     "pbc": "418 x 17 (sex nominal) with missing values, survival in the Mayo Clinic primary "
     "biliary cholangitis trial (days; 161 deaths, a transplant censors); R's survival::pbc",
+    "mgus2": "1384 x 6, monoclonal gammopathy: months to a plasma cell malignancy (event 1, "
+    "115) or death before it (event 2, 860), 409 censored; competing risks "
+    "(R's survival::mgus2)",
     "gbsg": "686 x 8, recurrence-free survival of node-positive breast cancer (days; 299 "
     "recurrences or deaths); German Breast Cancer Study Group 2 (R's survival::gbsg)",
     "colon": "929 x 11 (rx nominal) with missing values, survival in a trial of adjuvant "
@@ -60,6 +63,10 @@ DATASETS = {
 #: Data sets whose last two columns are a follow-up time and an event indicator: their
 #: ``y`` is a structured array of (event, time), as scikit-survival's ``Surv`` makes it.
 SURVIVAL = ("lung", "veteran", "pbc", "gbsg", "colon")
+#: Data sets whose last two columns are a follow-up time and an event code (0 censored,
+#: 1..K the cause that ended the follow-up): their ``y`` is a structured array of
+#: (event, time), the event an integer.
+COMPETING = ("mgus2",)
 #: Data sets whose last column is a numeric response (regression, counts), by its name.
 RESPONSES = {
     "airquality": "Ozone",
@@ -114,7 +121,7 @@ def load_dataset(name: str, *, dropna: bool = False) -> Dataset:
     with dataset_path(name).open(encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     header, body = rows[0], [r for r in rows[1:] if r]
-    if name in SURVIVAL:
+    if name in SURVIVAL or name in COMPETING:
         return _survival_dataset(name, header, body, dropna)
     response = RESPONSES.get(name, "class")
     if header[-1] != response:
@@ -147,12 +154,17 @@ def survival_array(event, time) -> np.ndarray:
 
 
 def _survival_dataset(name, header, body, dropna):
-    if header[-2:] != ["time", "status"]:
-        raise ValueError(f"data set {name!r}: the last columns must be time and status")
+    last = "event" if name in COMPETING else "status"
+    if header[-2:] != ["time", last]:
+        raise ValueError(f"data set {name!r}: the last columns must be time and {last}")
     columns = list(zip(*body, strict=True))
     X, categorical, categories = _features(columns[:-2], header[:-2])
     time = np.array([float(v) for v in columns[-2]])
-    y = survival_array([v.strip() == "1" for v in columns[-1]], time)
+    if name in COMPETING:
+        y = np.empty(len(time), dtype=[("event", "<i8"), ("time", "<f8")])
+        y["event"], y["time"] = [int(v) for v in columns[-1]], time
+    else:
+        y = survival_array([v.strip() == "1" for v in columns[-1]], time)
     if dropna:
         keep = ~np.isnan(X).any(axis=1)
         X, y = X[keep], y[keep]

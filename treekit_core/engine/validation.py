@@ -469,6 +469,60 @@ def _not_numbers(array, name, names) -> str:
     return f"{name} has values that are not numbers; numeric features are expected"
 
 
+def check_event_codes(y, n_samples: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(time: float64, event code: int64) from follow-up that may end in one of several
+    kinds of event: a structured array or a frame with fields ``time`` and ``event`` (or
+    ``status``), or two columns (time, event); the code 0 censored, 1..K the cause
+    (booleans read as 0/1, so plain censored follow-up is one cause). Times finite and
+    >= 0, codes integers >= 0: ValueError naming ``y`` and the field otherwise."""
+    if y is None:
+        raise ValueError("y (time, event) is required, got None")
+    if hasattr(y, "columns"):
+        names = [str(c) for c in y.columns]
+        y = {name: np.asarray(y[column]) for name, column in zip(names, y.columns, strict=True)}
+    elif getattr(np.asarray(y).dtype, "names", None):
+        array = np.asarray(y)
+        y = {name: array[name] for name in array.dtype.names}
+    if isinstance(y, dict):
+        event_name = next((n for n in ("event", "status") if n in y), None)
+        if "time" not in y or event_name is None:
+            raise ValueError(
+                f"y has the fields {sorted(y)}; expected 'time' and 'event' (or 'status')"
+            )
+        time, event = np.asarray(y["time"]), np.asarray(y[event_name])
+        time_name, event_label = "y['time']", f"y[{event_name!r}]"
+    else:
+        array = np.asarray(y)
+        if array.ndim != 2 or array.shape[1] != 2:
+            raise ValueError(
+                f"y must be two columns (time, event), or fields time and event; got shape "
+                f"{array.shape}"
+            )
+        time, event = array[:, 0], array[:, 1]
+        time_name, event_label = "y[:, 0] (time)", "y[:, 1] (event)"
+    n = time.shape[0] if n_samples is None else n_samples
+    if time.shape != (n,) or event.shape != (n,):
+        raise ValueError(f"y has {time.shape[0]} rows; expected {n}, one per sample")
+    try:
+        time = np.asarray(time, dtype=np.float64)
+        codes = np.asarray(event, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{time_name} and {event_label} must be numbers") from None
+    if not np.isfinite(time).all() or (time < 0).any():
+        row = int(np.flatnonzero(~np.isfinite(time) | (time < 0))[0])
+        raise ValueError(
+            f"{time_name} is {float(time[row])!r} at row {row}; times are finite and >= 0"
+        )
+    bad = ~np.isfinite(codes) | (codes < 0) | (codes != np.round(codes))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{event_label} is {float(codes[row])!r} at row {row}; event codes are integers: 0 "
+            "censored, 1..K the cause"
+        )
+    return time, codes.astype(np.int64)
+
+
 def check_survival_y(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     """(event: bool, time: float64) from censored follow-up ``y``: a structured array of
     (event, time) as scikit-survival's ``Surv`` makes it (the boolean field is the event,

@@ -17,7 +17,9 @@ from statistics import NormalDist
 import attrs
 import numpy as np
 
-from treekit_core.engine.validation import check_survival_y
+from treekit_core.builtins.competing_risks import cumulative_incidence as aalen_johansen
+from treekit_core.builtins.competing_risks import gray_scores, logrank_scores
+from treekit_core.engine.validation import check_event_codes, check_survival_y
 from treekit_core.estimators.regression import r2_score
 from treekit_core.estimators.survival import concordance_index
 
@@ -185,12 +187,13 @@ def regression_figures(y_true, y_pred) -> dict:
 # -- censored follow-up (issue 42) ----------------------------------------------------------
 
 
-def kaplan_meier(event, time, reverse: bool = False):
+def kaplan_meier(event, time, reverse: bool = False, entry=None):
     """The Kaplan-Meier estimate from follow-up, as scikit-survival's estimators keep it:
     (times with -inf first, the estimate with 1 first). ``reverse``: of the censoring
     distribution G(t) = P(C > t) (``CensoringDistributionEstimator``: censorings are the
     events, and rows that died leave the risk set), which is 1 at every time when no row
-    is censored."""
+    is censored. ``entry``: each row's delayed entry; a row is at risk at t when
+    entry < t <= time (``survival::survfit(Surv(entry, time, event) ~ 1)``)."""
     event = np.asarray(event, dtype=bool)
     time = np.asarray(time, dtype=np.float64)
     times, position = np.unique(time, return_inverse=True)
@@ -199,6 +202,11 @@ def kaplan_meier(event, time, reverse: bool = False):
     count = np.bincount(position, minlength=times.size)
     events = np.bincount(position, weights=event.astype(float), minlength=times.size)
     at_risk = time.size - np.concatenate([[0], np.cumsum(count)[:-1]])
+    if entry is not None:
+        if reverse:
+            raise ValueError("the censoring distribution is estimated without entry times")
+        entry = _checked_entry(entry, time)
+        at_risk = at_risk - (time.size - np.searchsorted(np.sort(entry), times, side="left"))
     if reverse:
         at_risk, events = at_risk - events, count - events
     ratio = np.divide(events, at_risk, out=np.zeros(times.size), where=events != 0)
@@ -409,3 +417,85 @@ def survival_figures(y, risk, survival, times) -> dict:
         figures["integrated Brier score"] = integrated_brier_score(y, y, survival, times)
         figures["time-dependent AUC (mean)"] = cumulative_dynamic_auc(y, y, risk, times)[1]
     return figures
+
+
+@attrs.frozen
+class TestResult:
+    """A two- or K-sample test: its chi-squared statistic, p-value and degrees of freedom."""
+
+    statistic: float
+    p_value: float
+    df: int
+
+
+def _group_codes(groups, n: int) -> tuple[np.ndarray, np.ndarray]:
+    groups = np.asarray(groups)
+    if groups.shape != (n,):
+        raise ValueError(f"groups has shape {groups.shape}; expected ({n},), one per row of y")
+    labels, codes = np.unique(groups, return_inverse=True)
+    if labels.size < 2:
+        raise ValueError(f"groups holds {labels.size} group; a test compares at least 2")
+    return labels, codes
+
+
+def _checked_entry(entry, time) -> np.ndarray | None:
+    if entry is None:
+        return None
+    entry = np.asarray(entry, dtype=np.float64)
+    if entry.shape != time.shape:
+        raise ValueError(f"entry has shape {entry.shape}; expected {time.shape}, one per row")
+    bad = ~np.isfinite(entry) | (entry < 0) | (entry >= time)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"entry[{row}] is {float(entry[row])!r} and the row's time {float(time[row])!r}: a "
+            "row enters at a finite time >= 0 before its follow-up ends"
+        )
+    return entry
+
+
+def _chi_squared(statistic: float, df: int) -> TestResult:
+    from scipy.special import chdtrc
+
+    p_value = float(chdtrc(df, statistic)) if df > 0 else 1.0
+    return TestResult(float(statistic), p_value, int(df))
+
+
+def logrank_test(y, groups, cause=None, entry=None) -> TestResult:
+    """The K-sample log-rank test of ``groups`` on follow-up ``y`` (time and event, or an
+    event code: :func:`~treekit_core.engine.validation.check_event_codes`): of any event
+    (``cause`` None), or of one cause's cause-specific hazard, the other causes censoring.
+    ``entry``: each row's delayed entry (left truncation); a row is at risk from its entry
+    on. Equal to ``survival::survdiff``'s chisq without entry times (groups expecting no
+    event left out, as it leaves them); with them, the Cox score test with exact ties."""
+    time, code = check_event_codes(y)
+    _, codes = _group_codes(groups, time.size)
+    event = code > 0 if cause is None else code == int(cause)
+    difference, covariance, expected = logrank_scores(
+        time, event, codes, _checked_entry(entry, time)
+    )
+    kept = np.flatnonzero(expected > 0)
+    if kept.size < 2:
+        return TestResult(0.0, 1.0, max(int(kept.size) - 1, 0))
+    kept = kept[1:]  # survdiff leaves the first group out of the quadratic form
+    statistic = difference[kept] @ np.linalg.solve(covariance[np.ix_(kept, kept)], difference[kept])
+    return _chi_squared(statistic, kept.size)
+
+
+def gray_test(y, groups, cause: int) -> TestResult:
+    """Gray's K-sample test that ``cause`` has the same cumulative incidence in every group
+    (the other causes competing), as ``cmprsk::cuminc(...)$Tests`` computes it (rho = 0,
+    one stratum)."""
+    time, code = check_event_codes(y)
+    labels, codes = _group_codes(groups, time.size)
+    scores, covariance = gray_scores(time, code, codes, int(cause))
+    if np.linalg.matrix_rank(covariance) < covariance.shape[0]:
+        return TestResult(-1.0, 1.0, int(labels.size - 1))  # cmprsk's -1: no test
+    return _chi_squared(scores @ np.linalg.solve(covariance, scores), labels.size - 1)
+
+
+def cumulative_incidence(y, cause: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, incidence, variance): the Aalen-Johansen cumulative incidence of ``cause``
+    just after each of its event times, and Gray's variance, as ``cmprsk::cuminc``."""
+    time, code = check_event_codes(y)
+    return aalen_johansen(time, code, int(cause))
