@@ -27,12 +27,14 @@ PLUGINS = {
     "treekit_counterexample": "treekit-counterexample",
     "treekit_oblique": "treekit-oblique",
     "treekit_split_scores": "treekit-split-scores",
+    "treekit_ctree": "treekit-ctree",
 }
 PARAMS = {  # components that need parameters to be composed at all, or to stay quick
     "asymmetric_thresholds": {"thresholds": [0.8, 0.3]},
     "cost_matrix": {"costs": [[0, 1], [3, 0]]},
     "udt": {"samples": 10},
     "cost_complexity": {"cv": 3},
+    "ordinal_labels": {"order": ["negative", "positive"]},  # haberman's classes, in order
 }
 
 
