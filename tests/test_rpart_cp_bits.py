@@ -162,3 +162,16 @@ def test_a_poisson_side_left_with_events_but_no_time_by_rounding_counts_as_empty
     assert rpart_poisson_impurity([2.0, 4.0, 0.0], 2.0, None) == pytest.approx(
         -2.0 * 2.0 * np.log(0.5) / 2.0
     )
+
+
+def test_rows_of_weight_zero_add_nothing_to_rparts_poisson_risk():
+    # a forest's out-of-bag rows weigh 0; with shrink 0 a node whose only events are in
+    # such rows has rate 0, where log(rate t / d) is log 0 (math.log raised on it)
+    from treekit_core.builtins.targets import RpartPoissonRate
+
+    target = RpartPoissonRate(shrink=0.0)
+    rows = target.encode(np.array([[1.0, 2.0], [1.0, 0.0], [2.0, 0.0]]), 3).rows
+    risks = target.node_risks_in_order(
+        rows, np.array([0.0, 1.0, 1.0]), [np.arange(3), np.array([0, 1])], None
+    )
+    assert risks.tolist() == [0.0, 0.0]

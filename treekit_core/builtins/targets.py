@@ -515,8 +515,11 @@ class RpartPoissonRate(PredictsOneNumber, Target):
             rate = (in_order_sum(d * w) + a) / (in_order_sum(t * w) + b)
             terms = np.zeros((members.size, 2))
             terms[:, 0] = -((rate * t - d) * w)
-            some = np.flatnonzero(d > 0)
-            logs = [math.log(v) for v in (rate * t[some] / d[some]).tolist()]
+            some = np.flatnonzero((d > 0) & (w > 0))  # a row of weight 0 adds nothing
+            # (the C library's log, as rpart's; log 0 is -inf there too: an infinite risk)
+            logs = [
+                math.log(v) if v > 0 else -math.inf for v in (rate * t[some] / d[some]).tolist()
+            ]
             terms[some, 1] = d[some] * np.asarray(logs, dtype=np.float64) * w[some]
             risks[node] = -2.0 * in_order_sum(terms.ravel())
         return risks
