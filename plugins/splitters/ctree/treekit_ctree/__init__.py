@@ -68,6 +68,9 @@ class ConditionalInference(Splitter):
     # every node a test ran at keeps it (NODE_TEST_FIELDS: NaN for a feature not tested,
     # constant at the node or not a candidate); the p-value as partykit reports it
     node_field_names: ClassVar[tuple] = (*NODE_TEST_FIELDS, "category_mask")
+    # a row missing a feature is left out of that feature's test and cut (partykit's
+    # rule); the propagator sends it down the split
+    handles_missing: ClassVar[bool] = True
 
     teststat: str = attrs.field(default="quadratic", validator=attrs.validators.in_(TESTSTATS))
     splitstat: str = attrs.field(default="quadratic", validator=attrs.validators.in_(TESTSTATS))
