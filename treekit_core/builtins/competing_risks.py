@@ -30,7 +30,7 @@ def cumulative_incidence(time: np.ndarray, event: np.ndarray, cause: int):
     n = y.size
     times, incidence, variance = [], [], []
     survival, f, v1, v2, v3 = 1.0, 0.0, 0.0, 0.0, 0.0
-    distinct, first = np.unique(y, return_index=True)
+    _, first = np.unique(y, return_index=True)
     ends = np.append(first[1:], n)
     for start, end in zip(first, ends, strict=True):
         at_risk = n - start
@@ -78,7 +78,7 @@ def gray_scores(time, event, group, cause: int, rho: float = 0.0):
     c = np.zeros((ng, ng))
     fm = f = 0.0
     n = y.size
-    distinct, first = np.unique(y, return_index=True)
+    _, first = np.unique(y, return_index=True)
     ends = np.append(first[1:], n)
     for ll, lu in zip(first, ends, strict=True):
         d = np.zeros((3, ng))

@@ -108,19 +108,17 @@ class ConditionalInference(Splitter):
         if numeric.size:  # every numeric feature's sums in one pass over the rows
             sums = feature_sums(X, node.rows, node.row_weights, H, numeric.astype(np.int64))
             statistic[numeric], p_value[numeric] = numeric_tests(sums, self.teststat)
-        for feature in features[nominal[features]].tolist():
+        for feature in features[nominal[features]].tolist():  # g: the levels' dummy codes
             x = X[node.rows, feature]
             known = ~np.isnan(x)
             if not known.any():
                 continue
-            xs, ws = x[known], node.row_weights[known]
-            if nominal[feature]:
-                _, codes = np.unique(xs, return_inverse=True)
-                G = np.eye(codes.max() + 1)[codes]
-            else:
-                G = xs[:, None]
+            _, codes = np.unique(x[known], return_inverse=True)
             statistic[feature], p_value[feature] = linear_test(
-                G, H[node.rows[known]], ws, self.teststat
+                np.eye(codes.max() + 1)[codes],
+                H[node.rows[known]],
+                node.row_weights[known],
+                self.teststat,
             )
         tested = ~np.isnan(p_value)
         if not tested.any():
@@ -184,13 +182,13 @@ class ConditionalInference(Splitter):
             if found is None:
                 return None
             second, value = found
-            present = np.unique(xs.astype(np.int64))
-            first = np.setdiff1d(present, second)
-            if not _enough_rows(np.isin(xs, first), rules):
+            first = np.setdiff1d(np.unique(xs.astype(np.int64)), second)
+            in_first = np.isin(xs, first)
+            if not _enough_rows(in_first, rules):
                 return None
             # a category the node has not seen goes with the heavier side (partykit
             # draws a side for it at random, by the sides' shares)
-            if ws[np.isin(xs, first)].sum() >= ws[np.isin(xs, second)].sum():
+            if ws[in_first].sum() >= ws[~in_first].sum():
                 first = np.setdiff1d(np.arange(state["categories"][feature]), second)
             mask = float(sum(2 ** int(c) for c in first))
             return Split(feature, 0.0, value, {**fields, "category_mask": mask}, question="subset")

@@ -77,10 +77,8 @@ def linear_test(G: np.ndarray, H: np.ndarray, w: np.ndarray, teststat: str):
         statistic = float(deviation @ inverse @ deviation)
         return statistic, chi_squared_p_value(statistic, rank)
     used = variance > TOLERANCE
-    standardised = np.abs(deviation[used]) / np.sqrt(variance[used])
-    statistic = float(standardised.max())
-    correlation = sigma[np.ix_(used, used)] / np.sqrt(np.outer(variance[used], variance[used]))
-    return statistic, maximum_p_value(statistic, correlation)
+    statistic = float((np.abs(deviation[used]) / np.sqrt(variance[used])).max())
+    return statistic, maximum_p_value(statistic, _correlation(sigma, used))
 
 
 def chi_squared_p_value(statistic, degrees):
@@ -203,13 +201,10 @@ def best_cut(x: np.ndarray, H: np.ndarray, w: np.ndarray, minbucket: float, test
     levels = values[ends]
     left_weight = np.cumsum(w[order])[ends]
     left_sums = np.cumsum(H[order] * w[order, None], axis=0)[ends]
-    qualifies = (left_weight >= minbucket) & (n - left_weight >= minbucket)
-    statistics = group_statistics(left_weight, left_sums, n, expectation, covariance, teststat)
-    statistics = np.where(qualifies, statistics, -np.inf)
-    if not qualifies.any() or not (statistics > 0).any():
-        return None
-    best = int(np.argmax(statistics))  # the first maximum
-    return float(levels[best]), float(statistics[best])
+    best, value = _best_group(
+        left_weight, left_sums, n, expectation, covariance, minbucket, teststat
+    )
+    return (float(levels[best]), value) if value > 0 else None
 
 
 #: Levels at a node up to which every split of them is tried, as libcoin tries them (2^19
@@ -237,16 +232,10 @@ def best_subset(codes: np.ndarray, H: np.ndarray, w: np.ndarray, minbucket: floa
     np.add.at(level_sums, inverse, H * w[:, None])
     best_value, best_member = -np.inf, None
     for member in _candidate_groups(level_weight, level_sums):
-        group_weight = member @ level_weight
-        group_sums = member @ level_sums
-        qualifies = (group_weight >= minbucket) & (n - group_weight >= minbucket)
-        statistics = group_statistics(
-            group_weight, group_sums, n, expectation, covariance, teststat
-        )
-        statistics = np.where(qualifies, statistics, -np.inf)
-        best = int(np.argmax(statistics))  # the first maximum of the block
-        if statistics[best] > best_value:  # a later block's equal value does not win
-            best_value, best_member = float(statistics[best]), member[best]
+        weight, sums = member @ level_weight, member @ level_sums
+        best, value = _best_group(weight, sums, n, expectation, covariance, minbucket, teststat)
+        if value > best_value:  # a later block's equal value does not win
+            best_value, best_member = value, member[best]
     if best_member is None or not best_value > 0:
         return None
     return levels[best_member == 1.0], best_value
@@ -269,6 +258,16 @@ def _candidate_groups(level_weight, level_sums):
     for cut in range(1, k):  # the levels of the largest means form the first group
         member[cut - 1, order[cut:]] = 1.0
     yield member
+
+
+def _best_group(group_weight, group_sums, n, expectation, covariance, minbucket, teststat):
+    """(index, statistic) of the first candidate group of the largest statistic among
+    those leaving ``minbucket`` weight on each side (statistic -inf where none does)."""
+    qualifies = (group_weight >= minbucket) & (n - group_weight >= minbucket)
+    statistics = group_statistics(group_weight, group_sums, n, expectation, covariance, teststat)
+    statistics = np.where(qualifies, statistics, -np.inf)
+    best = int(np.argmax(statistics))  # the first maximum
+    return best, float(statistics[best])
 
 
 def group_statistics(group_weight, group_sums, n, expectation, covariance, teststat):
