@@ -326,7 +326,7 @@ EDITS = {
     ),
     "a tree's child out of range": (
         False,
-        lambda p: p["trees"][0][0]["tree"]["child_ids"].__setitem__(0, 10**6),
+        lambda p: p["trees"][0][0]["tree"]["children_left"].__setitem__(0, 10**6),
         r"trees\[0\]\[0\]",
     ),
 }

@@ -47,7 +47,10 @@ def _surrogates():
 
 
 def _leaf(payload, field="value_lower"):
-    starts = payload["tree"]["child_start"]
+    tree = payload["tree"]
+    if "children_left" in tree:  # tree format 4: a binary tree's links
+        return tree["children_left"].index(-1)
+    starts = tree["child_start"]
     return next(i for i in range(len(starts) - 1) if starts[i] == starts[i + 1])
 
 

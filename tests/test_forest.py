@@ -183,8 +183,8 @@ def test_a_saved_forest_predicts_identically_and_is_validated_like_a_tree(tmp_pa
         np.testing.assert_array_equal(again.labels, expected.labels)
         assert copy.feature_subset_size_ == forest.feature_subset_size_
     payload = json.loads(path.read_text())
-    payload["trees"][2]["child_ids"][0] = 10**9
-    with pytest.raises(ValueError, match=r"trees\[2\].*child_ids"):
+    payload["trees"][2]["children_left"][0] = 10**9
+    with pytest.raises(ValueError, match=r"trees\[2\].*children_left"):
         ForestClassifier.from_json(json.dumps(payload))
     with pytest.raises(ValueError, match="holds a 'ForestClassifier', not a 'TreeClassifier'"):
         TreeClassifier.from_json(path)

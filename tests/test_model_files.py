@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 
 from treekit_core import TreeClassifier
+from treekit_core.engine.tree import binary_links
+from treekit_core.estimators import model_file
+from treekit_core.registry import get_registry
 from treekit_core.testing import check_corrupted_model_files
 
 TREE_FIELDS = {
@@ -26,7 +29,31 @@ TREE_FIELDS = {
     "depth": ((0,), 10**9),
     "value": ((0, 0), -1.0),
     "decision": ((0,), 10**9),
+    # tree format 4 (a binary tree's links)
+    "children_left": ((0,), 10**9),
+    "children_right": ((0,), 10**9),
+    "left_shares": ((0,), -0.5),
 }
+
+
+def as_tree_format(payload, tree_format):
+    """The model file with its tree in ``tree_format``: 3 (child lists, every share), or
+    4 with every share written (the writer leaves out the shares the weights give)."""
+    tree = model_file.tree_from_dict(payload["tree"], get_registry().question)
+    out = {k: v for k, v in payload["tree"].items() if k not in model_file.LINK_FIELDS}
+    out["tree_format"] = tree_format
+    if tree_format == 3:
+        for name in ("child_start", "child_ids", "child_shares"):
+            out[name] = model_file.encode_floats(getattr(tree, name))
+    else:
+        left, right, shares, right_shares = binary_links(tree)
+        first = tree.child_start[:-1][left >= 0]
+        out.update(
+            children_left=left.tolist(),
+            children_right=right.tolist(),
+            left_shares=tree.child_shares[first].tolist(),
+        )
+    return dict(payload, version=tree_format, tree=out)
 
 
 def fitted_payload():
@@ -57,12 +84,15 @@ def cases(payload):
         out.append((name, expected, copy))
 
     for key, (index, bad) in TREE_FIELDS.items():
+        if key not in payload["tree"]:
+            continue  # the other format's field
         add(f"{key} truncated", key, lambda p, k=key: p["tree"][k].pop())
         add(f"{key} extended", key, lambda p, k=key: p["tree"][k].append(p["tree"][k][-1]))
         add(f"{key} NaN", key, lambda p, k=key, i=index: _set(p["tree"][k], i, "nan"))
         add(f"{key} wrong type", key, lambda p, k=key, i=index: _set(p["tree"][k], i, "x"))
         add(f"{key} out of range", key, lambda p, k=key, i=index, b=bad: _set(p["tree"][k], i, b))
-        add(f"{key} missing", key, lambda p, k=key: p["tree"].pop(k))
+        if key != "left_shares":  # optional: without it the training weights give them
+            add(f"{key} missing", key, lambda p, k=key: p["tree"].pop(k))
     for key in payload["tree"]["node_fields"]:
         add(f"node field {key} truncated", key, lambda p, k=key: p["tree"]["node_fields"][k].pop())
         add(
@@ -95,11 +125,23 @@ def cases(payload):
     add("params from a newer version", "new_param", lambda p: _set(p["params"], ("new_param",), 1))
     add("params calibration 3", "calibration", lambda p: _set(p["params"], ("calibration",), 3))
     add("feature as a float index", "feature", lambda p: _set(p["tree"]["feature"], (0,), 1.5))
-    add(
-        "two parents share a child",
-        "child_ids",
-        lambda p: _set(p["tree"]["child_ids"], (1,), p["tree"]["child_ids"][0]),
-    )
+    if "child_ids" in payload["tree"]:
+        add(
+            "two parents share a child",
+            "child_ids",
+            lambda p: _set(p["tree"]["child_ids"], (1,), p["tree"]["child_ids"][0]),
+        )
+    else:
+        add(
+            "two parents share a child",
+            "child_ids",
+            lambda p: _set(p["tree"]["children_right"], (0,), p["tree"]["children_left"][0]),
+        )
+        add(
+            "a node with one child",
+            "children_right",
+            lambda p: _set(p["tree"]["children_right"], (0,), -1),
+        )
     add(
         "unknown question kind",
         "question",
@@ -165,9 +207,11 @@ def test_corrupted_pruner_state_is_refused(jit):
     check_corrupted_model_files(cases, X, jit=jit, plugins="")
 
 
+@pytest.mark.parametrize("tree_format", [3, 4])
 @pytest.mark.parametrize("jit", [True, False])
-def test_every_corrupted_model_file_is_refused_naming_the_field(jit):
+def test_every_corrupted_model_file_is_refused_naming_the_field(jit, tree_format):
     payload, X = fitted_payload()
+    payload = as_tree_format(payload, tree_format)
     TreeClassifier.from_json(json.dumps(payload))  # the uncorrupted file loads
     check_corrupted_model_files(cases(payload), X, jit=jit, plugins="")
 

@@ -278,7 +278,7 @@ def test_a_version_1_model_file_loads_and_predicts_identically(name):
     X = np.array(expected["X"], dtype=np.float64)  # None -> NaN
     np.testing.assert_array_equal(model.predict_proba(X), np.array(expected["proba"]))
     again = TreeClassifier.from_json(model.to_json())  # written as version 3
-    assert json.loads(again.to_json())["version"] == 3
+    assert json.loads(again.to_json())["version"] == 4
     np.testing.assert_array_equal(again.predict_proba(X), np.array(expected["proba"]))
 
 
@@ -331,12 +331,20 @@ def test_gain_ratio_turns_the_choice_from_many_branches_to_two():
     assert ratio.tree_.question_of(0).name == "threshold" and ratio.tree_.feature[0] == 1
 
 
+def _internal(tree_payload) -> int:
+    """Internal nodes of a tree of format 4 (a binary tree's links)."""
+    return sum(child >= 0 for child in tree_payload["children_left"])
+
+
 @pytest.mark.parametrize(
     "corrupt,message",
     [
-        (lambda t: t["child_shares"].__setitem__(0, "nan"), "child_shares"),
-        (lambda t: t["child_shares"].__setitem__(0, 7.0), "sum to 1"),
-        (lambda t: t["child_start"].__setitem__(1, 10**6), "child_start|child_ids"),
+        (lambda t: t.update(left_shares=["nan"] * _internal(t)), "left_shares"),
+        (
+            lambda t: t.update(left_shares=[0.5] * _internal(t), right_shares=[0.7] * _internal(t)),
+            "sum to 1",
+        ),
+        (lambda t: t["children_left"].__setitem__(0, 10**6), "children_left"),
         (lambda t: t["question"].__setitem__(0, 9), "question"),
         (lambda t: t["question"].__setitem__(len(t["question"]) - 1, 0), "question"),
         (lambda t: t["questions"].__setitem__(0, "os.system"), "unknown question 'os.system'"),

@@ -54,8 +54,8 @@ def test_loading_refuses_unknown_components_and_corrupt_trees(fitted):
     with pytest.raises(PluginError, match="unknown criterion 'os.system'"):
         TreeClassifier.from_json(json.dumps(payload))
     payload = json.loads(model.to_json())
-    payload["tree"]["child_ids"][0] = 10**6
-    with pytest.raises(ValueError, match="child_ids"):
+    payload["tree"]["children_left"][0] = 10**6
+    with pytest.raises(ValueError, match="children_left"):
         TreeClassifier.from_json(json.dumps(payload))
     with pytest.raises(ValueError, match="not a treekit model"):
         TreeClassifier.from_json('{"format": "pickle"}')

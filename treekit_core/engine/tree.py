@@ -61,21 +61,61 @@ def default_questions() -> tuple:
     return (Threshold(),)
 
 
+#: The integer fields' types in memory (issue 59): node ids, offsets, features, depths and
+#: decisions in 32 bits, the question kind in 8 (a tree asks at most 127 kinds), counts of
+#: rows in 32 bits where they fit. What a node costs: 8 bytes less per field than int64,
+#: and the threshold walk reads the tree's own arrays (no packed copy).
+HELD_INTEGERS = {
+    "child_start": np.int32,
+    "child_ids": np.int32,
+    "question": np.int8,
+    "feature": np.int32,
+    "n_samples": np.int32,
+    "depth": np.int32,
+    "decision": np.int32,
+}
+
+
+def held_integers(name: str, values) -> np.ndarray:
+    """``values`` of the integer tree field ``name`` in the type the tree holds it in
+    (:data:`HELD_INTEGERS`); a value outside that type is refused naming the field (a
+    count of rows past 2**31 - 1 is held in 64 bits instead). Never wraps around."""
+    dtype = HELD_INTEGERS[name]
+    values = np.asarray(values)
+    if values.dtype == dtype:
+        return values
+    if values.size:
+        info = np.iinfo(dtype)
+        low, high = values.min(), values.max()
+        if low < info.min or high > info.max:
+            if name == "n_samples":
+                return values.astype(np.int64)
+            raise ValueError(
+                f"tree field {name!r} holds {low if low < info.min else high}; it must fit "
+                f"{np.dtype(dtype).name} ({info.min}..{info.max})"
+            )
+    return values.astype(dtype)
+
+
+def _held(name: str):
+    return attrs.field(converter=lambda values: held_integers(name, values))
+
+
 @attrs.define(eq=False)
 class Tree:
-    child_start: np.ndarray  #: n_nodes + 1 offsets into child_ids
-    child_ids: np.ndarray  #: the children of every node, in branch order
+    child_start: np.ndarray = _held("child_start")  #: n_nodes + 1 offsets into child_ids
+    child_ids: np.ndarray = _held("child_ids")  #: the children of every node, in branch order
     child_shares: np.ndarray  #: per child: its share of the parent's known training weight
-    question: np.ndarray  #: index into ``questions`` per node, -1 at leaves
-    feature: np.ndarray
+    question: np.ndarray = _held("question")  #: index into ``questions``, -1 at leaves
+    feature: np.ndarray = _held("feature")
     threshold: np.ndarray
     statistics: np.ndarray  #: n_nodes x K weighted evidence sums
     weight: np.ndarray  #: weighted number of training samples
-    n_samples: np.ndarray  #: number of training rows (fractional copies count once each)
+    n_samples: np.ndarray = _held("n_samples")  #: training rows (fractional copies once each)
     impurity: np.ndarray
-    depth: np.ndarray
+    depth: np.ndarray = _held("depth")
     value: np.ndarray  #: n_nodes x K class distribution from the labeler
-    decision: np.ndarray  #: class index per node, -1 = abstain
+    decision: np.ndarray = _held("decision")  #: class index per node, -1 = abstain
     n_features: int
     questions: tuple = attrs.field(factory=default_questions, converter=tuple)
     node_fields: dict = attrs.field(factory=dict)
@@ -141,8 +181,11 @@ class Tree:
         )
         # the binary child arrays are at hand: remembered, not derived again at the first
         # prediction (53 ms for a tree of 600 000 nodes)
-        leaf = np.full(children_left.shape, LEAF, dtype=np.int64)
-        binary = (np.where(internal, children_left, leaf), np.where(internal, children_right, leaf))
+        leaf = np.full(children_left.shape, LEAF, dtype=np.int32)
+        binary = tuple(
+            held_integers("child_ids", np.where(internal, children, leaf))
+            for children in (children_left, children_right)
+        )
         tree.derived("binary children", lambda: binary)
         return tree
 
@@ -175,18 +218,18 @@ class Tree:
             question = np.where(np.diff(child_start) > 0, 0, LEAF)
         return cls(
             child_start=child_start,
-            child_ids=np.asarray(child_ids, dtype=np.int64),
+            child_ids=child_ids,
             child_shares=np.asarray(child_shares, dtype=np.float64),
-            question=np.asarray(question, dtype=np.int64),
-            feature=np.asarray(feature, dtype=np.int64),
+            question=question,
+            feature=feature,
             threshold=np.asarray(threshold, dtype=np.float64),
             statistics=np.asarray(statistics, dtype=np.float64),
             weight=np.asarray(weight, dtype=np.float64),
-            n_samples=np.asarray(n_samples, dtype=np.int64),
+            n_samples=n_samples,
             impurity=np.asarray(impurity, dtype=np.float64),
-            depth=np.asarray(depth, dtype=np.int64),
+            depth=depth,
             value=np.asarray(value, dtype=np.float64),
-            decision=np.asarray(decision, dtype=np.int64),
+            decision=decision,
             n_features=int(n_features),
             questions=default_questions() if questions is None else questions,
             node_fields=dict(node_fields or {}),
@@ -204,24 +247,12 @@ class Tree:
         back as the arrays were (:meth:`__setstate__`), so everything reading a tree reads
         the same values."""
         state = {field.name: getattr(self, field.name) for field in attrs.fields(Tree)}
-        counts = np.diff(self.child_start)
-        if np.all((counts == 0) | (counts == 2)):
-            internal = np.flatnonzero(counts == 2)
-            first = self.child_start[internal]
-            left = np.full(self.n_nodes, LEAF, dtype=np.int64)
-            right = left.copy()
-            left[internal], right[internal] = self.child_ids[first], self.child_ids[first + 1]
+        links = binary_links(self)
+        if links is not None:
+            left, right, shares, right_shares = links
             state["binary_children"] = (narrowest_integers(left), narrowest_integers(right))
-            shares = self.child_shares[first]
-            right_shares = self.child_shares[first + 1]
-            if np.array_equal(right_shares, 1.0 - shares):
-                right_shares = None  # the rest of the left child's (as from_binary makes them)
-            if right_shares is None and np.array_equal(
-                shares, _weight_shares(self.weight, left[internal], right[internal])
-            ):
-                shares = None  # the training weights give them
             state["left_shares"], state["right_shares"] = shares, right_shares
-            for name in ("child_start", "child_ids", "child_shares"):
+            for name in EDGE_FIELDS:
                 del state[name]
         for name in ("question", "feature", "n_samples", "depth", "decision"):
             state[name] = narrowest_integers(state[name])
@@ -240,19 +271,22 @@ class Tree:
             state["statistics"] = state.pop("class_sums")
         if state.pop("pickled_compact", None) is not None:
             if "binary_children" in state:
-                left, right = (np.asarray(c, dtype=np.int64) for c in state.pop("binary_children"))
-                internal = np.flatnonzero(left >= 0)
-                shares, right_shares = state.pop("left_shares"), state.pop("right_shares")
-                if shares is None:
-                    shares = _weight_shares(state["weight"], left[internal], right[internal])
-                if right_shares is None:
-                    right_shares = 1.0 - shares
-                counts = np.where(left >= 0, 2, 0)
-                state["child_start"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-                state["child_ids"] = np.column_stack([left, right])[internal].reshape(-1)
-                state["child_shares"] = np.column_stack([shares, right_shares]).reshape(-1)
-            for name in ("question", "feature", "n_samples", "depth", "decision"):
-                state[name] = np.asarray(state[name], dtype=np.int64)
+                left, right = state.pop("binary_children")
+                state.update(
+                    zip(
+                        EDGE_FIELDS,
+                        children_from_links(
+                            left,
+                            right,
+                            state.pop("left_shares"),
+                            state.pop("right_shares"),
+                            state["weight"],
+                        ),
+                        strict=True,
+                    )
+                )
+        for name in HELD_INTEGERS:  # converters do not run here
+            state[name] = held_integers(name, state[name])
         for field in attrs.fields(Tree):
             object.__setattr__(self, field.name, state[field.name])
 
@@ -340,8 +374,8 @@ class Tree:
                 f"children_left / children_right describe binary trees; node {node} has "
                 f"{int(counts[node])} children. Use tree.children(node) instead."
             )
-        left = np.full(self.n_nodes, LEAF, dtype=np.int64)
-        right = np.full(self.n_nodes, LEAF, dtype=np.int64)
+        left = np.full(self.n_nodes, LEAF, dtype=np.int32)
+        right = np.full(self.n_nodes, LEAF, dtype=np.int32)
         internal = counts == 2
         left[internal] = self.child_ids[self.child_start[:-1][internal]]
         right[internal] = self.child_ids[self.child_start[:-1][internal] + 1]
@@ -679,6 +713,49 @@ def narrowest_integers(values: np.ndarray) -> np.ndarray:
         return values.astype(np.int8)
     low, high = int(values.min()), int(values.max())
     return values.astype(np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1)))
+
+
+def binary_links(tree: Tree):
+    """A binary tree's links as the compact forms keep them (pickles; model files of tree
+    format 4): (children_left, children_right, left_shares, right_shares) with the
+    children as int32 (-1 at leaves) and, per internal node, the children's shares of the
+    training weight, each None where it is the default (the left share: what the training
+    weights give, :meth:`Tree.from_binary`'s; the right: 1 - the left). None for a tree
+    with a node of other than 0 or 2 children."""
+    counts = tree.n_children
+    if not np.all((counts == 0) | (counts == 2)):
+        return None
+    internal = np.flatnonzero(counts == 2)
+    first = tree.child_start[internal]
+    left = np.full(tree.n_nodes, LEAF, dtype=np.int32)
+    right = left.copy()
+    left[internal], right[internal] = tree.child_ids[first], tree.child_ids[first + 1]
+    shares = tree.child_shares[first]
+    right_shares = tree.child_shares[first + 1]
+    if np.array_equal(right_shares, 1.0 - shares):
+        right_shares = None  # the rest of the left child's (as from_binary makes them)
+    if right_shares is None and np.array_equal(
+        shares, _weight_shares(tree.weight, left[internal], right[internal])
+    ):
+        shares = None  # the training weights give them
+    return left, right, shares, right_shares
+
+
+def children_from_links(left, right, left_shares, right_shares, weight) -> tuple:
+    """(child_start, child_ids, child_shares) from :func:`binary_links`'s form (None
+    shares: the defaults it names). The links must be checked already: every entry -1 or
+    a node id, -1 in both at the same nodes, shares one per internal node."""
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    internal = np.flatnonzero(left >= 0)
+    if left_shares is None:
+        left_shares = _weight_shares(np.asarray(weight), left[internal], right[internal])
+    if right_shares is None:
+        right_shares = 1.0 - np.asarray(left_shares, dtype=np.float64)
+    counts = np.where(left >= 0, 2, 0)
+    start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    ids = np.column_stack([left, right])[internal].reshape(-1)
+    shares = np.column_stack([left_shares, right_shares]).reshape(-1).astype(np.float64)
+    return start, ids, shares
 
 
 def _weight_shares(weight, left, right) -> np.ndarray:

@@ -26,7 +26,14 @@ from treekit_core.components.errors import ModelFileError
 from treekit_core.engine.composition import CompositionError
 from treekit_core.engine.constraints import check_tree_constraints, resolve_constraints
 from treekit_core.engine.rejection import RejectRule
-from treekit_core.engine.tree import ARRAY_FIELDS, LEAF, Tree
+from treekit_core.engine.tree import (
+    ARRAY_FIELDS,
+    EDGE_FIELDS,
+    LEAF,
+    Tree,
+    binary_links,
+    children_from_links,
+)
 from treekit_core.estimators.regression import LeafMembers
 from treekit_core.registry import PluginError
 
@@ -175,9 +182,14 @@ def read_threshold(value) -> float | None:
 
 # -- the tree's part of the file ----------------------------------------------------
 
-#: Format of :func:`tree_to_dict`; formats 1 (binary trees, question codes) and 2 (the
-#: node sums named ``class_sums``) are converted on read.
-TREE_FORMAT = 3
+#: Format of :func:`tree_to_dict`: 4 (issue 59) writes a binary tree's links as
+#: ``children_left`` / ``children_right`` and its children's shares only where they are not
+#: the defaults (:func:`~treekit_core.engine.tree.binary_links`), any other tree as format
+#: 3 did (``child_start``, ``child_ids``, ``child_shares``). Formats 1 (binary trees,
+#: question codes) and 2 (the node sums named ``class_sums``) are converted on read.
+TREE_FORMAT = 4
+#: The fields a binary tree of format 4 holds in place of format 3's child lists.
+LINK_FIELDS = ("children_left", "children_right", "left_shares", "right_shares")
 #: Question codes of format 1, by the names of the kinds that replaced them.
 _FORMAT1_QUESTIONS = ("threshold", "subset", "oblique")
 
@@ -194,7 +206,13 @@ decode_floats = from_json_value
 def tree_to_dict(tree: Tree) -> dict:
     """A tree as the model file holds it (format :data:`TREE_FORMAT`)."""
     out = {"tree_format": TREE_FORMAT}
-    out.update({name: encode_floats(getattr(tree, name)) for name in ARRAY_FIELDS})
+    links = binary_links(tree)
+    written = [n for n in ARRAY_FIELDS if links is None or n not in EDGE_FIELDS]
+    out.update({name: encode_floats(getattr(tree, name)) for name in written})
+    if links is not None:
+        for name, values in zip(LINK_FIELDS, links, strict=True):
+            if values is not None:
+                out[name] = encode_floats(values)
     out["n_features"] = int(tree.n_features)
     out["questions"] = [q.name for q in tree.questions]
     out["node_fields"] = {k: encode_floats(np.asarray(v)) for k, v in tree.node_fields.items()}
@@ -212,7 +230,9 @@ def tree_from_dict(payload: dict, resolve_question) -> Tree:
         # formats 1 and 2 named the node sums after the only target they knew
         payload = {**payload, "statistics": payload["class_sums"]}
         del payload["class_sums"]
-    if "children_left" in payload and "child_start" not in payload:
+    if payload.get("tree_format") == 4 and "child_start" not in payload:
+        payload = _links_to_children(payload)
+    elif "children_left" in payload and "child_start" not in payload:
         payload = _format1_to_format2(payload)
     missing = [name for name in ARRAY_FIELDS if name not in payload]
     if missing:
@@ -335,6 +355,53 @@ def _read_array(payload, name, dtype):
         if values.size and np.abs(values).max() > 2**62:
             raise ValueError(f"tree field {name!r} holds an integer out of range")
     return values.astype(dtype)
+
+
+def _links_to_children(payload: dict) -> dict:
+    """Tree format 4's binary links (:data:`LINK_FIELDS`) as format 3's child lists, the
+    links checked before anything indexes with them: every entry -1 or a node id, -1 in
+    both at the same nodes, one share per internal node."""
+    for name in ("children_left", "children_right", "weight"):
+        if name not in payload:
+            raise ValueError(f"tree payload lacks the field {name!r}")
+    left = _read_array(payload, "children_left", np.int64)
+    right = _read_array(payload, "children_right", np.int64)
+    weight = _read_array(payload, "weight", np.float64)
+    n = left.shape[0]
+    if right.shape != left.shape or weight.shape != left.shape:
+        raise ValueError(
+            "tree fields 'children_left', 'children_right' and 'weight' must hold one entry "
+            "per node each"
+        )
+    if ((left < -1) | (left >= n) | (right < -1) | (right >= n)).any():
+        raise ValueError(
+            "tree fields 'children_left' / 'children_right' must hold -1 (a leaf) or a node id"
+        )
+    if ((left < 0) != (right < 0)).any():
+        node = int(np.flatnonzero((left < 0) != (right < 0))[0])
+        raise ValueError(
+            f"tree fields 'children_left' / 'children_right': node {node} has one child; "
+            "a binary node has two, a leaf -1 in both"
+        )
+    n_internal = int((left >= 0).sum())
+    shares = {}
+    for name in ("left_shares", "right_shares"):
+        if name in payload:
+            shares[name] = _read_array(payload, name, np.float64)
+            if shares[name].shape != (n_internal,):
+                raise ValueError(
+                    f"tree field {name!r} must hold one share per internal node ({n_internal})"
+                )
+            if not (np.isfinite(shares[name]).all() and (np.abs(shares[name] - 0.5) <= 0.5).all()):
+                raise ValueError(f"tree field {name!r} must hold shares in [0, 1]")
+    start, ids, child_shares = children_from_links(
+        left, right, shares.get("left_shares"), shares.get("right_shares"), weight
+    )
+    out = {k: v for k, v in payload.items() if k not in LINK_FIELDS}
+    out.update(
+        child_start=start.tolist(), child_ids=ids.tolist(), child_shares=child_shares.tolist()
+    )
+    return out
 
 
 def _format1_to_format2(payload: dict) -> dict:
@@ -495,7 +562,8 @@ def read_categories(payload: dict, n_features: int) -> dict:
 MODEL_FORMAT = "treekit-model"
 
 
-MODEL_VERSION = 3
+#: 4: trees of format 4 (a treekit reading 3 would take their links for format 1's)
+MODEL_VERSION = 4
 
 
 def check_header(payload: dict, estimator: str) -> None:
@@ -513,8 +581,9 @@ def check_header(payload: dict, estimator: str) -> None:
 
 
 #: Model versions this treekit reads (version 1: binary trees with question codes; version
-#: 2: no target kind, node sums named ``class_sums``; both converted).
-READABLE_MODEL_VERSIONS = (1, 2, 3)
+#: 2: no target kind, node sums named ``class_sums``; both converted; version 3: trees of
+#: format 3, child lists for every tree).
+READABLE_MODEL_VERSIONS = (1, 2, 3, 4)
 
 
 def header_payload(model) -> dict:

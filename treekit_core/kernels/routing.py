@@ -9,11 +9,13 @@ from treekit_core.kernels.compiling import jit
 
 def pack_nodes(children_left, children_right, feature, threshold):
     """The arrays :func:`walk_thresholds` reads: children and features as int32 (20 bytes
-    a node with the threshold), leaves with feature 0."""
+    a node with the threshold). A tree's own arrays are these types already (it holds them
+    so, :data:`treekit_core.engine.tree.HELD_INTEGERS`): they are passed as they are, no
+    copy. A leaf's feature is never read (the walk stops where ``left`` is negative)."""
     return (
-        children_left.astype(np.int32),
-        children_right.astype(np.int32),
-        np.maximum(feature, 0).astype(np.int32),
+        np.ascontiguousarray(children_left, dtype=np.int32),
+        np.ascontiguousarray(children_right, dtype=np.int32),
+        np.ascontiguousarray(feature, dtype=np.int32),
         np.ascontiguousarray(threshold, dtype=np.float64),
     )
 

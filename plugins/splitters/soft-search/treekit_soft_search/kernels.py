@@ -393,13 +393,15 @@ def left_gate(mode, x, threshold, sigma, lower, upper, z_minus, z_plus, standard
 
 
 I2 = types.int32[:, ::1]
+#: A tree's node ids and features, as the tree holds them (int32)
+NODE_IDS = types.int32[::1]
 
 MIXTURE_SIGNATURE = types.void(
     types.Array(f8, 2, "A"),
-    I1,
-    I1,
+    NODE_IDS,
+    NODE_IDS,
     F1,
-    I1,
+    NODE_IDS,
     F1,
     I1,
     I2,

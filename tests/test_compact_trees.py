@@ -1,0 +1,204 @@
+"""Compact fitted trees (issue 59): a tree holds its node ids, offsets, features, depths,
+decisions and row counts in 32 bits and its question kinds in 8 (never wrapping: a value
+that does not fit is refused naming the field); the threshold walk reads the tree's own
+arrays. Model files of tree format 4 keep a binary tree's links as left/right children
+and its shares only where they are not the defaults; files of format 3 (child lists) and
+the older formats still load (tests/test_model_files_v2.py holds 0.3.0's files)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treekit_core import ForestRegressor, TreeClassifier, TreeRegressor
+from treekit_core.engine.tree import HELD_INTEGERS, Tree, held_integers
+from treekit_core.estimators import model_file
+from treekit_core.registry import get_registry
+
+
+def _walk(tree, x) -> int:
+    """The leaf a complete row reaches, by the child lists in plain Python (int64 ids):
+    what the compiled walk over the tree's int32 arrays must agree with."""
+    node = 0
+    start, ids = tree.child_start.astype(np.int64), tree.child_ids.astype(np.int64)
+    while start[node + 1] > start[node]:
+        branch = 0 if x[int(tree.feature[node])] <= tree.threshold[node] else 1
+        node = int(ids[start[node] + branch])
+    return node
+
+
+def test_a_fitted_tree_holds_its_integers_narrow():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    tree = TreeRegressor().fit(X, X[:, 0] + rng.normal(size=400)).tree_
+    for name, dtype in HELD_INTEGERS.items():
+        assert getattr(tree, name).dtype == dtype, name
+    # the threshold walk's arrays are the tree's own: no packed copy per tree
+    from treekit_core.engine.questions import packed_thresholds
+
+    left, right, feature, threshold = packed_thresholds(tree)
+    assert feature is tree.feature and threshold is tree.threshold
+    assert left is tree.children_left and right is tree.children_right
+    # a field set later is narrowed as well (attrs runs the converter on assignment)
+    tree.decision = np.zeros(tree.n_nodes, dtype=np.int64)
+    assert tree.decision.dtype == np.int32
+
+
+def test_a_value_that_does_not_fit_is_refused_naming_the_field():
+    with pytest.raises(ValueError, match="'question'.*int8"):
+        held_integers("question", np.array([-1, 200]))
+    with pytest.raises(ValueError, match="'child_ids'.*int32"):
+        held_integers("child_ids", np.array([2**31]))
+    # a count of rows past int32 is held in 64 bits, never wrapped
+    counts = held_integers("n_samples", np.array([2**33, 1]))
+    assert counts.dtype == np.int64 and counts[0] == 2**33
+    assert held_integers("depth", np.array([0, 1, 2])).dtype == np.int32
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(2, 300),
+    features=st.integers(1, 4),
+    regression=st.booleans(),
+)
+def test_the_compiled_walk_over_narrow_arrays_reaches_the_plain_walks_leaf(
+    seed, n, features, regression
+):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, features)).round(1)  # ties between thresholds and rows
+    y = X[:, 0] + rng.normal(size=n)
+    labels = np.arange(n) % 2 == 0 if n < 10 else y > 0  # two classes at every size
+    model = (TreeRegressor() if regression else TreeClassifier()).fit(
+        X, y if regression else labels
+    )
+    tree = model.tree_
+    new = rng.normal(size=(50, features)).round(1)
+    leaves = model.apply(new)
+    assert leaves.tolist() == [_walk(tree, row) for row in new]
+    np.testing.assert_array_equal(
+        model.predict(new) if regression else model.predict_proba(new),
+        tree.value[leaves, :1].ravel() if regression else tree.value[leaves],
+    )
+
+
+def _format3(payload: dict) -> dict:
+    """A format-4 tree payload as format 3 wrote it (child lists, every share)."""
+    tree = model_file.tree_from_dict(payload, _questions)
+    out = {k: v for k, v in payload.items() if k not in model_file.LINK_FIELDS}
+    out["tree_format"] = 3
+    for name in ("child_start", "child_ids", "child_shares"):
+        out[name] = model_file.encode_floats(getattr(tree, name))
+    return out
+
+
+def _questions(name):
+    return get_registry().question(name)
+
+
+def _fitted():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan  # C4.5's shares: not the weights' own
+    y = np.nan_to_num(X[:, 0]) + rng.normal(size=600)
+    frame = pd.DataFrame({"c": pd.Categorical(rng.choice(list("abcde"), 600)), "x": X[:, 1]})
+    return {
+        "regression": (TreeRegressor(max_depth=6), np.nan_to_num(X), y),
+        "missing shares": (TreeClassifier(max_depth=5), X, y > 0),
+        "multiway": (
+            TreeClassifier(max_depth=3, splitter_params={"nominal_split": "multiway"}),
+            frame,
+            y > 0,
+        ),
+        "j48": (
+            TreeClassifier(criterion="entropy", splitter="c45", pruner="pessimistic"),
+            X,
+            y > 0.5,
+        ),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_fitted()))
+def test_format_4_files_keep_links_and_format_3_files_still_load(kind):
+    model, X, y = _fitted()[kind]
+    model.fit(X, y)
+    payload = json.loads(model.to_json())
+    assert payload["version"] == model_file.MODEL_VERSION == 4
+    written = payload["tree"]
+    assert written["tree_format"] == 4
+    binary = model.tree_.is_binary
+    # a binary tree is written by its links, any other by its child lists
+    assert ("children_left" in written) == binary
+    assert ("child_start" in written) == (not binary)
+    again = type(model).from_json(json.dumps(payload))
+    old = dict(payload, version=3, tree=_format3(written))
+    if "grown_tree" in payload:
+        old["grown_tree"] = _format3(payload["grown_tree"])
+    older = type(model).from_json(json.dumps(old))
+    for loaded in (again, older):
+        for name in ("child_start", "child_ids", "child_shares", "feature", "threshold"):
+            np.testing.assert_array_equal(getattr(loaded.tree_, name), getattr(model.tree_, name))
+        predict = "predict" if kind == "regression" else "predict_proba"
+        np.testing.assert_array_equal(getattr(loaded, predict)(X), getattr(model, predict)(X))
+
+
+def test_format_4_links_are_checked_before_anything_indexes_with_them():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    model = TreeRegressor(max_depth=3).fit(X, X[:, 0])
+    payload = json.loads(model.to_json())
+    tree = payload["tree"]
+    n = len(tree["children_left"])
+    internal = [i for i, c in enumerate(tree["children_left"]) if c >= 0]
+
+    def corrupt(**fields):
+        bad = dict(payload, tree=dict(tree, **fields))
+        return lambda: TreeRegressor.from_json(json.dumps(bad))
+
+    cases = {
+        "must hold -1 .a leaf. or a node id": corrupt(
+            children_left=[
+                n if i == internal[0] else c for i, c in enumerate(tree["children_left"])
+            ]
+        ),
+        "node 0 has one child": corrupt(children_right=[-1] + tree["children_right"][1:]),
+        "'left_shares' must hold one share per internal node": corrupt(left_shares=[0.5]),
+        "'children_left', 'children_right' and 'weight'": corrupt(children_right=[-1]),
+        "'child_ids' points outside the tree or backwards": corrupt(
+            children_left=[
+                0 if i == internal[0] else c for i, c in enumerate(tree["children_left"])
+            ]
+        ),
+    }
+    for message, load in cases.items():
+        with pytest.raises(ValueError, match=message):
+            load()
+
+
+def test_a_version_3_reader_would_misread_format_4_so_the_file_says_version_4():
+    # a treekit that reads versions 1-3 takes links without child lists for format 1's
+    # (question codes, 0.5 shares): the version is what stops it
+    assert 4 in model_file.READABLE_MODEL_VERSIONS
+    payload = json.loads(TreeRegressor(max_depth=2).fit([[0.0], [1.0]], [0.0, 1.0]).to_json())
+    assert payload["version"] == 4
+
+
+def test_a_forest_pickles_and_predicts_as_before_with_narrow_trees():
+    import pickle
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 6))
+    y = X[:, 0] + rng.normal(size=500)
+    forest = ForestRegressor(n_estimators=5, random_state=0).fit(X, y)
+    new = rng.normal(size=(200, 6))
+    # the forest's mean is the mean of the plain walks' leaf values
+    expected = np.mean(
+        [[tree.value[_walk(tree, row), 0] for row in new] for tree in forest.estimators_], axis=0
+    )
+    np.testing.assert_allclose(forest.predict(new), expected, rtol=0, atol=1e-12)
+    back = pickle.loads(pickle.dumps(forest))
+    assert all(isinstance(t, Tree) and t.child_ids.dtype == np.int32 for t in back.estimators_)
+    np.testing.assert_array_equal(back.predict(new), forest.predict(new))
