@@ -63,7 +63,10 @@ def test_fit_predict_evaluate_a_survival_tree(lung_csv, tmp_path, capsys):
     assert (values[:, 2] <= values[:, 1]).all()  # survival does not rise
     # the same model in Python
     data = load_dataset("lung")
-    model = SurvivalTree(min_samples_leaf=10).fit(data.X, data.y)
+    # (pruned by default: LeBlanc & Crowley's split complexity, issue 62)
+    model = SurvivalTree(
+        min_samples_leaf=10, pruner="split_complexity", pruner_params={"n_bootstrap": 25}
+    ).fit(data.X, data.y)
     np.testing.assert_allclose(values[:, 0], model.predict(data.X), rtol=1e-9)
     capsys.readouterr()
     assert main(["evaluate", str(model_path), str(lung_csv), *survival]) == 0
@@ -247,7 +250,8 @@ def test_the_command_line_prunes_exponential_trees_and_prints_their_path(
 ):
     """Issue 55: every other tree the command line grows is pruned by default
     (cost-complexity, 10-fold CV, 1-SE, as rpart); rpart's exponential trees now too, and
-    `treekit path` prints their cp table. Log-rank trees have no node risk: unpruned."""
+    `treekit path` prints their cp table. Log-rank trees have no node risk: pruned by
+    LeBlanc & Crowley's split complexity (issue 62), their path printed likewise."""
     model_path = tmp_path / "exp.json"
     survival = ["--time", "time", "--event", "status"]
     argv = ["fit", str(lung_csv), *survival, "--criterion", "exponential", "--out", str(model_path)]
@@ -266,4 +270,10 @@ def test_the_command_line_prunes_exponential_trees_and_prints_their_path(
     ).fit(load_dataset("lung").X, load_dataset("lung").y)
     assert python.cp_table() == table
     assert main(["fit", str(lung_csv), *survival, "--out", str(tmp_path / "lr.json")]) == 0
-    assert "pruner none" in capsys.readouterr().out
+    assert "pruner split_complexity(" in capsys.readouterr().out
+    assert main(["path", str(tmp_path / "lr.json")]) == 0
+    table = capsys.readouterr().out
+    python = SurvivalTree(
+        pruner="split_complexity", pruner_params={"n_bootstrap": 25}, random_state=0
+    ).fit(load_dataset("lung").X, load_dataset("lung").y)
+    assert "alpha nsplit" in table and python.cp_table() == table

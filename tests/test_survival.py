@@ -324,7 +324,7 @@ def test_what_cannot_work_is_refused_naming_both_components():
     data = load_dataset("veteran")
     with pytest.raises(CompositionError, match="pruner 'cost_complexity'.*target 'survival'"):
         SurvivalTree(pruner="cost_complexity").fit(data.X, data.y)
-    with pytest.raises(ValueError, match="no node risk"):
+    with pytest.raises(ValueError, match="a log-rank tree prunes by split complexity"):
         SurvivalTree().fit(data.X, data.y).prune(cp=0.01)
     # (nominal features with the log-rank criterion are searched since issue 55)
     assert SurvivalTree(max_depth=2).fit(as_frame(data), data.y).get_depth() == 2

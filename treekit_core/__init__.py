@@ -72,8 +72,8 @@ from treekit_core.estimators.params import ParamsMixin
 from treekit_core.estimators.regression import RegressorFamily
 from treekit_core.estimators.rpart_parms import rpart_parms
 from treekit_core.estimators.single_tree import SingleTreeEstimator
+from treekit_core.estimators.step_functions import FollowUpWarning
 from treekit_core.estimators.survival import (
-    FollowUpWarning,
     ForestSurvival,
     SurvivalFamily,
     SurvivalTree,

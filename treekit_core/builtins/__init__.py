@@ -6,6 +6,7 @@ public: a plugin may subclass or reuse a built-in (the soft search reuses C4.5's
 """
 
 from treekit_core.builtins.c45_nominal import c45_nominal_split
+from treekit_core.builtins.competing_risk_target import CompetingRisks
 from treekit_core.builtins.confidences import Probability
 from treekit_core.builtins.criteria import (
     AbsoluteError,
@@ -13,6 +14,7 @@ from treekit_core.builtins.criteria import (
     Exponential,
     Gini,
     Logrank,
+    LogrankCause,
     Misclassification,
     Poisson,
     RpartPoisson,
@@ -36,6 +38,7 @@ from treekit_core.builtins.pruners.cost_complexity import CostComplexity
 from treekit_core.builtins.pruners.mdl import MDL
 from treekit_core.builtins.pruners.no_pruning import NoPruning
 from treekit_core.builtins.pruners.pessimistic import Pessimistic
+from treekit_core.builtins.pruners.split_complexity import SplitComplexity
 from treekit_core.builtins.questions import BelowCut, Multiway, Subset, Threshold
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice, refuse_scored_nominal
 from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
@@ -57,6 +60,7 @@ __all__ = [
     "AbsoluteError",
     "C45",
     "ClassLabels",
+    "CompetingRisks",
     "MDL",
     "CostComplexity",
     "Entropy",
@@ -66,6 +70,7 @@ __all__ = [
     "HardEvaluator",
     "HardPropagator",
     "Logrank",
+    "LogrankCause",
     "CostMatrix",
     "Majority",
     "Mean",
@@ -81,6 +86,7 @@ __all__ = [
     "RpartPoisson",
     "RpartExponential",
     "RpartPoissonRate",
+    "SplitComplexity",
     "SquaredError",
     "Subset",
     "SurvivalCurves",
@@ -113,6 +119,7 @@ def treekit_targets():
         Median,
         RpartExponential,
         SurvivalCurves,
+        CompetingRisks,
     ]
 
 
@@ -129,6 +136,7 @@ def treekit_criteria():
         RpartPoisson,
         Exponential,
         Logrank,
+        LogrankCause,
     ]
 
 
@@ -144,7 +152,7 @@ def treekit_propagators():
 
 @hookimpl
 def treekit_pruners():
-    return [NoPruning, CostComplexity, Pessimistic, MDL]
+    return [NoPruning, CostComplexity, Pessimistic, MDL, SplitComplexity]
 
 
 @hookimpl

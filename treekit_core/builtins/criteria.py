@@ -13,6 +13,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.competing_risk_target import cause_column, n_causes_of
 from treekit_core.components import Criterion
 
 
@@ -231,6 +232,9 @@ class Logrank(Criterion):
     description: ClassVar[str] = "log-rank statistic between the children (survival trees)"
     evidence: ClassVar[str] = "event_time"
     default_target: ClassVar[str] = "survival"
+    #: the split's score (``improvement``) is |U| / sqrt(V), a standard normal deviate
+    #: under no difference: what split-complexity pruning squares
+    provides: ClassVar[frozenset] = Criterion.provides | {"standardised_split_statistic"}
     row_search: ClassVar[str] = "logrank_search"
     impurity = staticmethod(event_share_impurity)
 
@@ -244,3 +248,33 @@ class Logrank(Criterion):
         internal = ~tree.is_leaf
         scores = np.where(internal & np.isfinite(improvement), improvement, 0.0)
         return tree.weight * np.maximum(scores, 0.0)
+
+
+def _check_cause(instance, attribute, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"cause must be an event code >= 1 (an int), got {value!r}")
+
+
+@attrs.define(slots=False)
+class LogrankCause(Logrank):
+    """The log-rank statistic of one cause's cause-specific hazard between the children
+    (issue 62): :class:`Logrank`'s statistic with the events of ``cause`` as events and
+    every other row, censored or ended by another cause, as censored at its time (the
+    cause-specific log-rank test, ``survival::survdiff`` on that cause's indicator). Reads
+    the ``competing_risks`` target's rows (their column of that cause). ``cause``: the
+    event code (default 1)."""
+
+    name: ClassVar[str] = "logrank_cause"
+    description: ClassVar[str] = "log-rank statistic of one cause's hazard (competing risks)"
+    default_target: ClassVar[str] = "competing_risks"
+    cause: int = attrs.field(default=1, validator=_check_cause)
+
+    def row_columns(self, default: tuple, n_columns: int) -> tuple:
+        """(the cause's events, the time) of the competing-risks rows."""
+        column = cause_column(self.cause)
+        if column >= n_columns:
+            raise ValueError(
+                f"criterion {self.name!r} has cause={self.cause}, but y's event codes are "
+                f"1..{n_causes_of(n_columns)}"
+            )
+        return (column, 1)

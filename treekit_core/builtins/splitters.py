@@ -196,6 +196,7 @@ class Exhaustive(Splitter):
                 f"and the criterion scores {scores}"
             )
         kernel = getattr(importlib.import_module(module), kernel)
+        columns = criterion.row_columns(columns, data.evidence.shape[1])
         read = tuple(np.ascontiguousarray(data.evidence[:, c]) for c in columns)
         return ("rows", kernel, read, data)
 

@@ -26,19 +26,30 @@ def unique_times(event: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.nd
     return grid, has_event
 
 
-def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes) -> dict:
+def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None) -> dict:
     """The Nelson-Aalen and Kaplan-Meier jumps of every node given rows: ``rows``,
     ``nodes``, ``weights`` say which training row reaches which node with what weight (a
     row may reach several, with shares). Returns the arrays of a survival target's state:
     ``starts`` (n_nodes + 1 offsets into the jump arrays), ``jump_index`` (grid positions),
     ``hazard`` and ``survival`` after each jump, and ``last_index``, each node's last
     follow-up time (a grid position; -1 for a node no row reaches): where its curve ends,
-    which survival quantiles read (:func:`survival_quantiles`)."""
+    which survival quantiles read (:func:`survival_quantiles`).
+
+    ``cause`` (competing risks: each row's cause code, 0 censored, 1..K; ``event`` is then
+    code > 0): also, per cause k, ``incidence_k``, the Aalen-Johansen cumulative incidence
+    F_k(t) = sum_{t_j <= t} S(t_j-) d_kj / n_j after each jump, and ``cause_hazard_k``, the
+    cause-specific Nelson-Aalen hazard sum_{t_j <= t} d_kj / n_j (weighted: d_kj the
+    weight of the cause-k events at t_j, n_j the weight at risk, S the all-cause
+    Kaplan-Meier curve). A cause changes only where some event happens, so its values
+    ride on the all-cause jumps: the same offsets serve every curve."""
     index = np.searchsorted(grid, time)
     order = np.argsort(nodes, kind="stable")
     rows, nodes, weights = rows[order], nodes[order], weights[order]
     bounds = np.searchsorted(nodes, np.arange(n_nodes + 1))
     starts, jump_index, hazard, survival = [0], [], [], []
+    n_causes = 0 if cause is None else int(cause.max(initial=0))
+    incidence = [[] for _ in range(n_causes)]
+    cause_hazard = [[] for _ in range(n_causes)]
     last_index = np.full(n_nodes, -1, dtype=np.int64)
     for node in range(n_nodes):
         members = slice(bounds[node], bounds[node + 1])
@@ -60,17 +71,52 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes) -> dict:
         hazard.append(np.cumsum(ratio))
         survival.append(np.cumprod(1.0 - ratio))
         starts.append(starts[-1] + int(jumps.sum()))
+        if n_causes:
+            codes = cause[rows[members]]
+            before = np.concatenate([[1.0], survival[-1][:-1]])  # S(t_j-) at each jump
+            for k in range(n_causes):
+                mine = codes == k + 1
+                deaths_k = np.bincount(position[mine], weights=w[mine], minlength=present.size)
+                share = deaths_k[jumps] / at_risk[jumps]
+                incidence[k].append(np.cumsum(before * share))
+                cause_hazard[k].append(np.cumsum(share))
 
     def joined(parts, dtype):
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
-    return {
+    out = {
         "starts": np.asarray(starts, dtype=np.int64),
         "jump_index": joined(jump_index, np.int64),
         "hazard": joined(hazard, np.float64),
         "survival": joined(survival, np.float64),
         "last_index": last_index,
     }
+    for k in range(n_causes):
+        out[f"incidence_{k + 1}"] = joined(incidence[k], np.float64)
+        out[f"cause_hazard_{k + 1}"] = joined(cause_hazard[k], np.float64)
+    return out
+
+
+def jumps_of_nodes(state: dict, nodes, jump_keys: tuple) -> dict:
+    """A :func:`leaf_jumps` state restricted to ``nodes`` (ids of the tree it was made
+    for), in that order: each node's run of the ``jump_keys`` arrays, ``starts`` rebuilt,
+    ``last_index`` taken; every other entry (the grid) kept."""
+    starts = np.asarray(state["starts"], dtype=np.int64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    lengths = starts[nodes + 1] - starts[nodes]
+    flat = expand_runs(starts[nodes], lengths)
+    out = dict(state)
+    out["starts"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    for key in jump_keys:
+        out[key] = np.asarray(state[key])[flat]
+    if "last_index" in state:
+        out["last_index"] = np.asarray(state["last_index"])[nodes]
+    return out
+
+
+def starting_value(which: str) -> float:
+    """A curve's value before its first jump: survival 1; a hazard or an incidence 0."""
+    return 1.0 if which == "survival" else 0.0
 
 
 #: survival::quantile.survfit's default tolerance: a curve within it of a level is at it.
@@ -147,7 +193,7 @@ def curves_on_grid(
     starts = np.asarray(state["starts"], dtype=np.int64)
     jumps = np.asarray(state["jump_index"], dtype=np.int64)
     values = np.asarray(state[which], dtype=np.float64)
-    before = 0.0 if which == "hazard" else 1.0
+    before = starting_value(which)
     nodes = np.asarray(nodes, dtype=np.int64)
     _, offsets, segment, flat = _node_jumps(starts, nodes)
     if positions is None:  # the whole grid: each node's jumps carried forward
@@ -179,7 +225,7 @@ def curve_steps(state: dict, nodes: np.ndarray, which: str) -> tuple:
     lengths, offsets, _, flat = _node_jumps(starts, nodes)
     taken = values[flat]
     previous = np.concatenate([[0.0], taken[:-1]])
-    previous[offsets[:-1][lengths > 0]] = 0.0 if which == "hazard" else 1.0  # segment starts
+    previous[offsets[:-1][lengths > 0]] = starting_value(which)  # segment starts
     return offsets, jumps[flat], taken - previous
 
 
@@ -193,6 +239,24 @@ def last_follow_up(state: dict, nodes: np.ndarray, grid: np.ndarray, unreached: 
         return np.full(nodes.size, grid[-1])
     index = np.asarray(state["last_index"], dtype=np.int64)[nodes]
     return np.where(index >= 0, grid[np.maximum(index, 0)], unreached)
+
+
+def integrated_curves(state: dict, nodes: np.ndarray, which: str, grid) -> np.ndarray:
+    """Each node's ``which`` curve integrated over time from 0 to the last ``grid`` time
+    (a step function: each value after a jump times the time to the node's next jump, or
+    to the end). For an incidence, the expected time lost to the cause by then
+    (randomForestSRC's ``predicted`` for competing risks). Starting value 0 only."""
+    starts = np.asarray(state["starts"], dtype=np.int64)
+    jumps = np.asarray(state["jump_index"], dtype=np.int64)
+    values = np.asarray(state[which], dtype=np.float64)
+    grid = np.asarray(grid, dtype=np.float64)
+    out = np.zeros(len(nodes))
+    for i, node in enumerate(np.asarray(nodes, dtype=np.int64)):
+        lo, hi = starts[node], starts[node + 1]
+        if hi > lo:
+            at = grid[jumps[lo:hi]]
+            out[i] = float(np.dot(values[lo:hi], np.diff(np.append(at, grid[-1]))))
+    return out
 
 
 def risk_scores(state: dict, nodes: np.ndarray) -> np.ndarray:

@@ -16,8 +16,10 @@ from treekit_core.builtins.survival_curves import (
     check_jumps,
     curve_steps,
     curves_on_grid,
+    jumps_of_nodes,
     leaf_jumps,
     risk_scores,
+    starting_value,
     unique_times,
 )
 from treekit_core.components import MonotoneValue, Target, TargetRows, one_hot
@@ -686,8 +688,9 @@ class SurvivalCurves(PredictsOneNumber, Target):
     (kept per leaf after fitting: :meth:`fit_state`), on the grid of every distinct training
     time; ``predict`` sums the cumulative hazard over the event times (scikit-survival's
     risk score). A node's value is its share of events. It has no node risk, so
-    cost-complexity pruning is refused (log-rank trees grow, as scikit-survival's, unpruned
-    or with MDL's size penalty on the event share)."""
+    cost-complexity pruning is refused: log-rank trees grow unpruned, as
+    scikit-survival's, or prune by LeBlanc & Crowley's split complexity
+    (``split_complexity``, which reads the criterion's statistics)."""
 
     name: ClassVar[str] = "survival"
     description: ClassVar[str] = "censored follow-up: Nelson-Aalen and Kaplan-Meier per leaf"
@@ -695,6 +698,14 @@ class SurvivalCurves(PredictsOneNumber, Target):
     provides: ClassVar[frozenset] = frozenset({"survival_curves", "influence"})
     #: The state holds a curve per leaf of the fitted tree.
     state_per_node: ClassVar[bool] = True
+    #: The state's arrays with an entry per jump (sliced by node runs by
+    #: :meth:`state_of_nodes`).
+    jump_keys: ClassVar[tuple] = ("jump_index", "hazard", "survival")
+
+    def state_of_nodes(self, state, nodes):
+        """The runs of jumps (and last follow-up times) of ``nodes``
+        (:func:`~treekit_core.builtins.survival_curves.jumps_of_nodes`)."""
+        return jumps_of_nodes(state, nodes, self.jump_keys)
 
     def encode(self, y, n_samples, **given):
         event, time = check_survival_y(y, n_samples)
@@ -804,6 +815,6 @@ def _on_grid(state, nodes, grid, which):
         return curves_on_grid(state, nodes, training.size, which)
     positions = np.searchsorted(training, grid, "right") - 1
     known = positions >= 0
-    out = np.full((len(nodes), len(grid)), 0.0 if which == "hazard" else 1.0)
+    out = np.full((len(nodes), len(grid)), starting_value(which))
     out[:, known] = curves_on_grid(state, nodes, training.size, which, positions[known])
     return out

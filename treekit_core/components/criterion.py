@@ -78,6 +78,15 @@ class Criterion(ReadsEvidence, Component):
     capability instead of running sums; :attr:`impurity` still scores a whole node from
     its statistics (the target's summary)."""
 
+    def row_columns(self, default: tuple, n_columns: int) -> tuple:
+        """The columns of the target's rows that the :attr:`row_search` kernel reads, in
+        its order: ``default``, the search's own (the log-rank search's (event, time)),
+        unless the criterion reads others (``logrank_cause``: one cause's events and the
+        time). ``n_columns``: how many columns the rows have; a column the rows lack is
+        refused with a ValueError naming the criterion's parameter. Called by a splitter
+        once per fit when it prepares a row search."""
+        return default
+
     def requirements(self) -> dict:
         """Default :attr:`requires`, plus ``split_scores`` of the splitter when the criterion
         defines :attr:`split_score` and the :attr:`row_search` capability when it names one.

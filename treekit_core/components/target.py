@@ -257,6 +257,19 @@ class Target(Component):
         by the estimators that predict from such state (survival curves). Default: {}."""
         return {}
 
+    state_per_node: ClassVar[bool] = False
+    """True when :meth:`fit_state` keeps something per node (a survival curve per leaf),
+    so a tree pruned from the grown one takes its nodes' part of the grown tree's state
+    (:meth:`state_of_nodes`), the grown tree's state holding every node's. Read by the
+    survival estimators when they keep the grown tree's state and by ``prune()``."""
+
+    def state_of_nodes(self, state: dict, nodes: np.ndarray) -> dict:
+        """The fitted state of a tree made of ``nodes`` of the tree ``state`` was fitted
+        for (their ids there, in the new tree's node order), for a target whose state is
+        per node (:attr:`state_per_node`). Called by ``prune()`` on the grown tree's
+        state. Default: the state unchanged (a state not per node)."""
+        return state
+
     def check_tree(self, tree, labels) -> None:
         """Raise ValueError naming the tree field when a model file's node statistics (or
         the values and decisions it holds) cannot come from this target with these

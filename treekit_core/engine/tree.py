@@ -704,6 +704,21 @@ def _probe_answer(kind, node, feature, threshold, params, n_branches, n_features
         )
 
 
+def nodes_kept(original: Tree, collapsed: Tree) -> np.ndarray:
+    """Per node of ``collapsed`` (``original`` with some nodes made leaves,
+    :meth:`Tree.collapse`), its id in ``original``: the two walked together, child by
+    child."""
+    out = np.empty(collapsed.n_nodes, dtype=np.int64)
+    stack = [(0, 0)]
+    while stack:
+        node, source = stack.pop()
+        out[node] = source
+        children = collapsed.children(node)
+        if children.size:
+            stack.extend(zip(children.tolist(), original.children(source).tolist(), strict=True))
+    return out
+
+
 def narrowest_integers(values: np.ndarray) -> np.ndarray:
     """Integer ``values`` (or whole numbers held as floats, within int64) in the narrowest
     signed type that holds them all: how pickles keep integer arrays (loaded back in their

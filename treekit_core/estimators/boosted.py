@@ -12,7 +12,8 @@ from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.inputs import class_weights
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
-from treekit_core.estimators.survival import StepFunction, concordance_index, warn_past_follow_up
+from treekit_core.estimators.step_functions import StepFunction, warn_past_follow_up
+from treekit_core.estimators.survival import concordance_index
 
 _SHARED_DOC = """
 

@@ -1,8 +1,9 @@
 """The pruning path of a fitted tree: rpart's cp table (``printcp``, ``treekit path``),
 scikit-learn's ``cost_complexity_pruning_path``, and ``prune(alpha | cp)`` from the grown
 tree kept at fit. These are minimal cost-complexity pruning by definition (the names are
-scikit-learn's and rpart's), so this module names that built-in pruner; nothing else in
-the estimators does."""
+scikit-learn's and rpart's), and split-complexity pruning for log-rank trees (whose
+criterion provides ``standardised_split_statistic``), so this module names those two
+built-in pruners; nothing else in the estimators does."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from treekit_core.builtins.pruners.cost_complexity import (
     CostComplexity,
     node_risk,
 )
+from treekit_core.builtins.pruners.split_complexity import SplitComplexity
 from treekit_core.engine.composition import PruningContext
 from treekit_core.engine.folds import stratified_folds
+from treekit_core.engine.tree import nodes_kept
 
 
 class Bunch(dict):
@@ -66,6 +69,8 @@ class PruningPaths:
         MODEL`` prints it)."""
 
         table = self.pruning_path_
+        if "split_statistic" in table:  # split complexity (log-rank trees)
+            return split_complexity_text(table, int(self.tree_.n_samples[0]))
         for needed in ("cp", "rel_error", "selected"):
             if needed not in table:
                 raise AttributeError(
@@ -95,7 +100,9 @@ class PruningPaths:
     def prune(self, alpha=None, *, cp=None, risk=None):
         """A new fitted estimator: this tree pruned by minimal cost-complexity at ``alpha``
         (scikit-learn's units) or ``cp`` (rpart's: alpha relative to the root's risk),
-        without regrowing. The grown tree is kept from fit (and in the model file), so any
+        without regrowing; a log-rank tree (no node risk) by LeBlanc & Crowley's split
+        complexity at ``alpha`` (chi-square per split: ``pruner="split_complexity"``).
+        The grown tree is kept from fit (and in the model file), so any
         alpha works, smaller ones than the fitted pruner chose included. ``risk``:
         "prediction" (the loss of each node's prediction, as rpart) or "impurity"; default
         the fitted pruner's, else "prediction". The new estimator has ``pruner="cost_complexity"``
@@ -105,6 +112,19 @@ class PruningPaths:
         if (alpha is None) == (cp is None):
             raise ValueError("prune needs exactly one of alpha= or cp=")
         target = self.composition_.target
+        if "standardised_split_statistic" in self.composition_.criterion.provides and (
+            "node_risk" not in target.provides
+        ):
+            if cp is not None:
+                raise ValueError(
+                    "cp is rpart's unit of cost complexity; a log-rank tree prunes by split "
+                    "complexity: give alpha= (chi-square per split)"
+                )
+            penalty = self.composition_.pruner.get_params().get("penalty", 4.0)
+            SplitComplexity(alpha=alpha, penalty=penalty)  # validates, naming them
+            return self._pruned_copy(
+                "split_complexity", {"alpha": float(alpha), "penalty": penalty}, alpha
+            )
         if "node_risk" not in target.provides:
             raise ValueError(
                 f"target {target.name!r} has no node risk, which cost-complexity pruning "
@@ -114,37 +134,47 @@ class PruningPaths:
         if risk is None:
             risk = fitted.get("risk", "prediction")
         sequence = fitted.get("sequence", "weakest_link")  # rpart's snips prune as rpart
-        source = getattr(self, "_grown_tree", None) or self.tree_
         if cp is not None:
             if not (isinstance(cp, numbers.Real) and cp >= 0 and np.isfinite(cp)):
                 raise ValueError(f"cp must be a finite number >= 0, got {cp!r}")
             alpha = float(cp) * self._root_risk(risk)
         CostComplexity(risk=risk, alpha=alpha, sequence=sequence)  # validates, naming them
-        for kind in ("evaluator", "confidence"):
-            if self.tree_.component_state.get(kind):
-                raise ValueError(
-                    f"the {kind} {getattr(self.composition_, kind).name!r} learned state from "
-                    f"the training data, which prune() does not have: refit with "
-                    f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
-                )
         if getattr(self, "reject_threshold_", None) is not None:
             raise ValueError(
                 "the reject threshold was chosen for the fitted tree: refit with "
                 f"pruner='cost_complexity', pruner_params={{'alpha': {alpha!r}}}"
             )
-        params = {
-            **self.get_params(deep=False),
-            "pruner": "cost_complexity",
-            "pruner_params": {
+        return self._pruned_copy(
+            "cost_complexity",
+            {
                 "risk": risk,
                 "alpha": float(alpha),
                 **({"sequence": sequence} if sequence != "weakest_link" else {}),
             },
-        }
+            alpha,
+        )
+
+    def _pruned_copy(self, pruner: str, pruner_params: dict, alpha):
+        """A new fitted estimator: the grown tree pruned by ``pruner`` with
+        ``pruner_params`` (its alpha given), the fitted attributes copied."""
+        source = getattr(self, "_grown_tree", None) or self.tree_
+        for kind in ("evaluator", "confidence"):
+            if self.tree_.component_state.get(kind):
+                raise ValueError(
+                    f"the {kind} {getattr(self.composition_, kind).name!r} learned state from "
+                    f"the training data, which prune() does not have: refit with "
+                    f"pruner={pruner!r}, pruner_params={{'alpha': {alpha!r}}}"
+                )
+        params = {**self.get_params(deep=False), "pruner": pruner, "pruner_params": pruner_params}
         pruned = type(self)(**params)
         composition = pruned._make_composition()
         context = PruningContext(composition, None, np.random.default_rng(0))
         tree = composition.pruner.prune(source, context)
+        grown_state = source.component_state.get("target")
+        if composition.target.state_per_node and grown_state:
+            # the grown tree keeps every node's state: the pruned tree takes its nodes'
+            kept = nodes_kept(source, tree)
+            tree.component_state["target"] = composition.target.state_of_nodes(grown_state, kept)
         tree.component_state["evaluator"] = {}
         tree.component_state["confidence"] = {}
         pruned.tree_, pruned.composition_ = tree, composition
@@ -289,6 +319,42 @@ def cp_table_text(table: dict, root_error: float, root_weight: float, n_samples:
     lines = [
         f"Root node error: {root_error:g}/{root_weight:g} = "
         f"{root_error / root_weight if root_weight else 0.0:.5f}",
+        "",
+        f"n= {n_samples}",
+        "",
+        " " * (label + 1) + " ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
+    ]
+    for number, (k, row) in enumerate(zip(order, rows, strict=True), start=1):
+        mark = " *" if table["selected"][k] else ""
+        cells = " ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
+        lines.append(f"{str(number).ljust(label)} {cells}{mark}")
+    return "\n".join(lines) + "\n"
+
+
+def split_complexity_text(table: dict, n_samples: int) -> str:
+    """LeBlanc & Crowley's pruning path as a table in ``printcp``'s layout: root first,
+    one row per nested subtree with its alpha (chi-square per split), splits, G(T) and,
+    when chosen by the bootstrap, its optimism and the corrected split complexity
+    G(T) - optimism - penalty x splits; ``*`` marks the subtree in use."""
+    order = np.arange(len(table["alphas"]))[::-1]
+    header = ["alpha", "nsplit", "G(T)"]
+    columns = [table["alphas"], table["n_splits"], table["split_statistic"]]
+    formats = ["{:.4f}", "{:d}", "{:.4f}"]
+    if "optimism" in table:
+        header += ["optimism", "corrected"]
+        columns += [table["optimism"], table["corrected_complexity"]]
+        formats += ["{:.4f}", "{:.4f}"]
+    rows = [
+        [
+            f.format(int(c[k]) if f == "{:d}" else float(c[k]))
+            for f, c in zip(formats, columns, strict=True)
+        ]
+        for k in order
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    label = len(str(len(rows)))
+    lines = [
+        "Split complexity (LeBlanc & Crowley): G(T) = sum of the splits' chi-squares",
         "",
         f"n= {n_samples}",
         "",

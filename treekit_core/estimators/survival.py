@@ -9,8 +9,6 @@ concordance index.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from treekit_core.builtins.survival_curves import (
@@ -18,73 +16,30 @@ from treekit_core.builtins.survival_curves import (
     last_follow_up,
     survival_quantiles,
 )
-from treekit_core.engine.validation import check_survival_y
+from treekit_core.engine.validation import check_event_codes, check_survival_y
 from treekit_core.estimators import model_file
 from treekit_core.estimators.ensemble import EnsembleEstimator
+from treekit_core.estimators.incidence import IncidencePredictions
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.single_tree import SingleTreeEstimator
-
-
-class StepFunction:
-    """A right-continuous step function on the training grid (scikit-survival's
-    ``StepFunction``): ``f(t)`` is the value at the last grid time <= t; before the first,
-    ``before`` (0 for a cumulative hazard, 1 for a survival function)."""
-
-    def __init__(self, x, y, before=0.0):
-        self.x, self.y, self.before = np.asarray(x), np.asarray(y), before
-
-    def __call__(self, t):
-        t = np.asarray(t, dtype=np.float64)
-        position = np.searchsorted(self.x, t, side="right") - 1
-        values = np.where(position >= 0, self.y[np.maximum(position, 0)], self.before)
-        return values if values.ndim else float(values)
-
-    def __repr__(self):
-        return f"StepFunction(x={self.x!r}, y={self.y!r})"
-
-
-class FollowUpWarning(UserWarning):
-    """A prediction asked at times past the last training time: the curves there are
-    their last value, which no training row observed."""
-
-
-def warn_past_follow_up(times, grid) -> None:
-    """Warn once (:class:`FollowUpWarning`) where some of ``times`` lie past the last time
-    of ``grid``, the training times."""
-    last = float(grid[-1]) if len(grid) else 0.0
-    past = np.asarray(times)[np.asarray(times) > last]
-    if past.size:
-        warnings.warn(
-            f"{past.size} of the times asked ({_listed(past)}) lie past the last training "
-            f"time {last:g}: the curves are held at their last value there, which no "
-            "training row observed",
-            FollowUpWarning,
-            stacklevel=3,
-        )
-
-
-def _listed(values, most: int = 3) -> str:
-    shown = ", ".join(f"{v:g}" for v in values[:most])
-    return shown + (", ..." if len(values) > most else "")
-
+from treekit_core.estimators.step_functions import StepFunction, warn_past_follow_up
 
 #: Steps gathered before they are added into the curves (bounds the memory of a forest's
 #: curves to about rows x times plus this many entries).
 STEP_BLOCK = 4_000_000
 
 
-def _stepped_curves(target, trees, mixtures, which, n, width) -> np.ndarray:
-    """The sum over ``trees`` of every row's curve, from the leaves' steps: each row
+def _stepped_curves(steps_of, trees, mixtures, which, n, width) -> np.ndarray:
+    """The sum over ``trees`` of every row's curve, from the leaves' steps
+    (``steps_of(state, tree, nodes)``: a target's ``curve_steps`` for one curve): each row
     reaching a leaf (with its share) adds the leaf's changes at their grid positions; a
-    running sum along the grid then gives the curves, started at 0 hazard or survival 1
-    per tree."""
+    running sum along the grid then gives the curves, started at 0 hazard or incidence,
+    or survival 1, per tree."""
     total = np.zeros(n * width)
     cells, changes, gathered = [], [], 0
     for tree, (rows, nodes, shares) in zip(trees, mixtures, strict=True):
         reached, position = np.unique(nodes, return_inverse=True)
-        offsets, jumps, change = target.curve_steps(
-            tree.component_state.get("target", {}), tree, reached, which
-        )
+        offsets, jumps, change = steps_of(tree.component_state.get("target", {}), tree, reached)
         lengths = offsets[position + 1] - offsets[position]
         entry = expand_runs(offsets[position], lengths)
         cells.append(np.repeat(rows, lengths) * width + jumps[entry])
@@ -99,16 +54,18 @@ def _stepped_curves(target, trees, mixtures, which, n, width) -> np.ndarray:
     if which == "survival":
         curves += len(trees)  # each tree's curve starts at 1
         return np.clip(curves, 0.0, len(trees), out=curves)  # rounding may not leave [0, 1]
+    if which == "incidence":
+        return np.clip(curves, 0.0, len(trees), out=curves)
     return np.maximum(curves, 0.0, out=curves)
 
 
-def _dense_curves(target, trees, mixtures, which, n, grid) -> np.ndarray:
-    """The sum over ``trees`` of every row's curve at ``grid``: each tree's leaves
-    evaluated there, a row taking its leaf's curve (one leaf) or their mixture (a sparse
-    product), added in place."""
+def _dense_curves(method, trees, mixtures, n, grid) -> np.ndarray:
+    """The sum over ``trees`` of every row's curve at ``grid`` (``method(state, tree,
+    nodes, grid)``: a target's curves of one kind): each tree's leaves evaluated there, a
+    row taking its leaf's curve (one leaf) or their mixture (a sparse product), added in
+    place."""
     from scipy.sparse import csr_matrix
 
-    method = target.hazard_curves if which == "hazard" else target.survival_curves
     total, taken = np.zeros((n, grid.size)), np.empty((n, grid.size))
     for tree, (rows, nodes, shares) in zip(trees, mixtures, strict=True):
         reached, position = np.unique(nodes, return_inverse=True)
@@ -121,7 +78,7 @@ def _dense_curves(target, trees, mixtures, which, n, grid) -> np.ndarray:
     return total
 
 
-class SurvivalFamily:
+class SurvivalFamily(IncidencePredictions):
     """The family of estimators for censored follow-up (placed before the structure:
     ``class SurvivalTree(SurvivalFamily, SingleTreeEstimator)``): ``fit`` on (event, time),
     risk scores and curves from the target's state kept per tree, ``score`` Harrell's
@@ -168,6 +125,13 @@ class SurvivalFamily:
         grown = getattr(self, "_grown_tree", None)
         if grown is not None and not target.state_per_node:
             grown.component_state["target"] = self.tree_.component_state["target"]
+        elif grown is not None:
+            # every node's curve, so prune() can give any pruned tree its leaves' curves
+            rows, nodes, shares = self._mixtures(grown, data.X, training=True)
+            shares = shares * tree_weights[0][rows]
+            kept = shares > 0
+            memberships = every_node_memberships(grown, rows[kept], nodes[kept], shares[kept])
+            grown.component_state["target"] = target.fit_state(y, data.evidence, grown, memberships)
 
     def _read_trees(self, payload, composition, labels) -> list:
         """The trees a model file holds (the base's reading), which must share one time
@@ -262,18 +226,33 @@ class SurvivalFamily:
     def _mixed_curves(self, mixtures, which: str, n: int, times=None) -> np.ndarray:
         """:meth:`_curves` of n rows reaching the trees' leaves as ``mixtures`` (one
         (rows, nodes, shares) per tree) says."""
-        target, trees = self.composition_.target, self._trees()
+        target = self.composition_.target
+        return self._mixed_target_curves(
+            mixtures,
+            which,
+            n,
+            times,
+            target.hazard_curves if which == "hazard" else target.survival_curves,
+            lambda state, tree, nodes: target.curve_steps(state, tree, nodes, which),
+        )
+
+    def _mixed_target_curves(self, mixtures, which, n, times, curves_of, steps_of):
+        """The trees' mean curve of one kind (``which``: "hazard", "survival" or
+        "incidence") for n rows reaching their leaves as ``mixtures`` says: from the
+        leaves' steps (``steps_of``) for a forest on the training grid, else from the
+        leaves' curves at the times (``curves_of``)."""
+        trees = self._trees()
         grid = self.unique_times_ if times is None else np.asarray(times, dtype=np.float64)
         first = trees[0].component_state.get("target", {})
         stepped = (
             len(trees) > 1
             and times is None
-            and target.curve_steps(first, trees[0], np.zeros(0, np.int64), which) is not None
+            and steps_of(first, trees[0], np.zeros(0, np.int64)) is not None
         )
         if stepped:
-            total = _stepped_curves(target, trees, mixtures, which, n, grid.size)
+            total = _stepped_curves(steps_of, trees, mixtures, which, n, grid.size)
         else:
-            total = _dense_curves(target, trees, mixtures, which, n, grid)
+            total = _dense_curves(curves_of, trees, mixtures, n, grid)
         total /= len(trees)
         return total
 
@@ -373,19 +352,61 @@ class SurvivalFamily:
 
     def _mixed_risks(self, tree, state, rows, nodes, shares, reached, n) -> np.ndarray:
         """The risk score of each of n samples reaching ``nodes`` of ``tree`` with
-        ``shares``: the leaves' risk scores mixed by the shares."""
+        ``shares``: the leaves' risk scores mixed by the shares (a column per score where
+        the target gives several: one per cause)."""
         risk = self.composition_.target.risk_scores(state, tree, reached)
-        return np.bincount(
-            rows, weights=shares * risk[np.searchsorted(reached, nodes)], minlength=n
+        taken = risk[np.searchsorted(reached, nodes)]
+        if taken.ndim == 1:
+            return np.bincount(rows, weights=shares * taken, minlength=n)
+        return np.column_stack(
+            [np.bincount(rows, weights=shares * column, minlength=n) for column in taken.T]
         )
 
     def score(self, X, y, sample_weight=None) -> float:
         """Harrell's concordance index of :meth:`predict` on censored ``y``
-        (:func:`concordance_index`)."""
+        (:func:`concordance_index`). With several causes (the ``competing_risks``
+        target): the mean over the causes that occur in ``y`` of each cause's concordance
+        (:func:`concordance_index_cause`) of its column of :meth:`predict`."""
         if sample_weight is not None:
             raise ValueError("Harrell's concordance index takes no sample_weight")
+        if "cumulative_incidence" in self.composition_.target.provides:
+            time, code = check_event_codes(y, len(y))
+            risk = self.predict(X)
+            causes = [k for k in range(1, risk.shape[1] + 1) if (code == k).any()]
+            if not causes:
+                raise ValueError("y holds no event of a cause the model was fitted on")
+            return float(
+                np.mean([concordance_index_cause(time, code, risk[:, k - 1], k) for k in causes])
+            )
         event, time = check_survival_y(y, len(y))
         return concordance_index(event, time, self.predict(X))
+
+
+def every_node_memberships(tree, rows, nodes, shares) -> tuple:
+    """(rows, nodes, shares) of the rows reaching ``tree``'s leaves as given, repeated for
+    every ancestor of each leaf: a row counts at every node on its paths, with its share."""
+    parent = tree.parents()
+    parts = [(rows, nodes, shares)]
+    while nodes.size:
+        up = parent[nodes]
+        above = up >= 0
+        rows, nodes, shares = rows[above], up[above], shares[above]
+        parts.append((rows, nodes, shares))
+    return tuple(np.concatenate(part) for part in zip(*parts, strict=True))
+
+
+def concordance_index_cause(time, code, estimate, cause: int, tied_tol: float = 1e-8) -> float:
+    """The concordance of a risk score for one cause under competing risks (Wolbers et al.
+    2009): over the pairs (i, j) where row i ended in ``cause`` at T_i and row j was still
+    free of any event after T_i, or ended in another cause (at any time: it never has this
+    one), the share where i's estimate is the higher (ties in the estimate count 1/2).
+    Harrell's index (:func:`concordance_index`) with the rows ended by another cause
+    followed past every time. ``code``: 0 censored, 1..K the cause."""
+    time = np.asarray(time, dtype=np.float64)
+    code = np.asarray(code)
+    other = (code > 0) & (code != cause)
+    beyond = np.where(other, time.max(initial=0.0) + 1.0, time)
+    return concordance_index(code == cause, beyond, estimate, tied_tol)
 
 
 def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=None) -> float:
@@ -461,7 +482,14 @@ class SurvivalTree(SurvivalFamily, SingleTreeEstimator):
     (rpart's ``method = "exp"``: its Poisson method on rpart's rescaled time; a leaf's
     rate relative to the whole sample, cumulative hazard the rate times the rescaled time;
     ``prune(cp=...)``, ``pruning_path_`` and ``printcp()`` as rpart's). Defaults are
-    scikit-survival's (``min_samples_split=6``, ``min_samples_leaf=3``, unpruned).
+    scikit-survival's (``min_samples_split=6``, ``min_samples_leaf=3``, unpruned);
+    ``pruner="split_complexity"`` prunes a log-rank tree (LeBlanc & Crowley).
+
+    ``target="competing_risks"``: y a time and an event code per row (0 censored, 1..K the
+    cause); leaves keep each cause's Aalen-Johansen incidence and cause-specific hazard
+    (:meth:`predict_cumulative_incidence`, :meth:`predict_cause_specific_hazard`),
+    ``predict`` one column per cause; criterion ``logrank`` splits on any event,
+    ``logrank_cause`` (``criterion_params={"cause": k}``) on one cause's log-rank statistic.
 
     ``fit(X, y)``: y a structured array of (event, time) as ``sksurv.util.Surv`` makes it
     (the boolean field is the event), or two columns (time, event); times >= 0 (> 0 for

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core import PluginError, TrainingData, TreeClassifier
+from treekit_core import PluginError, SurvivalTree, TrainingData, TreeClassifier, TreeRegressor
 from treekit_core.components import ABSTAIN, MISSING_BRANCH, QuestionTextContext
 from treekit_core.datasets import load_dataset, survival_array
 from treekit_core.engine.constraints import features_above
@@ -422,19 +422,41 @@ def check_confidence(confidence, params=None):
 
 
 def check_pruner(pruner, params=None):
-    """Never enlarges a tree, and the result still predicts."""
+    """Never enlarges a tree, and the result still predicts. A pruner that needs a
+    criterion capability (split complexity: a standardised split statistic) is checked on
+    a tree of a registered criterion that provides it, with the estimator and ``y`` of
+    that criterion's target."""
 
     instance = _instance(pruner, params)
     X, y = small_data(2)
-    full = TreeClassifier(min_samples_leaf=3).fit(X, y)
+    estimator, settings, y = _estimator_meeting(instance, y)
+    full = estimator(min_samples_leaf=3, **settings).fit(X, y)
     with _registered(instance):
-        pruned = TreeClassifier(pruner=instance, min_samples_leaf=3).fit(X, y)
+        pruned = estimator(pruner=instance, min_samples_leaf=3, **settings).fit(X, y)
     if pruned.get_n_leaves() > full.get_n_leaves():
         _fail(
             instance,
             f"enlarged the tree from {full.get_n_leaves()} to {pruned.get_n_leaves()} leaves",
         )
-    pruned.predict_proba(X)
+    pruned.predict(X)
+
+
+def _estimator_meeting(instance, y) -> tuple:
+    """(estimator class, its settings, y) of a tree whose criterion provides what
+    ``instance`` requires of the criterion (class labels and gini where that does)."""
+    needed = frozenset(type(instance).requires.get("criterion", ()))
+    registry = get_registry()
+    if needed <= registry.get_class("criterion", "gini").provides:
+        return TreeClassifier, {}, y
+    for name, info in sorted(registry.components("criterion").items()):
+        if needed <= info.cls.provides:
+            target = registry.get_class("target", info.cls.default_target)
+            if "survival_curves" in target.provides:
+                return SurvivalTree, {"criterion": name}, example_response(target)
+            if not target.decides_with_labeler:
+                return TreeRegressor, {"criterion": name}, example_response(target)
+            return TreeClassifier, {"criterion": name}, y
+    _fail(instance, f"needs a criterion providing {sorted(needed)}, and none is registered")
 
 
 def reference_leaf(tree, x, node: int = 0) -> int:

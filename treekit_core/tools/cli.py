@@ -264,12 +264,15 @@ def _fit_survival(args, columns, header, raw) -> int:
         model = SurvivalTree(
             **chosen, **components, **estimator, categorical_features=nominal or None
         )
-        if "pruner" not in chosen and _has_node_risk(model):
-            # pruned by default as every other tree the command line grows (rpart's
-            # exponential trees; a target without a node risk, log-rank's, cannot be)
+        default = _default_survival_pruner(model) if "pruner" not in chosen else None
+        if default is not None:
+            # pruned by default as every other tree the command line grows: rpart's
+            # exponential trees by cost complexity with 10-fold CV, log-rank trees (no
+            # node risk) by LeBlanc & Crowley's bootstrap-corrected split complexity
+            name, params = default
             model.set_params(
-                pruner=CLI_PRUNER,
-                pruner_params={**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})},
+                pruner=name,
+                pruner_params={**params, **components.get("pruner_params", {})},
                 random_state=estimator.get("random_state", 0),
             )
     with observing_progress():
@@ -277,13 +280,26 @@ def _fit_survival(args, columns, header, raw) -> int:
     return _write_model(model, args, raw, names, X.shape[0])
 
 
-def _has_node_risk(model) -> bool:
-    """Whether the model's target measures a node's risk, which cost-complexity pruning
-    weighs (the composition says; an unknown component is fit's to refuse)."""
+#: The command line's pruner for trees whose criterion scores splits by a standardised
+#: statistic and whose target has no node risk (log-rank trees).
+CLI_SPLIT_PRUNER = "split_complexity"
+CLI_SPLIT_PRUNER_PARAMS = {"n_bootstrap": 25}
+
+
+def _default_survival_pruner(model):
+    """(pruner, params) the command line prunes a survival tree with: cost complexity
+    where the target measures a node's risk, split complexity where the criterion's split
+    score is a standardised statistic, else None (the composition says; an unknown
+    component is fit's to refuse)."""
     try:
-        return "node_risk" in model.make_composition().target.provides
+        composition = model.make_composition()
     except Exception:  # noqa: BLE001 - fit refuses it, naming it
-        return False
+        return None
+    if "node_risk" in composition.target.provides:
+        return CLI_PRUNER, CLI_PRUNER_PARAMS
+    if "standardised_split_statistic" in composition.criterion.provides:
+        return CLI_SPLIT_PRUNER, CLI_SPLIT_PRUNER_PARAMS
+    return None
 
 
 def cmd_fit(args) -> int:

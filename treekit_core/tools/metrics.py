@@ -22,6 +22,7 @@ from treekit_core.builtins.competing_risks import gray_scores, logrank_scores
 from treekit_core.engine.validation import check_event_codes, check_survival_y
 from treekit_core.estimators.regression import r2_score
 from treekit_core.estimators.survival import concordance_index
+from treekit_core.estimators.survival import concordance_index_cause as _concordance_of_cause
 
 
 def _ratio(num: float, den: float) -> float:
@@ -499,3 +500,68 @@ def cumulative_incidence(y, cause: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     just after each of its event times, and Gray's variance, as ``cmprsk::cuminc``."""
     time, code = check_event_codes(y)
     return aalen_johansen(time, code, int(cause))
+
+
+def concordance_index_cause(y, estimate, cause: int, tied_tol: float = 1e-8) -> float:
+    """The concordance of a risk score (higher: riskier) for ``cause`` under competing
+    risks (Wolbers et al. 2009): among the pairs where one row ended in ``cause`` and the
+    other was still free of any event after that time or ended in another cause, the share
+    where the first has the higher ``estimate`` (ties 1/2). ``y`` as
+    :func:`logrank_test` reads it (time and an event code)."""
+    time, code = check_event_codes(y)
+    estimate = np.asarray(estimate, dtype=np.float64)
+    if estimate.shape != time.shape:
+        raise ValueError(f"estimate has shape {estimate.shape}; expected ({time.size},)")
+    cause = _checked_cause(cause, code)
+    return _concordance_of_cause(time, code, estimate, cause, tied_tol)
+
+
+def _checked_cause(cause, code) -> int:
+    if isinstance(cause, bool) or not isinstance(cause, (int, np.integer)) or cause < 1:
+        raise ValueError(f"cause must be an event code >= 1, got {cause!r}")
+    if not (code == cause).any():
+        raise ValueError(f"y holds no event of cause {int(cause)}")
+    return int(cause)
+
+
+def brier_score_cause(y_train, y_test, estimate, times, cause: int):
+    """The time-dependent Brier score of predicted cumulative incidences of ``cause``
+    (competing risks; Graf et al.'s censoring weights as :func:`brier_score` uses them):
+    at each of ``times``, the mean over test rows of (1{T <= t, cause} - F(t))^2 / G(T)
+    for a row whose event (of any cause) came by t, F(t)^2 / G(t) for a row still followed
+    at t, and 0 for a row censored before t; G the censoring distribution of ``y_train``.
+    ``estimate``: each test row's incidence of ``cause`` at ``times`` (n x len(times), as
+    ``predict_cumulative_incidence(X, cause, times)`` gives it). With one cause it is
+    :func:`brier_score` of the survival 1 - F. Returns (times, scores)."""
+    train_time, train_code = check_event_codes(y_train)
+    time, code = check_event_codes(y_test)
+    cause = _checked_cause(cause, code)
+    times = np.unique(np.atleast_1d(np.asarray(times, dtype=np.float64)))
+    if times.max() >= time.max() or times.min() < time.min():
+        raise ValueError(
+            f"all times must be within the test follow-up [{time.min():g}; {time.max():g}["
+        )
+    estimate = np.asarray(estimate, dtype=np.float64)
+    if estimate.ndim == 1 and times.size == 1:
+        estimate = estimate.reshape(-1, 1)
+    if estimate.shape != (time.size, times.size) or not np.isfinite(estimate).all():
+        raise ValueError(
+            f"estimate has shape {estimate.shape}; expected ({time.size}, {times.size}) "
+            "finite incidences: one per test row and time"
+        )
+    censoring = censoring_survival(train_code > 0, train_time)
+    at_times = _censoring_at(censoring, times)
+    at_times[at_times == 0] = np.inf
+    at_rows = _censoring_at(censoring, time)
+    at_rows[at_rows == 0] = np.inf
+    ended = code > 0
+    scores = np.empty(times.size)
+    for i, t in enumerate(times):
+        case = (time <= t) & ended
+        control = time > t
+        outcome = (case & (code == cause)).astype(np.float64)
+        scores[i] = np.mean(
+            np.square(outcome - estimate[:, i]) * case / at_rows
+            + np.square(estimate[:, i]) * control / at_times[i]
+        )
+    return times, scores

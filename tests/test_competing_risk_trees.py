@@ -1,0 +1,245 @@
+"""Competing-risk trees (issue 62): the ``competing_risks`` target and the ``logrank_cause``
+criterion against cmprsk 2.2-11 and survival 3.5.3 (the fixture of
+tests/fixtures/competing_risks/make_fixtures.R, 17 digits) on the bundled mgus2
+(progression, or death before it): a leaf's Aalen-Johansen incidence is ``cuminc``'s, a
+cause-specific split's statistic is ``survdiff``'s; with one cause the tree is the survival
+target's; the metrics for a cause by hand."""
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from treekit_core import ForestSurvival, SurvivalTree
+from treekit_core.datasets import load_dataset
+from treekit_core.tools.metrics import (
+    brier_score,
+    brier_score_cause,
+    concordance_index_cause,
+    logrank_test,
+)
+
+REFERENCE = json.loads(
+    (Path(__file__).parent / "fixtures" / "competing_risks" / "mgus2.json").read_text()
+)
+
+
+def numbers(values):
+    return np.array([float(v) for v in values])
+
+
+@pytest.fixture(scope="module")
+def mgus2():
+    data = load_dataset("mgus2")
+    sex = data.X[:, [data.feature_names.index("sex")]]
+    return data, sex
+
+
+def test_a_leaf_s_incidence_of_each_cause_is_cmprsk_s(mgus2):
+    """A tree split on sex alone: each leaf holds its rows' cuminc curve of each cause
+    at every event time (1e-10), and its cause-specific hazard is the Nelson-Aalen sum."""
+    data, sex = mgus2
+    tree = SurvivalTree(target="competing_risks", max_depth=1, min_samples_leaf=1)
+    tree.fit(sex, data.y)
+    assert tree.tree_.feature[0] == 0 and tree.tree_.n_leaves == 2
+    sexes = data.categories["sex"]
+    for curve in REFERENCE["curves"]:
+        name, cause = curve["name"].split()
+        code = sexes.index(name)
+        times = numbers(curve["time"])[2:-1:2]  # the steps' corners, as in test_competing_risks
+        expected = numbers(curve["est"])[2:-1:2]
+        found = tree.predict_cumulative_incidence([[code]], cause=int(cause), times=times)
+        np.testing.assert_allclose(found[0], expected, rtol=1e-10)
+        # cause-specific Nelson-Aalen of the leaf's rows, by hand
+        rows = sex[:, 0] == code
+        time, event = data.y["time"][rows], data.y["event"][rows]
+        grid = np.unique(time)
+        at_risk = np.array([(time >= t).sum() for t in grid])
+        died = np.array([((time == t) & (event == int(cause))).sum() for t in grid])
+        hazard = tree.predict_cause_specific_hazard([[code]], cause=int(cause), times=grid)
+        np.testing.assert_allclose(hazard[0], np.cumsum(died / at_risk), rtol=1e-12)
+
+
+def test_a_cause_specific_split_scores_survdiff_s_statistic(mgus2):
+    data, sex = mgus2
+    for case in REFERENCE["survdiff"]:
+        if case["grouping"] != "sex":
+            continue
+        criterion = "logrank" if case["cause"] == 0 else "logrank_cause"
+        params = {} if case["cause"] == 0 else {"cause": case["cause"]}
+        tree = SurvivalTree(
+            target="competing_risks",
+            criterion=criterion,
+            criterion_params=params,
+            max_depth=1,
+            min_samples_leaf=1,
+        ).fit(sex, data.y)
+        statistic = tree.tree_.node_fields["improvement"][0]
+        assert statistic == pytest.approx(np.sqrt(float(case["chisq"])), rel=1e-8), case
+
+
+def test_a_cause_specific_tree_splits_where_that_cause_s_log_rank_is_largest(mgus2):
+    data, _ = mgus2
+    age = data.X[:, [data.feature_names.index("age")]]  # no missing value
+    for cause in (1, 2):
+        tree = SurvivalTree(
+            target="competing_risks",
+            criterion="logrank_cause",
+            criterion_params={"cause": cause},
+            max_depth=1,
+        ).fit(age, data.y)
+        cut = tree.tree_.threshold[0]
+        found = logrank_test(data.y, (age[:, 0] > cut).astype(int), cause=cause)
+        assert tree.tree_.node_fields["improvement"][0] == pytest.approx(
+            np.sqrt(found.statistic), rel=1e-9
+        )
+        # no other cut between distinct ages scores more (every cut the tree could take)
+        values = np.unique(age)
+        best = max(
+            logrank_test(data.y, (age[:, 0] > v).astype(int), cause=cause).statistic
+            for v in values[2:-3]  # min_samples_leaf=3 leaves these out either way
+        )
+        assert found.statistic == pytest.approx(best, rel=1e-9)
+
+
+def _one_cause_data(seed=0, n=300):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    time = np.round(rng.exponential(np.exp(-X[:, 0])) * 50) + 1
+    event = (rng.random(n) < 0.7).astype(int)
+    return X, time, event
+
+
+def test_with_one_cause_the_tree_is_the_survival_target_s():
+    X, time, event = _one_cause_data()
+    plain = SurvivalTree(max_depth=4).fit(X, np.column_stack([time, event]))
+    competing = SurvivalTree(target="competing_risks", max_depth=4).fit(
+        X, np.column_stack([time, event])
+    )
+    for name in ("child_start", "child_ids", "feature", "threshold", "weight", "n_samples"):
+        np.testing.assert_array_equal(getattr(competing.tree_, name), getattr(plain.tree_, name))
+    np.testing.assert_array_equal(competing.tree_.statistics[:, :2], plain.tree_.statistics)
+    for which in ("predict_survival_function", "predict_cumulative_hazard_function"):
+        np.testing.assert_array_equal(
+            getattr(competing, which)(X, return_array=True),
+            getattr(plain, which)(X, return_array=True),
+        )
+    survival = plain.predict_survival_function(X, return_array=True)
+    incidence = competing.predict_cumulative_incidence(X, cause=1, return_array=True)
+    np.testing.assert_allclose(incidence, 1.0 - survival, rtol=0, atol=1e-12)
+    forests = [
+        ForestSurvival(n_estimators=4, random_state=1, **extra).fit(
+            X, np.column_stack([time, event])
+        )
+        for extra in ({}, {"target": "competing_risks"})
+    ]
+    for a, b in zip(forests[0].estimators_, forests[1].estimators_, strict=True):
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+    np.testing.assert_array_equal(
+        forests[0].predict_survival_function(X, return_array=True),
+        forests[1].predict_survival_function(X, return_array=True),
+    )
+
+
+def test_incidences_and_survival_add_up_and_predict_integrates_the_incidence(mgus2):
+    data, _ = mgus2
+    tree = SurvivalTree(target="competing_risks", max_depth=3).fit(data.X, data.y)
+    survival = tree.predict_survival_function(data.X, return_array=True)
+    incidences = [
+        tree.predict_cumulative_incidence(data.X, cause=k, return_array=True) for k in (1, 2)
+    ]
+    np.testing.assert_allclose(survival + incidences[0] + incidences[1], 1.0, atol=1e-12)
+    # predict: per cause, the incidence integrated from 0 to the last training time
+    grid = tree.unique_times_
+    widths = np.diff(np.append(grid, grid[-1]))
+    risk = tree.predict(data.X)
+    assert risk.shape == (data.y.size, 2)
+    for k in (0, 1):
+        np.testing.assert_allclose(risk[:, k], incidences[k] @ widths, rtol=1e-10)
+    # a forest's curves on the grid (mixed from steps) equal its curves at those times
+    forest = ForestSurvival(target="competing_risks", n_estimators=5, random_state=0)
+    forest.fit(data.X, data.y)
+    stepped = forest.predict_cumulative_incidence(data.X[:50], cause=2, return_array=True)
+    at_times = forest.predict_cumulative_incidence(data.X[:50], cause=2, times=grid)
+    np.testing.assert_allclose(stepped, at_times, atol=1e-12)
+    assert 0.5 < forest.score(data.X, data.y) <= 1.0
+
+
+def test_models_keep_the_causes_through_pickles_and_model_files(mgus2):
+    data, _ = mgus2
+    tree = SurvivalTree(target="competing_risks", max_depth=3).fit(data.X, data.y)
+    expected = tree.predict_cumulative_incidence(data.X, cause=2, return_array=True)
+    for again in (pickle.loads(pickle.dumps(tree)), SurvivalTree.from_json(tree.to_json())):
+        np.testing.assert_array_equal(
+            again.predict_cumulative_incidence(data.X, cause=2, return_array=True), expected
+        )
+        np.testing.assert_array_equal(again.predict(data.X), tree.predict(data.X))
+    payload = json.loads(tree.to_json())
+    state = payload["tree"]["component_state"]["target"]
+    broken = json.loads(json.dumps(payload))
+    broken["tree"]["component_state"]["target"]["incidence_1"] = state["incidence_1"][::-1]
+    with pytest.raises(ValueError, match="incidence_1"):
+        SurvivalTree.from_json(json.dumps(broken))
+    broken = json.loads(json.dumps(payload))
+    broken["tree"]["component_state"]["target"]["n_causes"] = 3
+    with pytest.raises(ValueError, match="n_causes"):
+        SurvivalTree.from_json(json.dumps(broken))
+
+
+def test_refusals_name_the_parameter(mgus2):
+    data, _ = mgus2
+    tree = SurvivalTree(target="competing_risks", max_depth=2).fit(data.X, data.y)
+    with pytest.raises(ValueError, match="cause is 3; the model was fitted on event codes 1..2"):
+        tree.predict_cumulative_incidence(data.X, cause=3)
+    with pytest.raises(ValueError, match="cause must be an event code"):
+        tree.predict_cumulative_incidence(data.X, cause="1")
+    plain = SurvivalTree(max_depth=2).fit(
+        data.X, np.column_stack([data.y["time"], data.y["event"] > 0])
+    )
+    with pytest.raises(ValueError, match="target 'survival'.*target='competing_risks'"):
+        plain.predict_cumulative_incidence(data.X)
+    with pytest.raises(ValueError, match="cause=3, but y's event codes are 1..2"):
+        SurvivalTree(
+            target="competing_risks", criterion="logrank_cause", criterion_params={"cause": 3}
+        ).fit(data.X, data.y)
+    with pytest.raises(Exception, match="cause must be an event code >= 1"):
+        SurvivalTree(criterion="logrank_cause", criterion_params={"cause": 0}).fit(data.X, data.y)
+    with pytest.raises(ValueError, match="y holds no event"):
+        SurvivalTree(target="competing_risks").fit(data.X[:3], np.array([[1, 0], [2, 0], [3, 0]]))
+
+
+def test_the_concordance_of_a_cause_by_hand():
+    # rows: (time, code); cause 1. Comparable pairs (i had cause 1 at T_i; j event-free
+    # after T_i or ended by cause 2 at any time): row 0 (t=1) with rows 1, 2, 3, 4;
+    # row 3 (t=4) with rows 2 (cause 2 at t=3) and 4 (t=5)
+    y = np.array([[1, 1], [2, 0], [3, 2], [4, 1], [5, 0]], dtype=float)
+    risk = np.array([0.9, 0.1, 0.5, 0.4, 0.4])
+    # row 0 beats all four; row 3: beats none of row 2 (0.5), ties row 4 (0.4): 0.5
+    assert concordance_index_cause(y, risk, 1) == pytest.approx((4 + 0 + 0.5) / 6)
+
+
+def test_the_brier_score_of_a_cause():
+    X, time, event = _one_cause_data(1)
+    y = np.column_stack([time, event])
+    tree = SurvivalTree(target="competing_risks", max_depth=3).fit(X, y)
+    times = np.quantile(time, [0.2, 0.5, 0.8])
+    incidence = tree.predict_cumulative_incidence(X, cause=1, times=times)
+    survival = SurvivalTree(max_depth=3).fit(X, y).predict_survival_at(X, times)
+    sksurv_style = np.array(
+        list(zip(event.astype(bool), time, strict=True)), dtype=[("event", bool), ("time", float)]
+    )
+    _, expected = brier_score(sksurv_style, sksurv_style, survival, times)
+    _, found = brier_score_cause(y, y, incidence, times, cause=1)
+    np.testing.assert_allclose(found, expected, rtol=1e-12)
+    # without censoring: the mean squared error of the incidence against the outcome
+    rng = np.random.default_rng(2)
+    t = rng.integers(1, 20, 50).astype(float)
+    code = rng.integers(1, 3, 50)
+    estimate = rng.random((50, 1))
+    _, score = brier_score_cause(
+        np.column_stack([t, code]), np.column_stack([t, code]), estimate, [10.0], 2
+    )
+    outcome = ((t <= 10) & (code == 2)).astype(float)
+    assert score[0] == pytest.approx(np.mean((outcome - estimate[:, 0]) ** 2), rel=1e-12)
