@@ -277,3 +277,60 @@ def test_the_command_line_prunes_exponential_trees_and_prints_their_path(
         pruner="split_complexity", pruner_params={"n_bootstrap": 25}, random_state=0
     ).fit(load_dataset("lung").X, load_dataset("lung").y)
     assert "alpha nsplit" in table and python.cp_table() == table
+
+
+def test_the_command_line_on_several_kinds_of_event(tmp_path, capsys):
+    """Issue 62: --event with codes 0, 1, 2 fits a competing-risk tree (pruned by split
+    complexity), predict writes each cause's risk and incidence, evaluate each cause's
+    concordance and Brier score, --plots the stacked incidences; the report says it has
+    no such page."""
+    pytest.importorskip("matplotlib")
+    from treekit_core.tools.metrics import concordance_index_cause
+
+    path = tmp_path / "mgus2.csv"
+    with dataset_path("mgus2").open("rb") as source, open(path, "wb") as copy:
+        shutil.copyfileobj(source, copy)
+    model_path, predictions = tmp_path / "cr.json", tmp_path / "cr.csv"
+    follow = ["--time", "time", "--event", "event"]
+    assert main(["fit", str(path), *follow, "--out", str(model_path)]) == 0
+    out = capsys.readouterr().out
+    assert "task: competing risks, causes 1..2" in out and "split_complexity(" in out
+    argv = ["predict", str(model_path), str(path), "--times", "100,200", "--out", str(predictions)]
+    assert main(argv) == 0
+    rows = read_rows(predictions)
+    assert rows[0] == [
+        "risk_cause_1",
+        "risk_cause_2",
+        "incidence_1_at_100",
+        "incidence_1_at_200",
+        "incidence_2_at_100",
+        "incidence_2_at_200",
+    ]
+    data = load_dataset("mgus2")
+    python = SurvivalTree.from_json(model_path.read_text())
+    values = np.array(rows[1:], dtype=float)
+    np.testing.assert_allclose(values[:, :2], python.predict(data.X), rtol=1e-9)
+    np.testing.assert_allclose(
+        values[:, 4:6],
+        python.predict_cumulative_incidence(data.X, cause=2, times=[100, 200]),
+        rtol=1e-5,
+    )
+    capsys.readouterr()
+    plots = tmp_path / "plots"
+    assert main(["evaluate", str(model_path), str(path), *follow, "--plots", str(plots)]) == 0
+    out = capsys.readouterr().out
+    y = np.column_stack([data.y["time"], data.y["event"]])
+    expected = concordance_index_cause(y, python.predict(data.X)[:, 1], 2)
+    assert f"cause 2 ({int((data.y['event'] == 2).sum())} events): concordance (Wolbers) " in out
+    assert f"{expected:.4f}" in out
+    assert (plots / "cumulative_incidence.png").exists()
+    capsys.readouterr()
+    report = ["evaluate", str(model_path), str(path), *follow, "--report", str(tmp_path / "r.html")]
+    assert main(report) != 0
+    assert "the HTML report has no competing-risk page yet" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    text = path.read_text().splitlines()
+    text[1] = text[1].rsplit(",", 1)[0] + ",1.5"
+    bad.write_text("\n".join(text) + "\n")
+    assert main(["fit", str(bad), *follow, "--out", str(tmp_path / "x.json")]) != 0
+    assert "holds 1.5 on row 2" in capsys.readouterr().err

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from treekit_core import ForestSurvival, SurvivalTree
 from treekit_core.datasets import load_dataset
@@ -18,6 +20,7 @@ from treekit_core.tools.metrics import (
     brier_score,
     brier_score_cause,
     concordance_index_cause,
+    gray_test,
     logrank_test,
 )
 
@@ -120,7 +123,7 @@ def test_with_one_cause_the_tree_is_the_survival_target_s():
     )
     for name in ("child_start", "child_ids", "feature", "threshold", "weight", "n_samples"):
         np.testing.assert_array_equal(getattr(competing.tree_, name), getattr(plain.tree_, name))
-    np.testing.assert_array_equal(competing.tree_.statistics[:, :2], plain.tree_.statistics)
+    np.testing.assert_array_equal(competing.tree_.statistics[:, :3], plain.tree_.statistics)
     for which in ("predict_survival_function", "predict_cumulative_hazard_function"):
         np.testing.assert_array_equal(
             getattr(competing, which)(X, return_array=True),
@@ -243,3 +246,145 @@ def test_the_brier_score_of_a_cause():
     )
     outcome = ((t <= 10) & (code == 2)).astype(float)
     assert score[0] == pytest.approx(np.mean((outcome - estimate[:, 0]) ** 2), rel=1e-12)
+
+
+def test_gray_s_split_scores_cmprsk_s_test(mgus2):
+    data, sex = mgus2
+    expected = REFERENCE["gray"]
+    for cause in (1, 2):
+        tree = SurvivalTree(
+            target="competing_risks",
+            criterion="gray",
+            criterion_params={"cause": cause},
+            max_depth=1,
+            min_samples_leaf=1,
+        ).fit(sex, data.y)
+        statistic = tree.tree_.node_fields["improvement"][0] ** 2
+        assert statistic == pytest.approx(float(expected["stat"][cause - 1]), rel=1e-8)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(15, 70))
+def test_gray_s_search_finds_the_best_cut_of_every_cut(seed, n):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 10, n).astype(float)
+    time = rng.integers(1, 12, n).astype(float)
+    code = rng.integers(0, 3, n)
+    if not (code == 1).any():
+        code[0] = 1
+    y = np.column_stack([time, code])
+    tree = SurvivalTree(
+        target="competing_risks",
+        criterion="gray",
+        criterion_params={"cause": 1, "n_cuts": 0},
+        max_depth=1,
+        min_samples_leaf=2,
+    ).fit(x[:, None], y)
+    best = 0.0
+    for cut in np.unique(x)[:-1]:
+        left = x <= cut
+        if min(left.sum(), (~left).sum()) >= 2:
+            found = gray_test(y, left.astype(int), 1).statistic
+            best = max(best, found)
+    if tree.tree_.n_leaves == 1:
+        assert best == pytest.approx(0.0, abs=1e-9)
+        return
+    assert tree.tree_.node_fields["improvement"][0] ** 2 == pytest.approx(best, rel=1e-9)
+    # fewer candidates: a cut among them, scoring at most the best of every cut
+    few = SurvivalTree(
+        target="competing_risks",
+        criterion="gray",
+        criterion_params={"cause": 1, "n_cuts": 2},
+        max_depth=1,
+        min_samples_leaf=2,
+    ).fit(x[:, None], y)
+    if few.tree_.n_leaves > 1:
+        assert few.tree_.node_fields["improvement"][0] ** 2 <= best * (1 + 1e-9)
+
+
+def test_gray_refuses_delayed_entry_and_prunes_by_split_complexity(mgus2):
+    data, _ = mgus2
+    entry = data.y["time"] * (np.arange(data.y.size) % 4) / 8
+    with pytest.raises(ValueError, match="criterion 'gray' cannot score rows that entered late"):
+        SurvivalTree(target="competing_risks", criterion="gray").fit(data.X, data.y, entry=entry)
+    pruned = SurvivalTree(
+        target="competing_risks", criterion="gray", pruner="split_complexity"
+    ).fit(data.X, data.y)
+    assert "corrected_complexity" in pruned.pruning_path_
+
+
+def test_the_held_out_statistics_of_the_cause_criteria_are_the_peers_tests(mgus2):
+    """What split-complexity pruning scores held-out rows with: Gray's test for 'gray',
+    the cause's log-rank test for 'logrank_cause' (cmprsk's and survdiff's, through the
+    metrics checked against them in test_competing_risks)."""
+    data, sex = mgus2
+    groups = sex[:, 0].astype(int)
+    for criterion, test in (("gray", gray_test), ("logrank_cause", None)):
+        tree = SurvivalTree(
+            target="competing_risks", criterion=criterion, criterion_params={"cause": 2}
+        ).fit(sex, data.y)
+        rows = tree.composition_.target.encode(data.y, data.y.size).rows
+        found = tree.composition_.criterion.two_sample_statistic(rows, groups)
+        expected = (
+            gray_test(data.y, groups, 2).statistic
+            if test is not None
+            else logrank_test(data.y, groups, cause=2).statistic
+        )
+        assert found == pytest.approx(expected, rel=1e-10)
+
+
+def test_the_incidence_picture_stacks_the_leaves_curves_over_the_numbers_at_risk(mgus2):
+    pytest.importorskip("matplotlib")
+    from treekit_core.tools.incidence_plots import plot_cumulative_incidence
+
+    data, _ = mgus2
+    tree = SurvivalTree(target="competing_risks", max_depth=2).fit(data.X, data.y)
+    times = [0.0, 100.0, 200.0]
+    figure = plot_cumulative_incidence(tree, data.X, data.y, times=times)
+    assert len(figure.panels) == 4
+    panels = len(figure.panels)  # the panels' axes first, then their numbers at risk
+    for (label, rows, shares, incidences), ax in zip(
+        figure.panels, figure.axes[:panels], strict=True
+    ):
+        leaf = int(label.split()[1])
+        expected = [
+            tree.predict_cumulative_incidence(data.X[rows[:1]], cause=k, return_array=True)[0]
+            for k in (1, 2)
+        ]
+        if np.allclose(shares, 1.0):  # rows reaching this leaf alone
+            np.testing.assert_array_equal(incidences, expected)
+        # the stacked bands' top is 1 - the leaf's all-cause survival
+        survival = tree.composition_.target.survival_curves(
+            tree.tree_.component_state["target"], tree.tree_, np.array([leaf]), tree.unique_times_
+        )[0]
+        np.testing.assert_allclose(incidences[0] + incidences[1], 1.0 - survival, atol=1e-12)
+        assert ax.get_title().startswith(f"leaf {leaf} ")
+    below = figure.axes[panels]
+    shown = [text.get_text() for text in below.texts]
+    rows, shares = figure.panels[0][1], figure.panels[0][2]
+    assert shown == [f"{shares[data.y['time'][rows] >= t].sum():.4g}" for t in times]
+    forest = ForestSurvival(target="competing_risks", n_estimators=3, random_state=0)
+    assert len(plot_cumulative_incidence(forest.fit(data.X, data.y), data.X, data.y).panels) == 3
+    with pytest.raises(ValueError, match="target 'survival'"):
+        plot_cumulative_incidence(
+            SurvivalTree().fit(data.X, np.column_stack([data.y["time"], data.y["event"] > 0])),
+            data.X,
+            data.y,
+        )
+
+
+def test_a_competing_risk_forest_scores_out_of_bag_per_cause(mgus2):
+    data, _ = mgus2
+    forest = ForestSurvival(
+        target="competing_risks", n_estimators=6, oob_score=True, random_state=0
+    ).fit(data.X, data.y)
+    assert forest.oob_prediction_.shape == (data.y.size, 2)
+    y = np.column_stack([data.y["time"], data.y["event"]])
+    scored = ~np.isnan(forest.oob_prediction_[:, 0])
+    expected = np.mean(
+        [
+            concordance_index_cause(y[scored], forest.oob_prediction_[scored, k - 1], k)
+            for k in (1, 2)
+        ]
+    )
+    assert forest.oob_score_ == pytest.approx(expected, rel=1e-12)

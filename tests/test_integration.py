@@ -235,7 +235,7 @@ def test_survival_composition_matrix(registry):
     criteria = sorted(
         n for n in registry.components("criterion") if _reads_follow_up(registry, "criterion", n)
     )
-    assert criteria == ["exponential", "logrank", "logrank_cause"]
+    assert criteria == ["exponential", "gray", "logrank", "logrank_cause"]
     kinds = REGRESSION_KINDS[1:]
     names = {kind: sorted(registry.components(kind)) for kind in kinds}
     choices = [

@@ -142,11 +142,9 @@ def test_the_optimism_is_the_bootstrap_tree_s_statistics_by_hand(veteran):
     n = veteran.y.size
     counts = np.bincount(rng.integers(0, n, n), minlength=n)
     boot = SurvivalTree(min_samples_leaf=5).fit(veteran.X, veteran.y, sample_weight=counts)
-    names = veteran.y.dtype.names
-    event_field = next(k for k in names if veteran.y.dtype[k].kind == "b")
-    time_field = next(k for k in names if k != event_field)
+    rows = boot.composition_.target.encode(veteran.y, n).rows
     on_original = held_out_statistics(
-        boot.tree_, veteran.X, veteran.y[event_field], veteran.y[time_field].astype(float)
+        boot.tree_, veteran.X, rows, boot.composition_.criterion.two_sample_statistic
     )
     gain = split_statistics(boot.tree_) - on_original
     expected = []
@@ -167,7 +165,10 @@ def test_the_held_out_statistic_is_survdiff_s_at_every_split(veteran):
     event_field = next(n for n in names if veteran.y.dtype[n].kind == "b")
     time_field = next(n for n in names if n != event_field)
     event, time = veteran.y[event_field], veteran.y[time_field].astype(float)
-    found = held_out_statistics(tree, veteran.X, event, time)
+    rows = model.composition_.target.encode(veteran.y, time.size).rows
+    found = held_out_statistics(
+        tree, veteran.X, rows, model.composition_.criterion.two_sample_statistic
+    )
     nodes, rows = rows_reaching(tree, np.ascontiguousarray(veteran.X, dtype=float))
     for h in np.flatnonzero(~tree.is_leaf):
         at = rows[nodes == h]

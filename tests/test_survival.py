@@ -189,7 +189,15 @@ def test_the_kernel_finds_the_largest_log_rank_statistic_by_hand(
     time = rng.integers(0, 5, size=n).astype(float)  # ties and time 0
     event = rng.random(n) >= censoring
     feature, threshold, score, _ = best_logrank_split_of_node(
-        event.astype(float), time, X, np.arange(n), np.ones(n), np.arange(d), min_samples_leaf, 0.0
+        event.astype(float),
+        time,
+        np.zeros(n),  # no delayed entry
+        X,
+        np.arange(n),
+        np.ones(n),
+        np.arange(d),
+        min_samples_leaf,
+        0.0,
     )
     best = -np.inf
     for f in range(d):

@@ -13,6 +13,7 @@ from treekit_core.builtins.criteria import (
     Entropy,
     Exponential,
     Gini,
+    Gray,
     Logrank,
     LogrankCause,
     Misclassification,
@@ -67,6 +68,7 @@ __all__ = [
     "Exhaustive",
     "Exponential",
     "Gini",
+    "Gray",
     "HardEvaluator",
     "HardPropagator",
     "Logrank",
@@ -137,6 +139,7 @@ def treekit_criteria():
         Exponential,
         Logrank,
         LogrankCause,
+        Gray,
     ]
 
 

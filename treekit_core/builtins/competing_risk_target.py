@@ -3,10 +3,11 @@ event, each leaf holding the Aalen-Johansen cumulative incidence of every cause 
 cause-specific Nelson-Aalen hazards (:func:`~treekit_core.builtins.survival_curves.leaf_jumps`
 with ``cause``), beside the all-cause curves a survival tree keeps.
 
-A row of ``y`` is a time and an event code (0 censored, 1..K the cause). The target's rows
-are (any event, time, cause 1 event, ..., cause K event), so the all-cause columns are the
-survival target's (the ``logrank`` criterion splits on any event, and with one cause the
-tree is the survival target's), and ``logrank_cause`` reads the column of its cause.
+A row of ``y`` is a time and an event code (0 censored, 1..K the cause), and optionally a
+delayed entry. The target's rows are (any event, time, entry, cause 1 event, ..., cause K
+event), so the all-cause columns are the survival target's (the ``logrank`` criterion
+splits on any event, and with one cause the tree is the survival target's), and
+``logrank_cause`` reads the column of its cause.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from treekit_core.builtins.survival_curves import (
 from treekit_core.builtins.targets import SurvivalCurves, check_statistics_width
 from treekit_core.components import TargetRows
 from treekit_core.components.base import state_array
-from treekit_core.engine.validation import check_event_codes
+from treekit_core.engine.validation import check_entry, check_event_codes, split_entry
 
-#: Columns of the target's rows before the first cause's: (any event, time).
-CAUSE_COLUMN_OFFSET = 2
+#: Columns of the target's rows before the first cause's: (any event, time, entry).
+CAUSE_COLUMN_OFFSET = 3
 
 
 def n_causes_of(n_columns: int) -> int:
@@ -63,15 +64,17 @@ class CompetingRisks(SurvivalCurves):
     )
     provides: ClassVar[frozenset] = SurvivalCurves.provides | {"cumulative_incidence"}
 
-    def encode(self, y, n_samples, **given):
+    def encode(self, y, n_samples, entry=None, **given):
+        y, field = split_entry(y)
         time, code = check_event_codes(y, n_samples)
+        entry = check_entry(entry, time, field)
         if n_samples and not (code > 0).any():
             raise ValueError(
                 "y holds no event: every one of its times is censored (event code 0), so no "
                 "incidence can rise and no log-rank cut can be scored"
             )
         n_causes = int(code.max(initial=1))
-        columns = [(code > 0).astype(np.float64), time]
+        columns = [(code > 0).astype(np.float64), time, entry]
         columns += [(code == k).astype(np.float64) for k in range(1, n_causes + 1)]
         return TargetRows(np.column_stack(columns), None)
 
@@ -84,7 +87,9 @@ class CompetingRisks(SurvivalCurves):
         for k in range(1, n_causes + 1):
             code[rows[:, cause_column(k)] > 0] = k
         grid, has_event = unique_times(event, time)
-        jumps = leaf_jumps(event, time, grid, *memberships, tree.n_nodes, cause=code)
+        jumps = leaf_jumps(
+            event, time, grid, *memberships, tree.n_nodes, cause=code, entry=rows[:, 2]
+        )
         return {
             "grid": grid,
             "is_event_time": has_event.astype(np.float64),
@@ -94,7 +99,7 @@ class CompetingRisks(SurvivalCurves):
 
     def strata(self, rows, labeler):
         """Folds and bootstrap samples keep the share of each cause (and of censoring)."""
-        codes = rows[:, CAUSE_COLUMN_OFFSET:] * np.arange(1, rows.shape[1] - 1)
+        codes = rows[:, CAUSE_COLUMN_OFFSET:] * np.arange(1, n_causes_of(rows.shape[1]) + 1)
         return codes.sum(axis=1).astype(np.int64)
 
     def state_of_nodes(self, state, nodes):
@@ -197,12 +202,12 @@ class CompetingRisks(SurvivalCurves):
             )
 
     def check_tree(self, tree, labels) -> None:
-        """At least one cause: statistics (any event, follow-up, one column per cause),
+        """At least one cause: statistics (any event, follow-up, entry, one per cause),
         each >= 0, the causes' events summing to the events; one value per node."""
         width = tree.statistics.shape[1]
         if width < CAUSE_COLUMN_OFFSET + 1:
             check_statistics_width(
-                tree, CAUSE_COLUMN_OFFSET + 1, "events, follow-up and one column per cause"
+                tree, CAUSE_COLUMN_OFFSET + 1, "events, follow-up, entry and one per cause"
             )
         if (tree.statistics < 0).any():
             raise ValueError("tree field 'statistics': negative events or follow-up")

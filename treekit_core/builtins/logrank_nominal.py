@@ -35,10 +35,11 @@ from treekit_core.components import Split
 CANDIDATE_BLOCK = 256
 
 
-def logrank_nominal_split(kernel, event, time, data, node, rules, features, mode):
+def logrank_nominal_split(kernel, event, time, entry, data, node, rules, features, mode):
     """(Split or None, score) of the best nominal question on ``features`` at ``node``:
-    subset questions (``mode="subset"``) or multi-way ones; ``event`` and ``time`` are the
-    training rows' follow-up (the target's columns the log-rank search reads)."""
+    subset questions (``mode="subset"``) or multi-way ones; ``event``, ``time`` and
+    ``entry`` are the training rows' follow-up (the target's columns the log-rank search
+    reads; a row is at risk in (entry, time])."""
     best, best_score = None, -np.inf
     for feature in features:
         feature = int(feature)
@@ -47,17 +48,21 @@ def logrank_nominal_split(kernel, event, time, data, node, rules, features, mode
         codes = np.where(known, np.nan_to_num(x), -1).astype(np.int64)
         m = int(data.n_categories[feature])
         if mode == "multiway":
-            split, score = _multiway(event, time, node, rules, feature, codes, known, m)
+            split, score = _multiway(event, time, entry, node, rules, feature, codes, known, m)
         else:
-            split, score = _subset(kernel, event, time, node, rules, feature, codes, known, m)
+            split, score = _subset(
+                kernel, event, time, entry, node, rules, feature, codes, known, m
+            )
         if split is not None and score > best_score:
             best, best_score = split, score
     return best, best_score
 
 
-def category_hazards(event, time, weights, codes, m) -> np.ndarray:
-    """Each category's weighted events over its weighted follow-up time (0 without
-    follow-up)."""
+def category_hazards(event, time, weights, codes, m, entry=None) -> np.ndarray:
+    """Each category's weighted events over its weighted follow-up time (from entry to the
+    end of follow-up; 0 without follow-up)."""
+    if entry is not None:
+        time = time - entry
     deaths = np.bincount(codes, weights=weights * event, minlength=m)
     exposure = np.bincount(codes, weights=weights * time, minlength=m)
     return np.divide(deaths, exposure, out=np.zeros(m), where=exposure > 0)
@@ -73,14 +78,16 @@ def candidate_subsets(present, hazards) -> list:
     return subsets_keeping_first(categories)
 
 
-def _subset(kernel, event, time, node, rules, feature, codes, known, m):
+def _subset(kernel, event, time, entry, node, rules, feature, codes, known, m):
     weights = node.row_weights
-    event_rows, time_rows = event[node.rows], time[node.rows]
+    event_rows, time_rows, entry_rows = event[node.rows], time[node.rows], entry[node.rows]
     counts = np.bincount(codes[known], minlength=m)
     present = counts > 0
     if present.sum() < 2:
         return None, -np.inf
-    hazards = category_hazards(event_rows[known], time_rows[known], weights[known], codes[known], m)
+    hazards = category_hazards(
+        event_rows[known], time_rows[known], weights[known], codes[known], m, entry_rows[known]
+    )
     subsets = candidate_subsets(present, hazards)
     rows = np.arange(node.rows.size, dtype=np.int64)
     best, best_statistic, best_share = None, -np.inf, 0.5
@@ -93,6 +100,7 @@ def _subset(kernel, event, time, node, rules, feature, codes, known, m):
         found, _, statistic, share = kernel(
             event_rows,
             time_rows,
+            entry_rows,
             columns,
             rows,
             weights,
@@ -115,17 +123,24 @@ def _subset(kernel, event, time, node, rules, feature, codes, known, m):
     return split, best_statistic
 
 
-def k_sample_logrank(event, time, weights, groups, k) -> float:
+def k_sample_logrank(event, time, weights, groups, k, entry=None) -> float:
     """The K-sample log-rank chi-squared statistic of ``groups`` (codes 0..k-1, each
     present), weighted: over the event times, observed minus expected events per group and
     their covariance (hypergeometric, with the ties correction), the quadratic form on the
-    first k - 1 groups."""
+    first k - 1 groups. A row is at risk in (entry, time] (``entry`` None: from 0)."""
     order = np.argsort(time, kind="mergesort")
     time, event, weights, groups = time[order], event[order], weights[order], groups[order]
     distinct, first = np.unique(time, return_index=True)
     at_risk = np.zeros((distinct.size, k))  # weight of each group still at risk
     np.add.at(at_risk, (np.searchsorted(distinct, time), groups), weights)
     at_risk = np.cumsum(at_risk[::-1], axis=0)[::-1]
+    if entry is not None and (entry > 0).any():  # less the rows not yet entered
+        entry = entry[order]
+        later = entry > 0
+        waiting = np.zeros((distinct.size + 1, k))
+        first_at = np.searchsorted(distinct, entry[later], side="right")
+        np.add.at(waiting, (first_at, groups[later]), weights[later])
+        at_risk = at_risk - np.cumsum(waiting[::-1], axis=0)[::-1][1:]
     deaths = np.zeros((distinct.size, k))
     np.add.at(deaths, (np.searchsorted(distinct, time), groups), weights * event)
     total_at_risk, total_deaths = at_risk.sum(axis=1), deaths.sum(axis=1)
@@ -145,7 +160,7 @@ def k_sample_logrank(event, time, weights, groups, k) -> float:
     return float(max(observed_minus_expected[head] @ solved, 0.0))
 
 
-def _multiway(event, time, node, rules, feature, codes, known, m):
+def _multiway(event, time, entry, node, rules, feature, codes, known, m):
     from scipy.stats import chi2, norm
 
     weights = node.row_weights[known]
@@ -161,7 +176,12 @@ def _multiway(event, time, node, rules, feature, codes, known, m):
         return None, -np.inf
     groups = np.searchsorted(present, used)
     statistic = k_sample_logrank(
-        event[node.rows][known], time[node.rows][known], weights, groups, present.size
+        event[node.rows][known],
+        time[node.rows][known],
+        weights,
+        groups,
+        present.size,
+        entry[node.rows][known],
     )
     if not statistic > 0:
         return None, -np.inf

@@ -40,6 +40,14 @@ def _check_question_names(instance, attribute, value):
         raise ValueError(f"questions must be names of question kinds, got {list(value)!r}")
 
 
+#: The row searches the presorted builder grows a whole tree with (the others, node by
+#: node); None: a criterion that sums statistics.
+FUSED_ROW_SEARCHES = (None, "absolute_deviation_search")
+
+#: What a row-search kernel returns as its feature when the node's rows are ones its
+#: test cannot score (Gray's search and rows with delayed entry).
+REFUSED_ROWS = -2
+
 #: The searches from a node's rows this splitter provides (Criterion.row_search): the
 #: kernel module and function, the target's row columns it reads (the evidence kind fixes
 #: them), what it scores (for refusals), and whether nominal features are searched too
@@ -55,9 +63,16 @@ ROW_SEARCHES = {
     "logrank_search": (
         "treekit_core.kernels.logrank",
         "best_logrank_split_of_node",
-        (0, 1),
+        (0, 1, 2),
         "log-rank statistics",
         True,
+    ),
+    "gray_search": (
+        "treekit_core.kernels.gray",
+        "best_gray_split_of_node",
+        (3, 1, 0, 2),
+        "Gray's statistics",
+        False,
     ),
 }
 
@@ -113,6 +128,7 @@ class Exhaustive(Splitter):
         "split_scores",
         "absolute_deviation_search",
         "logrank_search",
+        "gray_search",
         "monotonic_constraints",
         "interaction_constraints",
     }
@@ -198,7 +214,7 @@ class Exhaustive(Splitter):
         kernel = getattr(importlib.import_module(module), kernel)
         columns = criterion.row_columns(columns, data.evidence.shape[1])
         read = tuple(np.ascontiguousarray(data.evidence[:, c]) for c in columns)
-        return ("rows", kernel, read, data)
+        return ("rows", kernel, read, data, tuple(criterion.row_search_arguments()), criterion)
 
     def _range_searches(self, criterion) -> list:
         """(question kind, compiled search) for every kind named in ``questions``: kinds
@@ -359,7 +375,8 @@ class Exhaustive(Splitter):
         """(whether the tree grows in one compiled call, :meth:`_fused_nominal`): what
         :meth:`grows_in_one_call` answers and :meth:`build_tree` reads, decided once."""
         row_search = type(composition.criterion).row_search
-        if not self._presorted_growth(data) or row_search == "logrank_search":
+        # the compiled builder's row search is the absolute deviations' alone
+        if not self._presorted_growth(data) or row_search not in FUSED_ROW_SEARCHES:
             return False, None
         if composition.stopping.max_leaf_nodes is not None:
             return False, None  # best first: the node-by-node loop grows it
@@ -475,7 +492,7 @@ class Exhaustive(Splitter):
         """The best threshold question by a row search (gain ratio as for sums), and for
         the log-rank search the best nominal question (:mod:`.logrank_nominal`): a nominal
         question wins only where it scores strictly more, as in the impurity searches."""
-        _, kernel, columns, data = state
+        _, kernel, columns, data, extra, criterion = state
         features, nominal = node.features, np.zeros(0, dtype=np.int64)
         if data.nominal_features.size:
             is_nominal = data.n_categories[features] > 0
@@ -491,7 +508,14 @@ class Exhaustive(Splitter):
                 np.ascontiguousarray(group, dtype=np.int64),
                 rules.min_samples_leaf,
                 rules.min_weight_leaf,
+                *extra,
             )
+            if found[0] == REFUSED_ROWS:
+                raise ValueError(
+                    f"criterion {criterion.name!r} cannot score rows that entered late "
+                    "(delayed entry): its test has no risk sets from entry; fit without entry "
+                    "or use 'logrank_cause'"
+                )
             split, score = self._threshold_split(*found, data, node)
             if score > best_score:
                 best, best_score = split, score

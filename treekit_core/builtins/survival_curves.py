@@ -26,7 +26,7 @@ def unique_times(event: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.nd
     return grid, has_event
 
 
-def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None) -> dict:
+def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None, entry=None) -> dict:
     """The Nelson-Aalen and Kaplan-Meier jumps of every node given rows: ``rows``,
     ``nodes``, ``weights`` say which training row reaches which node with what weight (a
     row may reach several, with shares). Returns the arrays of a survival target's state:
@@ -41,7 +41,10 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None) -> 
     cause-specific Nelson-Aalen hazard sum_{t_j <= t} d_kj / n_j (weighted: d_kj the
     weight of the cause-k events at t_j, n_j the weight at risk, S the all-cause
     Kaplan-Meier curve). A cause changes only where some event happens, so its values
-    ride on the all-cause jumps: the same offsets serve every curve."""
+    ride on the all-cause jumps: the same offsets serve every curve.
+
+    ``entry`` (delayed entry, 0 from the start): a row is at risk at the node's times in
+    (entry, time] only (``survival::survfit(Surv(entry, time, event) ~ 1)``)."""
     index = np.searchsorted(grid, time)
     order = np.argsort(nodes, kind="stable")
     rows, nodes, weights = rows[order], nodes[order], weights[order]
@@ -64,6 +67,14 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None) -> 
         present = np.unique(at)  # the node's own times, ascending
         position = np.searchsorted(present, at)
         at_risk = np.cumsum(np.bincount(position, weights=w, minlength=present.size)[::-1])[::-1]
+        if entry is not None:
+            entered = entry[rows[members]]
+            later = entered > 0
+            if later.any():  # less the weight not yet entered at each time
+                first = np.searchsorted(grid[present], entered[later], side="right")
+                waiting = np.bincount(first, weights=w[later], minlength=present.size + 1)
+                # not yet entered at position k: the rows whose first position is past k
+                at_risk = at_risk - np.cumsum(waiting[::-1])[::-1][1:]
         deaths = np.bincount(position[died], weights=w[died], minlength=present.size)
         jumps = deaths > 0
         ratio = deaths[jumps] / at_risk[jumps]

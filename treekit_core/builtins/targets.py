@@ -27,10 +27,12 @@ from treekit_core.components.base import state_array
 from treekit_core.engine.validation import (
     MAX_ABS_RESPONSE,
     MAX_TOTAL_WEIGHT,
+    check_entry,
     check_statistics_size,
     check_survival_y,
     check_y,
     check_y_numeric,
+    split_entry,
 )
 from treekit_core.numerics import in_order_sum
 
@@ -707,14 +709,20 @@ class SurvivalCurves(PredictsOneNumber, Target):
         (:func:`~treekit_core.builtins.survival_curves.jumps_of_nodes`)."""
         return jumps_of_nodes(state, nodes, self.jump_keys)
 
-    def encode(self, y, n_samples, **given):
+    fit_arguments: ClassVar[frozenset] = frozenset({"y", "entry"})
+
+    def encode(self, y, n_samples, entry=None, **given):
+        """Rows (event, time, entry): ``entry`` each row's delayed entry (fit's
+        ``entry=`` or y's ``entry`` field; 0: followed from the start)."""
+        y, field = split_entry(y)
         event, time = check_survival_y(y, n_samples)
+        entry = check_entry(entry, time, field)
         if n_samples and not event.any():
             raise ValueError(
                 "y holds no event: every one of its times is censored, so no curve can fall "
                 "and no log-rank cut can be scored (scikit-survival refuses it too)"
             )
-        return TargetRows(np.column_stack([event.astype(np.float64), time]), None)
+        return TargetRows(np.column_stack([event.astype(np.float64), time, entry]), None)
 
     def influence(self, rows):
         """Log-rank scores, coin's ``logrank_trafo`` with mid-ranks for ties (partykit's
@@ -723,6 +731,10 @@ class SurvivalCurves(PredictsOneNumber, Target):
         event, time = rows[:, 0], rows[:, 1]
         times, first, inverse = np.unique(time, return_index=True, return_inverse=True)
         at_risk = time.size - np.searchsorted(np.sort(time), times, side="left")
+        if rows.shape[1] > 2 and (rows[:, 2] > 0).any():  # not yet entered at a time
+            entered = rows[:, 2]
+            late = entered[entered > 0]
+            at_risk = at_risk - (late.size - np.searchsorted(np.sort(late), times, side="left"))
         events = np.bincount(inverse, weights=event, minlength=times.size)
         hazard = np.cumsum(events / at_risk)
         return (hazard[inverse] - event)[:, None]
@@ -747,9 +759,11 @@ class SurvivalCurves(PredictsOneNumber, Target):
     def fit_state(self, y, rows, tree, memberships):
         """The grid of every distinct training time, which of them saw an event, and every
         leaf's Nelson-Aalen and Kaplan-Meier jumps (:func:`leaf_jumps`)."""
-        grid = _time_grid(*check_survival_y(y, len(y)))
         event, time = rows[:, 0] > 0, rows[:, 1]
-        return {**grid, **leaf_jumps(event, time, grid["grid"], *memberships, tree.n_nodes)}
+        grid = _time_grid(event, time)
+        entry = rows[:, 2] if rows.shape[1] > 2 else None
+        jumps = leaf_jumps(event, time, grid["grid"], *memberships, tree.n_nodes, entry=entry)
+        return {**grid, **jumps}
 
     def check_state(self, state, tree) -> None:
         if not state:
@@ -775,9 +789,11 @@ class SurvivalCurves(PredictsOneNumber, Target):
         return curve_steps(state, nodes, which)
 
     def check_tree(self, tree, labels) -> None:
-        """Two statistic columns (weighted events and follow-up, >= 0; events at most the
-        weight) and one value per node, the event share in [0, 1]."""
-        check_statistics_width(tree, 2, "the weighted events and follow-up time")
+        """Statistic columns (weighted events, follow-up and entry times, >= 0; files
+        written before entry times were kept have the first two), events at most the
+        weight, and one value per node, the event share in [0, 1]."""
+        if tree.statistics.shape[1] != 2:
+            check_statistics_width(tree, 3, "the weighted events, follow-up and entry times")
         if (tree.statistics < 0).any():
             raise ValueError("tree field 'statistics': negative events or follow-up")
         if (tree.statistics[:, 0] > tree.weight * (1 + 1e-9) + 1e-12).any():

@@ -80,12 +80,18 @@ class Criterion(ReadsEvidence, Component):
 
     def row_columns(self, default: tuple, n_columns: int) -> tuple:
         """The columns of the target's rows that the :attr:`row_search` kernel reads, in
-        its order: ``default``, the search's own (the log-rank search's (event, time)),
-        unless the criterion reads others (``logrank_cause``: one cause's events and the
-        time). ``n_columns``: how many columns the rows have; a column the rows lack is
-        refused with a ValueError naming the criterion's parameter. Called by a splitter
-        once per fit when it prepares a row search."""
+        its order: ``default``, the search's own (the log-rank search's (event, time,
+        entry)), unless the criterion reads others (``logrank_cause``: one cause's events,
+        the time and the entry). ``n_columns``: how many columns the rows have; a column
+        the rows lack is refused with a ValueError naming the criterion's parameter.
+        Called by a splitter once per fit when it prepares a row search."""
         return default
+
+    def row_search_arguments(self) -> tuple:
+        """Numbers the :attr:`row_search` kernel takes after ``min_weight_leaf`` (Gray's
+        search: how many cuts a feature gets scored). Default: none. Called by a splitter
+        once per fit when it prepares a row search."""
+        return ()
 
     def requirements(self) -> dict:
         """Default :attr:`requires`, plus ``split_scores`` of the splitter when the criterion

@@ -523,15 +523,61 @@ def check_event_codes(y, n_samples: int | None = None) -> tuple[np.ndarray, np.n
     return time, codes.astype(np.int64)
 
 
+#: The name of delayed entry in a structured ``y`` or a frame (and fit's argument).
+ENTRY_FIELD = "entry"
+
+
+def split_entry(y):
+    """(``y`` without its ``entry`` field or column, that field or None): a structured
+    array or a frame may carry each row's delayed entry beside (event, time)."""
+    if hasattr(y, "columns") and ENTRY_FIELD in [str(c) for c in y.columns]:
+        column = next(c for c in y.columns if str(c) == ENTRY_FIELD)
+        return y.drop(columns=[column]), np.asarray(y[column])
+    names = getattr(np.asarray(y).dtype, "names", None) if not hasattr(y, "columns") else None
+    if names and ENTRY_FIELD in names:
+        array = np.asarray(y)
+        rest = [name for name in names if name != ENTRY_FIELD]
+        return array[rest], array[ENTRY_FIELD]
+    return y, None
+
+
+def check_entry(entry, time, given=None) -> np.ndarray:
+    """Each row's delayed entry (left truncation) as float64, zeros when there is none:
+    ``entry`` from fit's argument or ``given`` (``y``'s field), not both. Finite, >= 0, one
+    per row; a row that enters after 0 must enter before its time (it is at risk at the
+    times in (entry, time]). ValueError naming the row otherwise."""
+    if entry is not None and given is not None:
+        raise ValueError("entry is given twice: as fit's entry= and as y's 'entry' field")
+    entry = given if entry is None else entry
+    if entry is None:
+        return np.zeros(time.shape[0])
+    try:
+        entry = np.asarray(entry, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("entry must hold numbers (each row's entry time)") from None
+    if entry.shape != time.shape:
+        raise ValueError(f"entry has shape {entry.shape}; expected {time.shape}, one per row")
+    bad = ~np.isfinite(entry) | (entry < 0) | ((entry > 0) & (entry >= time))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"entry[{row}] is {float(entry[row])!r} and the row's time {float(time[row])!r}: a "
+            "row enters at a finite time >= 0 before its follow-up ends"
+        )
+    return entry
+
+
 def check_survival_y(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     """(event: bool, time: float64) from censored follow-up ``y``: a structured array of
     (event, time) as scikit-survival's ``Surv`` makes it (the boolean field is the event,
     the other the time; any field names), a two-column frame named as
     :func:`_survival_frame_in_order` reads it, or a two-column array of (time, event),
     rpart's ``Surv(time, status)`` order, the event 0/1 or boolean. Times must be finite
-    and >= 0. ValueError naming ``y`` (and the field or column) otherwise."""
+    and >= 0. ValueError naming ``y`` (and the field or column) otherwise. A field or
+    column ``entry`` (delayed entry, which the trees read) is set aside here."""
     if y is None:
         raise ValueError("a survival tree requires y (event, time) to be passed, got None")
+    y, _ = split_entry(y)
     if hasattr(y, "columns"):
         y = _survival_frame_in_order(y)
     array = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)

@@ -119,6 +119,7 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
             composition,
             target_arguments.get("counterexamples"),
             target_arguments.get("classes"),
+            target_arguments.get("entry"),
         )
         self._fit_validated(data, classes, composition, rule, *self._kept_trees(data, classes))
         return data

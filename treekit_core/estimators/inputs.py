@@ -137,7 +137,7 @@ class InputChecks:
     abstain value, feature names and column order; turning them into training data."""
 
     def _validate_training(
-        self, X, y, sample_weight, composition, counterexamples=None, classes=None
+        self, X, y, sample_weight, composition, counterexamples=None, classes=None, entry=None
     ):
         X = densified(X)
         refuse_duplicate_columns(X)
@@ -160,7 +160,7 @@ class InputChecks:
             n_categories[j] = len(levels)
         weight = check_sample_weight(sample_weight, n)
         composition.check_evidence()
-        encoded = self._encode_target(composition, y, n, counterexamples, classes)
+        encoded = self._encode_target(composition, y, n, counterexamples, classes, entry)
         self._check_classes(encoded.labels)
         X_kept, evidence, weight = _without_zero_weight(X_checked, encoded.rows, weight)
         data = TrainingData(
@@ -181,14 +181,18 @@ class InputChecks:
         return data, encoded.labels
 
     @staticmethod
-    def _encode_target(composition, y, n: int, counterexamples, classes):
+    def _encode_target(composition, y, n: int, counterexamples, classes, entry=None):
         """The target's rows for what fit was given; an argument the target does not read
         is refused naming the target, and rows that are not n finite rows of numbers are
         refused naming it too (a third-party target's mistake must not reach a kernel)."""
         target = composition.target
         given = {
             name: value
-            for name, value in (("counterexamples", counterexamples), ("classes", classes))
+            for name, value in (
+                ("counterexamples", counterexamples),
+                ("classes", classes),
+                ("entry", entry),
+            )
             if value is not None
         }
         unread = sorted(set(given) - set(target.fit_arguments))

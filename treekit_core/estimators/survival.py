@@ -16,7 +16,7 @@ from treekit_core.builtins.survival_curves import (
     last_follow_up,
     survival_quantiles,
 )
-from treekit_core.engine.validation import check_event_codes, check_survival_y
+from treekit_core.engine.validation import check_event_codes, check_survival_y, split_entry
 from treekit_core.estimators import model_file
 from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.incidence import IncidencePredictions
@@ -89,15 +89,17 @@ class SurvivalFamily(IncidencePredictions):
     estimator_type = "regressor"
     fixed_components = {"labeler": "majority", "confidence": "probability"}
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on censored follow-up ``y`` (see the class docstring)."""
-        self._fit_survival(X, y, sample_weight)
+    def fit(self, X, y, sample_weight=None, entry=None):
+        """Fit on censored follow-up ``y`` (see the class docstring); ``entry``: each row's
+        delayed entry (left truncation; or a field ``entry`` of a structured ``y``): a row
+        is at risk at the times in (entry, time] only."""
+        self._fit_survival(X, y, sample_weight, entry)
         return self
 
-    def _fit_survival(self, X, y, sample_weight) -> tuple:
+    def _fit_survival(self, X, y, sample_weight, entry=None) -> tuple:
         """Grow the trees and keep every tree's target state; (the training data, each
         tree's training weights)."""
-        data = self._fit_checked(X, y, sample_weight)
+        data = self._fit_checked(X, y, sample_weight, entry=entry)
         weights = self._tree_weights(data)
         self._keep_survival_state(data, y, weights)
         return data, weights
@@ -181,16 +183,18 @@ class SurvivalFamily(IncidencePredictions):
     def node_risk_values(self, tree) -> np.ndarray:
         """Every node's risk score in ``tree`` (one of this model's): a leaf's is what
         :meth:`predict` gives a row reaching it, an inner node's the training-weight average
-        of its children's (what SHAP's tree explainer reads as the expected output)."""
+        of its children's (what SHAP's tree explainer reads as the expected output); a
+        column per cause where ``predict`` gives one (competing risks)."""
         target = self.composition_.target
-        values = np.zeros(tree.n_nodes)
         leaves = np.flatnonzero(tree.is_leaf)
-        values[leaves] = target.risk_scores(tree.component_state["target"], tree, leaves)
+        risk = target.risk_scores(tree.component_state["target"], tree, leaves)
+        values = np.zeros((tree.n_nodes, *np.shape(risk)[1:]))
+        values[leaves] = risk
         for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids
             children = tree.children(node)
             if children.size:
                 weight = tree.weight[children]
-                values[node] = float(np.dot(weight, values[children]) / weight.sum())
+                values[node] = np.dot(weight, values[children]) / weight.sum()
         return values
 
     def _averaged(self, X, evaluate) -> np.ndarray:
@@ -335,9 +339,13 @@ class SurvivalFamily(IncidencePredictions):
         risk = dict(zip(leaves.tolist(), self.node_risk_values(tree)[leaves], strict=True))
 
         def text(node):
+            # one risk, or per cause (competing risks: the time lost to each)
+            value = np.atleast_1d(risk[node])
+            shown = "/".join(f"{v:.{decimals}g}" for v in value)
             return (
                 f"n={int(tree.n_samples[node])}, events={tree.statistics[node, 0]:.{decimals}g}, "
-                f"median survival={median[node]:.{decimals}g}, risk={risk[node]:.{decimals}g}"
+                f"median survival={median[node]:.{decimals}g}, "
+                + (f"risk={shown}" if value.size == 1 else f"time lost by cause={shown}")
             )
 
         return text
@@ -485,6 +493,10 @@ class SurvivalTree(SurvivalFamily, SingleTreeEstimator):
     scikit-survival's (``min_samples_split=6``, ``min_samples_leaf=3``, unpruned);
     ``pruner="split_complexity"`` prunes a log-rank tree (LeBlanc & Crowley).
 
+    ``fit(X, y, entry=...)`` (or a field ``entry`` of a structured ``y``): delayed entry
+    (left truncation): a row is at risk at the times in (entry, time] only, in the
+    leaves' curves and in the log-rank search.
+
     ``target="competing_risks"``: y a time and an event code per row (0 censored, 1..K the
     cause); leaves keep each cause's Aalen-Johansen incidence and cause-specific hazard
     (:meth:`predict_cumulative_incidence`, :meth:`predict_cause_specific_hazard`),
@@ -572,11 +584,30 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
     ):
         self._store_params(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on censored follow-up ``y`` (as :class:`SurvivalTree`)."""
-        data, weights = self._fit_survival(X, y, sample_weight)
+    def fit(self, X, y, sample_weight=None, entry=None):
+        """Fit on censored follow-up ``y`` (as :class:`SurvivalTree`, ``entry`` too)."""
+        data, weights = self._fit_survival(X, y, sample_weight, entry)
         self._survival_oob(data, y, sample_weight, weights)
         return self
+
+    def _competing_oob(self, y, sample_weight, scored) -> None:
+        """The out-of-bag score of a competing-risk forest: the mean over the causes with
+        an event among the scored rows of each cause's concordance
+        (:func:`concordance_index_cause`) of its out-of-bag column (a callable
+        ``oob_score`` is given (event codes, times, predictions))."""
+        y, _ = split_entry(y)
+        time, code = check_event_codes(y, len(y))
+        if sample_weight is not None:  # the rows fit kept (a weight of 0 removes a row)
+            positive = np.asarray(sample_weight, dtype=np.float64) > 0
+            time, code = time[positive], code[positive]
+        time, code, prediction = time[scored], code[scored], self.oob_prediction_[scored]
+        if callable(self.oob_score):
+            self.oob_score_ = float(self.oob_score(code, time, prediction))
+            return
+        causes = [k for k in range(1, prediction.shape[1] + 1) if (code == k).any()]
+        self.oob_score_ = float(
+            np.mean([concordance_index_cause(time, code, prediction[:, k - 1], k) for k in causes])
+        )
 
     def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
         """Nothing while the trees grow: the out-of-bag risks need every tree's curves
@@ -588,7 +619,7 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
     def _survival_oob(self, data, y, sample_weight, weights) -> None:
         if not self.oob_score:
             return
-        total, count = np.zeros(data.n_samples), np.zeros(data.n_samples)
+        total, count = None, np.zeros(data.n_samples)
         for tree, tree_weight in zip(self.estimators_, weights, strict=True):
             unseen = np.flatnonzero(tree_weight == 0)
             if unseen.size == 0:
@@ -596,12 +627,20 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
             rows, nodes, shares = self._mixtures(tree, data.X[unseen])
             state = tree.component_state["target"]
             reached = np.unique(nodes)
-            total[unseen] += self._mixed_risks(
-                tree, state, rows, nodes, shares, reached, unseen.size
-            )
+            risk = self._mixed_risks(tree, state, rows, nodes, shares, reached, unseen.size)
+            if total is None:  # a column per cause where the target gives several
+                total = np.zeros((data.n_samples, *risk.shape[1:]))
+            total[unseen] += risk
             count[unseen] += 1
+        if total is None:
+            total = np.zeros(data.n_samples)
+        scale = np.maximum(count, 1).reshape(-1, *([1] * (total.ndim - 1)))
+        seen = (count > 0).reshape(scale.shape)
         with np.errstate(invalid="ignore"):
-            self.oob_prediction_ = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+            self.oob_prediction_ = np.where(seen, total / scale, np.nan)
+        if "cumulative_incidence" in self.composition_.target.provides:
+            self._competing_oob(y, sample_weight, count > 0)
+            return
         event, time = check_survival_y(y, len(y))
         if sample_weight is not None:  # the rows fit kept (a weight of 0 removes a row)
             positive = np.asarray(sample_weight, dtype=np.float64) > 0

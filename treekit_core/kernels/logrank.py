@@ -17,6 +17,14 @@ the ranks of the rows in L (their weights, and their weights times C at their ra
 V1 - V2. A second pass from the right gives the right child's terms, and each cut reads
 the terms of its lighter side, whose V has no cancellation to lose digits to (V is the
 same for both sides, U changes sign).
+
+Delayed entry (left truncation, issue 62): a row entering at e is at risk at the times
+t_k with e < t_k <= its time, the ranks er..r (er: the first rank past its entry). Its
+terms are then differences of the prefix sums, w (e - (A(r) - A(er - 1))), w (B(r) -
+B(er - 1)), and Q over [er, r] is P(r) - P(er - 1) with P(x) = sum_{k <= x} c_k n_Lk
+= sum_j w_j (C(min(x, r_j)) - C(min(x, er_j - 1))), each part from two Fenwick trees (by
+the rows' time ranks, and by their entry ranks). Rows entering at 0 (er = 0) add exact
+zeros: without entries the arithmetic is the one above, bit for bit.
 """
 
 import numpy as np
@@ -56,19 +64,27 @@ def fenwick_prefix(tree, rank):
 
 
 @generic_jit
-def time_terms(ranks, weights, events, count, size, at_risk, dead, a_sum, b_sum, c_sum):
+def time_terms(
+    ranks, entry_ranks, weights, events, count, size, at_risk, dead, late, a_sum, b_sum, c_sum
+):
     """The node's weight at risk and events at each of its ``size`` time ranks for the
     ``count`` rows given, and the prefix sums ``a_sum[k]`` = sum_{j <= k} d_j / n_j,
-    ``b_sum`` of c_j n_j, ``c_sum`` of c_j."""
+    ``b_sum`` of c_j n_j, ``c_sum`` of c_j. A row is at risk from its entry rank on."""
     for k in range(size):
         at_risk[k] = 0.0
         dead[k] = 0.0
+        late[k] = 0.0
     for j in range(count):
         at_risk[ranks[j]] += weights[j]
+        if entry_ranks[j] > 0:
+            late[entry_ranks[j] - 1] += weights[j]
         if events[j]:
             dead[ranks[j]] += weights[j]
     for k in range(size - 2, -1, -1):  # weight at risk: every row whose time is >= t_k
         at_risk[k] += at_risk[k + 1]
+        late[k] += late[k + 1]
+    for k in range(size):  # less the rows not yet entered at t_k
+        at_risk[k] -= late[k]
     a, b, c = 0.0, 0.0, 0.0
     for k in range(size):
         n = at_risk[k]
@@ -83,23 +99,63 @@ def time_terms(ranks, weights, events, count, size, at_risk, dead, a_sum, b_sum,
 
 
 @generic_jit
+def side_prefix(x, tree_w, tree_wc, entry_w, entry_wc, side_weight, entered_weight, c_sum):
+    """P(x) = sum_{k <= x} c_k n_Lk of the rows in the side (the module docstring); 0 for
+    x < 0."""
+    if x < 0:
+        return 0.0
+    p = fenwick_prefix(tree_wc, x) + c_sum[x] * (side_weight - fenwick_prefix(tree_w, x))
+    if entered_weight > 0.0:  # rows entering late: less what precedes their entry
+        p -= fenwick_prefix(entry_wc, x) + c_sum[x] * (entered_weight - fenwick_prefix(entry_w, x))
+    return p
+
+
+@generic_jit
 def one_side(
-    ranks, weights, events, count, forward, size, a_sum, b_sum, c_sum, tree_w, tree_wc, out
+    ranks,
+    entry_ranks,
+    weights,
+    events,
+    count,
+    forward,
+    size,
+    a_sum,
+    b_sum,
+    c_sum,
+    tree_w,
+    tree_wc,
+    entry_w,
+    entry_wc,
+    out,
 ):
     """For each prefix (``forward``) or suffix of the rows in feature order: U, V1 and V2
     of that side, into ``out[k, 0:3]`` (k: the last row the side holds)."""
     for j in range(size + 1):
         tree_w[j] = 0.0
         tree_wc[j] = 0.0
-    u, v1, v2, side_weight = 0.0, 0.0, 0.0, 0.0
+        entry_w[j] = 0.0
+        entry_wc[j] = 0.0
+    u, v1, v2, side_weight, entered_weight = 0.0, 0.0, 0.0, 0.0, 0.0
     for step in range(count):
         k = step if forward else count - 1 - step
         r = ranks[k]
+        before = entry_ranks[k] - 1  # the last rank before the row enters (-1: none)
         w = weights[k]
-        q = fenwick_prefix(tree_wc, r) + c_sum[r] * (side_weight - fenwick_prefix(tree_w, r))
-        u += w * ((1.0 if events[k] else 0.0) - a_sum[r])
-        v1 += w * b_sum[r]
-        v2 += 2.0 * w * q + w * w * c_sum[r]
+        q = side_prefix(r, tree_w, tree_wc, entry_w, entry_wc, side_weight, entered_weight, c_sum)
+        if before >= 0:
+            q -= side_prefix(
+                before, tree_w, tree_wc, entry_w, entry_wc, side_weight, entered_weight, c_sum
+            )
+            u += w * ((1.0 if events[k] else 0.0) - (a_sum[r] - a_sum[before]))
+            v1 += w * (b_sum[r] - b_sum[before])
+            v2 += 2.0 * w * q + w * w * (c_sum[r] - c_sum[before])
+            fenwick_add(entry_w, size, before, w)
+            fenwick_add(entry_wc, size, before, w * c_sum[before])
+            entered_weight += w
+        else:
+            u += w * ((1.0 if events[k] else 0.0) - a_sum[r])
+            v1 += w * b_sum[r]
+            v2 += 2.0 * w * q + w * w * c_sum[r]
         fenwick_add(tree_w, size, r, w)
         fenwick_add(tree_wc, size, r, w * c_sum[r])
         side_weight += w
@@ -117,26 +173,45 @@ def logrank_statistic(u, v1, v2):
 
 @generic_jit
 def summed_statistic(
-    ranks, weights, events, n_left, left_weight, size, at_risk, dead, events_left, at_time_left
+    ranks,
+    entry_ranks,
+    weights,
+    events,
+    n_left,
+    left_weight,
+    size,
+    at_risk,
+    dead,
+    events_left,
+    at_time_left,
+    entering_left,
 ):
     """The statistic of the cut whose left child holds the first ``n_left`` rows, summed
     over the times as scikit-survival's ``LogrankCriterion.proxy_impurity_improvement``
     sums it (the same operations in the same order; the times where the node has no row
-    add exact zeros there): O(rows + times), for the few cuts that tie."""
+    add exact zeros there): O(rows + times), for the few cuts that tie. A row entering
+    late joins the left side's weight at risk at its entry rank."""
     for k in range(size):
         events_left[k] = 0.0
         at_time_left[k] = 0.0
+        entering_left[k] = 0.0
+    at_risk_left = left_weight
     for j in range(n_left):
         at_time_left[ranks[j]] += weights[j]
+        if entry_ranks[j] > 0:
+            entering_left[entry_ranks[j]] += weights[j]
+            at_risk_left -= weights[j]
         if events[j]:
             events_left[ranks[j]] += weights[j]
-    at_risk_left = left_weight
     numer = 0.0
     denom = 0.0
     for k in range(size):
+        if entering_left[k] > 0.0:
+            at_risk_left += entering_left[k]
         total = at_risk[k]
         if total == 0.0:
-            break
+            at_risk_left -= at_time_left[k]
+            continue
         ratio = at_risk_left / total
         numer += events_left[k] - dead[k] * ratio
         if total > 1.0:
@@ -148,19 +223,21 @@ def summed_statistic(
     return abs(numer / np.sqrt(denom))
 
 
-NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(F1, F1, F2A, I1, F1, I1, i8, f8)
+NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(F1, F1, F1, F2A, I1, F1, I1, i8, f8)
 
 
 @jit(NODE_SIGNATURE)
 def best_logrank_split_of_node(
-    event, time, X, rows, row_weights, features, min_samples_leaf, min_weight_leaf
+    event, time, entry, X, rows, row_weights, features, min_samples_leaf, min_weight_leaf
 ):
     """Best (feature, threshold, statistic, missing share) over ``features`` for the rows
     of a node: the cut with the largest log-rank statistic, the first feature and the
     leftmost cut on ties (near ties settled by scikit-survival's sums). A feature with
     missing values is judged on its known rows (their own risk sets), its statistic scaled
     by their weight share (C4.5); the missing share is the known weight sent left. Feature
-    -1 when no cut is admissible. ``event`` (1/0) and ``time`` are per training row."""
+    -1 when no cut is admissible. ``event`` (1/0), ``time`` and ``entry`` (delayed entry,
+    0: from the start) are per training row; a row is at risk at the node's times in
+    (entry, time]."""
     n = rows.shape[0]
     node_time = np.empty(n)
     for j in range(n):
@@ -173,6 +250,14 @@ def best_logrank_split_of_node(
             size += 1
         rank_of[by_time[j]] = size
     size += 1
+    distinct = np.empty(size)
+    for j in range(n):
+        distinct[rank_of[by_time[j]]] = node_time[by_time[j]]
+    entry_rank_of = np.zeros(n, dtype=np.int64)
+    for j in range(n):
+        e = entry[rows[j]]
+        if e > 0.0:  # the first of the node's times past the entry
+            entry_rank_of[j] = np.searchsorted(distinct, e, side="right")
     parent_weight = 0.0
     for j in range(n):
         parent_weight += row_weights[j]
@@ -180,6 +265,7 @@ def best_logrank_split_of_node(
     values = np.empty(n)
     weights = np.empty(n)
     ranks = np.empty(n, dtype=np.int64)
+    entry_ranks = np.empty(n, dtype=np.int64)
     events = np.empty(n, dtype=np.bool_)
     at_risk = np.empty(size)
     a_sum = np.empty(size)
@@ -187,6 +273,10 @@ def best_logrank_split_of_node(
     c_sum = np.empty(size)
     tree_w = np.empty(size + 1)
     tree_wc = np.empty(size + 1)
+    entry_w = np.empty(size + 1)
+    entry_wc = np.empty(size + 1)
+    late = np.empty(size)
+    entering_left = np.empty(size)
     left = np.empty((n, 3))
     right = np.empty((n, 3))
     scores = np.empty(n)
@@ -205,19 +295,45 @@ def best_logrank_split_of_node(
         )
         for j in range(n):
             events[j] = event[rows[order[j]]] != 0.0
+            entry_ranks[j] = entry_rank_of[order[j]]
         if known < 2 or known_weight <= 0.0:
             continue
         if values[known - 1] <= values[0] + FEATURE_THRESHOLD:
             continue
         if known < n or not node_terms:  # the risk sets of the rows judged
-            time_terms(ranks, weights, events, known, size, at_risk, dead, a_sum, b_sum, c_sum)
+            time_terms(
+                ranks,
+                entry_ranks,
+                weights,
+                events,
+                known,
+                size,
+                at_risk,
+                dead,
+                late,
+                a_sum,
+                b_sum,
+                c_sum,
+            )
             node_terms = known == n
-        one_side(
-            ranks, weights, events, known, True, size, a_sum, b_sum, c_sum, tree_w, tree_wc, left
-        )
-        one_side(
-            ranks, weights, events, known, False, size, a_sum, b_sum, c_sum, tree_w, tree_wc, right
-        )
+        for forward in (True, False):
+            one_side(
+                ranks,
+                entry_ranks,
+                weights,
+                events,
+                known,
+                forward,
+                size,
+                a_sum,
+                b_sum,
+                c_sum,
+                tree_w,
+                tree_wc,
+                entry_w,
+                entry_wc,
+                left if forward else right,
+            )
         # every admissible cut's statistic from the incremental terms
         top = -np.inf
         left_weight = 0.0
@@ -246,6 +362,7 @@ def best_logrank_split_of_node(
             if scores[j] >= top - TIE * abs(top):
                 exact = summed_statistic(
                     ranks,
+                    entry_ranks,
                     weights,
                     events,
                     j + 1,
@@ -255,6 +372,7 @@ def best_logrank_split_of_node(
                     dead,
                     events_left,
                     at_time_left,
+                    entering_left,
                 )
                 if exact > feature_score:
                     feature_score, position = exact, j

@@ -40,7 +40,10 @@ from treekit_core.tools.csvdata import (
     typed_columns,
 )
 from treekit_core.tools.export import export_text
+from treekit_core.tools.incidence_plots import write_incidence_plots
 from treekit_core.tools.metrics import (
+    brier_score_cause,
+    concordance_index_cause,
     diagnostic_report,
     event_quartiles,
     event_time_quartiles,
@@ -211,8 +214,10 @@ def choose_task(values: np.ndarray, task: str, target: str) -> tuple[str, str]:
 
 def follow_up(columns, args, path):
     """(y as a structured (event, time) array, rows kept) from the ``--time`` and
-    ``--event`` columns: times numbers >= 0, events 0/1; a row missing either is dropped
-    (it teaches nothing), which the caller reports."""
+    ``--event`` columns: times numbers >= 0, events 0/1, or event codes 0 (censored), 1,
+    2, ... (competing risks: y's event field then holds the codes as integers, not
+    booleans); a row missing either is dropped (it teaches nothing), which the caller
+    reports."""
     for option, name in (("--time", args.time), ("--event", args.event)):
         if name is None:
             raise ValueError("survival follow-up needs both --time and --event")
@@ -222,14 +227,41 @@ def follow_up(columns, args, path):
             raise ValueError(f"{option} {name!r} must hold numbers; it holds text")
     time, event = columns[args.time], columns[args.event]
     kept = ~(np.isnan(time) | np.isnan(event))
-    bad = kept & ~np.isin(event, (0.0, 1.0))
+    bad = kept & ((event < 0) | (event != np.round(event)))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"--event {args.event!r} holds {event[row]:g} on row {row + 2}; expected 1 (the "
-            "event) or 0 (censored)"
+            "event) or 0 (censored), or a cause code 1, 2, ... (competing risks)"
+        )
+    if (event[kept] > 1).any():  # several kinds of event
+        if not (event[kept] == 0).any():
+            row = int(np.flatnonzero(kept & (event > 1))[0])
+            raise ValueError(
+                f"--event {args.event!r} holds {event[row]:g} on row {row + 2} and no 0: "
+                "expected 0 (censored) and 1 (the event), or 0 and cause codes 1, 2, ... "
+                "(R's Surv codes 1 censored and 2 the event: recode them)"
+            )
+        codes = event[kept].astype(np.int64)
+        return (
+            np.array(
+                list(zip(codes, time[kept], strict=True)),
+                dtype=[("event", np.int64), ("time", np.float64)],
+            ),
+            kept,
         )
     return survival_array(event[kept] == 1.0, time[kept]), kept
+
+
+def has_causes(y) -> bool:
+    """Whether :func:`follow_up`'s ``y`` holds event codes of several causes."""
+    return y.dtype["event"].kind != "b"
+
+
+def _competing(model) -> bool:
+    """Whether a fitted survival model keeps each cause's incidence (its target says)."""
+    composition = getattr(model, "composition_", None)
+    return composition is not None and "cumulative_incidence" in composition.target.provides
 
 
 def _fit_survival(args, columns, header, raw) -> int:
@@ -238,13 +270,22 @@ def _fit_survival(args, columns, header, raw) -> int:
     X, nominal = feature_matrix(columns, names)
     y, kept = follow_up(columns, args, args.data)
     X = X[kept]
+    competing = has_causes(y)
+    task = f"competing risks, causes 1..{int(y['event'].max())}" if competing else "survival"
     print(
-        f"task: survival (--time {args.time}, --event {args.event}; {int((~kept).sum())} rows "
+        f"task: {task} (--time {args.time}, --event {args.event}; {int((~kept).sum())} rows "
         "without follow-up dropped)"
     )
     if args.model == "boosting":
+        if competing:
+            raise ValueError(
+                "--model boosting has no competing-risk loss: fit a tree or --forest for "
+                "event codes beyond 0/1"
+            )
         return _fit_boosting(args, "survival", X, y, nominal, raw, names)
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
+    if competing:
+        estimator.setdefault("target", "competing_risks")
     chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
     for kind in ("labeler", "confidence"):
         if kind in chosen or f"{kind}_params" in components:
@@ -524,6 +565,26 @@ def cmd_predict(args) -> int:
     model, X, *_ = _load_rows(args.model, args.data)
     _refuse_times(model, args)
     out = open(args.out, "w", newline="") if args.out else sys.stdout
+    if isinstance(model, SURVIVAL_MODELS) and _competing(model):
+        times = _survival_times(model, args.times)
+        risk = model.predict(X)
+        causes = range(1, risk.shape[1] + 1)
+        incidence = [model.predict_cumulative_incidence(X, cause=k, times=times) for k in causes]
+        try:
+            writer = csv.writer(out)
+            writer.writerow(
+                [f"risk_cause_{k}" for k in causes]
+                + [f"incidence_{k}_at_{t:g}" for k in causes for t in times]
+            )
+            for i in range(X.shape[0]):
+                writer.writerow(
+                    [f"{v:.10g}" for v in risk[i]]
+                    + [f"{curve[i, j]:.6g}" for curve in incidence for j in range(times.size)]
+                )
+        finally:
+            if args.out:
+                out.close()
+        return 0
     if isinstance(model, SURVIVAL_MODELS):
         times = _survival_times(model, args.times)
         survival = model.predict_survival_at(X, times)
@@ -585,6 +646,12 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
     _check_split_options(args.cv, args.test_size)
     y, kept = follow_up(columns, args, args.data)
     X = X[kept]
+    if has_causes(y) != _competing(model):
+        raise ValueError(
+            f"--event {args.event!r} holds "
+            + ("several causes" if has_causes(y) else "one kind of event")
+            + f", and the model was fitted on {'several' if _competing(model) else 'one'}"
+        )
     events = y["event"].astype(np.int64)
     if args.cv is not None:
         fold = stratified_folds(events, args.cv, np.random.default_rng(args.seed))
@@ -612,6 +679,8 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
         ]
     evaluated = np.concatenate([rows for rows, _ in parts])
     X, y = X[evaluated], y[evaluated]  # the held-out rows, in the order of the parts
+    if _competing(model):
+        return _evaluate_causes(model, X, y, parts, args, what)
     times = _survival_times(model, args.times) if args.times else event_quartiles(y)
     risk = np.empty(len(y))
     survival = np.empty((len(y), times.size))
@@ -643,6 +712,52 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
         with open(args.report, "w", encoding="utf-8") as handle:
             handle.write(page)
         print(f"wrote {args.report}")
+    return 0
+
+
+def _evaluate_causes(model, X, y, parts, args, what) -> int:
+    """``evaluate``'s figures per cause for a competing-risk model: Wolbers' concordance
+    of the cause's column of ``predict`` and the Brier score of its incidence at the
+    quartiles of the event times (``--times`` to choose), on the rows of the ``parts``
+    (held out, or the file as it is); ``--plots`` draws the stacked incidences."""
+    if args.report:
+        raise ValueError(
+            "--report: the HTML report has no competing-risk page yet; use --plots for the "
+            "stacked incidences"
+        )
+    time, code = y["time"].astype(np.float64), y["event"].astype(np.int64)
+    follow = np.column_stack([time, code])
+    causes = int(model.predict(X[:1]).shape[1])
+    times = (
+        _survival_times(model, args.times) if args.times else event_time_quartiles(time[code > 0])
+    )
+    risk = np.empty((len(y), causes))
+    incidence = np.empty((causes, len(y), times.size))
+    start = 0
+    for rows, fitted in parts:
+        block = slice(start, start + rows.size)
+        risk[block] = fitted.predict(X[block])
+        for k in range(causes):
+            incidence[k, block] = fitted.predict_cumulative_incidence(
+                X[block], cause=k + 1, times=times
+            )
+        start += rows.size
+    print(f"{what}; composition: {composition_line(model)}")
+    print(f"rows: {len(y)} ({int((code > 0).sum())} events)")
+    listed = ", ".join(f"{t:g}" for t in times)
+    for k in range(1, causes + 1):
+        if not (code == k).any():
+            print(f"cause {k}: no event among these rows")
+            continue
+        concordance = concordance_index_cause(follow, risk[:, k - 1], k)
+        _, brier = brier_score_cause(follow, follow, incidence[k - 1], times, k)
+        print(
+            f"cause {k} ({int((code == k).sum())} events): concordance (Wolbers) "
+            f"{concordance:.4f}; Brier score at {listed}: " + ", ".join(f"{b:.4f}" for b in brier)
+        )
+    if args.plots:
+        written = write_incidence_plots(model, X, follow, args.plots, what)
+        print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 

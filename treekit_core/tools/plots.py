@@ -88,6 +88,8 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
     values, value_name, leaf_words = None, "node value", None
     if hasattr(model, "node_risk_values"):
         values, value_name = model.node_risk_values(tree), "risk score"
+        if values.ndim == 2:  # a column per cause: coloured by the time lost to any
+            values, value_name = values.sum(axis=1), "time lost (all causes)"
         words = model._leaf_text(4)
 
         def leaf_words(node):  # "n=.., events=.." on the first line, the rest one a line

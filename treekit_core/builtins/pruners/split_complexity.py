@@ -34,7 +34,6 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.builtins.competing_risks import logrank_scores
 from treekit_core.builtins.pruners.cost_complexity import (
     _with_slack,
     evaluation_alphas,
@@ -133,8 +132,7 @@ class SplitComplexity(Pruner):
         same splits on the original rows, averaged over the trees."""
         data = context.data
         rng = np.random.default_rng(self.seed) if self.seed is not None else context.rng
-        event_column, time_column = context.criterion.row_columns((0, 1), data.evidence.shape[1])
-        event, time = data.evidence[:, event_column], data.evidence[:, time_column]
+        statistic = context.criterion.two_sample_statistic
         evaluate_at = _with_slack(evaluation_alphas(levels))
         total = np.zeros(levels.size)
         n = data.n_samples
@@ -142,7 +140,7 @@ class SplitComplexity(Pruner):
             counts = np.bincount(rng.integers(0, n, n), minlength=n)
             tree = context.composition.grow(data.with_weight(data.weight * counts), rng)
             on_sample = split_statistics(tree)
-            on_original = held_out_statistics(tree, data.X, event, time)
+            on_original = held_out_statistics(tree, data.X, data.evidence, statistic)
             last = internal_until(tree, split_complexity_sequence(tree))
             kept = last[None, :] > evaluate_at[:, None]  # leaves: never (-inf)
             total += kept @ (on_sample - on_original)
@@ -197,16 +195,16 @@ def internal_until(tree, sequence) -> np.ndarray:
     return cut
 
 
-def held_out_statistics(tree, X, event, time) -> np.ndarray:
-    """Per internal node of ``tree``, the two-sample log-rank chi-square (survdiff's,
-    counting rows) of the held-out rows that reach it, grouped by the child they reach
-    (a row reaching several, by a missing tested value, is left out of that node's test);
-    0 where a child gets none of them or no event happens."""
+def held_out_statistics(tree, X, evidence, statistic) -> np.ndarray:
+    """Per internal node of ``tree``, ``statistic(rows, groups)`` (the criterion's
+    two-sample chi-square, :meth:`two_sample_statistic`) of the target's rows
+    ``evidence`` of the rows of X that reach it, grouped by the child they reach (a row
+    reaching several, by a missing tested value, is left out of that node's test); 0 at
+    leaves."""
     node, row = rows_reaching(tree, np.ascontiguousarray(X))
     out = np.zeros(tree.n_nodes)
     bounds = np.searchsorted(node, np.arange(tree.n_nodes + 1))  # node's run of rows
     branch = np.full(tree.n_nodes, -1)
-    event, time = np.asarray(event) > 0, np.asarray(time, dtype=np.float64)
     for h in np.flatnonzero(~tree.is_leaf):
         children = tree.children(h)
         branch[children] = np.arange(children.size)
@@ -214,12 +212,5 @@ def held_out_statistics(tree, X, event, time) -> np.ndarray:
         rows = np.concatenate(reached)
         groups = np.repeat(branch[children], [r.size for r in reached])
         once = np.bincount(rows, minlength=X.shape[0])[rows] == 1  # reached one child
-        rows, groups = rows[once], groups[once]
-        if np.unique(groups).size < 2 or not event[rows].any():
-            continue
-        difference, covariance, _ = logrank_scores(time[rows], event[rows], groups)
-        kept = np.flatnonzero(np.diag(covariance) > 0)[1:]
-        if kept.size:
-            d, v = difference[kept], covariance[np.ix_(kept, kept)]
-            out[h] = float(d @ np.linalg.solve(v, d))
+        out[h] = statistic(evidence[rows[once]], groups[once])
     return out
