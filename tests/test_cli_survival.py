@@ -282,8 +282,8 @@ def test_the_command_line_prunes_exponential_trees_and_prints_their_path(
 def test_the_command_line_on_several_kinds_of_event(tmp_path, capsys):
     """Issue 62: --event with codes 0, 1, 2 fits a competing-risk tree (pruned by split
     complexity), predict writes each cause's risk and incidence, evaluate each cause's
-    concordance and Brier score, --plots the stacked incidences; the report says it has
-    no such page."""
+    concordance and Brier score, --plots the stacked incidences, --report the page with
+    them and the pruning path."""
     pytest.importorskip("matplotlib")
     from treekit_core.tools.metrics import concordance_index_cause
 
@@ -321,13 +321,15 @@ def test_the_command_line_on_several_kinds_of_event(tmp_path, capsys):
     out = capsys.readouterr().out
     y = np.column_stack([data.y["time"], data.y["event"]])
     expected = concordance_index_cause(y, python.predict(data.X)[:, 1], 2)
-    assert f"cause 2 ({int((data.y['event'] == 2).sum())} events): concordance (Wolbers) " in out
-    assert f"{expected:.4f}" in out
+    assert f"cause 2 events: {int((data.y['event'] == 2).sum())}" in out
+    assert f"cause 2 concordance (Wolbers): {expected:.4f}" in out
+    assert "cause 1 Brier score at " in out
     assert (plots / "cumulative_incidence.png").exists()
-    capsys.readouterr()
-    report = ["evaluate", str(model_path), str(path), *follow, "--report", str(tmp_path / "r.html")]
-    assert main(report) != 0
-    assert "the HTML report has no competing-risk page yet" in capsys.readouterr().err
+    page = tmp_path / "r.html"
+    assert main(["evaluate", str(model_path), str(path), *follow, "--report", str(page)]) == 0
+    text = page.read_text()
+    assert f"<td>cause 2 concordance (Wolbers)</td><td>{expected:.6g}</td>" in text
+    assert "data:image/png;base64," in text and "Split complexity (LeBlanc" in text
     bad = tmp_path / "bad.csv"
     text = path.read_text().splitlines()
     text[1] = text[1].rsplit(",", 1)[0] + ",1.5"

@@ -7,10 +7,10 @@ target's; the metrics for a cause by hand."""
 
 import json
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
+from cmprsk_reference import REFERENCE, numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,14 +23,6 @@ from treekit_core.tools.metrics import (
     gray_test,
     logrank_test,
 )
-
-REFERENCE = json.loads(
-    (Path(__file__).parent / "fixtures" / "competing_risks" / "mgus2.json").read_text()
-)
-
-
-def numbers(values):
-    return np.array([float(v) for v in values])
 
 
 @pytest.fixture(scope="module")
@@ -388,3 +380,37 @@ def test_a_competing_risk_forest_scores_out_of_bag_per_cause(mgus2):
         ]
     )
     assert forest.oob_score_ == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_report_of_a_competing_risk_tree_shows_each_cause(mgus2):
+    pytest.importorskip("matplotlib")
+    from treekit_core.tools.metrics import event_time_quartiles
+    from treekit_core.tools.report import model_report
+
+    data, _ = mgus2
+    tree = SurvivalTree(target="competing_risks", max_depth=2).fit(data.X, data.y)
+    page = model_report(tree, data.X, data.y)
+    y = np.column_stack([data.y["time"], data.y["event"]])
+    concordance = concordance_index_cause(y, tree.predict(data.X)[:, 0], 1)
+    assert f"<td>cause 1 concordance (Wolbers)</td><td>{concordance:.6g}</td>" in page
+    times = event_time_quartiles(data.y["time"][data.y["event"] > 0])
+    incidence = tree.predict_cumulative_incidence(data.X, cause=2, times=times)
+    _, brier = brier_score_cause(y, y, incidence, times, 2)
+    assert f"<td>cause 2 Brier score at {times[0]:g}</td><td>{brier[0]:.6g}</td>" in page
+
+
+def test_shap_explains_each_cause_s_risk(mgus2):
+    shap = pytest.importorskip("shap")
+    from treekit_core.export import to_shap
+
+    data, _ = mgus2
+    complete = ~np.isnan(data.X).any(axis=1)
+    X, y = data.X[complete], data.y[complete]
+    forest = ForestSurvival(target="competing_risks", n_estimators=3, random_state=0).fit(X, y)
+    explainer = shap.TreeExplainer(to_shap(forest))
+    values = explainer.shap_values(X[:20])
+    values = np.stack(values, axis=-1) if isinstance(values, list) else values
+    predicted = forest.predict(X[:20])
+    expected = np.atleast_1d(explainer.expected_value)
+    scale = np.abs(predicted).max()
+    np.testing.assert_allclose(values.sum(axis=1) + expected, predicted, rtol=0, atol=1e-9 * scale)

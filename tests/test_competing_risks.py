@@ -4,12 +4,10 @@ digits) on the bundled mgus2 (progression or death before it): Aalen-Johansen in
 and its variance, Gray's test, the log-rank test of any event and of each cause, and with
 delayed entry the log-rank test (the exact-ties Cox score test) and Kaplan-Meier."""
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from cmprsk_reference import REFERENCE, numbers
 
 from treekit_core.datasets import load_dataset
 from treekit_core.tools.metrics import (
@@ -18,14 +16,6 @@ from treekit_core.tools.metrics import (
     kaplan_meier,
     logrank_test,
 )
-
-REFERENCE = json.loads(
-    (Path(__file__).parent / "fixtures" / "competing_risks" / "mgus2.json").read_text()
-)
-
-
-def numbers(values):
-    return np.array([float(v) for v in values])
 
 
 @pytest.fixture(scope="module")

@@ -6,25 +6,15 @@ exact-ties Cox score test with left truncation (the same fixture), the compiled 
 best cut is the best of every cut scored by ``logrank_test(entry=)``, and entries at 0
 give exactly the trees without them."""
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from cmprsk_reference import REFERENCE, numbers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import ForestSurvival, SurvivalTree
 from treekit_core.datasets import load_dataset
 from treekit_core.tools.metrics import logrank_test
-
-REFERENCE = json.loads(
-    (Path(__file__).parent / "fixtures" / "competing_risks" / "mgus2.json").read_text()
-)
-
-
-def numbers(values):
-    return np.array([float(v) for v in values])
 
 
 @pytest.fixture(scope="module")

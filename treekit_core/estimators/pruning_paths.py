@@ -299,7 +299,6 @@ def cp_table_text(table: dict, root_error: float, root_weight: float, n_samples:
     """The cp table as rpart prints it: root first (largest cp), one row per nested
     subtree, with ``xerror``/``xstd`` when the subtree was chosen by cross-validation; the
     subtree in use is marked with ``*``."""
-    order = np.arange(len(table["cp"]))[::-1]
     header = ["CP", "nsplit", "rel error"]
     columns = [table["cp"], table.get("n_splits", table["n_leaves"] - 1), table["rel_error"]]
     formats = ["{:.6f}", "{:d}", "{:.5f}"]
@@ -307,28 +306,11 @@ def cp_table_text(table: dict, root_error: float, root_weight: float, n_samples:
         header += ["xerror", "xstd"]
         columns += [table["xerror"], table["xstd"]]
         formats += ["{:.5f}", "{:.5f}"]
-    rows = [
-        [
-            f.format(int(c[k]) if f == "{:d}" else float(c[k]))
-            for f, c in zip(formats, columns, strict=True)
-        ]
-        for k in order
-    ]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    label = len(str(len(rows)))
-    lines = [
+    intro = (
         f"Root node error: {root_error:g}/{root_weight:g} = "
-        f"{root_error / root_weight if root_weight else 0.0:.5f}",
-        "",
-        f"n= {n_samples}",
-        "",
-        " " * (label + 1) + " ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
-    ]
-    for number, (k, row) in enumerate(zip(order, rows, strict=True), start=1):
-        mark = " *" if table["selected"][k] else ""
-        cells = " ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
-        lines.append(f"{str(number).ljust(label)} {cells}{mark}")
-    return "\n".join(lines) + "\n"
+        f"{root_error / root_weight if root_weight else 0.0:.5f}"
+    )
+    return _path_text(intro, n_samples, header, columns, formats, table["selected"])
 
 
 def split_complexity_text(table: dict, n_samples: int) -> str:
@@ -336,7 +318,6 @@ def split_complexity_text(table: dict, n_samples: int) -> str:
     one row per nested subtree with its alpha (chi-square per split), splits, G(T) and,
     when chosen by the bootstrap, its optimism and the corrected split complexity
     G(T) - optimism - penalty x splits; ``*`` marks the subtree in use."""
-    order = np.arange(len(table["alphas"]))[::-1]
     header = ["alpha", "nsplit", "G(T)"]
     columns = [table["alphas"], table["n_splits"], table["split_statistic"]]
     formats = ["{:.4f}", "{:d}", "{:.4f}"]
@@ -344,6 +325,14 @@ def split_complexity_text(table: dict, n_samples: int) -> str:
         header += ["optimism", "corrected"]
         columns += [table["optimism"], table["corrected_complexity"]]
         formats += ["{:.4f}", "{:.4f}"]
+    intro = "Split complexity (LeBlanc & Crowley): G(T) = sum of the splits' chi-squares"
+    return _path_text(intro, n_samples, header, columns, formats, table["selected"])
+
+
+def _path_text(intro, n_samples, header, columns, formats, selected) -> str:
+    """printcp's layout of a pruning path: ``intro``, the rows, then one line per subtree
+    from the root (the last column entry) to the full tree, ``*`` at the one in use."""
+    order = np.arange(len(selected))[::-1]
     rows = [
         [
             f.format(int(c[k]) if f == "{:d}" else float(c[k]))
@@ -354,14 +343,14 @@ def split_complexity_text(table: dict, n_samples: int) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     label = len(str(len(rows)))
     lines = [
-        "Split complexity (LeBlanc & Crowley): G(T) = sum of the splits' chi-squares",
+        intro,
         "",
         f"n= {n_samples}",
         "",
         " " * (label + 1) + " ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
     ]
     for number, (k, row) in enumerate(zip(order, rows, strict=True), start=1):
-        mark = " *" if table["selected"][k] else ""
+        mark = " *" if selected[k] else ""
         cells = " ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
         lines.append(f"{str(number).ljust(label)} {cells}{mark}")
     return "\n".join(lines) + "\n"

@@ -15,9 +15,13 @@ from treekit_core.export.hard_trees import (
 def explained_values(model, tree) -> np.ndarray:
     """The node values SHAP explains: the tree's (class probabilities, a regression value),
     or what the estimator says its prediction is per node (a survival model's risk score:
-    its ``node_risk_values``)."""
+    its ``node_risk_values``; a column per cause for competing risks, as SHAP explains a
+    column per class)."""
     per_node = getattr(model, "node_risk_values", None)
-    return tree.value if per_node is None else per_node(tree)[:, None]
+    if per_node is None:
+        return tree.value
+    values = per_node(tree)
+    return values[:, None] if values.ndim == 1 else values
 
 
 def to_shap(model, missing: str = "warn") -> dict:

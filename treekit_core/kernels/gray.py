@@ -18,6 +18,7 @@ from numba import types
 
 from treekit_core.kernels.compiling import F1, F2A, I1, f8, generic_jit, i8, jit
 from treekit_core.kernels.growth import admissible_cut, cut_threshold, gather_ranked_feature
+from treekit_core.kernels.logrank import time_ranks
 from treekit_core.numerics import FEATURE_THRESHOLD
 
 
@@ -164,16 +165,7 @@ def best_gray_split_of_node(
     for j in range(n):
         if entry[rows[j]] > 0.0:
             return -2, 0.0, -np.inf, 0.5
-    node_time = np.empty(n)
-    for j in range(n):
-        node_time[j] = time[rows[j]]
-    by_time = np.argsort(node_time, kind="mergesort")
-    rank_of = np.empty(n, dtype=np.int64)
-    size = 0
-    for j in range(n):
-        if j > 0 and node_time[by_time[j]] != node_time[by_time[j - 1]]:
-            size += 1
-        rank_of[by_time[j]] = size
+    node_time, by_time, rank_of, _ = time_ranks(time, rows)
     parent_weight = 0.0
     for j in range(n):
         parent_weight += row_weights[j]

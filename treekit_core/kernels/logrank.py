@@ -223,6 +223,24 @@ def summed_statistic(
     return abs(numer / np.sqrt(denom))
 
 
+@generic_jit
+def time_ranks(time, rows):
+    """(the node's times, its rows in time order (stable), each row's rank among the
+    node's distinct times, how many distinct times) of the training ``rows``."""
+    n = rows.shape[0]
+    node_time = np.empty(n)
+    for j in range(n):
+        node_time[j] = time[rows[j]]
+    by_time = np.argsort(node_time, kind="mergesort")
+    rank_of = np.empty(n, dtype=np.int64)
+    size = 0
+    for j in range(n):
+        if j > 0 and node_time[by_time[j]] != node_time[by_time[j - 1]]:
+            size += 1
+        rank_of[by_time[j]] = size
+    return node_time, by_time, rank_of, size + 1
+
+
 NODE_SIGNATURE = types.Tuple((i8, f8, f8, f8))(F1, F1, F1, F2A, I1, F1, I1, i8, f8)
 
 
@@ -239,17 +257,7 @@ def best_logrank_split_of_node(
     0: from the start) are per training row; a row is at risk at the node's times in
     (entry, time]."""
     n = rows.shape[0]
-    node_time = np.empty(n)
-    for j in range(n):
-        node_time[j] = time[rows[j]]
-    by_time = np.argsort(node_time, kind="mergesort")
-    rank_of = np.empty(n, dtype=np.int64)
-    size = 0
-    for j in range(n):
-        if j > 0 and node_time[by_time[j]] != node_time[by_time[j - 1]]:
-            size += 1
-        rank_of[by_time[j]] = size
-    size += 1
+    node_time, by_time, rank_of, size = time_ranks(time, rows)
     distinct = np.empty(size)
     for j in range(n):
         distinct[rank_of[by_time[j]]] = node_time[by_time[j]]

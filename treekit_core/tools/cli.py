@@ -42,8 +42,7 @@ from treekit_core.tools.csvdata import (
 from treekit_core.tools.export import export_text
 from treekit_core.tools.incidence_plots import write_incidence_plots
 from treekit_core.tools.metrics import (
-    brier_score_cause,
-    concordance_index_cause,
+    competing_figures,
     diagnostic_report,
     event_quartiles,
     event_time_quartiles,
@@ -52,6 +51,7 @@ from treekit_core.tools.metrics import (
 )
 from treekit_core.tools.progress import Progress
 from treekit_core.tools.report import (
+    competing_evaluation,
     composition_line,
     html_report,
     regression_evaluation,
@@ -716,48 +716,48 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
 
 
 def _evaluate_causes(model, X, y, parts, args, what) -> int:
-    """``evaluate``'s figures per cause for a competing-risk model: Wolbers' concordance
-    of the cause's column of ``predict`` and the Brier score of its incidence at the
-    quartiles of the event times (``--times`` to choose), on the rows of the ``parts``
-    (held out, or the file as it is); ``--plots`` draws the stacked incidences."""
-    if args.report:
-        raise ValueError(
-            "--report: the HTML report has no competing-risk page yet; use --plots for the "
-            "stacked incidences"
-        )
+    """``evaluate``'s figures per cause for a competing-risk model
+    (:func:`competing_figures`: Wolbers' concordance of each cause's column of ``predict``
+    and the Brier score of its incidence at the quartiles of the event times, ``--times``
+    to choose), on the rows of the ``parts`` (held out, or the file as it is); ``--plots``
+    draws the stacked incidences, ``--report`` writes the page."""
     time, code = y["time"].astype(np.float64), y["event"].astype(np.int64)
     follow = np.column_stack([time, code])
-    causes = int(model.predict(X[:1]).shape[1])
     times = (
         _survival_times(model, args.times) if args.times else event_time_quartiles(time[code > 0])
     )
-    risk = np.empty((len(y), causes))
-    incidence = np.empty((causes, len(y), times.size))
+    risk, incidence = None, None
     start = 0
     for rows, fitted in parts:
         block = slice(start, start + rows.size)
-        risk[block] = fitted.predict(X[block])
-        for k in range(causes):
+        found = fitted.predict(X[block])
+        if risk is None:
+            risk = np.empty((len(y), found.shape[1]))
+            incidence = np.empty((found.shape[1], len(y), times.size))
+        risk[block] = found
+        for k in range(found.shape[1]):
             incidence[k, block] = fitted.predict_cumulative_incidence(
                 X[block], cause=k + 1, times=times
             )
         start += rows.size
+    figures = competing_figures(follow, risk, incidence, times)
     print(f"{what}; composition: {composition_line(model)}")
-    print(f"rows: {len(y)} ({int((code > 0).sum())} events)")
-    listed = ", ".join(f"{t:g}" for t in times)
-    for k in range(1, causes + 1):
-        if not (code == k).any():
-            print(f"cause {k}: no event among these rows")
-            continue
-        concordance = concordance_index_cause(follow, risk[:, k - 1], k)
-        _, brier = brier_score_cause(follow, follow, incidence[k - 1], times, k)
-        print(
-            f"cause {k} ({int((code == k).sum())} events): concordance (Wolbers) "
-            f"{concordance:.4f}; Brier score at {listed}: " + ", ".join(f"{b:.4f}" for b in brier)
-        )
+    print(f"rows: {int(figures['rows'])} ({int(figures['events'])} events)")
+    for name, value in list(figures.items())[2:]:
+        print(f"{name}: {value:.4f}" if "events" not in name else f"{name}: {int(value)}")
     if args.plots:
         written = write_incidence_plots(model, X, follow, args.plots, what)
         print("wrote " + ", ".join(str(p) for p in written))
+    if args.report:
+        page = html_report(
+            model,
+            title=f"treekit: {args.model} on {args.data}",
+            composition=composition_line(model),
+            evaluation=competing_evaluation(figures, model, X, follow, what),
+        )
+        with open(args.report, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        print(f"wrote {args.report}")
     return 0
 
 

@@ -565,3 +565,24 @@ def brier_score_cause(y_train, y_test, estimate, times, cause: int):
             + np.square(estimate[:, i]) * control / at_times[i]
         )
     return times, scores
+
+
+def competing_figures(y, risk, incidences, times) -> dict:
+    """What ``treekit evaluate`` and the HTML report show of a competing-risk model on
+    follow-up ``y`` (time and event code): the rows and events, and per cause with an
+    event among them its Wolbers concordance (:func:`concordance_index_cause`) of its
+    column of ``risk`` (n x causes, ``predict``'s) and the Brier score
+    (:func:`brier_score_cause`) of its incidence at each of ``times`` (``incidences``:
+    causes x n x len(times))."""
+    time, code = check_event_codes(y)
+    risk = np.asarray(risk, dtype=np.float64)
+    figures = {"rows": float(time.size), "events": float((code > 0).sum())}
+    for k in range(1, risk.shape[1] + 1):
+        if not (code == k).any():
+            continue
+        figures[f"cause {k} events"] = float((code == k).sum())
+        figures[f"cause {k} concordance (Wolbers)"] = concordance_index_cause(y, risk[:, k - 1], k)
+        _, scores = brier_score_cause(y, y, incidences[k - 1], times, k)
+        for t, score in zip(np.unique(times), scores, strict=True):
+            figures[f"cause {k} Brier score at {t:g}"] = float(score)
+    return figures

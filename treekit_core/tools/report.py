@@ -19,10 +19,14 @@ import numpy as np
 from treekit_core.components.question import QuestionTextContext
 from treekit_core.engine.rejection import RejectRule
 from treekit_core.engine.tree_text import _names, branch_texts, test_note
+from treekit_core.engine.validation import check_event_codes
 from treekit_core.tools import plots
+from treekit_core.tools.incidence_plots import plot_cumulative_incidence
 from treekit_core.tools.metrics import (
+    competing_figures,
     diagnostic_report,
     event_quartiles,
+    event_time_quartiles,
     regression_figures,
     survival_figures,
 )
@@ -159,10 +163,19 @@ def _picture(draw) -> str:
     try:
         plt = _pyplot()
     except ImportError:
-        return '<p class="note">(pictures need matplotlib: pip install matplotlib)</p>'
+        return NO_MATPLOTLIB
     fig, ax = plt.subplots(figsize=(7, 4))
     draw(ax)
     fig.tight_layout()
+    return _embedded(fig)
+
+
+NO_MATPLOTLIB = '<p class="note">(pictures need matplotlib: pip install matplotlib)</p>'
+
+
+def _embedded(fig) -> str:
+    """A drawn figure as an inline PNG (closed after)."""
+    plt = _pyplot()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
@@ -210,7 +223,19 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
     time-dependent AUC and leaves' Kaplan-Meier curves, ``y`` its follow-up), written to
     ``path`` when given: the page ``treekit evaluate --report`` writes, from Python."""
     what = f"figures on the {len(y)} rows given"
-    if hasattr(model, "predict_survival_function"):
+    composition = getattr(model, "composition_", None)
+    if composition is not None and "cumulative_incidence" in composition.target.provides:
+        time, code = check_event_codes(y, len(y))
+        follow = np.column_stack([time, code])
+        times = event_time_quartiles(time[code > 0])
+        risk = model.predict(X)
+        incidences = [
+            model.predict_cumulative_incidence(X, cause=k, times=times)
+            for k in range(1, risk.shape[1] + 1)
+        ]
+        figures = competing_figures(follow, risk, incidences, times)
+        evaluation = competing_evaluation(figures, model, X, follow, what)
+    elif hasattr(model, "predict_survival_function"):
         times = event_quartiles(y)  # as treekit evaluate reads them
         figures = survival_figures(y, model.predict(X), model.predict_survival_at(X, times), times)
         evaluation = survival_evaluation(figures, model, X, y, what)
@@ -255,6 +280,25 @@ def survival_evaluation(figures, model, X, y, what: str) -> dict:
     """A survival model's figures (:func:`treekit_core.tools.metrics.survival_figures`) as
     :func:`html_report` shows them, with its leaves' Kaplan-Meier curves on ``X``, ``y``."""
     return {"what": what, "survival": figures, "curves": (model, X, y)}
+
+
+def competing_evaluation(figures, model, X, y, what: str) -> dict:
+    """A competing-risk model's figures per cause (:func:`competing_figures`) as
+    :func:`html_report` shows them, with the stacked incidences on ``X``, ``y``."""
+    return {"what": what, "causes": figures, "incidences": (model, X, y)}
+
+
+def _competing_block(block) -> list:
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{value:.6g}</td></tr>"
+        for name, value in block["causes"].items()
+    )
+    model, X, y = block["incidences"]
+    try:
+        figure = plot_cumulative_incidence(model, X, y)
+    except ImportError:
+        return [f"<table>{rows}</table>", NO_MATPLOTLIB]
+    return [f"<table>{rows}</table>", _embedded(figure)]
 
 
 def _survival_block(block) -> list:
@@ -321,9 +365,14 @@ def html_report(model, *, title, composition, evaluation, cross_validated=None) 
     for heading, block in (("Evaluation", evaluation), ("Cross-validated", cross_validated)):
         if block is None:
             continue
-        if "regression" in block or "survival" in block:
+        if "regression" in block or "survival" in block or "causes" in block:
             parts += [f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>"]
-            parts += _regression_block(block) if "regression" in block else _survival_block(block)
+            if "causes" in block:
+                parts += _competing_block(block)
+            else:
+                parts += (
+                    _regression_block(block) if "regression" in block else _survival_block(block)
+                )
             continue
         parts += [
             f"<h2>{heading}</h2><p>{html.escape(block['what'])}</p>",
@@ -331,6 +380,9 @@ def html_report(model, *, title, composition, evaluation, cross_validated=None) 
             f"<p>area under the risk-coverage curve: {block['curve'].area:.4f}</p>",
             _picture(lambda ax, c=block["curve"]: plots.plot_risk_coverage({"confidence": c}, ax)),
         ]
+    pruner_state = model.tree_.component_state.get("pruner", {}) if hasattr(model, "tree_") else {}
+    if "split_statistic" in pruner_state:  # split complexity (log-rank trees)
+        parts += ["<h2>Pruning path</h2>", f"<pre>{html.escape(model.cp_table())}</pre>"]
     if hasattr(model, "tree_") and "cv_error" in model.tree_.component_state.get("pruner", {}):
         parts += [
             "<h2>Pruning path</h2>",

@@ -319,6 +319,16 @@ def weighted_losses(weight: np.ndarray, loss: np.ndarray) -> np.ndarray:
     return np.where(weighted, weight * np.where(weighted, loss, 0.0), 0.0)
 
 
+def check_choice(state, levels) -> None:
+    """A pruning state's choice: ``chosen_alpha`` >= 0 and, where kept, ``selected`` one
+    of the ``levels`` (a shape: the number of subtree levels)."""
+    state_array(state, "chosen_alpha", (), "pruner", minimum=0.0)
+    if "selected" in state:
+        selected = state_array(state, "selected", (), "pruner", minimum=0, integer=True)
+        if selected >= levels[0]:
+            raise ValueError("model file: pruner.selected is not a subtree level")
+
+
 def _check_alpha(inst, attribute, value):
     if value is not None and not (
         isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)
@@ -400,11 +410,7 @@ class CostComplexity(Pruner):
         for key in ("cv_error", "cv_std_error"):
             if key in state:
                 state_array(state, key, levels, "pruner", minimum=0.0)
-        state_array(state, "chosen_alpha", (), "pruner", minimum=0.0)
-        if "selected" in state:
-            selected = state_array(state, "selected", (), "pruner", minimum=0, integer=True)
-            if selected >= levels[0]:
-                raise ValueError("model file: pruner.selected is not a subtree level")
+        check_choice(state, levels)
 
     def path_table(self, state: dict) -> dict:
         """rpart's cp table, one row per nested subtree (largest first): ``alphas``, ``cp``,

@@ -36,6 +36,7 @@ import numpy as np
 
 from treekit_core.builtins.pruners.cost_complexity import (
     _with_slack,
+    check_choice,
     evaluation_alphas,
     internal_nodes_left,
     subtree_levels,
@@ -156,11 +157,7 @@ class SplitComplexity(Pruner):
         for key in ("optimism", "corrected_complexity"):
             if key in state:
                 state_array(state, key, levels, "pruner")
-        state_array(state, "chosen_alpha", (), "pruner", minimum=0.0)
-        if "selected" in state:
-            selected = state_array(state, "selected", (), "pruner", minimum=0, integer=True)
-            if selected >= levels[0]:
-                raise ValueError("model file: pruner.selected is not a subtree level")
+        check_choice(state, levels)
 
     def path_table(self, state: dict) -> dict:
         """One row per nested subtree (largest first): ``alphas``, ``n_splits``,
