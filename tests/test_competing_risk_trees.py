@@ -414,3 +414,68 @@ def test_shap_explains_each_cause_s_risk(mgus2):
     expected = np.atleast_1d(explainer.expected_value)
     scale = np.abs(predicted).max()
     np.testing.assert_allclose(values.sum(axis=1) + expected, predicted, rtol=0, atol=1e-9 * scale)
+
+
+def _composite(time, code, left):
+    """Ishwaran et al.'s composite log-rank chi-square of a split, by hand from each
+    cause's survdiff terms (the metrics' log-rank scores): (sum_c U_c)^2 / sum_c V_c."""
+    from treekit_core.builtins.competing_risks import logrank_scores
+
+    observed = variance = 0.0
+    for cause in np.unique(code[code > 0]):
+        difference, covariance, _ = logrank_scores(time, code == cause, left.astype(int))
+        observed += difference[1]
+        variance += covariance[1, 1]
+    return observed**2 / variance if variance > 0 else 0.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(15, 70))
+def test_every_cause_combined_splits_by_the_composite_log_rank(seed, n):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 10, n).astype(float)
+    time = rng.integers(1, 6, n).astype(float)  # ties of different causes at a time
+    code = rng.integers(0, 4, n)
+    if not (code > 1).any():
+        code[0] = 2
+    y = np.column_stack([time, code])
+    params = {"cause": None}
+    tree = SurvivalTree(
+        target="competing_risks",
+        criterion="logrank_cause",
+        criterion_params=params,
+        max_depth=1,
+        min_samples_leaf=2,
+    ).fit(x[:, None], y)
+    best = 0.0
+    for cut in np.unique(x)[:-1]:
+        left = x <= cut
+        if min(left.sum(), (~left).sum()) >= 2:
+            best = max(best, _composite(time, code, left))
+    if tree.tree_.n_leaves == 1:
+        assert best == pytest.approx(0.0, abs=1e-9)
+        return
+    assert tree.tree_.node_fields["improvement"][0] ** 2 == pytest.approx(best, rel=1e-9)
+    rows = tree.composition_.target.encode(y, n).rows
+    left = (x <= tree.tree_.threshold[0]).astype(int)
+    held_out = tree.composition_.criterion.two_sample_statistic(rows, left)
+    assert held_out == pytest.approx(best, rel=1e-9)
+
+
+def test_every_cause_combined_with_one_cause_is_the_log_rank_tree():
+    X, time, event = _one_cause_data(3)
+    y = np.column_stack([time, event])
+    plain = SurvivalTree(max_depth=4).fit(X, y)
+    combined = SurvivalTree(
+        target="competing_risks", criterion="logrank_cause", criterion_params={"cause": None}
+    ).set_params(max_depth=4)
+    combined.fit(X, y)
+    for name in ("child_start", "feature", "threshold"):
+        np.testing.assert_array_equal(getattr(combined.tree_, name), getattr(plain.tree_, name))
+    np.testing.assert_array_equal(
+        combined.tree_.node_fields["improvement"], plain.tree_.node_fields["improvement"]
+    )
+    with pytest.raises(Exception, match="'gray' tests one cause"):
+        SurvivalTree(
+            target="competing_risks", criterion="gray", criterion_params={"cause": None}
+        ).fit(X, y)

@@ -144,6 +144,99 @@ def test_a_structured_y_with_entry_scores_and_keeps_out_of_bag(mgus2):
         list(zip(data.y["event"] > 0, data.y["time"], strict=True)),
         dtype=[("event", bool), ("time", float)],
     )
-    # the concordance reads (event, time): the entry field is set aside
-    assert forest.score(data.X, structured) == forest.score(data.X, plain)
-    assert np.isfinite(forest.oob_score_)
+    # the concordance counts the pairs of the risk sets: entry times from y's field
+    from treekit_core import concordance_index
+
+    predicted = forest.predict(data.X)
+    expected = concordance_index(data.y["event"] > 0, data.y["time"], predicted, entry=entry)
+    assert forest.score(data.X, structured) == expected
+    assert forest.score(data.X, plain) == concordance_index(
+        data.y["event"] > 0, data.y["time"], predicted
+    )
+    scored = ~np.isnan(forest.oob_prediction_)
+    assert forest.oob_score_ == concordance_index(
+        data.y["event"][scored] > 0,
+        data.y["time"][scored],
+        forest.oob_prediction_[scored],
+        entry=entry[scored],
+    )
+
+
+def _harrell_by_pairs(event, time, estimate, entry):
+    """Harrell's concordance by its definition, pair by pair: i's event opens a pair with
+    every j still followed after T_i (or censored at T_i) that had entered before T_i."""
+    numerator = denominator = 0.0
+    for i in np.flatnonzero(event):
+        for j in range(time.size):
+            if j == i or not (entry[j] < time[i] or entry[j] == 0):
+                continue
+            if time[j] > time[i] or (time[j] == time[i] and not event[j]):
+                denominator += 1
+                if abs(estimate[i] - estimate[j]) <= 1e-8:
+                    numerator += 0.5
+                elif estimate[i] > estimate[j]:
+                    numerator += 1
+    return numerator / denominator
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(4, 40))
+def test_the_concordance_with_entry_times_counts_the_risk_sets_pairs(seed, n):
+    from treekit_core import concordance_index
+
+    rng = np.random.default_rng(seed)
+    time = rng.integers(1, 10, n).astype(float)
+    entry = np.where(rng.random(n) < 0.5, np.floor(rng.random(n) * time), 0.0)
+    event = rng.random(n) < 0.6
+    event[0] = True
+    estimate = rng.integers(0, 5, n).astype(float)
+    try:
+        expected = _harrell_by_pairs(event, time, estimate, entry)
+    except ZeroDivisionError:
+        with pytest.raises(ValueError, match="no comparable pairs"):
+            concordance_index(event, time, estimate, entry=entry)
+        return
+    assert concordance_index(event, time, estimate, entry=entry) == pytest.approx(expected)
+    # entries at 0: Harrell's index as before
+    assert concordance_index(event, time, estimate, entry=np.zeros(n)) == concordance_index(
+        event, time, estimate
+    )
+
+
+def test_the_brier_score_with_entry_times_averages_the_rows_entered_by_then():
+    from treekit_core.tools.metrics import brier_score, brier_score_cause
+
+    rng = np.random.default_rng(4)
+    n = 60
+    time = rng.integers(1, 30, n).astype(float)
+    event = rng.random(n) < 0.7
+    entry = np.where(rng.random(n) < 0.4, np.floor(rng.random(n) * time), 0.0)
+    with_entry = np.array(
+        list(zip(event, time, entry, strict=True)),
+        dtype=[("event", bool), ("time", float), ("entry", float)],
+    )
+    plain = np.array(list(zip(event, time, strict=True)), dtype=[("event", bool), ("time", float)])
+    times = np.array([5.0, 10.0, 20.0])
+    estimate = rng.random((n, times.size))
+    _, without = brier_score(plain, plain, estimate, times)
+    _, found = brier_score(plain, with_entry, estimate, times)
+    # by hand: the same terms, each time's mean over the rows entered by then
+    for i, t in enumerate(times):
+        entered = (entry == 0) | (entry < t)
+        _, one = brier_score(plain, plain[entered], estimate[entered, i : i + 1], [t])
+        assert found[i] == pytest.approx(one[0], rel=1e-12)
+    zero = plain.copy()
+    zeros = np.array(
+        list(zip(event, time, np.zeros(n), strict=True)),
+        dtype=[("event", bool), ("time", float), ("entry", float)],
+    )
+    np.testing.assert_array_equal(brier_score(zero, zeros, estimate, times)[1], without)
+    assert not np.allclose(found, without)  # some row enters after a time asked
+    # the cause's score restricts likewise
+    codes = np.array(
+        list(zip(event.astype(int), time, entry, strict=True)),
+        dtype=[("event", int), ("time", float), ("entry", float)],
+    )
+    y = np.column_stack([time, event.astype(int)])
+    _, by_cause = brier_score_cause(y, codes, 1.0 - estimate, times, 1)
+    np.testing.assert_allclose(by_cause, found, rtol=1e-12)

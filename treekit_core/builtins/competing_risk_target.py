@@ -4,10 +4,10 @@ cause-specific Nelson-Aalen hazards (:func:`~treekit_core.builtins.survival_curv
 with ``cause``), beside the all-cause curves a survival tree keeps.
 
 A row of ``y`` is a time and an event code (0 censored, 1..K the cause), and optionally a
-delayed entry. The target's rows are (any event, time, entry, cause 1 event, ..., cause K
-event), so the all-cause columns are the survival target's (the ``logrank`` criterion
-splits on any event, and with one cause the tree is the survival target's), and
-``logrank_cause`` reads the column of its cause.
+delayed entry. The target's rows are (any event, time, entry, event code, cause 1 event,
+..., cause K event), so the all-cause columns are the survival target's (the ``logrank``
+criterion splits on any event, and with one cause the tree is the survival target's),
+``logrank_cause`` reads the column of its cause, or, for every cause combined, the codes.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from treekit_core.components import TargetRows
 from treekit_core.components.base import state_array
 from treekit_core.engine.validation import check_entry, check_event_codes, split_entry
 
-#: Columns of the target's rows before the first cause's: (any event, time, entry).
-CAUSE_COLUMN_OFFSET = 3
+#: The column of the target's rows that holds each row's event code (0 censored).
+CODE_COLUMN = 3
+#: Columns of the target's rows before the first cause's: (any event, time, entry, code).
+CAUSE_COLUMN_OFFSET = 4
 
 
 def n_causes_of(n_columns: int) -> int:
@@ -74,7 +76,7 @@ class CompetingRisks(SurvivalCurves):
                 "incidence can rise and no log-rank cut can be scored"
             )
         n_causes = int(code.max(initial=1))
-        columns = [(code > 0).astype(np.float64), time, entry]
+        columns = [(code > 0).astype(np.float64), time, entry, code.astype(np.float64)]
         columns += [(code == k).astype(np.float64) for k in range(1, n_causes + 1)]
         return TargetRows(np.column_stack(columns), None)
 
@@ -83,9 +85,7 @@ class CompetingRisks(SurvivalCurves):
         k, ``incidence_k`` and ``cause_hazard_k`` at the same jumps; ``n_causes``."""
         event, time = rows[:, 0] > 0, rows[:, 1]
         n_causes = n_causes_of(rows.shape[1])
-        code = np.zeros(rows.shape[0], dtype=np.int64)
-        for k in range(1, n_causes + 1):
-            code[rows[:, cause_column(k)] > 0] = k
+        code = rows[:, CODE_COLUMN].astype(np.int64)
         grid, has_event = unique_times(event, time)
         jumps = leaf_jumps(
             event, time, grid, *memberships, tree.n_nodes, cause=code, entry=rows[:, 2]
@@ -99,8 +99,7 @@ class CompetingRisks(SurvivalCurves):
 
     def strata(self, rows, labeler):
         """Folds and bootstrap samples keep the share of each cause (and of censoring)."""
-        codes = rows[:, CAUSE_COLUMN_OFFSET:] * np.arange(1, n_causes_of(rows.shape[1]) + 1)
-        return codes.sum(axis=1).astype(np.int64)
+        return rows[:, CODE_COLUMN].astype(np.int64)
 
     def state_of_nodes(self, state, nodes):
         """The runs of ``nodes``' jumps, the causes' curves with them."""
@@ -202,12 +201,12 @@ class CompetingRisks(SurvivalCurves):
             )
 
     def check_tree(self, tree, labels) -> None:
-        """At least one cause: statistics (any event, follow-up, entry, one per cause),
+        """At least one cause: statistics (any event, follow-up, entry, code, one per cause),
         each >= 0, the causes' events summing to the events; one value per node."""
         width = tree.statistics.shape[1]
         if width < CAUSE_COLUMN_OFFSET + 1:
             check_statistics_width(
-                tree, CAUSE_COLUMN_OFFSET + 1, "events, follow-up, entry and one per cause"
+                tree, CAUSE_COLUMN_OFFSET + 1, "events, follow-up, entry, code and one per cause"
             )
         if (tree.statistics < 0).any():
             raise ValueError("tree field 'statistics': negative events or follow-up")

@@ -13,7 +13,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.builtins.competing_risk_target import cause_column, n_causes_of
+from treekit_core.builtins.competing_risk_target import CODE_COLUMN, cause_column, n_causes_of
 from treekit_core.builtins.competing_risks import gray_scores, logrank_scores
 from treekit_core.components import Criterion
 
@@ -272,8 +272,10 @@ class Logrank(Criterion):
 
 
 def _check_cause(instance, attribute, value) -> None:
+    if value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"cause must be an event code >= 1 (an int), got {value!r}")
+        raise ValueError(f"cause must be an event code >= 1 (an int) or None, got {value!r}")
 
 
 @attrs.define(slots=False)
@@ -283,15 +285,21 @@ class LogrankCause(Logrank):
     every other row, censored or ended by another cause, as censored at its time (the
     cause-specific log-rank test, ``survival::survdiff`` on that cause's indicator). Reads
     the ``competing_risks`` target's rows (their column of that cause). ``cause``: the
-    event code (default 1)."""
+    event code (default 1), or None for every cause combined: Ishwaran et al.'s (2014)
+    composite log-rank, sum_c U_c / sqrt(sum_c V_c) over the causes' observed-minus-
+    expected events and variances (randomForestSRC's ``splitrule = "logrank"`` for
+    competing risks; the any-event log-rank but for ties of different causes at a time)."""
 
     name: ClassVar[str] = "logrank_cause"
     description: ClassVar[str] = "log-rank statistic of one cause's hazard (competing risks)"
     default_target: ClassVar[str] = "competing_risks"
-    cause: int = attrs.field(default=1, validator=_check_cause)
+    cause: int | None = attrs.field(default=1, validator=_check_cause)
 
     def row_columns(self, default: tuple, n_columns: int) -> tuple:
-        """(the cause's events, the time, the entry) of the competing-risks rows."""
+        """(the cause's events, or every row's event code for all causes combined, the
+        time, the entry) of the competing-risks rows."""
+        if self.cause is None:
+            return (CODE_COLUMN, 1, 2)
         column = cause_column(self.cause)
         if column >= n_columns:
             raise ValueError(
@@ -299,6 +307,28 @@ class LogrankCause(Logrank):
                 f"1..{n_causes_of(n_columns)}"
             )
         return (column, 1, 2)
+
+    def two_sample_statistic(self, rows, groups) -> float:
+        """The criterion's test on held-out ``rows``: the cause's log-rank test, or for
+        every cause combined the composite (sum_c U_c)^2 / sum_c V_c."""
+        if self.cause is not None:
+            return super().two_sample_statistic(rows, groups)
+        if np.unique(groups).size < 2:
+            return 0.0
+        code, time, entry = rows[:, CODE_COLUMN], rows[:, 1], rows[:, 2]
+        late = entry if (entry > 0).any() else None
+        observed, variance = 0.0, 0.0
+        for cause in np.unique(code[code > 0]):
+            difference, covariance, _ = logrank_scores(time, code == cause, groups, late)
+            observed += difference[1]
+            variance += covariance[1, 1]
+        return float(observed**2 / variance) if variance > 0 else 0.0
+
+
+def _check_gray_cause(instance, attribute, value) -> None:
+    if value is None:
+        raise ValueError("criterion 'gray' tests one cause: cause must be an event code >= 1")
+    _check_cause(instance, attribute, value)
 
 
 def _check_cuts(instance, attribute, value) -> None:
@@ -321,6 +351,7 @@ class Gray(LogrankCause):
     name: ClassVar[str] = "gray"
     description: ClassVar[str] = "Gray's test of one cause's incidence (competing risks)"
     row_search: ClassVar[str] = "gray_search"
+    cause: int = attrs.field(default=1, validator=_check_gray_cause)
     n_cuts: int = attrs.field(default=10, validator=_check_cuts)
 
     def row_columns(self, default: tuple, n_columns: int) -> tuple:

@@ -39,7 +39,9 @@ def logrank_nominal_split(kernel, event, time, entry, data, node, rules, feature
     """(Split or None, score) of the best nominal question on ``features`` at ``node``:
     subset questions (``mode="subset"``) or multi-way ones; ``event``, ``time`` and
     ``entry`` are the training rows' follow-up (the target's columns the log-rank search
-    reads; a row is at risk in (entry, time])."""
+    reads; a row is at risk in (entry, time]; ``event`` may hold cause codes: the subset
+    questions are then scored by the composite statistic of every cause, the multi-way
+    ones by the any-event K-sample test)."""
     best, best_score = None, -np.inf
     for feature in features:
         feature = int(feature)
@@ -86,7 +88,7 @@ def _subset(kernel, event, time, entry, node, rules, feature, codes, known, m):
     if present.sum() < 2:
         return None, -np.inf
     hazards = category_hazards(
-        event_rows[known], time_rows[known], weights[known], codes[known], m, entry_rows[known]
+        event_rows[known] > 0, time_rows[known], weights[known], codes[known], m, entry_rows[known]
     )
     subsets = candidate_subsets(present, hazards)
     rows = np.arange(node.rows.size, dtype=np.int64)
@@ -176,7 +178,7 @@ def _multiway(event, time, entry, node, rules, feature, codes, known, m):
         return None, -np.inf
     groups = np.searchsorted(present, used)
     statistic = k_sample_logrank(
-        event[node.rows][known],
+        event[node.rows][known] > 0,
         time[node.rows][known],
         weights,
         groups,

@@ -377,6 +377,7 @@ class SurvivalFamily(IncidencePredictions):
         (:func:`concordance_index_cause`) of its column of :meth:`predict`."""
         if sample_weight is not None:
             raise ValueError("Harrell's concordance index takes no sample_weight")
+        y, entry = split_entry(y)
         if "cumulative_incidence" in self.composition_.target.provides:
             time, code = check_event_codes(y, len(y))
             risk = self.predict(X)
@@ -384,10 +385,15 @@ class SurvivalFamily(IncidencePredictions):
             if not causes:
                 raise ValueError("y holds no event of a cause the model was fitted on")
             return float(
-                np.mean([concordance_index_cause(time, code, risk[:, k - 1], k) for k in causes])
+                np.mean(
+                    [
+                        concordance_index_cause(time, code, risk[:, k - 1], k, entry=entry)
+                        for k in causes
+                    ]
+                )
             )
         event, time = check_survival_y(y, len(y))
-        return concordance_index(event, time, self.predict(X))
+        return concordance_index(event, time, self.predict(X), entry=entry)
 
 
 def every_node_memberships(tree, rows, nodes, shares) -> tuple:
@@ -403,27 +409,34 @@ def every_node_memberships(tree, rows, nodes, shares) -> tuple:
     return tuple(np.concatenate(part) for part in zip(*parts, strict=True))
 
 
-def concordance_index_cause(time, code, estimate, cause: int, tied_tol: float = 1e-8) -> float:
+def concordance_index_cause(
+    time, code, estimate, cause: int, tied_tol: float = 1e-8, entry=None
+) -> float:
     """The concordance of a risk score for one cause under competing risks (Wolbers et al.
     2009): over the pairs (i, j) where row i ended in ``cause`` at T_i and row j was still
     free of any event after T_i, or ended in another cause (at any time: it never has this
     one), the share where i's estimate is the higher (ties in the estimate count 1/2).
     Harrell's index (:func:`concordance_index`) with the rows ended by another cause
-    followed past every time. ``code``: 0 censored, 1..K the cause."""
+    followed past every time. ``code``: 0 censored, 1..K the cause; ``entry``: delayed
+    entry (a pair counts where the other row had entered by the earlier time)."""
     time = np.asarray(time, dtype=np.float64)
     code = np.asarray(code)
     other = (code > 0) & (code != cause)
     beyond = np.where(other, time.max(initial=0.0) + 1.0, time)
-    return concordance_index(code == cause, beyond, estimate, tied_tol)
+    return concordance_index(code == cause, beyond, estimate, tied_tol, entry=entry)
 
 
-def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=None) -> float:
+def concordance_index(
+    event, time, estimate, tied_tol: float = 1e-8, weights=None, entry=None
+) -> float:
     """Harrell's concordance index, as scikit-survival's ``concordance_index_censored``:
     over the pairs where the earlier time ends in an event (and an event with a censored
     time equal to it), the share whose earlier one has the higher estimate, estimates
     within ``tied_tol`` counting a half. ``weights``: a weight per row for the pairs its
-    event opens (Uno's inverse probability of censoring weights; default 1). O(n log n) (a
-    Fenwick tree over the estimates' ranks, the times taken from the latest)."""
+    event opens (Uno's inverse probability of censoring weights; default 1). ``entry``:
+    delayed entry; a pair counts only where the later row was at risk at the earlier
+    event time (entered before it: its risk set). O(n log n) (a Fenwick tree over the
+    estimates' ranks, the times taken from the latest)."""
     weights = np.ones(len(time)) if weights is None else np.asarray(weights, dtype=np.float64)
     event = np.asarray(event, dtype=bool)
     time = np.asarray(time, dtype=np.float64)
@@ -442,10 +455,10 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=Non
     within = np.searchsorted(values, estimate + tied_tol, side="right")
     counts = np.zeros(n + 1)
 
-    def add(p):
+    def add(p, value=1.0):
         p += 1
         while p <= n:
-            counts[p] += 1
+            counts[p] += value
             p += p & -p
 
     def prefix(p):  # entries at positions < p
@@ -456,6 +469,9 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=Non
         return total
 
     order = np.argsort(-time, kind="stable")
+    entry = np.zeros(n) if entry is None else np.asarray(entry, dtype=np.float64)
+    by_entry = np.argsort(-entry, kind="stable")  # rows leave the risk sets, latest entry first
+    leaving = 0
     numerator = denominator = 0.0
     inserted = 0
     start = 0
@@ -464,6 +480,13 @@ def concordance_index(event, time, estimate, tied_tol: float = 1e-8, weights=Non
         while end < n and time[order[end]] == time[order[start]]:
             end += 1
         group = order[start:end]
+        now = time[group[0]]
+        while leaving < n and entry[by_entry[leaving]] > 0 and entry[by_entry[leaving]] >= now:
+            j = by_entry[leaving]  # not yet entered at this time (a later time: inserted)
+            if time[j] > now:
+                add(position[j], -1.0)
+                inserted -= 1
+            leaving += 1
         for i in group[~event[group]]:  # censored at this time: comparable to its events
             add(position[i])
             inserted += 1
@@ -590,7 +613,7 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
         self._survival_oob(data, y, sample_weight, weights)
         return self
 
-    def _competing_oob(self, y, sample_weight, scored) -> None:
+    def _competing_oob(self, y, sample_weight, scored, entry) -> None:
         """The out-of-bag score of a competing-risk forest: the mean over the causes with
         an event among the scored rows of each cause's concordance
         (:func:`concordance_index_cause`) of its out-of-bag column (a callable
@@ -605,8 +628,14 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
             self.oob_score_ = float(self.oob_score(code, time, prediction))
             return
         causes = [k for k in range(1, prediction.shape[1] + 1) if (code == k).any()]
+        entry = entry[scored]
         self.oob_score_ = float(
-            np.mean([concordance_index_cause(time, code, prediction[:, k - 1], k) for k in causes])
+            np.mean(
+                [
+                    concordance_index_cause(time, code, prediction[:, k - 1], k, entry=entry)
+                    for k in causes
+                ]
+            )
         )
 
     def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
@@ -638,8 +667,9 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
         seen = (count > 0).reshape(scale.shape)
         with np.errstate(invalid="ignore"):
             self.oob_prediction_ = np.where(seen, total / scale, np.nan)
+        entry = data.evidence[:, 2]  # the rows fit kept: delayed entry (0: none)
         if "cumulative_incidence" in self.composition_.target.provides:
-            self._competing_oob(y, sample_weight, count > 0)
+            self._competing_oob(y, sample_weight, count > 0, entry)
             return
         event, time = check_survival_y(y, len(y))
         if sample_weight is not None:  # the rows fit kept (a weight of 0 removes a row)
@@ -652,5 +682,5 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
             )
             return
         self.oob_score_ = concordance_index(
-            event[scored], time[scored], self.oob_prediction_[scored]
+            event[scored], time[scored], self.oob_prediction_[scored], entry=entry[scored]
         )

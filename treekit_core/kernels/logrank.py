@@ -64,12 +64,46 @@ def fenwick_prefix(tree, rank):
 
 
 @generic_jit
+def cause_ties(ranks, codes, weights, count, size, n_codes, buckets, dead_sq):
+    """``dead_sq[k]``: the sum over the causes of the squared weight of their events at
+    time rank k (rows with ``codes`` 1..n_codes; 0 censored), what the composite
+    variance of several causes reads (Ishwaran et al.'s log-rank for competing risks)."""
+    for k in range(size):
+        for c in range(n_codes + 1):
+            buckets[k, c] = 0.0
+    for j in range(count):
+        code = int(codes[j])
+        if code > 0:
+            buckets[ranks[j], code] += weights[j]
+    for k in range(size):
+        total = 0.0
+        for c in range(1, n_codes + 1):
+            total += buckets[k, c] * buckets[k, c]
+        dead_sq[k] = total
+
+
+@generic_jit
 def time_terms(
-    ranks, entry_ranks, weights, events, count, size, at_risk, dead, late, a_sum, b_sum, c_sum
+    ranks,
+    entry_ranks,
+    weights,
+    events,
+    count,
+    size,
+    at_risk,
+    dead,
+    late,
+    a_sum,
+    b_sum,
+    c_sum,
+    composite,
+    dead_sq,
 ):
     """The node's weight at risk and events at each of its ``size`` time ranks for the
     ``count`` rows given, and the prefix sums ``a_sum[k]`` = sum_{j <= k} d_j / n_j,
-    ``b_sum`` of c_j n_j, ``c_sum`` of c_j. A row is at risk from its entry rank on."""
+    ``b_sum`` of c_j n_j, ``c_sum`` of c_j. A row is at risk from its entry rank on.
+    ``composite`` (several causes): c_k sums the causes' own variance terms,
+    (n d - sum_c d_c^2) / ((n - 1) n^2), ``dead_sq`` holding sum_c d_c^2."""
     for k in range(size):
         at_risk[k] = 0.0
         dead[k] = 0.0
@@ -92,7 +126,10 @@ def time_terms(
         if n > 0.0:
             a += d / n
         if n > 1.0:
-            term = d * (n - d) / ((n - 1.0) * n * n)
+            if composite:
+                term = (n * d - dead_sq[k]) / ((n - 1.0) * n * n)
+            else:
+                term = d * (n - d) / ((n - 1.0) * n * n)
             c += term
             b += term * n
         a_sum[k], b_sum[k], c_sum[k] = a, b, c
@@ -185,6 +222,8 @@ def summed_statistic(
     events_left,
     at_time_left,
     entering_left,
+    composite,
+    dead_sq,
 ):
     """The statistic of the cut whose left child holds the first ``n_left`` rows, summed
     over the times as scikit-survival's ``LogrankCriterion.proxy_impurity_improvement``
@@ -215,7 +254,10 @@ def summed_statistic(
         ratio = at_risk_left / total
         numer += events_left[k] - dead[k] * ratio
         if total > 1.0:
-            v = (total - dead[k]) / (total - 1.0) * dead[k]
+            if composite:  # the causes' variances summed
+                v = (total * dead[k] - dead_sq[k]) / (total - 1.0)
+            else:
+                v = (total - dead[k]) / (total - 1.0) * dead[k]
             denom += ratio * (1.0 - ratio) * v
         at_risk_left -= at_time_left[k]
     if denom == 0.0:
@@ -253,14 +295,23 @@ def best_logrank_split_of_node(
     leftmost cut on ties (near ties settled by scikit-survival's sums). A feature with
     missing values is judged on its known rows (their own risk sets), its statistic scaled
     by their weight share (C4.5); the missing share is the known weight sent left. Feature
-    -1 when no cut is admissible. ``event`` (1/0), ``time`` and ``entry`` (delayed entry,
-    0: from the start) are per training row; a row is at risk at the node's times in
-    (entry, time]."""
+    -1 when no cut is admissible. ``event`` (1/0, or a cause code 0..K: then the
+    composite statistic of every cause, sum_c U_c / sqrt(sum_c V_c), Ishwaran et al.'s
+    log-rank rule for competing risks, randomForestSRC's ``logrank``), ``time`` and
+    ``entry`` (delayed entry, 0: from the start) are per training row; a row is at risk at
+    the node's times in (entry, time]."""
     n = rows.shape[0]
     node_time, by_time, rank_of, size = time_ranks(time, rows)
     distinct = np.empty(size)
     for j in range(n):
         distinct[rank_of[by_time[j]]] = node_time[by_time[j]]
+    n_codes = 0
+    for j in range(n):
+        n_codes = max(n_codes, int(event[rows[j]]))
+    composite = n_codes > 1
+    codes = np.empty(n)
+    buckets = np.empty((size if composite else 0, n_codes + 1))
+    dead_sq = np.zeros(size)
     entry_rank_of = np.zeros(n, dtype=np.int64)
     for j in range(n):
         e = entry[rows[j]]
@@ -302,13 +353,16 @@ def best_logrank_split_of_node(
             X, rows, row_weights, f, rank_of, unsorted, values, weights, ranks
         )
         for j in range(n):
-            events[j] = event[rows[order[j]]] != 0.0
+            codes[j] = event[rows[order[j]]]
+            events[j] = codes[j] != 0.0
             entry_ranks[j] = entry_rank_of[order[j]]
         if known < 2 or known_weight <= 0.0:
             continue
         if values[known - 1] <= values[0] + FEATURE_THRESHOLD:
             continue
         if known < n or not node_terms:  # the risk sets of the rows judged
+            if composite:
+                cause_ties(ranks, codes, weights, known, size, n_codes, buckets, dead_sq)
             time_terms(
                 ranks,
                 entry_ranks,
@@ -322,6 +376,8 @@ def best_logrank_split_of_node(
                 a_sum,
                 b_sum,
                 c_sum,
+                composite,
+                dead_sq,
             )
             node_terms = known == n
         for forward in (True, False):
@@ -381,6 +437,8 @@ def best_logrank_split_of_node(
                     events_left,
                     at_time_left,
                     entering_left,
+                    composite,
+                    dead_sq,
                 )
                 if exact > feature_score:
                     feature_score, position = exact, j

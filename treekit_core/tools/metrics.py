@@ -19,7 +19,7 @@ import numpy as np
 
 from treekit_core.builtins.competing_risks import cumulative_incidence as aalen_johansen
 from treekit_core.builtins.competing_risks import gray_scores, logrank_scores
-from treekit_core.engine.validation import check_event_codes, check_survival_y
+from treekit_core.engine.validation import check_event_codes, check_survival_y, split_entry
 from treekit_core.estimators.regression import r2_score
 from treekit_core.estimators.survival import concordance_index
 from treekit_core.estimators.survival import concordance_index_cause as _concordance_of_cause
@@ -282,10 +282,14 @@ def brier_score(survival_train, survival_test, estimate, times):
     mean over test rows of S^2 / G(y) for an event by t and (1 - S)^2 / G(t) for a row
     still followed at t, G the censoring distribution of ``survival_train``.
     ``estimate``: the predicted survival at ``times`` (n x len(times), e.g. a survival
-    estimator's ``predict_survival_function`` at them). Returns (times, scores)."""
+    estimator's ``predict_survival_function`` at them). Returns (times, scores). With a
+    field ``entry`` in ``survival_test`` (delayed entry), the score at t is the mean over
+    the rows that had entered by t (entry 0 or before t): the others were not yet
+    followed."""
     train_event, train_time, event, time, times = _follow_up_at_times(
         survival_train, survival_test, times
     )
+    entered = _entered_by(survival_test, times)
     estimate = np.asarray(estimate, dtype=np.float64)
     if not np.isfinite(estimate).all():
         raise ValueError("estimate must hold finite survival probabilities (no NaN)")
@@ -306,10 +310,23 @@ def brier_score(survival_train, survival_test, estimate, times):
         case = ((time <= t) & event).astype(int)
         control = (time > t).astype(int)
         scores[i] = np.mean(
-            np.square(estimate[:, i]) * case / at_rows
-            + np.square(1.0 - estimate[:, i]) * control / at_times[i]
+            (
+                np.square(estimate[:, i]) * case / at_rows
+                + np.square(1.0 - estimate[:, i]) * control / at_times[i]
+            )[entered[:, i]]
         )
     return times, scores
+
+
+def _entered_by(y, times) -> np.ndarray:
+    """(rows x times) whether each row of ``y`` had entered by each time: all True
+    without an ``entry`` field; else entry 0 or entry < t."""
+    _, entry = split_entry(y)
+    n = len(y)
+    if entry is None:
+        return np.ones((n, np.size(times)), dtype=bool)
+    entry = np.asarray(entry, dtype=np.float64)[:, None]
+    return (entry == 0) | (entry < np.asarray(times)[None, :])
 
 
 def integrated_brier_score(survival_train, survival_test, estimate, times) -> float:
@@ -532,7 +549,9 @@ def brier_score_cause(y_train, y_test, estimate, times, cause: int):
     at t, and 0 for a row censored before t; G the censoring distribution of ``y_train``.
     ``estimate``: each test row's incidence of ``cause`` at ``times`` (n x len(times), as
     ``predict_cumulative_incidence(X, cause, times)`` gives it). With one cause it is
-    :func:`brier_score` of the survival 1 - F. Returns (times, scores)."""
+    :func:`brier_score` of the survival 1 - F. Returns (times, scores). An ``entry`` field
+    of ``y_test`` limits each time's mean to the rows entered by then, as
+    :func:`brier_score`."""
     train_time, train_code = check_event_codes(y_train)
     time, code = check_event_codes(y_test)
     cause = _checked_cause(cause, code)
@@ -555,14 +574,17 @@ def brier_score_cause(y_train, y_test, estimate, times, cause: int):
     at_rows = _censoring_at(censoring, time)
     at_rows[at_rows == 0] = np.inf
     ended = code > 0
+    entered = _entered_by(y_test, times)
     scores = np.empty(times.size)
     for i, t in enumerate(times):
         case = (time <= t) & ended
         control = time > t
         outcome = (case & (code == cause)).astype(np.float64)
         scores[i] = np.mean(
-            np.square(outcome - estimate[:, i]) * case / at_rows
-            + np.square(estimate[:, i]) * control / at_times[i]
+            (
+                np.square(outcome - estimate[:, i]) * case / at_rows
+                + np.square(estimate[:, i]) * control / at_times[i]
+            )[entered[:, i]]
         )
     return times, scores
 
