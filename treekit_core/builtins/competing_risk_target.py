@@ -104,7 +104,7 @@ class CompetingRisks(SurvivalCurves):
     def state_of_nodes(self, state, nodes):
         """The runs of ``nodes``' jumps, the causes' curves with them."""
         causes = range(1, self.n_causes(state) + 1)
-        keys = self.jump_keys + tuple(
+        keys = tuple(key for key in self.jump_keys if key in state) + tuple(
             f"{kind}_{k}" for k in causes for kind in ("incidence", "cause_hazard")
         )
         return jumps_of_nodes(state, nodes, keys)

@@ -31,7 +31,10 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None, ent
     ``nodes``, ``weights`` say which training row reaches which node with what weight (a
     row may reach several, with shares). Returns the arrays of a survival target's state:
     ``starts`` (n_nodes + 1 offsets into the jump arrays), ``jump_index`` (grid positions),
-    ``hazard`` and ``survival`` after each jump, and ``last_index``, each node's last
+    ``hazard`` and ``survival`` after each jump, ``greenwood`` (Greenwood's sum
+    sum_{t_k <= t} d_k / (n_k (n_k - d_k)), the variance of log S: survfit's confidence
+    bands read it; infinite once a node's survival reaches 0), and ``last_index``, each
+    node's last
     follow-up time (a grid position; -1 for a node no row reaches): where its curve ends,
     which survival quantiles read (:func:`survival_quantiles`).
 
@@ -49,7 +52,7 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None, ent
     order = np.argsort(nodes, kind="stable")
     rows, nodes, weights = rows[order], nodes[order], weights[order]
     bounds = np.searchsorted(nodes, np.arange(n_nodes + 1))
-    starts, jump_index, hazard, survival = [0], [], [], []
+    starts, jump_index, hazard, survival, greenwood = [0], [], [], [], []
     n_causes = 0 if cause is None else int(cause.max(initial=0))
     incidence = [[] for _ in range(n_causes)]
     cause_hazard = [[] for _ in range(n_causes)]
@@ -81,6 +84,10 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None, ent
         jump_index.append(present[jumps])
         hazard.append(np.cumsum(ratio))
         survival.append(np.cumprod(1.0 - ratio))
+        left = at_risk[jumps] - deaths[jumps]  # surviving the jump: 0 makes S 0, se inf
+        safe = np.where(left > 0, left, 1.0)
+        term = np.where(left > 0, deaths[jumps] / (at_risk[jumps] * safe), np.inf)
+        greenwood.append(np.cumsum(term))
         starts.append(starts[-1] + int(jumps.sum()))
         if n_causes:
             codes = cause[rows[members]]
@@ -100,6 +107,7 @@ def leaf_jumps(event, time, grid, rows, nodes, weights, n_nodes, cause=None, ent
         "jump_index": joined(jump_index, np.int64),
         "hazard": joined(hazard, np.float64),
         "survival": joined(survival, np.float64),
+        "greenwood": joined(greenwood, np.float64),
         "last_index": last_index,
     }
     for k in range(n_causes):
@@ -123,6 +131,24 @@ def jumps_of_nodes(state: dict, nodes, jump_keys: tuple) -> dict:
     if "last_index" in state:
         out["last_index"] = np.asarray(state["last_index"])[nodes]
     return out
+
+
+#: The normal quantile of survfit's default 95% bands (qnorm(0.975)).
+Z_95 = 1.959963984540054
+
+
+def survival_bands(state: dict, nodes, n_grid: int, positions=None, z: float = Z_95):
+    """(lower, upper) of each node's Kaplan-Meier curve at the grid positions (as
+    :func:`curves_on_grid`): survfit's default band, conf.type "log": S exp(-+z se) with
+    se the square root of Greenwood's sum, the upper capped at 1, NaN where S is 0 (as
+    survfit's NA). Needs the state's ``greenwood`` (states written before it lack it)."""
+    survival = curves_on_grid(state, nodes, n_grid, "survival", positions)
+    greenwood = curves_on_grid(state, nodes, n_grid, "greenwood", positions)
+    spread = np.exp(z * np.sqrt(greenwood))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(survival > 0, survival / spread, np.nan)
+        upper = np.where(survival > 0, np.minimum(survival * spread, 1.0), np.nan)
+    return lower, upper
 
 
 def starting_value(which: str) -> float:
@@ -317,6 +343,12 @@ def check_jumps(state: dict, n_nodes: int, n_grid: int, where: str) -> None:
             f"model file: {where}.survival is above exp(-hazard) at some jump: the survival "
             "and hazard curves disagree"
         )
+    if "greenwood" in state:  # (model files written before the bands were kept lack it)
+        greenwood = state_array(state, "greenwood", (total,), where, minimum=0.0, allow_inf=True)
+        for node in range(n_nodes):
+            part = slice(int(starts[node]), int(starts[node + 1]))
+            if (np.diff(greenwood[part]) < 0).any():
+                raise ValueError(f"model file: {where}: node {node}'s greenwood must not fall")
     if "last_index" in state:  # (model files written before it was kept lack it)
         last = state_array(state, "last_index", (n_nodes,), where, minimum=-1, integer=True)
         if (last >= n_grid).any():

@@ -20,6 +20,7 @@ from treekit_core.builtins.survival_curves import (
     leaf_jumps,
     risk_scores,
     starting_value,
+    survival_bands,
     unique_times,
 )
 from treekit_core.components import MonotoneValue, Target, TargetRows, one_hot
@@ -702,12 +703,33 @@ class SurvivalCurves(PredictsOneNumber, Target):
     state_per_node: ClassVar[bool] = True
     #: The state's arrays with an entry per jump (sliced by node runs by
     #: :meth:`state_of_nodes`).
-    jump_keys: ClassVar[tuple] = ("jump_index", "hazard", "survival")
+    jump_keys: ClassVar[tuple] = ("jump_index", "hazard", "survival", "greenwood")
 
     def state_of_nodes(self, state, nodes):
         """The runs of jumps (and last follow-up times) of ``nodes``
         (:func:`~treekit_core.builtins.survival_curves.jumps_of_nodes`)."""
-        return jumps_of_nodes(state, nodes, self.jump_keys)
+        keys = tuple(key for key in self.jump_keys if key in state)
+        return jumps_of_nodes(state, nodes, keys)
+
+    def survival_bands(self, state, tree, nodes, grid):
+        """(lower, upper): each of ``nodes``' 95% Kaplan-Meier band at the ``grid`` times
+        (:func:`~treekit_core.builtins.survival_curves.survival_bands`, survfit's default),
+        1 before the first training time. Called by ``predict_survival_function(...,
+        return_conf_int=True)`` and the pictures."""
+        if "greenwood" not in state:
+            raise ValueError(
+                "this model's curves were kept without Greenwood's variances (a model file "
+                "written before the bands were kept): refit it for confidence bands"
+            )
+        training = np.asarray(state["grid"], dtype=np.float64)
+        grid = np.asarray(grid, dtype=np.float64)
+        positions = np.searchsorted(training, grid, "right") - 1
+        known = positions >= 0
+        lower = np.ones((len(nodes), grid.size))
+        upper = np.ones((len(nodes), grid.size))
+        found = survival_bands(state, nodes, training.size, positions[known])
+        lower[:, known], upper[:, known] = found
+        return lower, upper
 
     fit_arguments: ClassVar[frozenset] = frozenset({"y", "entry"})
 

@@ -268,13 +268,50 @@ class SurvivalFamily(IncidencePredictions):
             return curves
         return np.array([StepFunction(self.unique_times_, c, 0.0) for c in curves], dtype=object)
 
-    def predict_survival_function(self, X, return_array=False):
+    def predict_survival_function(self, X, return_array=False, return_conf_int=False):
         """Every sample's survival function at ``unique_times_`` (array or step
-        functions, as :meth:`predict_cumulative_hazard_function`)."""
+        functions, as :meth:`predict_cumulative_hazard_function`). ``return_conf_int``
+        (with ``return_array``): also the 95% band of the leaf's Kaplan-Meier curve
+        (survfit's default: Greenwood's variance, conf.type "log"; NaN where the curve is
+        0), as ``(S, lower, upper)``, each n x len(unique_times_); a band is a leaf's, so
+        each row must reach one leaf of one tree (a forest's mean curve, or a row that
+        goes down several branches, has none: refused)."""
+        if return_conf_int:
+            if not return_array:
+                raise ValueError("return_conf_int=True needs return_array=True")
+            return self._curves_with_bands(X)
         curves = self._curves(X, "survival")
         if return_array:
             return curves
         return np.array([StepFunction(self.unique_times_, c, 1.0) for c in curves], dtype=object)
+
+    def _curves_with_bands(self, X) -> tuple:
+        """(S, lower, upper) of every row's leaf (one tree, one leaf per row)."""
+        self._check_fitted()
+        trees = self._trees()
+        if len(trees) != 1:
+            raise ValueError(
+                "confidence bands are a leaf's Kaplan-Meier band: a forest's averaged curve "
+                "has none (a tree's predict_survival_function gives them)"
+            )
+        tree, target, grid = trees[0], self.composition_.target, self.unique_times_
+        state = tree.component_state.get("target", {})
+        with self._checked_for_predict(X) as checked:
+            rows, nodes, shares = self._mixtures(tree, checked)
+            n = checked.shape[0]
+        if rows.size != n or not (shares == 1.0).all():
+            row = int(np.flatnonzero(np.bincount(rows, minlength=n) != 1)[0])
+            raise ValueError(
+                f"row {row} of X reaches several leaves (a missing tested value): a band is "
+                "one leaf's; give the row's value, or use a propagator that sends it to one "
+                "leaf (surrogates)"
+            )
+        leaf = np.empty(n, dtype=np.int64)
+        leaf[rows] = nodes
+        reached, position = np.unique(leaf, return_inverse=True)
+        curves = target.survival_curves(state, tree, reached, grid)
+        lower, upper = target.survival_bands(state, tree, reached, grid)
+        return curves[position], lower[position], upper[position]
 
     def predict_survival_at(self, X, times) -> np.ndarray:
         """Every sample's survival at ``times`` (n x len(times)): the value of its survival

@@ -269,8 +269,9 @@ def plot_survival_curves(
 ):
     """Survival curves with the numbers at risk below them, as clinical papers print them.
 
-    A survival tree: every leaf's Kaplan-Meier curve (at most ``max_leaves`` of the
-    largest; the legend names each leaf by its id, as :func:`plot_tree` labels it); the
+    A survival tree: every leaf's Kaplan-Meier curve with its 95% band shaded (survfit's
+    default, Greenwood; at most ``max_leaves`` of the largest leaves; the legend names each
+    leaf by its id, as :func:`plot_tree` labels it); the
     rows of X count in the leaves they reach (a row missing a tested value by its training
     shares); ``leaves``: the leaves that may be shown (default every leaf; a tree picture
     beside the curves passes those it draws).
@@ -292,9 +293,10 @@ def plot_survival_curves(
     with model._checked_for_predict(X) as checked:  # nominal columns encoded as at fit
         X = checked
     grid = model.unique_times_
+    bands = None
     if hasattr(model, "tree_"):
-        shown, curves, members = _leaf_curves(model, X, grid, max_leaves, leaves)
-        title = "survival by leaf (Kaplan-Meier)"
+        shown, curves, members, bands = _leaf_curves(model, X, grid, max_leaves, leaves)
+        title = "survival by leaf (Kaplan-Meier, 95% bands)"
     else:
         shown, curves, members = _risk_group_curves(model, X, event, time, grid, groups)
         title = f"survival by predicted-risk group ({len(shown)} groups)"
@@ -302,6 +304,11 @@ def plot_survival_curves(
     table = []
     for k, (label, curve, (rows, share)) in enumerate(zip(shown, curves, members, strict=True)):
         ax.step(np.r_[0.0, grid], np.r_[1.0, curve], where="post", color=f"C{k}", label=label)
+        if bands is not None:  # the leaf's 95% band (survfit's NA where S is 0: not drawn)
+            lower, upper = (np.r_[1.0, band[k]] for band in bands)
+            ax.fill_between(
+                np.r_[0.0, grid], lower, upper, step="post", color=f"C{k}", alpha=0.15, lw=0
+            )
         if not hasattr(model, "tree_"):
             observed = _kaplan_meier(event[rows], time[rows], grid)
             ax.step(np.r_[0.0, grid], np.r_[1.0, observed], where="post", color=f"C{k}", ls="--")
@@ -339,8 +346,9 @@ def plot_survival_curves(
 
 
 def _leaf_curves(model, X, grid, max_leaves, allowed=None):
-    """(labels, curves, (rows, shares) per curve) of a tree's largest leaves on X (of the
-    ``allowed`` ones, where given)."""
+    """(labels, curves, (rows, shares) per curve, (lower, upper) bands or None for a model
+    whose curves were kept without Greenwood's variances) of a tree's largest leaves on X
+    (of the ``allowed`` ones, where given)."""
     rows, nodes, shares = model._mixtures(model.tree_, X)
     allowed = None if allowed is None else set(np.asarray(allowed).tolist())
     weight = Counter()
@@ -348,15 +356,17 @@ def _leaf_curves(model, X, grid, max_leaves, allowed=None):
         if allowed is None or node in allowed:
             weight[node] += share
     leaves = [leaf for leaf, _ in weight.most_common(max_leaves)]
-    curves = model.composition_.target.survival_curves(
-        model.tree_.component_state["target"], model.tree_, np.array(leaves), grid
-    )
+    target, state = model.composition_.target, model.tree_.component_state["target"]
+    curves = target.survival_curves(state, model.tree_, np.array(leaves), grid)
+    bands = None
+    if "greenwood" in state and hasattr(target, "survival_bands"):
+        bands = target.survival_bands(state, model.tree_, np.array(leaves), grid)
     members = [(rows[nodes == leaf], shares[nodes == leaf]) for leaf in leaves]
     labels = [
         f"leaf {leaf} (n={share.sum():.4g})"
         for leaf, (_, share) in zip(leaves, members, strict=True)
     ]
-    return labels, curves, members
+    return labels, curves, members, bands
 
 
 def _risk_group_curves(model, X, event, time, grid, groups):
