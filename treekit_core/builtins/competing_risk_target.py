@@ -52,13 +52,15 @@ class CompetingRisks(SurvivalCurves):
     """Follow-up ending in one of K kinds of event (competing risks): ``y`` a time and an
     event code per row (0 censored, 1..K the cause) as two columns (time, event), a frame
     with columns ``time`` and ``event`` (or ``status``), or a structured array with those
-    fields. A node's statistics are its weighted events of any cause, its follow-up, and its
-    events of each cause. A leaf keeps, on the grid of every distinct training time, the
-    all-cause Nelson-Aalen and Kaplan-Meier curves (as the ``survival`` target), and per
-    cause the Aalen-Johansen cumulative incidence F_k(t) = sum_{t_j <= t} S(t_j-) d_kj / n_j
-    and the cause-specific hazard sum_{t_j <= t} d_kj / n_j (cmprsk's ``cuminc`` with unit
-    weights). ``predict`` gives per cause the incidence integrated to the last training
-    time (the expected time lost to the cause, randomForestSRC's ``predicted``)."""
+    fields, and optionally each row's delayed entry (``fit(..., entry=)`` or a field
+    ``entry``). A node's statistics are the weighted sums of its rows (any event, time,
+    entry, event code, one event column per cause). A leaf keeps, on the grid of every
+    distinct training time, the all-cause Nelson-Aalen and Kaplan-Meier curves (as the
+    ``survival`` target), and per cause the Aalen-Johansen cumulative incidence
+    F_k(t) = sum_{t_j <= t} S(t_j-) d_kj / n_j and the cause-specific hazard
+    sum_{t_j <= t} d_kj / n_j (cmprsk's ``cuminc`` with unit weights). ``predict`` gives
+    per cause the incidence integrated to the last training time (the expected time lost
+    to the cause, randomForestSRC's ``predicted``)."""
 
     name: ClassVar[str] = "competing_risks"
     description: ClassVar[str] = (
