@@ -19,7 +19,7 @@ import numpy as np
 
 from treekit_core.builtins.survival_curves import (
     curve_steps,
-    curves_on_grid,
+    curves_at_times,
     integrated_curves,
     jumps_of_nodes,
     leaf_jumps,
@@ -131,24 +131,12 @@ class CompetingRisks(SurvivalCurves):
         the node's first event): ``"incidence"`` (Aalen-Johansen) or ``"cause_hazard"``
         (cause-specific Nelson-Aalen). Called by ``predict_cumulative_incidence`` and
         ``predict_cause_specific_hazard`` for a tree, or at times asked."""
-        return self._on_grid(state, nodes, grid, f"{kind}_{cause}")
+        return curves_at_times(state, nodes, grid, f"{kind}_{cause}")
 
     def cause_steps(self, state, tree, nodes, cause: int, kind: str):
         """:meth:`cause_curves` as the nodes' steps (:func:`curve_steps`): what a forest's
         curves on the training grid mix. Called by the same predictions."""
         return curve_steps(state, nodes, f"{kind}_{cause}")
-
-    @staticmethod
-    def _on_grid(state, nodes, grid, which):
-        training = np.asarray(state["grid"], dtype=np.float64)
-        grid = np.asarray(grid, dtype=np.float64)
-        if grid.shape == training.shape and np.array_equal(grid, training):
-            return curves_on_grid(state, nodes, training.size, which)
-        positions = np.searchsorted(training, grid, "right") - 1
-        known = positions >= 0
-        out = np.zeros((len(nodes), len(grid)))
-        out[:, known] = curves_on_grid(state, nodes, training.size, which, positions[known])
-        return out
 
     def risk_scores(self, state, tree, nodes):
         """Per node (a row) and cause (a column): the cumulative incidence integrated from

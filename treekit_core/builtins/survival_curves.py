@@ -137,13 +137,14 @@ def jumps_of_nodes(state: dict, nodes, jump_keys: tuple) -> dict:
 Z_95 = 1.959963984540054
 
 
-def survival_bands(state: dict, nodes, n_grid: int, positions=None, z: float = Z_95):
-    """(lower, upper) of each node's Kaplan-Meier curve at the grid positions (as
-    :func:`curves_on_grid`): survfit's default band, conf.type "log": S exp(-+z se) with
-    se the square root of Greenwood's sum, the upper capped at 1, NaN where S is 0 (as
-    survfit's NA). Needs the state's ``greenwood`` (states written before it lack it)."""
-    survival = curves_on_grid(state, nodes, n_grid, "survival", positions)
-    greenwood = curves_on_grid(state, nodes, n_grid, "greenwood", positions)
+def survival_bands(state: dict, nodes, times, z: float = Z_95):
+    """(lower, upper) of each node's Kaplan-Meier curve at ``times`` (as
+    :func:`curves_at_times`; 1 before the first training time): survfit's default band,
+    conf.type "log": S exp(-+z se) with se the square root of Greenwood's sum, the upper
+    capped at 1, NaN where S is 0 (as survfit's NA). Needs the state's ``greenwood``
+    (states written before it lack it)."""
+    survival = curves_at_times(state, nodes, times, "survival")
+    greenwood = curves_at_times(state, nodes, times, "greenwood")
     spread = np.exp(z * np.sqrt(greenwood))
     with np.errstate(invalid="ignore", divide="ignore"):
         lower = np.where(survival > 0, survival / spread, np.nan)
@@ -247,6 +248,21 @@ def curves_on_grid(
     found = np.searchsorted(keys, asked, side="right") - 1
     inside = found >= offsets[:-1][:, None]  # a jump of this node at or before the position
     return np.where(inside, values[flat][np.maximum(found, 0)], before)
+
+
+def curves_at_times(state: dict, nodes, times, which: str) -> np.ndarray:
+    """Each of ``nodes``' ``which`` curve at ``times`` (the training grid's, or any): the
+    value at the last training time <= each (the starting value before the first),
+    computed at those times only (:func:`curves_on_grid`)."""
+    training = np.asarray(state["grid"], dtype=np.float64)
+    times = np.asarray(times, dtype=np.float64)
+    if times.shape == training.shape and np.array_equal(times, training):  # every grid time
+        return curves_on_grid(state, nodes, training.size, which)
+    positions = np.searchsorted(training, times, "right") - 1
+    known = positions >= 0
+    out = np.full((len(nodes), len(times)), starting_value(which))
+    out[:, known] = curves_on_grid(state, nodes, training.size, which, positions[known])
+    return out
 
 
 def curve_steps(state: dict, nodes: np.ndarray, which: str) -> tuple:

@@ -15,11 +15,10 @@ from treekit_core.builtins.r_numerics import r_approx, r_cumsum, r_group_sums, r
 from treekit_core.builtins.survival_curves import (
     check_jumps,
     curve_steps,
-    curves_on_grid,
+    curves_at_times,
     jumps_of_nodes,
     leaf_jumps,
     risk_scores,
-    starting_value,
     survival_bands,
     unique_times,
 )
@@ -721,15 +720,7 @@ class SurvivalCurves(PredictsOneNumber, Target):
                 "this model's curves were kept without Greenwood's variances (a model file "
                 "written before the bands were kept): refit it for confidence bands"
             )
-        training = np.asarray(state["grid"], dtype=np.float64)
-        grid = np.asarray(grid, dtype=np.float64)
-        positions = np.searchsorted(training, grid, "right") - 1
-        known = positions >= 0
-        lower = np.ones((len(nodes), grid.size))
-        upper = np.ones((len(nodes), grid.size))
-        found = survival_bands(state, nodes, training.size, positions[known])
-        lower[:, known], upper[:, known] = found
-        return lower, upper
+        return survival_bands(state, nodes, grid)
 
     fit_arguments: ClassVar[frozenset] = frozenset({"y", "entry"})
 
@@ -795,14 +786,14 @@ class SurvivalCurves(PredictsOneNumber, Target):
 
     def hazard_curves(self, state, tree, nodes, grid):
         """Cumulative hazard of each of ``nodes`` at the ``grid`` times."""
-        return _on_grid(state, nodes, grid, "hazard")
+        return curves_at_times(state, nodes, grid, "hazard")
 
     def risk_scores(self, state, tree, nodes):
         """Each of ``nodes``' cumulative hazard summed over the training event times."""
         return risk_scores(state, nodes)
 
     def survival_curves(self, state, tree, nodes, grid):
-        return _on_grid(state, nodes, grid, "survival")
+        return curves_at_times(state, nodes, grid, "survival")
 
     def curve_steps(self, state, tree, nodes, which):
         """Each of ``nodes``' ``which`` curve ("hazard" or "survival") as its steps on the
@@ -842,17 +833,3 @@ def _check_time_grid(state) -> int:
     if ((flags != 0) & (flags != 1)).any():
         raise ValueError("model file: target.is_event_time must hold 0 or 1")
     return size
-
-
-def _on_grid(state, nodes, grid, which):
-    """A survival state's curves at ``grid`` times (the training grid's, or any): the
-    value at the last training time <= each, computed at those times only."""
-    training = np.asarray(state["grid"], dtype=np.float64)
-    grid = np.asarray(grid, dtype=np.float64)
-    if grid.shape == training.shape and np.array_equal(grid, training):  # every grid time
-        return curves_on_grid(state, nodes, training.size, which)
-    positions = np.searchsorted(training, grid, "right") - 1
-    known = positions >= 0
-    out = np.full((len(nodes), len(grid)), starting_value(which))
-    out[:, known] = curves_on_grid(state, nodes, training.size, which, positions[known])
-    return out

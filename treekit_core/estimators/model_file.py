@@ -398,9 +398,8 @@ def _links_to_children(payload: dict) -> dict:
         left, right, shares.get("left_shares"), shares.get("right_shares"), weight
     )
     out = {k: v for k, v in payload.items() if k not in LINK_FIELDS}
-    out.update(
-        child_start=start.tolist(), child_ids=ids.tolist(), child_shares=child_shares.tolist()
-    )
+    # arrays, not lists: the reader takes them as they are (no Python object per node)
+    out.update(child_start=start, child_ids=ids, child_shares=child_shares)
     return out
 
 

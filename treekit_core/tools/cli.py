@@ -51,6 +51,7 @@ from treekit_core.tools.metrics import (
 )
 from treekit_core.tools.progress import Progress
 from treekit_core.tools.report import (
+    cause_predictions,
     competing_evaluation,
     composition_line,
     html_report,
@@ -567,9 +568,8 @@ def cmd_predict(args) -> int:
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     if isinstance(model, SURVIVAL_MODELS) and _competing(model):
         times = _survival_times(model, args.times)
-        risk = model.predict(X)
+        risk, incidence = cause_predictions(model, X, times)
         causes = range(1, risk.shape[1] + 1)
-        incidence = [model.predict_cumulative_incidence(X, cause=k, times=times) for k in causes]
         try:
             writer = csv.writer(out)
             writer.writerow(
@@ -703,15 +703,7 @@ def _evaluate_survival(model, X, columns, args, raw, names) -> int:
         written = plots.write_survival_plots(model, X, y, args.plots, what)
         print("wrote " + ", ".join(str(p) for p in written))
     if args.report:
-        page = html_report(
-            model,
-            title=f"treekit: {args.model} on {args.data}",
-            composition=composition_line(model),
-            evaluation=survival_evaluation(figures, model, X, y, what),
-        )
-        with open(args.report, "w", encoding="utf-8") as handle:
-            handle.write(page)
-        print(f"wrote {args.report}")
+        _write_report(model, args, survival_evaluation(figures, model, X, y, what))
     return 0
 
 
@@ -726,20 +718,13 @@ def _evaluate_causes(model, X, y, parts, args, what) -> int:
     times = (
         _survival_times(model, args.times) if args.times else event_time_quartiles(time[code > 0])
     )
-    risk, incidence = None, None
-    start = 0
+    # the parts' rows are X's in order: their predictions side by side
+    found, start = [], 0
     for rows, fitted in parts:
-        block = slice(start, start + rows.size)
-        found = fitted.predict(X[block])
-        if risk is None:
-            risk = np.empty((len(y), found.shape[1]))
-            incidence = np.empty((found.shape[1], len(y), times.size))
-        risk[block] = found
-        for k in range(found.shape[1]):
-            incidence[k, block] = fitted.predict_cumulative_incidence(
-                X[block], cause=k + 1, times=times
-            )
+        found.append(cause_predictions(fitted, X[start : start + rows.size], times))
         start += rows.size
+    risk = np.concatenate([part_risk for part_risk, _ in found])
+    incidence = np.concatenate([part_incidence for _, part_incidence in found], axis=1)
     figures = competing_figures(follow, risk, incidence, times)
     print(f"{what}; composition: {composition_line(model)}")
     print(f"rows: {int(figures['rows'])} ({int(figures['events'])} events)")
@@ -749,16 +734,23 @@ def _evaluate_causes(model, X, y, parts, args, what) -> int:
         written = write_incidence_plots(model, X, follow, args.plots, what)
         print("wrote " + ", ".join(str(p) for p in written))
     if args.report:
-        page = html_report(
-            model,
-            title=f"treekit: {args.model} on {args.data}",
-            composition=composition_line(model),
-            evaluation=competing_evaluation(figures, model, X, follow, what),
-        )
-        with open(args.report, "w", encoding="utf-8") as handle:
-            handle.write(page)
-        print(f"wrote {args.report}")
+        _write_report(model, args, competing_evaluation(figures, model, X, follow, what))
     return 0
+
+
+def _write_report(model, args, evaluation, cross_validated=None, composition=None) -> None:
+    """``--report``: the HTML page of ``model`` with ``evaluation`` (and the
+    ``cross_validated`` figures) written to ``args.report``, said once."""
+    page = html_report(
+        model,
+        title=f"treekit: {args.model} on {args.data}",
+        composition=composition_line(model) if composition is None else composition,
+        evaluation=evaluation,
+        cross_validated=cross_validated,
+    )
+    with open(args.report, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    print(f"wrote {args.report}")
 
 
 def _composition_for(model, args) -> dict:
@@ -919,16 +911,7 @@ def cmd_evaluate(args) -> int:
         if args.cv is None:  # the report always carries cross-validated figures
             parts, y_true, what, _ = _out_of_sample(model, X, y, args, REPORT_FOLDS, None)
             cross_validated = _pooled(model, parts, y_true, f"out-of-sample figures: {what}")
-        page = html_report(
-            model,
-            title=f"treekit: {args.model} on {args.data}",
-            composition=composition,
-            evaluation=figures,
-            cross_validated=cross_validated,
-        )
-        with open(args.report, "w", encoding="utf-8") as handle:
-            handle.write(page)
-        print(f"wrote {args.report}")
+        _write_report(model, args, figures, cross_validated, composition)
     return 0
 
 
@@ -996,16 +979,7 @@ def _evaluate_regression(model, X, values, raw, names, args) -> int:
     print(f"MAE   {figures['mae']:.6g}")
     print(f"R^2   {figures['r2']:.6f}")
     if args.report:
-        evaluation = regression_evaluation(values[held], predicted[held], what)
-        page = html_report(
-            model,
-            title=f"treekit: {args.model} on {args.data}",
-            composition=composition_line(model),
-            evaluation=evaluation,
-        )
-        with open(args.report, "w", encoding="utf-8") as handle:
-            handle.write(page)
-        print(f"wrote {args.report}")
+        _write_report(model, args, regression_evaluation(values[held], predicted[held], what))
     return 0
 
 

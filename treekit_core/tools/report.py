@@ -228,12 +228,7 @@ def model_report(model, X, y, *, title=None, path=None) -> str:
         time, code = check_event_codes(y, len(y))
         follow = np.column_stack([time, code])
         times = event_time_quartiles(time[code > 0])
-        risk = model.predict(X)
-        incidences = [
-            model.predict_cumulative_incidence(X, cause=k, times=times)
-            for k in range(1, risk.shape[1] + 1)
-        ]
-        figures = competing_figures(follow, risk, incidences, times)
+        figures = competing_figures(follow, *cause_predictions(model, X, times), times)
         evaluation = competing_evaluation(figures, model, X, follow, what)
     elif hasattr(model, "predict_survival_function"):
         times = event_quartiles(y)  # as treekit evaluate reads them
@@ -280,6 +275,19 @@ def survival_evaluation(figures, model, X, y, what: str) -> dict:
     """A survival model's figures (:func:`treekit_core.tools.metrics.survival_figures`) as
     :func:`html_report` shows them, with its leaves' Kaplan-Meier curves on ``X``, ``y``."""
     return {"what": what, "survival": figures, "curves": (model, X, y)}
+
+
+def cause_predictions(model, X, times) -> tuple:
+    """(``predict``: a column per cause, each cause's incidence at ``times``: causes x rows
+    x times) of a competing-risk model: what :func:`competing_figures` scores."""
+    risk = model.predict(X)
+    incidence = np.stack(
+        [
+            model.predict_cumulative_incidence(X, cause=k, times=times)
+            for k in range(1, risk.shape[1] + 1)
+        ]
+    )
+    return risk, incidence
 
 
 def competing_evaluation(figures, model, X, y, what: str) -> dict:
