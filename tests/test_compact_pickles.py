@@ -7,7 +7,6 @@ and models_v3 fixtures)."""
 
 import pickle
 
-import attrs
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,19 +14,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import ForestRegressor, TreeClassifier, TreeRegressor
-from treekit_core.engine.tree import Tree
+from treekit_core.engine.tree import PICKLED_FIELDS
 
 
 def _same_arrays(a, b) -> bool:
-    for field in attrs.fields(Tree):
-        x, y = getattr(a, field.name), getattr(b, field.name)
+    for name in (*PICKLED_FIELDS, "children_left", "children_right"):
+        if name.startswith("children_") and not a.is_binary:
+            continue
+        x, y = getattr(a, name), getattr(b, name)
         if isinstance(x, np.ndarray):
             if x.dtype != y.dtype or not np.array_equal(x, y, equal_nan=True):
                 return False
-        elif field.name == "node_fields":
+        elif name == "node_fields":
             if set(x) != set(y) or not all(np.array_equal(x[k], y[k], equal_nan=True) for k in x):
                 return False
-        elif field.name != "component_state" and x != y:
+        elif name != "component_state" and x != y:
             return False
     return True
 
@@ -63,14 +64,18 @@ def test_a_tree_comes_back_from_a_pickle_as_it_was(kind):
     assert _same_arrays(tree, loaded)
 
 
-def test_a_regression_tree_pickles_in_about_72_bytes_a_node():
+def test_a_regression_tree_pickles_in_less_than_scikit_learns_72_bytes_a_node():
     """scikit-learn's tree takes 72 bytes a node of a regression tree (its node struct and
-    one value); the arrays treekit holds take 128."""
+    one value). treekit's pickle keeps a leaf's threshold, feature and improvement once
+    for all leaves (half the nodes ask), and its values not beside the statistics they
+    are the ratio of: 8 bytes a node for the links (int32 left and right), 8 for the
+    threshold and the improvement together, 32 for the weight, the impurity and two
+    statistics, a few for the feature, count, depth and decision: about 56."""
     rng = np.random.default_rng(1)
     X = rng.normal(size=(20_000, 10))
     tree = TreeRegressor().fit(X, X[:, 0] + rng.normal(size=20_000)).tree_
     per_node = len(pickle.dumps(tree, protocol=5)) / tree.n_nodes
-    assert 70 <= per_node <= 74
+    assert 50 <= per_node <= 60
 
 
 @settings(max_examples=15, deadline=None)

@@ -83,10 +83,11 @@ def test_missing_values_follow_the_larger_share_with_one_warning_by_default():
     # with every share made 0/1 (the larger branch takes the missing values) nothing is
     # left to choose, and the twin routes NaN exactly as treekit does
     tree = model.tree_
+    shares = tree.child_shares.copy()
     for node in np.flatnonzero(~tree.is_leaf):
         start = tree.child_start[node]
-        shares = tree.child_shares[start : start + 2]
-        tree.child_shares[start : start + 2] = np.eye(2)[int(np.argmax(shares))]
+        shares[start : start + 2] = np.eye(2)[int(np.argmax(shares[start : start + 2]))]
+    tree.set_child_shares(shares)
     assert np.isnan(X).any()
     exact = to_sklearn(model)
     np.testing.assert_array_equal(exact.predict_proba(X), model.predict_proba(X))

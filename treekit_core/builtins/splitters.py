@@ -362,7 +362,9 @@ class Exhaustive(Splitter):
         first = tree.child_start[internal]
         left, right = tree.child_ids[first], tree.child_ids[first + 1]
         to_left = (tree.n_samples[left] > tree.n_samples[right]).astype(np.float64)
-        tree.child_shares[first], tree.child_shares[first + 1] = to_left, 1.0 - to_left
+        shares = tree.child_shares.copy()
+        shares[first], shares[first + 1] = to_left, 1.0 - to_left
+        tree.set_child_shares(shares)
         return tree
 
     def grows_in_one_call(self, composition, data) -> bool:

@@ -13,6 +13,11 @@ in ``node_fields`` (name -> array of length n_nodes); fitted state of components
 example the spreads of soft evaluation) lives in ``component_state`` (kind -> dict). Both
 travel through JSON. ``children_left`` / ``children_right`` exist for trees whose internal
 nodes all have two children.
+
+A tree whose every internal node asks a two-branch question holds only those two arrays
+(int32, 8 bytes a node) and, where they are not the ones the training weights give, the
+left children's shares (issue 59): the child lists are derived from them when something
+asks for them, and remembered while the tree lives.
 """
 
 from __future__ import annotations
@@ -101,11 +106,51 @@ def _held(name: str):
     return attrs.field(converter=lambda values: held_integers(name, values))
 
 
+def _held_or_none(name: str):
+    """A keyword-only field of the child lists: None where the tree holds binary links."""
+
+    def convert(values):
+        if values is None:
+            return None
+        if name == "child_shares":
+            return np.asarray(values, dtype=np.float64)
+        return held_integers(name, values)
+
+    return attrs.field(default=None, kw_only=True, alias=name, converter=convert)
+
+
+def _links_or_none(links):
+    if links is None:
+        return None
+    left, right = links
+    return held_integers("child_ids", left), held_integers("child_ids", right)
+
+
+#: The fields a tree had before binary links (issue 59), in attrs' order: the state a
+#: pickle written by attrs before 22.2 holds as a tuple, and the names a pickle keeps.
+PICKLED_FIELDS = (
+    "child_start",
+    "child_ids",
+    "child_shares",
+    "question",
+    "feature",
+    "threshold",
+    "statistics",
+    "weight",
+    "n_samples",
+    "impurity",
+    "depth",
+    "value",
+    "decision",
+    "n_features",
+    "questions",
+    "node_fields",
+    "component_state",
+)
+
+
 @attrs.define(eq=False)
 class Tree:
-    child_start: np.ndarray = _held("child_start")  #: n_nodes + 1 offsets into child_ids
-    child_ids: np.ndarray = _held("child_ids")  #: the children of every node, in branch order
-    child_shares: np.ndarray  #: per child: its share of the parent's known training weight
     question: np.ndarray = _held("question")  #: index into ``questions``, -1 at leaves
     feature: np.ndarray = _held("feature")
     threshold: np.ndarray
@@ -120,6 +165,89 @@ class Tree:
     questions: tuple = attrs.field(factory=default_questions, converter=tuple)
     node_fields: dict = attrs.field(factory=dict)
     component_state: dict = attrs.field(factory=dict)
+    # The links: either the child lists (child_start: n_nodes + 1 offsets into child_ids;
+    # child_ids: the children of every node, in branch order; child_shares: per child, its
+    # share of the parent's known training weight), or for a binary tree ``links`` (left,
+    # right children per node, -1 at leaves) with ``link_shares`` (per internal node, the
+    # left child's share; None: the training weights' shares, the right's the rest). Given
+    # lists of a binary tree are turned into links (__attrs_post_init__).
+    _child_start: np.ndarray | None = _held_or_none("child_start")
+    _child_ids: np.ndarray | None = _held_or_none("child_ids")
+    _child_shares: np.ndarray | None = _held_or_none("child_shares")
+    _links: tuple | None = attrs.field(
+        default=None, kw_only=True, alias="links", converter=_links_or_none
+    )
+    _link_shares: np.ndarray | None = attrs.field(default=None, kw_only=True, alias="link_shares")
+
+    def __attrs_post_init__(self) -> None:
+        if self._links is None:
+            if self._child_start is None or self._child_ids is None or self._child_shares is None:
+                raise ValueError("a tree needs child_start, child_ids and child_shares, or links")
+            self._hold_binary_links()
+        elif self._link_shares is not None:
+            self._link_shares = np.asarray(self._link_shares, dtype=np.float64)
+
+    def _hold_binary_links(self) -> None:
+        """Hold a binary tree's child lists as links (8 bytes a node, not 16 plus 8 per
+        share): where every node has 0 or 2 children and each right share is the rest of
+        the left's. The lists are dropped; what reads them derives them again."""
+        start, ids, shares = self._child_start, self._child_ids, self._child_shares
+        n = start.shape[0] - 1
+        if (
+            n < 1
+            or start.ndim != 1
+            or ids.shape != shares.shape
+            or start[0] != 0
+            or start[-1] != ids.shape[0]
+            or (np.diff(start) < 0).any()
+            or ((ids < 0) | (ids >= n)).any()
+            or self.weight.shape != (n,)
+        ):
+            return  # not a tree: check_structure says why
+        links = links_of_lists(start, ids, shares, self.weight)
+        if links is None or links[3] is not None:
+            return
+        left, right, left_shares, _ = links
+        self._links, self._link_shares = (left, right), left_shares
+        self._child_start = self._child_ids = self._child_shares = None
+
+    @property
+    def child_start(self) -> np.ndarray:
+        """n_nodes + 1 offsets into ``child_ids`` (derived from a binary tree's links)."""
+        return self._child_lists()[0]
+
+    @property
+    def child_ids(self) -> np.ndarray:
+        """The children of every node, in branch order."""
+        return self._child_lists()[1]
+
+    @property
+    def child_shares(self) -> np.ndarray:
+        """Per child: its share of the parent's known training weight."""
+        return self._child_lists()[2]
+
+    def _child_lists(self, remember: bool = True) -> tuple:
+        if self._links is None:
+            return self._child_start, self._child_ids, self._child_shares
+        if not remember:
+            return self._derive_child_lists()
+        return self.derived("child lists", self._derive_child_lists)
+
+    def _derive_child_lists(self) -> tuple:
+        left, right = self._links
+        start, ids, shares = children_from_links(left, right, self._link_shares, None, self.weight)
+        return held_integers("child_start", start), held_integers("child_ids", ids), shares
+
+    def set_child_shares(self, shares) -> None:
+        """Replace every child's share of its parent's training weight (``child_shares``'s
+        layout): where a sample that cannot answer goes."""
+        start, ids, _ = self._child_lists(remember=False)
+        self._child_start, self._child_ids = start, ids
+        self._child_shares = np.asarray(shares, dtype=np.float64)
+        self._links = self._link_shares = None
+        with _DERIVED_LOCK:
+            _DERIVED.pop(self, None)
+        self._hold_binary_links()
 
     @classmethod
     def from_binary(
@@ -146,48 +274,38 @@ class Tree:
         ``question`` every internal node asks a threshold. ``missing_left`` is, per node,
         the share of a sample that cannot answer sent left; where it is None or NaN, the
         sample goes down each branch with the branch's share of the training weight."""
-        children_left = np.asarray(children_left, dtype=np.int64)
-        children_right = np.asarray(children_right, dtype=np.int64)
+        left = held_integers("child_ids", np.asarray(children_left))
+        right = held_integers("child_ids", np.asarray(children_right))
         weight = np.asarray(weight, dtype=np.float64)
-        internal = children_left >= 0
-        counts = np.where(internal, 2, 0)
-        start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        ids = np.column_stack([children_left, children_right])[internal].reshape(-1)
-        left_w, right_w = weight[children_left[internal]], weight[children_right[internal]]
-        total = left_w + right_w
-        share = np.where(total > 0, left_w / np.where(total > 0, total, 1), 0.5)
+        internal = left >= 0
+        right = np.where(internal, right, LEAF).astype(np.int32)
+        left = np.where(internal, left, LEAF).astype(np.int32)
+        link_shares = None
         if missing_left is not None:
             given = np.asarray(missing_left, dtype=np.float64)[internal]
-            share = np.where(np.isnan(given), share, given)
-        shares = np.column_stack([share, 1.0 - share]).reshape(-1)
-        tree = cls.from_children(
-            start,
-            ids,
-            shares,
-            feature,
-            threshold,
-            statistics,
-            weight,
-            n_samples,
-            impurity,
-            depth,
-            value,
-            decision,
-            n_features,
-            node_fields,
-            component_state,
-            questions,
-            question,
+            if not np.isnan(given).all():
+                default = _weight_shares(weight, left[internal], right[internal])
+                link_shares = np.where(np.isnan(given), default, given)
+        if question is None:
+            question = np.where(internal, 0, LEAF)
+        return cls(
+            links=(left, right),
+            link_shares=link_shares,
+            question=question,
+            feature=feature,
+            threshold=np.asarray(threshold, dtype=np.float64),
+            statistics=np.asarray(statistics, dtype=np.float64),
+            weight=weight,
+            n_samples=n_samples,
+            impurity=np.asarray(impurity, dtype=np.float64),
+            depth=depth,
+            value=np.asarray(value, dtype=np.float64),
+            decision=decision,
+            n_features=int(n_features),
+            questions=default_questions() if questions is None else questions,
+            node_fields=dict(node_fields or {}),
+            component_state=dict(component_state or {}),
         )
-        # the binary child arrays are at hand: remembered, not derived again at the first
-        # prediction (53 ms for a tree of 600 000 nodes)
-        leaf = np.full(children_left.shape, LEAF, dtype=np.int32)
-        binary = tuple(
-            held_integers("child_ids", np.where(internal, children, leaf))
-            for children in (children_left, children_right)
-        )
-        tree.derived("binary children", lambda: binary)
-        return tree
 
     @classmethod
     def from_children(
@@ -246,16 +364,32 @@ class Tree:
         node of a regression tree (128 as the arrays are held), as scikit-learn's. Loaded
         back as the arrays were (:meth:`__setstate__`), so everything reading a tree reads
         the same values."""
-        state = {field.name: getattr(self, field.name) for field in attrs.fields(Tree)}
+        state = {name: getattr(self, name) for name in PICKLED_FIELDS if name not in EDGE_FIELDS}
         links = binary_links(self)
-        if links is not None:
+        if links is None:
+            state.update(zip(EDGE_FIELDS, self._child_lists(remember=False), strict=True))
+        else:
             left, right, shares, right_shares = links
             state["binary_children"] = (narrowest_integers(left), narrowest_integers(right))
             state["left_shares"], state["right_shares"] = shares, right_shares
-            for name in EDGE_FIELDS:
-                del state[name]
         for name in ("question", "feature", "n_samples", "depth", "decision"):
             state[name] = narrowest_integers(state[name])
+        internal = ~self.is_leaf
+        # what a leaf holds one constant in (it asks nothing): the internal nodes' entries
+        state["leaf_constants"] = leaf_constants = {}
+        for name in ("feature", "threshold"):
+            state[name], leaf_constants[name] = _at_internal_nodes(state[name], internal)
+        fields = dict(state["node_fields"])
+        state["node_field_leaf_constants"] = field_constants = {}
+        for name, values in fields.items():
+            if np.ndim(values) == 1:
+                fields[name], field_constants[name] = _at_internal_nodes(values, internal)
+        state["node_fields"] = fields
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = self.statistics[:, : self.value.shape[1]] / self.weight[:, None]
+        if self.value.shape[1] <= self.statistics.shape[1] and np.array_equal(ratio, self.value):
+            # the statistics' first columns over the weight: not kept twice
+            state["value"], state["value_columns"] = None, self.value.shape[1]
         state["pickled_compact"] = 1
         return state
 
@@ -263,36 +397,36 @@ class Tree:
         """A tree from :meth:`__getstate__`'s state, or from a pickle written before it
         (attrs' state: every field as it was held)."""
         if isinstance(state, tuple):  # attrs before 22.2 pickled the fields in order
-            state = dict(zip((field.name for field in attrs.fields(Tree)), state, strict=True))
+            state = dict(zip(PICKLED_FIELDS, state, strict=True))
         state = dict(state)
         if "class_sums" in state and "statistics" not in state:
             # treekit 0.3's name of the statistics (attrs' own __setstate__ dropped them, so
             # such a tree predicted but could not be exported or pruned)
             state["statistics"] = state.pop("class_sums")
-        if state.pop("pickled_compact", None) is not None:
-            if "binary_children" in state:
-                left, right = state.pop("binary_children")
-                state.update(
-                    zip(
-                        EDGE_FIELDS,
-                        children_from_links(
-                            left,
-                            right,
-                            state.pop("left_shares"),
-                            state.pop("right_shares"),
-                            state["weight"],
-                        ),
-                        strict=True,
-                    )
-                )
-        for name in HELD_INTEGERS:  # converters do not run here
-            state[name] = held_integers(name, state[name])
-        for field in attrs.fields(Tree):
-            object.__setattr__(self, field.name, state[field.name])
+        compact = state.pop("pickled_compact", None) is not None
+        if compact and "leaf_constants" in state:
+            _restore_leaf_constants(state)
+        if compact and "binary_children" in state:
+            left, right = state.pop("binary_children")
+            left_shares, right_shares = state.pop("left_shares"), state.pop("right_shares")
+            if right_shares is None:
+                state["links"], state["link_shares"] = (left, right), left_shares
+            else:
+                lists = children_from_links(left, right, left_shares, right_shares, state["weight"])
+                state.update(zip(EDGE_FIELDS, lists, strict=True))
+        self.__init__(
+            **{
+                name: state[name]
+                for name in (*PICKLED_FIELDS, "links", "link_shares")
+                if name in state
+            }
+        )
 
     @property
     def n_nodes(self) -> int:
-        return int(self.child_start.shape[0]) - 1
+        if self._links is not None:
+            return int(self._links[0].shape[0])
+        return int(self._child_start.shape[0]) - 1
 
     @property
     def n_statistics(self) -> int:
@@ -301,7 +435,13 @@ class Tree:
     @property
     def n_children(self) -> np.ndarray:
         """Children per node (remembered: reports and exports ask it once per node)."""
-        return self.derived("n_children", lambda: np.diff(self.child_start))
+
+        def compute():
+            if self._links is not None:
+                return np.where(self._links[0] >= 0, 2, 0).astype(np.int32)
+            return np.diff(self._child_start)
+
+        return self.derived("n_children", compute)
 
     @property
     def is_leaf(self) -> np.ndarray:
@@ -363,6 +503,8 @@ class Tree:
         return values[key]
 
     def _binary_children(self):
+        if self._links is not None:
+            return self._links
         return self.derived("binary children", self._compute_binary_children)
 
     def _compute_binary_children(self):
@@ -602,17 +744,16 @@ class Tree:
             raise ValueError("tree field 'n_samples' must hold counts >= 0")
         if (self.decision < -1).any():
             raise ValueError("tree field 'decision' holds an index below -1")
-        start, ids = self.child_start, self.child_ids
+        start, ids, shares = self._child_lists(remember=False)
         if start.shape != (n + 1,) or start[0] != 0 or (np.diff(start) < 0).any():
             raise ValueError("tree field 'child_start' must hold n_nodes + 1 rising offsets from 0")
-        if start[-1] != ids.shape[0] or self.child_shares.shape != ids.shape:
+        if start[-1] != ids.shape[0] or shares.shape != ids.shape:
             raise ValueError("tree fields 'child_ids' / 'child_shares' do not match 'child_start'")
         owner = np.repeat(np.arange(n), np.diff(start))
         if ((ids <= owner) | (ids >= n)).any():
             raise ValueError("tree field 'child_ids' points outside the tree or backwards")
         if np.bincount(ids, minlength=n)[1:].tolist() != [1] * (n - 1) or (ids == 0).any():
             raise ValueError("tree field 'child_ids': every node but the root needs one parent")
-        shares = self.child_shares
         if not np.isfinite(shares).all() or (shares < 0).any():
             raise ValueError("tree field 'child_shares' must hold finite shares >= 0")
         internal = ~self.is_leaf
@@ -727,7 +868,8 @@ def narrowest_integers(values: np.ndarray) -> np.ndarray:
     if values.size == 0:
         return values.astype(np.int8)
     low, high = int(values.min()), int(values.max())
-    return values.astype(np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1)))
+    narrowest = np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1))
+    return values.astype(narrowest, copy=False)  # no copy where it is held so already
 
 
 def binary_links(tree: Tree):
@@ -737,20 +879,71 @@ def binary_links(tree: Tree):
     training weight, each None where it is the default (the left share: what the training
     weights give, :meth:`Tree.from_binary`'s; the right: 1 - the left). None for a tree
     with a node of other than 0 or 2 children."""
-    counts = tree.n_children
+    if tree._links is not None:
+        left, right = tree._links
+        return left, right, tree._link_shares, None
+    return links_of_lists(tree.child_start, tree.child_ids, tree.child_shares, tree.weight)
+
+
+def _at_internal_nodes(values, internal):
+    """(the internal nodes' entries, the leaves' one value) of a per-node array whose
+    leaves all hold one value (bitwise, NaN included), else (values, None)."""
+    values = np.asarray(values)
+    at_leaves = values[~internal]
+    if not at_leaves.size:
+        return values, None
+    first = at_leaves[:1]
+    same = at_leaves.view(np.uint8).reshape(at_leaves.size, -1) == first.view(np.uint8)
+    if not same.all():
+        return values, None
+    return values[internal], first.item()
+
+
+def _restore_leaf_constants(state: dict) -> None:
+    """Undo :meth:`Tree.__getstate__`'s per-node arrays kept at internal nodes only, and
+    the values left to the statistics."""
+    if "binary_children" in state:
+        internal = np.asarray(state["binary_children"][0]) >= 0
+    else:
+        internal = np.diff(np.asarray(state["child_start"])) > 0
+
+    def whole(values, leaf_value):
+        if leaf_value is None:
+            return values
+        values = np.asarray(values)
+        out = np.full(internal.shape[0], leaf_value, dtype=values.dtype)
+        out[internal] = values
+        return out
+
+    for name, leaf_value in state.pop("leaf_constants").items():
+        state[name] = whole(state[name], leaf_value)
+    fields = dict(state["node_fields"])
+    for name, leaf_value in state.pop("node_field_leaf_constants").items():
+        fields[name] = whole(fields[name], leaf_value)
+    state["node_fields"] = fields
+    if state["value"] is None:
+        statistics, weight = np.asarray(state["statistics"]), np.asarray(state["weight"])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            state["value"] = statistics[:, : state.pop("value_columns")] / weight[:, None]
+
+
+def links_of_lists(child_start, child_ids, child_shares, weight):
+    """:func:`binary_links` of child lists (None where a node has other than 0 or 2
+    children)."""
+    counts = np.diff(child_start)
     if not np.all((counts == 0) | (counts == 2)):
         return None
     internal = np.flatnonzero(counts == 2)
-    first = tree.child_start[internal]
-    left = np.full(tree.n_nodes, LEAF, dtype=np.int32)
+    first = child_start[internal]
+    left = np.full(counts.shape[0], LEAF, dtype=np.int32)
     right = left.copy()
-    left[internal], right[internal] = tree.child_ids[first], tree.child_ids[first + 1]
-    shares = tree.child_shares[first]
-    right_shares = tree.child_shares[first + 1]
+    left[internal], right[internal] = child_ids[first], child_ids[first + 1]
+    shares = child_shares[first]
+    right_shares = child_shares[first + 1]
     if np.array_equal(right_shares, 1.0 - shares):
         right_shares = None  # the rest of the left child's (as from_binary makes them)
     if right_shares is None and np.array_equal(
-        shares, _weight_shares(tree.weight, left[internal], right[internal])
+        shares, _weight_shares(np.asarray(weight), left[internal], right[internal])
     ):
         shares = None  # the training weights give them
     return left, right, shares, right_shares

@@ -111,7 +111,7 @@ class RegressorFamily:
                     responses,
                     rows[order].astype(np.int32),
                     None if np.all(shares == 1.0) else shares,
-                    starts.astype(np.int64),
+                    starts,
                 )
             )
         self._leaf_responses = members
@@ -329,22 +329,17 @@ class LeafMembers:
 
     responses: np.ndarray
     rows: np.ndarray | None
-    shares: np.ndarray | None
-    starts: np.ndarray
+    shares: np.ndarray | None = attrs.field(converter=lambda v: compact_weights(v))
+    starts: np.ndarray = attrs.field(converter=lambda v: compact_offsets(v))
 
     def __getstate__(self) -> dict:
         """A pickle keeps each node's number of entries in the narrowest integer type
         (a byte where no leaf holds more than 127: a forest's leaves hold a few rows), not
         the int64 offsets: 1 byte a node instead of 8 (issue 59)."""
-        shares = self.shares
-        if shares is not None and shares.size and np.array_equal(shares, np.round(shares)):
-            # a bootstrap's counts: whole numbers, kept as the narrowest integers
-            if -(2**31) <= shares.min() and shares.max() < 2**31:
-                shares = narrowest_integers(shares)
         return {
             "responses": self.responses,
             "rows": self.rows,
-            "shares": shares,
+            "shares": self.shares,  # a bootstrap's counts: held as small integers already
             "counts": narrowest_integers(np.diff(self.starts)),
         }
 
@@ -354,11 +349,9 @@ class LeafMembers:
         if "counts" in state:
             counts = np.asarray(state["counts"], dtype=np.int64)
             shares = state["shares"]
-            state = {
-                **state,
-                "starts": np.concatenate([[0], np.cumsum(counts)]),
-                "shares": None if shares is None else np.asarray(shares, dtype=np.float64),
-            }
+            state = {**state, "starts": np.concatenate([[0], np.cumsum(counts)]), "shares": shares}
+        state["shares"] = compact_weights(state["shares"])
+        state["starts"] = compact_offsets(state["starts"])
         for name in ("responses", "rows", "shares", "starts"):
             object.__setattr__(self, name, state[name])
 
@@ -367,8 +360,31 @@ class LeafMembers:
         lo, hi = int(self.starts[node]), int(self.starts[node + 1])
         rows = None if self.rows is None else self.rows[lo:hi]
         values = self.responses[lo:hi] if rows is None else self.responses[rows]
-        weights = np.ones(hi - lo) if self.shares is None else self.shares[lo:hi]
+        weights = np.ones(hi - lo) if self.shares is None else self.shares[lo:hi].astype(float)
         return values, weights, rows
+
+
+def compact_weights(weights):
+    """A tree's weights of its kept training rows as held (issue 59): a bootstrap's counts
+    (whole numbers) in the narrowest integer type, a byte each; other weights as float64."""
+    if weights is None:
+        return None
+    weights = np.asarray(weights)
+    if weights.dtype.kind in "iu":
+        return narrowest_integers(weights)
+    weights = np.asarray(weights, dtype=np.float64)
+    whole = weights.size and np.array_equal(weights, np.round(weights))
+    if whole and -(2**31) <= weights.min() and weights.max() < 2**31:
+        return narrowest_integers(weights)
+    return weights
+
+
+def compact_offsets(starts) -> np.ndarray:
+    """Offsets into a tree's kept rows, int32 where they fit (4 bytes a node)."""
+    starts = np.asarray(starts)
+    if starts.size and starts[-1] < 2**31:
+        return starts.astype(np.int32, copy=False)
+    return starts.astype(np.int64, copy=False)
 
 
 def _checked_part(part, trees) -> list:
