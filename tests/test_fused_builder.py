@@ -315,7 +315,11 @@ def test_a_table_handed_over_in_a_list_is_freed_before_the_tree_is_made():
 
     kept, peak_kept = made(hand_over=False)  # the caller keeps it: alive throughout
     handed, peak_handed = made(hand_over=True)
-    assert peak_kept - peak_handed >= 0.9 * table.nbytes
+    # The tree a binary table makes holds its links, not child lists (issue 59): smaller
+    # than the columns copied out of the table, so with the hand-over the peak is now
+    # reached while those columns are copied (the table still alive), and what the
+    # hand-over saves is the table beside the tree's own arrays: measured 0.66 x its size.
+    assert peak_kept - peak_handed >= 0.5 * table.nbytes
     grown = set(ARRAY_FIELDS) - {"value", "decision"}  # the labeler's, not in a table
     for name in grown:
         np.testing.assert_array_equal(getattr(handed, name), getattr(kept, name))

@@ -225,19 +225,26 @@ class Composition:
             return f"criterion {criterion.name!r}"
         return None
 
-    def fit(self, data, rng: np.random.Generator) -> Tree:
+    def fit(self, data, rng: np.random.Generator, honest=None) -> Tree:
         """Grow, label, prune, and let the evaluator and confidence learn their state."""
-        return self.fit_keeping_grown(data, rng)[1]
+        return self.fit_keeping_grown(data, rng, honest)[1]
 
-    def fit_keeping_grown(self, data, rng: np.random.Generator) -> tuple[Tree, Tree]:
+    def fit_keeping_grown(self, data, rng: np.random.Generator, honest=None) -> tuple[Tree, Tree]:
         """(the grown tree before pruning, the final tree) of :meth:`fit`; the same object
-        twice when the pruner changed nothing."""
+        twice when the pruner changed nothing. ``honest`` (an honest split of the rows,
+        ``treekit_core.estimators.honesty.HonestSplit``): the tree grows on
+        ``honest.structure(data)``, then ``honest.estimate(self, grown, data)`` gives the
+        tree estimated from the other rows and the data the rest of the fit reads."""
         hook = self.registry.plugin_manager.hook if self.registry is not None else None
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_started"):
             hook.treekit_fit_started(
                 **fit_started_arguments(self, data.n_samples, data.n_features, data.n_statistics)
             )
-        grown = self.grow(data, rng)
+        if honest is None:
+            grown = self.grow(data, rng)
+        else:
+            grown = self.grow(honest.structure(data), rng)
+            grown, data = honest.estimate(self, grown, data)
         tree = self.finish(grown, data, rng)
         if hook is not None and self.registry.hook_has_listeners("treekit_fit_finished"):
             hook.treekit_fit_finished(composition=self, tree=tree)

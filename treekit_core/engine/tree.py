@@ -1165,6 +1165,19 @@ def branch_shares(child_start, child_ids, weight) -> np.ndarray:
     )
 
 
+def every_node_memberships(tree, rows, nodes, shares) -> tuple:
+    """(rows, nodes, shares) of the rows reaching ``tree``'s leaves as given, repeated for
+    every ancestor of each leaf: a row counts at every node on its paths, with its share."""
+    parent = tree.parents()
+    parts = [(rows, nodes, shares)]
+    while nodes.size:
+        up = parent[nodes]
+        above = up >= 0
+        rows, nodes, shares = rows[above], up[above], shares[above]
+        parts.append((rows, nodes, shares))
+    return tuple(np.concatenate(part) for part in zip(*parts, strict=True))
+
+
 def stack_field(values) -> np.ndarray:
     """Per-node values as one array; vector values (e.g. oblique coefficients) become rows,
     with NaN rows for nodes that have none."""

@@ -102,15 +102,23 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
             params.setdefault("alpha", self.alpha)
         return params or None
 
-    def fit(self, X, y, sample_weight=None):
-        """Boost on a numeric response ``y``."""
+    def fit(self, X, y, sample_weight=None, conformal_rows=None):
+        """Boost on a numeric response ``y``; ``conformal_rows``: (X_c, y_c), rows not
+        trained on that calibrate :meth:`predict_interval` (method ``"conformal"``)."""
+        X, y, sample_weight, held = self._hold_out_conformal_rows(
+            X, y, sample_weight, conformal_rows
+        )
         self._boost(X, y, sample_weight, 0)
+        self._keep_conformal_rows(held)
         return self
 
     def predict(self, X) -> np.ndarray:
         """The loss's link of the raw prediction for every row."""
         self._check_fitted()
         return self.loss_.link(self._raw_predict(X)[:, :1])
+
+    def _predict_checked(self, checked) -> np.ndarray:
+        return self.loss_.link(self._raw_predict_checked(checked)[:, :1])
 
     def staged_predict(self, X):
         """``predict`` after each round (a generator)."""

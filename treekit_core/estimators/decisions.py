@@ -24,6 +24,7 @@ from treekit_core.engine.rejection import (
     score_steps,
 )
 from treekit_core.estimators import model_file
+from treekit_core.estimators.conformal import ConformalSets
 from treekit_core.estimators.errors import AbstentionError
 from treekit_core.estimators.inputs import class_weights, encode_target_rows, refuse_heavy_rows
 
@@ -84,7 +85,7 @@ class OutOfFold:
         return np.interp(training_coverage, points_x, points_y)
 
 
-class ClassifierFamily:
+class ClassifierFamily(ConformalSets):
     """The family of estimators that decide among classes (placed before the structure:
     ``class TreeClassifier(ClassifierFamily, SingleTreeEstimator)``): ``fit`` on labels or
     counterexamples, ``class_weight``, the reject threshold and calibration fitted after
@@ -97,13 +98,32 @@ class ClassifierFamily:
 
     estimator_type = "classifier"
 
-    def fit(self, X, y=None, sample_weight=None, *, counterexamples=None, classes=None):
+    def fit(
+        self,
+        X,
+        y=None,
+        sample_weight=None,
+        *,
+        counterexamples=None,
+        classes=None,
+        conformal_rows=None,
+    ):
         """Fit on class labels ``y``, or on ``counterexamples`` (an n x K 0/1 matrix, 1 = the
-        sample is known not to be that class; ``classes`` names the columns)."""
+        sample is known not to be that class; ``classes`` names the columns).
+        ``conformal_rows``: (X_c, y_c), labelled rows the model does not train on that
+        calibrate :meth:`predict_set` (or the constructor's ``conformal_fraction``)."""
         rule = RejectRule.from_param(self.reject)  # _fit_checked checks the other parameters
+        if counterexamples is not None and getattr(self, "conformal_fraction", None) is not None:
+            raise ValueError(
+                "conformal_fraction holds out labelled rows; counterexamples have none"
+            )
+        X, y, sample_weight, held = self._hold_out_conformal_rows(
+            X, y, sample_weight, conformal_rows
+        )
         self._fit_checked(
             X, y, sample_weight, rule, counterexamples=counterexamples, classes=classes
         )
+        self._keep_conformal_rows(held)
         return self
 
     def _check_params(self) -> None:

@@ -28,6 +28,7 @@ from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubse
 from treekit_core.engine.importances import forest_importances
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimator, node_indicator
+from treekit_core.estimators.honesty import HonestSplit, check_honesty_params, honest_parts
 from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
@@ -104,7 +105,7 @@ def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
     """One tree of a forest: its bootstrap sample drawn from ``seed``, grown by the shipped
     composition. Runs in a thread, or in a worker process or on a cluster with its own
     copies of the arrays."""
-    bootstrap, balanced, draws, n_strata, shell, keys = settings
+    bootstrap, balanced, draws, n_strata, honesty, shell, keys = settings
     tree_rng = np.random.default_rng(seed)
     data = attrs.evolve(
         shell, X=X, evidence=evidence, weight=weight, cache=dict(zip(keys, cached, strict=True))
@@ -114,7 +115,11 @@ def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
         data = data.with_weight(weight * counts)
     else:
         data = data.with_weight(weight)
-    return shipped.get().fit(data, tree_rng)
+    honest = None
+    if honesty is not None:  # the generator's second use, after the bootstrap
+        fraction, prune_leaves = honesty
+        honest = HonestSplit(honest_parts(data.weight, labels, fraction, tree_rng), prune_leaves)
+    return shipped.get().fit(data, tree_rng, honest)
 
 
 class ShippedComposition:
@@ -163,6 +168,21 @@ class EnsembleEstimator(ComposedEstimator):
         super()._check_params()
         if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        check_honesty_params(*self._honesty_params())
+
+    def _honesty_params(self) -> tuple:
+        """(honest, honest_fraction, honest_prune_leaves); an estimator without them (a
+        plugin's) is not honest."""
+        return (
+            getattr(self, "honest", False),
+            getattr(self, "honest_fraction", 0.5),
+            getattr(self, "honest_prune_leaves", True),
+        )
+
+    def _honesty_settings(self):
+        """(honest_fraction, honest_prune_leaves) for an honest forest's trees, else None."""
+        honest, fraction, prune_leaves = self._honesty_params()
+        return (float(fraction), bool(prune_leaves)) if honest else None
 
     def _balanced_bootstrap(self) -> bool:
         """Whether every bootstrap draws each stratum of the target equally often (the
@@ -256,6 +276,7 @@ class EnsembleEstimator(ComposedEstimator):
             self._balanced_bootstrap(),
             draws,
             n_strata,
+            self._honesty_settings(),
             attrs.evolve(data, X=_NO_ROWS, evidence=_NO_ROWS, weight=_NO_WEIGHT, cache={}),
             tuple(data.cache),
         )
@@ -283,18 +304,25 @@ class EnsembleEstimator(ComposedEstimator):
         return self
 
     def _tree_weights(self, data) -> list:
-        """Each tree's training weights as it was grown: its bootstrap drawn again from its
-        seed, stratified by the target's strata as :meth:`_fit_validated` drew it."""
+        """Each tree's training weights as its leaves were estimated: its bootstrap drawn
+        again from its seed, stratified by the target's strata as :meth:`_fit_validated`
+        drew it (an honest tree's: of its estimation rows, drawn next)."""
         composition = self.composition_
         strata = composition.target.strata(data.evidence, composition.labeler)
         n_strata = int(strata.max()) + 1
         draws = resolve_max_samples(self.max_samples, data.n_samples)
-        return [
-            data.weight * self._drawn_counts(seed, strata, n_strata, draws)
-            if self.bootstrap
-            else data.weight
-            for seed in self._tree_seeds
-        ]
+        honesty = self._honesty_settings()
+        weights = []
+        for seed in self._tree_seeds:
+            rng = np.random.default_rng(seed)
+            weight = data.weight
+            if self.bootstrap:
+                counts = bootstrap_counts(rng, strata, n_strata, self._balanced_bootstrap(), draws)
+                weight = weight * counts
+            if honesty is not None:
+                weight = np.where(honest_parts(weight, strata, honesty[0], rng), 0.0, weight)
+            weights.append(weight)
+        return weights
 
     def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
         """How often the tree of ``seed`` drew each row (its first use of its generator)."""
@@ -305,7 +333,7 @@ class EnsembleEstimator(ComposedEstimator):
         """The out-of-bag attributes (none without ``oob_score``): every row's node values
         averaged over the trees that did not draw it (NaN for a row every tree drew, with a
         warning), scored as the family scores them (:meth:`_score_oob`)."""
-        for name in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
+        for name in ("oob_score_", "oob_decision_function_", "oob_prediction_", "_oob_residuals"):
             if hasattr(self, name):
                 delattr(self, name)
         if not self.oob_score:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from treekit_core.estimators.conformal import lower_conformal_quantile, upper_conformal_quantile
 from treekit_core.estimators.decisions import ClassifierFamily
-from treekit_core.estimators.ensemble import EnsembleEstimator
+from treekit_core.estimators.ensemble import EnsembleEstimator, resolve_max_samples
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily, r2_score
 
@@ -79,6 +80,10 @@ class ForestClassifier(ClassifierFamily, EnsembleEstimator):
         monotonic_cst=None,
         interaction_cst=None,
         random_state=None,
+        honest=False,
+        honest_fraction=0.5,
+        honest_prune_leaves=True,
+        conformal_fraction=None,
     ):
         self._store_params(locals())
 
@@ -197,8 +202,50 @@ class ForestRegressor(RegressorFamily, EnsembleEstimator):
         monotonic_cst=None,
         interaction_cst=None,
         random_state=None,
+        honest=False,
+        honest_fraction=0.5,
+        honest_prune_leaves=True,
+        conformal_fraction=None,
     ):
         self._store_params(locals())
+
+    def _jackknife_plus_interval(self, X, alpha: float) -> np.ndarray:
+        """The jackknife+-after-bootstrap interval (Kim, Xu & Barber 2020;
+        ``treekit_core.estimators.conformal``) from the out-of-bag rows of the fit: per
+        training row i with an out-of-bag prediction, the trees that did not draw it
+        predict each row of X (mu_-i), widened by i's out-of-bag residual."""
+        residuals = self._oob_residuals
+        scored = np.flatnonzero(~np.isnan(residuals))
+        n = residuals.shape[0]
+        draws = resolve_max_samples(self.max_samples, n)
+        strata = np.zeros(n, dtype=np.int64)  # a regressor's bootstrap has one stratum
+        unseen = np.stack(
+            [self._drawn_counts(seed, strata, 1, draws)[scored] == 0 for seed in self._tree_seeds]
+        ).astype(np.float64)  # trees x rows
+        composition = self.composition_
+        with self._checked_for_predict(X) as checked:
+            values = np.stack(
+                [
+                    composition.evaluator.predict_distribution(tree, checked)
+                    for tree in self.estimators_
+                ],
+                axis=1,
+            )  # rows of X x trees x value width
+        if values.shape[2] != 1:
+            raise ValueError(
+                "the jackknife+ interval needs one value per leaf; give conformal rows"
+            )
+        values = values[:, :, 0]
+        lower, upper = np.empty(values.shape[0]), np.empty(values.shape[0])
+        counts = unseen.sum(axis=0)
+        chunk = max(1, 2**22 // max(scored.size, 1))
+        for start in range(0, values.shape[0], chunk):
+            block = values[start : start + chunk] @ unseen / counts  # mu_-i(x), x by i
+            shape = block.shape
+            mu = composition.target.predictions(block.reshape(-1, 1), None, None).reshape(shape)
+            lower[start : start + chunk] = lower_conformal_quantile(mu - residuals[scored], alpha)
+            upper[start : start + chunk] = upper_conformal_quantile(mu + residuals[scored], alpha)
+        return np.column_stack([lower, upper])
 
     def _score_oob(self, data, labels, averaged, rows) -> None:
         """``oob_prediction_`` (NaN where every tree drew the row) and ``oob_score_``: R^2
@@ -208,6 +255,8 @@ class ForestRegressor(RegressorFamily, EnsembleEstimator):
         if rows.size:
             prediction[rows] = target.predictions(averaged[rows], None, None)
         self.oob_prediction_ = prediction
+        # the jackknife+-after-bootstrap's residuals (predict_interval without conformal rows)
+        self._oob_residuals = np.abs(data.evidence[:, 0] - prediction)
         if rows.size == 0:
             self.oob_score_ = float("nan")
             return

@@ -647,6 +647,7 @@ class ModelFile:
             ],
             **self._trees_payload(),
             **({"leaf_responses": leaf_responses_payload(kept)} if kept is not None else {}),
+            **conformal_rows_payload(self),
         }
         text = json.dumps(payload)
         if path is not None:
@@ -766,6 +767,8 @@ class ModelFile:
                     "predicts no quantiles"
                 )
             model._leaf_responses = read_leaf_responses(payload["leaf_responses"], trees)
+        if "conformal_rows" in payload:
+            model._conformal_rows = read_conformal_rows(payload["conformal_rows"], model)
         keys = payload.get("column_keys")
         if keys is not None:
             if (
@@ -779,6 +782,49 @@ class ModelFile:
                 )
             model._column_keys = keys
         return model
+
+
+def conformal_rows_payload(model) -> dict:
+    """``{"conformal_rows": {"X": rows, "y": labels}}`` of a model that keeps conformal
+    rows (X as prediction reads it: checked and encoded; y a regressor's numbers or a
+    classifier's positions in ``classes``), else ``{}``."""
+    rows = getattr(model, "_conformal_rows", None)
+    if rows is None:
+        return {}
+    X_c, y_c = rows
+    return {"conformal_rows": {"X": encode_floats(X_c.tolist()), "y": encode_floats(y_c.tolist())}}
+
+
+def read_conformal_rows(payload, model) -> tuple:
+    """The conformal rows of a model file, checked: X a list of rows of ``n_features_in_``
+    numbers (NaN: missing), y one label per row (finite numbers for a regressor,
+    positions in ``classes`` for a classifier)."""
+    where = "model file: 'conformal_rows'"
+    if not hasattr(model, "_conformal_labels"):
+        raise ModelFileError(f"{where}: a {type(model).__name__} makes no intervals or sets")
+    if not isinstance(payload, dict) or set(payload) != {"X", "y"}:
+        raise ModelFileError(f"{where} must be an object with X and y")
+    try:
+        X = np.array(decode_floats(payload["X"]), dtype=np.float64)
+        y = np.array(decode_floats(payload["y"]), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelFileError(f"{where}: X and y must hold numbers") from None
+    if X.ndim != 2 or X.shape[1] != model.n_features_in_ or X.shape[0] < 1:
+        raise ModelFileError(
+            f"{where}.X must be rows of {model.n_features_in_} numbers, at least one row"
+        )
+    if np.isinf(X).any():
+        raise ModelFileError(f"{where}.X must hold finite numbers (NaN: missing)")
+    if y.shape != (X.shape[0],) or not np.isfinite(y).all():
+        raise ModelFileError(f"{where}.y must hold one finite number per row of X")
+    classes = getattr(model, "classes_", None)
+    if classes is not None:
+        if not (np.array_equal(y, np.round(y)) and (y >= 0).all() and (y < len(classes)).all()):
+            raise ModelFileError(
+                f"{where}.y must hold positions in classes (0..{len(classes) - 1})"
+            )
+        y = y.astype(np.int64)
+    return X, y
 
 
 def leaf_responses_payload(members) -> dict:

@@ -98,6 +98,19 @@ PARAMETERS = {
     "every class (balanced random forests).",
     "max_samples": "Rows drawn per bootstrap sample: an int, a fraction, or None (as many "
     "as the data has).",
+    "honest": "Grow each tree's structure on one part of its rows and estimate every "
+    "node's values from the other (Athey & Imbens's honest trees; grf's ``honesty``): "
+    "leaf values, quantiles, survival curves, calibration and rejection then read rows "
+    "that did not choose the splits. False: today's trees.",
+    "honest_fraction": "With ``honest=True``, the share of each tree's rows (per class, or "
+    "per event and censored) that grows its structure (grf's ``honesty.fraction``); the "
+    "rest estimates.",
+    "honest_prune_leaves": "With ``honest=True``, make a node whose child no estimation row "
+    "reached a leaf (grf's ``honesty.prune.leaves``); False: such a child takes its "
+    "parent's values.",
+    "conformal_fraction": "The share of the training rows held out (drawn from "
+    "``random_state``) to calibrate ``predict_interval`` / ``predict_set``; None: no rows "
+    "held out (give ``fit(..., conformal_rows=(X_c, y_c))`` instead).",
     "oob_score": "Score the forest on the rows each tree did not draw (``oob_score_``).",
     "warm_start": "Keep the fitted trees and add new ones up to ``n_estimators``.",
     "forest_confidence": "The confidence rejection reads: 'averaged' (the confidence of the "

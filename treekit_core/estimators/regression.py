@@ -8,10 +8,11 @@ import numpy as np
 
 from treekit_core.engine.masses import pair_masses
 from treekit_core.engine.tree import narrowest_integers
+from treekit_core.estimators.conformal import ConformalIntervals
 from treekit_core.estimators.inputs import encode_target_rows
 
 
-class RegressorFamily:
+class RegressorFamily(ConformalIntervals):
     """The family of estimators that predict a number (placed before the structure:
     ``class TreeRegressor(RegressorFamily, SingleTreeEstimator)``): ``fit`` on a numeric
     response, ``predict`` the target's prediction or quantiles of the leaves' training
@@ -22,10 +23,16 @@ class RegressorFamily:
     estimator_type = "regressor"
     fixed_components = {"labeler": "majority", "confidence": "probability"}
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on a numeric response ``y`` (one number per row of X)."""
+    def fit(self, X, y, sample_weight=None, conformal_rows=None):
+        """Fit on a numeric response ``y`` (one number per row of X). ``conformal_rows``:
+        (X_c, y_c), rows the model does not train on that calibrate
+        :meth:`predict_interval` (or the constructor's ``conformal_fraction``)."""
+        X, y, sample_weight, held = self._hold_out_conformal_rows(
+            X, y, sample_weight, conformal_rows
+        )
         data = self._fit_checked(X, y, sample_weight)
         self._keep_leaf_responses(data, self._tree_weights(data))
+        self._keep_conformal_rows(held)
         return self
 
     def _check_target(self, composition) -> None:
@@ -47,7 +54,11 @@ class RegressorFamily:
         """The target's predictions from the values the evaluator mixes (the means of a
         leaf, say), averaged over the trees."""
         with self._checked_for_predict(X) as checked:
-            values = self._node_values(checked)
+            return self._predict_checked(checked)
+
+    def _predict_checked(self, checked) -> np.ndarray:
+        """The target's predictions of checked X."""
+        values = self._node_values(checked)
         composition = self.composition_
         decision = composition.target.decide(values, composition.labeler)
         return composition.target.predictions(values, decision, None)
@@ -211,13 +222,22 @@ class RegressorFamily:
             LeafMembers(v, None, w, s) for v, w, s in zip(values, weights, starts, strict=True)
         ]
 
-    def _quantiles(self, X, q, members, interpolation="inverted_cdf"):
+    def _quantiles(self, X, q, members, interpolation="inverted_cdf", compiled=True):
+        """Per row of checked X, the weighted quantiles ``q`` of the training responses
+        of the leaves it reaches (:meth:`predict`); ``compiled``: rows reaching one leaf
+        per tree go to the compiled kernel (False: every row walks the Python loop, the
+        reference the kernel is tested against)."""
         trees = self._trees()
         n = X.shape[0]
         mixtures = []
         for tree in trees:
             rows, nodes, shares = self._mixtures(tree, X)
             mixtures.append((np.searchsorted(rows, np.arange(n + 1)), nodes, shares))
+        one_leaf = all(
+            nodes.shape[0] == n and (shares == 1.0).all() for _, nodes, shares in mixtures
+        )
+        if compiled and one_leaf and interpolation == "inverted_cdf" and n:
+            return compiled_quantiles([nodes for _, nodes, _ in mixtures], members, q)
         out = np.empty((n, q.size))
         for i in range(n):
             chosen, weights, ids, count = [], [], [], 0.0
@@ -385,6 +405,39 @@ def compact_offsets(starts) -> np.ndarray:
     if starts.size and starts[-1] < 2**31:
         return starts.astype(np.int32, copy=False)
     return starts.astype(np.int64, copy=False)
+
+
+def compiled_quantiles(leaves, members, q) -> np.ndarray:
+    """:meth:`RegressorFamily._quantiles` with ``"inverted_cdf"`` where every row reaches
+    one leaf per tree (``leaves``: per tree, each row's leaf), in the compiled kernel
+    (``kernels/leaf_quantiles.py``), rows in chunks on threads: every tree's entries packed
+    into one array with per-tree node offsets."""
+    from treekit_core.kernels.leaf_quantiles import leaf_quantiles
+    from treekit_core.kernels.row_chunks import for_row_chunks
+
+    values, weights, starts, offsets, entries, nodes = [], [], [], [], 0, 0
+    for member in members:
+        rows = member.rows
+        values.append(member.responses if rows is None else member.responses[rows])
+        size = values[-1].shape[0]
+        weights.append(np.ones(size) if member.shares is None else member.shares.astype(float))
+        starts.append(np.asarray(member.starts, dtype=np.int64) + entries)
+        offsets.append(nodes)
+        entries += size
+        nodes += member.starts.shape[0]
+    leaves = np.ascontiguousarray(np.column_stack(leaves), dtype=np.int64)
+    out = np.empty((leaves.shape[0], q.size))
+    arguments = (
+        leaves,
+        np.asarray(offsets, dtype=np.int64),
+        np.concatenate(starts),
+        np.ascontiguousarray(np.concatenate(values), dtype=np.float64),
+        np.concatenate(weights),
+        np.ascontiguousarray(q, dtype=np.float64),
+        out,
+    )
+    for_row_chunks(leaf_quantiles, leaves.shape[0], *arguments, cost=float(len(members)) * 20)
+    return out
 
 
 def _checked_part(part, trees) -> list:

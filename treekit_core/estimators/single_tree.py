@@ -13,6 +13,7 @@ from treekit_core.engine.importances import tree_importances
 from treekit_core.engine.tree_text import export_text
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimator, node_indicator
+from treekit_core.estimators.honesty import HonestSplit, check_honesty_params, honest_parts
 from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.pruning_paths import PruningPaths
 
@@ -32,9 +33,34 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
         the trees ``warm_start`` keeps)."""
         return ()
 
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_honesty_params(*self._honesty_params())
+
+    def _honesty_params(self) -> tuple:
+        """(honest, honest_fraction, honest_prune_leaves); an estimator without them (a
+        plugin's) is not honest."""
+        return (
+            getattr(self, "honest", False),
+            getattr(self, "honest_fraction", 0.5),
+            getattr(self, "honest_prune_leaves", True),
+        )
+
+    def _honest_split(self, data, composition):
+        """The tree's honest split of the rows (None unless ``honest``), drawn from
+        ``_honest_seed`` within the target's strata."""
+        honest, fraction, prune_leaves = self._honesty_params()
+        if not honest:
+            return None
+        strata = composition.target.strata(data.evidence, composition.labeler)
+        rng = np.random.default_rng(self._honest_seed)
+        return HonestSplit(honest_parts(data.weight, strata, fraction, rng), prune_leaves)
+
     def _tree_weights(self, data) -> list:
-        """Each tree's training weights as it was grown: the rows' own."""
-        return [data.weight]
+        """Each tree's training weights as its leaves were estimated: the rows' own (an
+        honest tree: its estimation rows')."""
+        honest = self._honest_split(data, self.composition_)
+        return [data.weight if honest is None else honest.estimation(data).weight]
 
     def _fit_validated(self, data, classes, composition=None, rule=None):
         """Fit on checked training data (also what cross-validated rejection refits)."""
@@ -42,15 +68,20 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
         composition.check(data)
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
+        rng = _rng(self.random_state)
+        if self._honesty_params()[0]:
+            self._honest_seed = int(rng.integers(0, 2**63 - 1))
+        honest = self._honest_split(data, composition)
         with numba_threads_capped(composition.fit_threads()):
             grown, self.tree_ = composition.fit_keeping_grown(
-                self._growth_data(data, composition), _rng(self.random_state)
+                self._growth_data(data, composition), rng, honest
             )
             # kept so prune(alpha) can go below the fitted alpha without regrowing
             self._grown_tree = None if grown is self.tree_ else grown
             self.composition_ = composition
             self._set_fitted(data, classes)
-            self._after_growth(data, rule)
+            # calibration and rejection read the rows the leaves were estimated from
+            self._after_growth(data if honest is None else honest.estimation(data), rule)
         return self
 
     def fit_grown_tree(self, tree, data, categories=None, cross_validation=None):

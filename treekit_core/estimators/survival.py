@@ -16,6 +16,7 @@ from treekit_core.builtins.survival_curves import (
     last_follow_up,
     survival_quantiles,
 )
+from treekit_core.engine.tree import every_node_memberships
 from treekit_core.engine.validation import check_event_codes, check_survival_y, split_entry
 from treekit_core.estimators import model_file
 from treekit_core.estimators.ensemble import EnsembleEstimator
@@ -433,19 +434,6 @@ class SurvivalFamily(IncidencePredictions):
         return concordance_index(event, time, self.predict(X), entry=entry)
 
 
-def every_node_memberships(tree, rows, nodes, shares) -> tuple:
-    """(rows, nodes, shares) of the rows reaching ``tree``'s leaves as given, repeated for
-    every ancestor of each leaf: a row counts at every node on its paths, with its share."""
-    parent = tree.parents()
-    parts = [(rows, nodes, shares)]
-    while nodes.size:
-        up = parent[nodes]
-        above = up >= 0
-        rows, nodes, shares = rows[above], up[above], shares[above]
-        parts.append((rows, nodes, shares))
-    return tuple(np.concatenate(part) for part in zip(*parts, strict=True))
-
-
 def concordance_index_cause(
     time, code, estimate, cause: int, tied_tol: float = 1e-8, entry=None
 ) -> float:
@@ -594,6 +582,9 @@ class SurvivalTree(SurvivalFamily, SingleTreeEstimator):
         min_gain=None,
         categorical_features=None,
         random_state=None,
+        honest=False,
+        honest_fraction=0.5,
+        honest_prune_leaves=True,
         n_threads=None,
     ):
         self._store_params(locals())
@@ -641,6 +632,9 @@ class ForestSurvival(SurvivalFamily, EnsembleEstimator):
         categorical_features=None,
         n_jobs=None,
         random_state=None,
+        honest=False,
+        honest_fraction=0.5,
+        honest_prune_leaves=True,
     ):
         self._store_params(locals())
 

@@ -64,6 +64,10 @@ class TreeRegressor(RegressorFamily, SingleTreeEstimator):
         monotonic_cst=None,
         interaction_cst=None,
         random_state=None,
+        honest=False,
+        honest_fraction=0.5,
+        honest_prune_leaves=True,
+        conformal_fraction=None,
         n_threads=None,
     ):
         self._store_params(locals())
