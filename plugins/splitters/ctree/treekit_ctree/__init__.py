@@ -15,6 +15,7 @@ import numpy as np
 from treekit_core import NODE_TEST_FIELDS, Split, Splitter, Unsplit, hookimpl
 from treekit_ctree.node_sums import feature_sums
 from treekit_ctree.permutation_tests import best_cut, best_subset, linear_test, numeric_tests
+from treekit_ctree.surrogates import ConditionalSurrogates
 
 #: The treekit plugin API this plugin is written for (see treekit_core's CHANGELOG.md).
 TREEKIT_PLUGIN_API = 4
@@ -176,8 +177,8 @@ class ConditionalInference(Splitter):
         x = state["X"][node.rows, feature]
         known = ~np.isnan(x)
         rows, xs, ws = node.rows[known], x[known], node.row_weights[known]
-        H = state["influence"][rows]
         if state["categories"][feature] > 0:
+            H = state["influence"][rows]
             found = best_subset(xs.astype(np.int64), H, ws, minbucket, self.splitstat)
             if found is None:
                 return None
@@ -192,7 +193,7 @@ class ConditionalInference(Splitter):
                 first = np.setdiff1d(np.arange(state["categories"][feature]), second)
             mask = float(sum(2 ** int(c) for c in first))
             return Split(feature, 0.0, value, {**fields, "category_mask": mask}, question="subset")
-        found = best_cut(xs, H, ws, minbucket, self.splitstat)
+        found = best_cut(xs, rows, state["influence"], ws, minbucket, self.splitstat)
         if found is None:
             return None
         cut, value = found
@@ -238,3 +239,8 @@ def _enough_rows(left: np.ndarray, rules) -> bool:
 @hookimpl
 def treekit_splitters():
     return [ConditionalInference]
+
+
+@hookimpl
+def treekit_propagators():
+    return [ConditionalSurrogates]

@@ -51,3 +51,35 @@ def feature_sums(X, rows, weights, H, features):
         Sh[j] = total_h - missing_h[j]
         Shh[j] = total_hh - missing_hh[j]
     return W, Sx, Sxx, Sxh, Sh, Shh
+
+
+@jit()
+def cut_sums(x, order, rows, weights, H):
+    """What the cuts of one numeric feature at a node need, in one compiled pass over its
+    rows in ascending order of ``x`` (``order``: the stable argsort of x; x, rows and
+    weights: the node's rows that do not miss the feature): per distinct value but the
+    largest, the value and the weight and sum w h of the rows up to it (the left group of
+    the cut x <= value); and the rows' total weight, sum w h and sum w h h^T.
+    Shapes m; m; m x q; scalar; q; q x q."""
+    n, q = order.shape[0], H.shape[1]
+    levels = np.empty(n)
+    left_weight = np.empty(n)
+    left_sums = np.empty((n, q))
+    total_w, total_h, total_hh = 0.0, np.zeros(q), np.zeros((q, q))
+    m = 0
+    for k in range(n):
+        i = order[k]
+        r, w = rows[i], weights[i]
+        total_w += w
+        for a in range(q):
+            wh = w * H[r, a]
+            total_h[a] += wh
+            for b in range(q):
+                total_hh[a, b] += wh * H[r, b]
+        if k + 1 < n and x[order[k + 1]] > x[i]:  # the last row of this value
+            levels[m] = x[i]
+            left_weight[m] = total_w
+            for a in range(q):
+                left_sums[m, a] = total_h[a]
+            m += 1
+    return levels[:m], left_weight[:m], left_sums[:m], total_w, total_h, total_hh

@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 
+from treekit_ctree.node_sums import cut_sums
+
 #: libcoin's tolerance (partykit's ``ctree_control(tol = sqrt(.Machine$double.eps))``).
 TOLERANCE = math.sqrt(np.finfo(np.float64).eps)
 
@@ -88,6 +90,9 @@ def chi_squared_p_value(statistic, degrees):
     from scipy.special import chdtrc
 
     statistic, degrees = np.broadcast_arrays(np.asarray(statistic, float), np.asarray(degrees))
+    # a quadratic form rounded below 0 (x independent of y to the last bit): R's
+    # pchisq(q < 0, lower = FALSE) is 1, scipy's NaN
+    statistic = np.where(statistic < 0, 0.0, statistic)
     p_value = np.where(degrees > 0, chdtrc(np.maximum(degrees, 1), statistic), 1.0)
     return float(p_value) if p_value.ndim == 0 else p_value
 
@@ -190,17 +195,21 @@ def maximum_p_value(statistic: float, correlation: np.ndarray) -> float:
     return float(max(0.0, 1.0 - inside.cdf(limit, lower_limit=-limit)))
 
 
-def best_cut(x: np.ndarray, H: np.ndarray, w: np.ndarray, minbucket: float, teststat: str):
+def best_cut(x, rows, H, w, minbucket: float, teststat: str):
     """(u, statistic) of the cut x <= u of a numeric feature that maximises the test
     statistic of the two groups (the first of equal maxima, from the smallest u), each
-    holding at least ``minbucket`` weight; None where no cut qualifies."""
-    n, expectation, covariance = influence_moments(H, w)
+    holding at least ``minbucket`` weight; None where no cut qualifies. ``x`` and ``w``:
+    the node's rows that do not miss the feature (``rows`` of ``H``, the influence of
+    every row). A cut leaving no row on one side is never offered (libcoin offers it with
+    minbucket 0, partykit's surrogate search, and scores it through the rounding of a
+    zero covariance: Inf, NaN or a number, machine-dependent)."""
     order = np.argsort(x, kind="stable")
-    values = x[order]
-    ends = np.flatnonzero(values[1:] > values[:-1])  # each value's last row, the last's aside
-    levels = values[ends]
-    left_weight = np.cumsum(w[order])[ends]
-    left_sums = np.cumsum(H[order] * w[order, None], axis=0)[ends]
+    levels, left_weight, left_sums, n, sum_h, sum_hh = cut_sums(x, order, rows, w, H)
+    if not levels.size:  # one value: no cut
+        return None
+    # the moments as numeric_tests takes them from the same sums
+    expectation = sum_h / n
+    covariance = sum_hh / n - np.outer(expectation, expectation)
     best, value = _best_group(
         left_weight, left_sums, n, expectation, covariance, minbucket, teststat
     )
