@@ -3,7 +3,10 @@ scikit-learn's RandomForestClassifier / RandomForestRegressor, default parameter
 trees on 50 000 x 20 synthetic rows, side by side in one run, each fit in a fresh process.
 
     python benchmarks/bench_forest_scale.py [--n 50000] [--trees 100] [--jobs 1 2]
-        [--predict 500000] [--repeats 3] [--json FILE]
+        [--predict 500000] [--repeats 3] [--forest random|extra] [--json FILE]
+
+``--forest extra``: extremely randomised trees (issue 64), treekit's ExtraTreesClassifier /
+ExtraTreesRegressor beside scikit-learn's, default parameters of both.
 
 Per library, task and n_jobs: fit wall and CPU time, the process's peak memory (max RSS,
 the data included; threads only, so no worker processes), the pickle's size, and the wall
@@ -28,7 +31,8 @@ from common import machine_line, run_in_fresh_process  # noqa: E402
 WORKER = textwrap.dedent("""
     import json, pickle, resource, sys, time
     import numpy as np
-    library, task, n, trees, jobs, n_predict = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+    library, task, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+    n, trees, jobs, n_predict = map(int, sys.argv[4:])
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n + n_predict, 20))
     signal = X[:, :10].sum(axis=1)
@@ -38,13 +42,14 @@ WORKER = textwrap.dedent("""
         y = signal + np.sin(3 * X[:, 10]) + rng.normal(0, 1, len(X))
     X_new, X, y_new, y = X[n:], X[:n], y[n:], y[:n]
     if library == "sklearn":
-        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-        make = RandomForestClassifier if task == "classification" else RandomForestRegressor
-        model = lambda t: make(n_estimators=t, n_jobs=jobs, random_state=0)
+        from sklearn import ensemble
+        prefix = "RandomForest" if kind == "random" else "ExtraTrees"
     else:
-        from treekit_core import ForestClassifier, ForestRegressor
-        make = ForestClassifier if task == "classification" else ForestRegressor
-        model = lambda t: make(n_estimators=t, n_jobs=jobs, random_state=0)
+        import treekit_core as ensemble
+        prefix = "Forest" if kind == "random" else "ExtraTrees"
+    suffix = "Classifier" if task == "classification" else "Regressor"
+    make = getattr(ensemble, prefix + suffix)
+    model = lambda t: make(n_estimators=t, n_jobs=jobs, random_state=0)
     model(2).fit(X[:500], y[:500]).predict(X_new[:100])  # kernels from the cache
     wall, cpu = time.perf_counter(), time.process_time()
     forest = model(trees).fit(X, y)
@@ -72,6 +77,7 @@ def main(argv=None):
     parser.add_argument("--predict", type=int, default=500_000)
     parser.add_argument("--tasks", nargs="*", default=["classification", "regression"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--forest", choices=("random", "extra"), default="random")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     print(machine_line(ROOT, "sklearn"), flush=True)
@@ -83,7 +89,7 @@ def main(argv=None):
                 runs = [
                     run_in_fresh_process(
                         WORKER,
-                        [library, task, args.n, args.trees, jobs, args.predict],
+                        [library, task, args.forest, args.n, args.trees, jobs, args.predict],
                         ROOT,
                         jobs,
                     )

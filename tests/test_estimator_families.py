@@ -23,6 +23,9 @@ from treekit_core import (
     ClassifierFamily,
     ComposedEstimator,
     EnsembleEstimator,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    ExtraTreesSurvival,
     ForestClassifier,
     ForestRegressor,
     ForestSurvival,
@@ -41,6 +44,13 @@ STRUCTURES = (SingleTreeEstimator, EnsembleEstimator, BoostingEstimator)
 #: boosted raw scores yet), the boosting survival model its Breslow baseline (the survival
 #: family's curves are per-leaf states).
 WITHOUT_FAMILY = (BoostingClassifier, BoostingSurvival)
+#: A forest with other defaults and nothing else (issue 64: scikit-learn's ExtraTrees*):
+#: the variant, and the forest it varies.
+VARIANTS = {
+    ExtraTreesClassifier: ForestClassifier,
+    ExtraTreesRegressor: ForestRegressor,
+    ExtraTreesSurvival: ForestSurvival,
+}
 #: Every public composed estimator: the public names that are ComposedEstimator classes.
 PUBLIC = sorted(
     (
@@ -61,6 +71,9 @@ def test_the_public_estimators_are_these():
         "BoostingClassifier",
         "BoostingRegressor",
         "BoostingSurvival",
+        "ExtraTreesClassifier",
+        "ExtraTreesRegressor",
+        "ExtraTreesSurvival",
         "ForestClassifier",
         "ForestRegressor",
         "ForestSurvival",
@@ -72,12 +85,18 @@ def test_the_public_estimators_are_these():
 
 @pytest.mark.parametrize("estimator", PUBLIC, ids=lambda cls: cls.__name__)
 def test_no_public_estimator_subclasses_another(estimator):
-    others = [other for other in PUBLIC if other is not estimator]
+    others = [other for other in PUBLIC if other not in (estimator, VARIANTS.get(estimator))]
     assert not [other.__name__ for other in others if issubclass(estimator, other)]
 
 
 @pytest.mark.parametrize("estimator", PUBLIC, ids=lambda cls: cls.__name__)
 def test_a_public_estimator_is_one_family_on_one_structure(estimator):
+    if estimator in VARIANTS:  # its forest's, with other defaults and nothing more
+        assert estimator.__bases__ == (VARIANTS[estimator],)
+        assert set(vars(estimator)) <= {"__init__", "__doc__", "__module__", "__dict__"}
+        for name, value in {"splitter": "random", "bootstrap": False}.items():
+            assert estimator._param_defaults()[name] == value
+        return
     families = [family for family in FAMILIES if issubclass(estimator, family)]
     structures = [structure for structure in STRUCTURES if issubclass(estimator, structure)]
     if estimator in WITHOUT_FAMILY:
@@ -150,7 +169,8 @@ def test_every_family_s_fixture_is_there():
     assert len(NAMES) == 9
     kinds = {json.loads((FIXTURES / f"{n}.expected.json").read_text())["estimator"] for n in NAMES}
     # every estimator that existed at 839a17a (boosting came later, without model files)
-    assert kinds == {cls.__name__ for cls in PUBLIC if not issubclass(cls, BoostingEstimator)}
+    later = (BoostingEstimator, *VARIANTS)  # boosting and the variants came later
+    assert kinds == {cls.__name__ for cls in PUBLIC if not issubclass(cls, later)}
 
 
 @pytest.mark.parametrize("name", NAMES)

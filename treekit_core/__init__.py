@@ -63,6 +63,11 @@ from treekit_core.estimators.boosting import BoostingEstimator
 from treekit_core.estimators.decisions import ClassifierFamily, Decision, OutOfFold
 from treekit_core.estimators.ensemble import EnsembleEstimator
 from treekit_core.estimators.errors import AbstentionError, NotFittedError
+from treekit_core.estimators.extra_trees import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    ExtraTreesSurvival,
+)
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.inputs import class_weights, encode_target_rows
 from treekit_core.estimators.model_file import ModelFileError
@@ -149,6 +154,9 @@ __all__ = [
     "FEATURE_THRESHOLD",
     "ForestClassifier",
     "ForestRegressor",
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
+    "ExtraTreesSurvival",
     "BoostingClassifier",
     "BoostingEstimator",
     "BoostingRegressor",

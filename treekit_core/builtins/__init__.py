@@ -41,6 +41,7 @@ from treekit_core.builtins.pruners.no_pruning import NoPruning
 from treekit_core.builtins.pruners.pessimistic import Pessimistic
 from treekit_core.builtins.pruners.split_complexity import SplitComplexity
 from treekit_core.builtins.questions import BelowCut, Multiway, Subset, Threshold
+from treekit_core.builtins.random_splitter import RandomCuts
 from treekit_core.builtins.splitters import C45, Exhaustive, c45_choice, refuse_scored_nominal
 from treekit_core.builtins.surrogates import SurrogateEvaluator, SurrogatePropagator
 from treekit_core.builtins.targets import (
@@ -145,7 +146,7 @@ def treekit_criteria():
 
 @hookimpl
 def treekit_splitters():
-    return [Exhaustive, C45]
+    return [Exhaustive, C45, RandomCuts]
 
 
 @hookimpl

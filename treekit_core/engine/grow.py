@@ -60,6 +60,10 @@ class Node:
     #: provides ``monotonic_constraints`` admits a cut on feature f only where
     #: ``within_bounds(constraint_signs[f], value_limits, ...)`` holds.
     value_limits: np.ndarray = None
+    #: The fit's random generator (the one the feature sampler draws from): a splitter
+    #: that draws (the ``random`` splitter's cuts) draws from it, so a ``random_state``
+    #: gives the same tree.
+    rng: np.random.Generator = None
 
     def search_constraints(self, n_features: int) -> tuple:
         """(signs, limits) for a kernel that always takes them: the node's, or no
@@ -247,6 +251,7 @@ class _NodeGrower:
             depth,
             features,
             bounds,
+            rng=self.rng,
         )
         node_id = self.assembler.add_node(
             parent, branch, sums, weight, node.n_samples, node.impurity, depth

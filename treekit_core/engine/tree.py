@@ -374,7 +374,8 @@ class Tree:
             state["left_shares"], state["right_shares"] = shares, right_shares
         for name in ("question", "feature", "n_samples", "depth", "decision"):
             state[name] = narrowest_integers(state[name])
-        internal = ~self.is_leaf
+        # from the links where the tree holds them: no per-tree cache made for a pickle
+        internal = self._links[0] >= 0 if self._links is not None else ~self.is_leaf
         # what a leaf holds one constant in (it asks nothing): the internal nodes' entries
         state["leaf_constants"] = leaf_constants = {}
         for name in ("feature", "threshold"):

@@ -1,0 +1,159 @@
+"""The splitter ``random``: extremely randomised trees (Geurts, Ernst & Wehenkel 2006), the
+splitter of scikit-learn's ``ExtraTrees*`` and scikit-survival's ``ExtraSurvivalTrees``.
+
+At every node, for each candidate feature (``max_features`` of them, drawn as for any
+forest) one cut is drawn instead of searched: for a numeric feature a threshold uniform
+between the node's smallest and largest known value (the largest itself becomes the
+smallest, so every cut sends rows both ways); for a nominal feature a random proper subset
+of the categories present at the node, each category sent to the first branch with
+probability 1/2, drawn again until both branches hold a category. Of these cuts the one the
+criterion scores best is taken (impurity drop; a log-rank criterion's two-sample
+statistic), if the stopping rules admit it. Rows missing the feature are left out of its
+score, which is scaled by their share (C4.5's rule, as the exhaustive splitter's), and go
+down the split by the propagator's rule.
+
+Growth: numeric features without missing values grow in one compiled call (the
+exhaustive splitter's presorted builder drawing its cuts with numba's generator, seeded per
+tree, one thread so the draws come in one order); otherwise node by node, drawing from the
+fit's generator (``Node.rng``). Either way a ``random_state`` gives the same tree, and a
+forest the same trees for any ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+from treekit_core.builtins.splitters import Exhaustive
+from treekit_core.components import Split
+from treekit_core.engine.composition import CompositionError
+from treekit_core.numerics import FEATURE_THRESHOLD
+
+
+@attrs.define(slots=False)
+class RandomCuts(Exhaustive):
+    """One random cut per candidate feature, the best of them (module docstring). No
+    parameters beyond the exhaustive splitter's ``missing`` (C4.5's shares only)."""
+
+    name: ClassVar[str] = "random"
+    description: ClassVar[str] = (
+        "one random cut per candidate feature, the best of them (extremely randomised trees)"
+    )
+    provides: ClassVar[frozenset] = Exhaustive.provides - {
+        "split_scores",
+        "absolute_deviation_search",
+        "gray_search",
+    }
+    random_thresholds: ClassVar[bool] = True
+
+    def check_composition(self, composition) -> None:
+        """Searches of other question kinds, gain ratio and scikit-learn's one-side
+        missing values belong to the exhaustive search, not to random cuts."""
+        if self.questions or self.gain_ratio or self.missing != "shares":
+            raise CompositionError(
+                f"splitter {self.name!r} draws one threshold or subset cut per feature; "
+                "splitter_params 'questions', 'gain_ratio' and missing='one_side' are the "
+                "exhaustive splitter's"
+            )
+        super().check_composition(composition)
+
+    def prepare(self, data, criterion, rules):
+        if type(criterion).row_search is not None:
+            if "standardised_split_statistic" not in criterion.provides:
+                raise CompositionError(
+                    f"splitter {self.name!r} scores its random cuts by impurity drops or a "
+                    f"two-sample test; criterion {criterion.name!r} gives neither"
+                )
+            return ("test", criterion, data)
+        state = super().prepare(data, criterion, rules)
+        kernels, impurity, params, data, _ = state
+        return ("sums", impurity, params, data)
+
+    def grows_in_one_call(self, composition, data) -> bool:
+        """Numeric features without missing values, a criterion scored by sums."""
+        return (
+            not data.nominal_features.size
+            and type(composition.criterion).row_search is None
+            and super().grows_in_one_call(composition, data)
+        )
+
+    def build_tree(self, composition, data, rng, rules):
+        if not self.grows_in_one_call(composition, data):
+            return None
+        return super().build_tree(composition, data, rng, rules)
+
+    def find_split(self, state, node, rules):
+        data = state[-1] if state[0] == "test" else state[3]
+        rng = node.rng if node.rng is not None else np.random.default_rng(0)
+        best, best_score = None, -np.inf
+        for feature in node.features.tolist():
+            found = self._random_cut(state, data, node, rules, feature, rng)
+            if found is not None and found[0] > best_score:
+                best_score, best = found
+        return best
+
+    def _random_cut(self, state, data, node, rules, feature, rng):
+        """(score, Split) of ``feature``'s random cut at ``node``, or None (constant at
+        the node, or the stopping rules refuse the cut)."""
+        x = data.X[node.rows, feature]
+        known = ~np.isnan(x)
+        if known.sum() < 2:
+            return None
+        xs, weights = x[known], node.row_weights[known]
+        nominal = data.n_categories is not None and data.n_categories[feature] > 0
+        if nominal:
+            present = np.unique(xs).astype(np.int64)
+            if present.size < 2:
+                return None
+            while True:
+                first = rng.random(present.size) < 0.5
+                if 0 < first.sum() < present.size:
+                    break
+            left = np.isin(xs, present[first])
+        else:
+            low, high = float(xs.min()), float(xs.max())
+            if high <= low + FEATURE_THRESHOLD:
+                return None
+            threshold = float(rng.uniform(low, high))
+            if threshold >= high:
+                threshold = low
+            left = xs <= threshold
+        n_left = int(left.sum())
+        if n_left < rules.min_samples_leaf or left.size - n_left < rules.min_samples_leaf:
+            return None
+        left_weight, known_weight = float(weights[left].sum()), float(weights.sum())
+        if min(left_weight, known_weight - left_weight) < rules.min_weight_leaf:
+            return None
+        rows = data.evidence[node.rows[known]]
+        if state[0] == "test":
+            score = float(state[1].two_sample_statistic(rows, (~left).astype(np.int64)))
+        else:
+            _, impurity, params, _ = state
+            sums = (rows * weights[:, None]).sum(axis=0)
+            left_sums = (rows[left] * weights[left, None]).sum(axis=0)
+            right_sums = sums - left_sums
+            right_weight = known_weight - left_weight
+            score = (
+                impurity(sums, known_weight, params)
+                - (
+                    left_weight * impurity(left_sums, left_weight, params)
+                    + right_weight * impurity(right_sums, right_weight, params)
+                )
+                / known_weight
+            ) * (known_weight / node.weight)  # C4.5: the known rows' share
+        share = left_weight / known_weight
+        if nominal:
+            mask = float(sum(2 ** int(c) for c in present[first]))
+            split = Split(
+                int(feature),
+                -2.0,
+                score,
+                {"category_mask": mask},
+                question="subset",
+                branch_shares=(share, 1.0 - share),
+            )
+        else:
+            split = Split(int(feature), threshold, score, {"missing_left": share})
+        return score, split
