@@ -12,11 +12,12 @@ statistic), if the stopping rules admit it. Rows missing the feature are left ou
 score, which is scaled by their share (C4.5's rule, as the exhaustive splitter's), and go
 down the split by the propagator's rule.
 
-Growth: numeric features without missing values grow in one compiled call (the
-exhaustive splitter's presorted builder drawing its cuts with numba's generator, seeded per
-tree, one thread so the draws come in one order); otherwise node by node, drawing from the
-fit's generator (``Node.rng``). Either way a ``random_state`` gives the same tree, and a
-forest the same trees for any ``n_jobs``.
+Growth: numeric features without missing values grow in one compiled call
+(``kernels/random_growth.py``: one array of row ids partitioned in place, numba's generator
+seeded per tree; features constant at a node do not count towards ``max_features``, as in
+scikit-learn); otherwise node by node, drawing from the fit's generator (``Node.rng``).
+Either way a ``random_state`` gives the same tree, and a forest the same trees for any
+``n_jobs``.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ class RandomCuts(Exhaustive):
         "split_scores",
         "absolute_deviation_search",
         "gray_search",
+        "monotonic_constraints",
     }
-    random_thresholds: ClassVar[bool] = True
 
     def check_composition(self, composition) -> None:
         """Searches of other question kinds, gain ratio and scikit-learn's one-side
@@ -72,17 +73,52 @@ class RandomCuts(Exhaustive):
         return ("sums", impurity, params, data)
 
     def grows_in_one_call(self, composition, data) -> bool:
-        """Numeric features without missing values, a criterion scored by sums."""
+        """Numeric features without missing values, a criterion scored by sums, depth
+        first."""
         return (
             not data.nominal_features.size
+            and not data.has_missing
             and type(composition.criterion).row_search is None
-            and super().grows_in_one_call(composition, data)
+            and composition.stopping.max_leaf_nodes is None
         )
 
     def build_tree(self, composition, data, rng, rules):
+        """The whole tree in one compiled call (``kernels/random_growth.py``), or None
+        where :meth:`grows_in_one_call` says no."""
         if not self.grows_in_one_call(composition, data):
             return None
-        return super().build_tree(composition, data, rng, rules)
+        from treekit_core.kernels import random_growth
+        from treekit_core.kernels.growth import row_table, rule_vector
+        from treekit_core.kernels.specialised import impurity_kernels
+
+        max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
+        criterion = composition.criterion
+        samples = np.flatnonzero(data.weight > 0).astype(np.int32)
+        # a node reads one feature's values of its rows: a column, in Fortran order
+        X = data.cache.get("columns")
+        if X is None:
+            X = np.asfortranarray(data.X)
+        kernels = impurity_kernels(
+            random_growth, random_growth.ENTRY_SIGNATURES, criterion, (), "random-cut kernels"
+        )
+        tables = [  # handed on in a list: tree_from_table frees it once it is copied out
+            kernels.grow_random_tree(
+                criterion.impurity_params(data.n_statistics),
+                X,
+                row_table(data.evidence, data.weight),
+                samples,
+                rule_vector(rules),
+                max_features,
+                seed,
+            )
+        ]
+        return self._tree_of_table(composition, tables, data, False)
+
+    def share_across_trees(self, data) -> None:
+        """X in Fortran order once for all trees of a forest (no presort: random cuts
+        read no sorted values)."""
+        if not data.X.flags.f_contiguous and not data.has_missing:
+            data.cache["columns"] = np.asfortranarray(data.X)
 
     def find_split(self, state, node, rules):
         data = state[-1] if state[0] == "test" else state[3]

@@ -139,9 +139,6 @@ class Exhaustive(Splitter):
     gain_ratio: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     questions: tuple = attrs.field(default=(), converter=tuple, validator=_check_question_names)
     missing: str = attrs.field(default="shares", validator=attrs.validators.in_(MISSING_RULES))
-    #: Whether every feature's cut is drawn at random instead of searched (the ``random``
-    #: splitter, ``builtins/random_splitter.py``): read by :meth:`build_tree`.
-    random_thresholds: ClassVar[bool] = False
 
     def check_composition(self, composition) -> None:
         """Monotonic constraints and range questions do not mix: a range question sends
@@ -304,7 +301,7 @@ class Exhaustive(Splitter):
                 data.X,
                 data.evidence,
                 data.weight,
-                rule_vector(rules, random_thresholds=self.random_thresholds),
+                rule_vector(rules),
                 max_features,
                 seed,
                 composition.fit_threads(),

@@ -276,7 +276,6 @@ def build_table(
     if (
         n_threads > 1
         and max_features >= d
-        and not rules[growth.RANDOM_THRESHOLDS] > 0  # numba's generator draws in order
         and n * d >= PARALLEL_MIN_WORK
         and not constrained
         and nominal is None

@@ -62,7 +62,6 @@ from treekit_core.kernels.threshold_search import (  # noqa: F401
     cut_threshold,
     gather_ranked_feature,
     gather_sorted_feature,
-    scan_random_threshold,
     scan_sorted_feature,
     scan_within_bounds,
     split_drop,
@@ -95,10 +94,6 @@ ENTRY_SIGNATURES = {
     "best_split_of_node": NODE_RESULT(*NODE_ARGUMENTS),
     "best_split_within_bounds": NODE_RESULT(*BOUNDED_NODE_ARGUMENTS),
 }
-
-
-#: The entry of :func:`rule_vector` that says every cut is drawn at random.
-RANDOM_THRESHOLDS = 8
 
 
 #: The columns of the node table grow_subtree returns (one float64 row per node, the
@@ -274,7 +269,6 @@ def scan_features_within_bounds(
     else:
         left_sums, right_sums = np.empty(n_stats), np.empty(n_stats)
     min_samples_leaf = np.int64(rules[0])
-    random_thresholds = rules[RANDOM_THRESHOLDS] > 0.0
     for c in range(features.shape[0]):
         feature = features[c]
         for j in range(count):
@@ -282,24 +276,6 @@ def scan_features_within_bounds(
             node_weights[j] = rows[row, 0]
             for k in range(n_stats):
                 weighted[j, k] = rows[row, 1 + k]
-        if random_thresholds:  # extremely randomised trees: one drawn cut per feature
-            drops[c], thresholds[c], positions[c] = scan_random_threshold(
-                impurity,
-                params,
-                values[feature, start:end],
-                weighted,
-                node_weights,
-                parent_sums,
-                parent_weight,
-                parent_impurity,
-                min_samples_leaf,
-                rules[1],
-                left_sums,
-                right_sums,
-                signs[feature],
-                limits,
-            )
-            continue
         drops[c], thresholds[c], positions[c] = scan_within_bounds(
             impurity,
             params,
@@ -547,23 +523,7 @@ def grow_subtree(
             continue
         node_limits[0], node_limits[1] = lower, upper
         n_candidates = d
-        if max_features < d and rules[RANDOM_THRESHOLDS] > 0.0:
-            # extremely randomised trees draw as scikit-learn's RandomSplitter: a feature
-            # constant at the node does not count towards max_features (the kept ones
-            # move to the front, in the order drawn)
-            n_candidates, i = 0, 0
-            while i < d and n_candidates < max_features:
-                j = np.random.randint(i, d)
-                candidates[i], candidates[j] = candidates[j], candidates[i]
-                f = candidates[i]
-                if values[f, node_end - 1] > values[f, node_start] + FEATURE_THRESHOLD:
-                    candidates[n_candidates], candidates[i] = (
-                        candidates[i],
-                        candidates[n_candidates],
-                    )
-                    n_candidates += 1
-                i += 1
-        elif max_features < d:
+        if max_features < d:
             for i in range(max_features):  # partial Fisher-Yates draw
                 j = np.random.randint(i, d)
                 candidates[i], candidates[j] = candidates[j], candidates[i]
@@ -831,13 +791,11 @@ def row_table(evidence, weight) -> np.ndarray:
     return table
 
 
-def rule_vector(rules, pure_tolerance=PURE_TOLERANCE, random_thresholds=False) -> np.ndarray:
+def rule_vector(rules, pure_tolerance=PURE_TOLERANCE) -> np.ndarray:
     """The stopping rules as the float64 array the kernels read: min_samples_leaf,
     min_weight_leaf, min_samples_split, max_depth, min_impurity_decrease, min_gain (NaN:
-    none), pure tolerance, total weight, and (entry :data:`RANDOM_THRESHOLDS`) 1 where
-    every feature's cut is drawn at random (the ``random`` splitter) instead of searched.
-    Counts are capped at 2^53 (exact in float64: the estimators accept any Python int and
-    mean "unlimited" by a huge one)."""
+    none), pure tolerance, total weight. Counts are capped at 2^53 (exact in float64: the
+    estimators accept any Python int and mean "unlimited" by a huge one)."""
     cap = float(2**53)
     return np.array(
         [
@@ -849,6 +807,5 @@ def rule_vector(rules, pure_tolerance=PURE_TOLERANCE, random_thresholds=False) -
             np.nan if rules.min_gain is None else float(rules.min_gain),
             float(pure_tolerance),
             float(rules.total_weight),
-            1.0 if random_thresholds else 0.0,
         ]
     )

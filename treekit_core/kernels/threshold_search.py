@@ -125,69 +125,6 @@ def scan_within_bounds(
 
 
 @generic_jit
-def scan_random_threshold(
-    impurity,
-    params,
-    values,
-    weighted_evidence,
-    weights,
-    parent_sums,
-    parent_weight,
-    parent_impurity,
-    min_samples_leaf,
-    min_weight_leaf,
-    left_sums,
-    right_sums,
-    sign,
-    limits,
-):
-    """Extremely randomised trees' cut of one feature (Geurts et al. 2006; scikit-learn's
-    ``RandomSplitter``): a threshold drawn uniformly between the node's smallest and largest
-    value (numba's generator, seeded per tree; the largest value itself becomes the
-    smallest, so the cut sends at least one row each way), scored as
-    :func:`scan_within_bounds` scores a cut. Returns (drop, threshold, rows on the left);
-    the drop is -inf for a constant feature or a cut the stopping rules or a monotonic
-    constraint refuse (the feature then loses this node, as in scikit-learn)."""
-    n = values.shape[0]
-    if n < 2 or values[n - 1] <= values[0] + FEATURE_THRESHOLD:
-        return -np.inf, 0.0, -1
-    low, high = values[0], values[n - 1]
-    threshold = np.random.uniform(low, high)
-    if threshold >= high:
-        threshold = low
-    n_stats = parent_sums.shape[0]
-    for k in range(n_stats):
-        left_sums[k] = 0.0
-    left_weight = 0.0
-    n_left = 0
-    while n_left < n and values[n_left] <= threshold:
-        for k in range(n_stats):
-            left_sums[k] += weighted_evidence[n_left, k]
-        left_weight += weights[n_left]
-        n_left += 1
-    right_weight = parent_weight - left_weight
-    if n_left < min_samples_leaf or n - n_left < min_samples_leaf:
-        return -np.inf, threshold, -1
-    if left_weight < min_weight_leaf or right_weight < min_weight_leaf:
-        return -np.inf, threshold, -1
-    drop = split_drop(
-        impurity,
-        params,
-        parent_sums,
-        parent_weight,
-        parent_impurity,
-        left_sums,
-        left_weight,
-        right_sums,
-    )
-    if sign != 0.0 and not within_bounds(
-        sign, limits, left_sums, left_weight, right_sums, right_weight
-    ):
-        return -np.inf, threshold, -1
-    return drop, threshold, n_left
-
-
-@generic_jit
 def admissible_cut(values, j, count, left_weight, right_weight, min_samples_leaf, min_weight_leaf):
     """Whether a threshold search may cut ``count`` rows sorted by ``values`` after row j:
     the values on both sides differ (scikit-learn's FEATURE_THRESHOLD) and both sides keep
