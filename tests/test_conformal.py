@@ -326,6 +326,8 @@ def test_a_boosted_regressor_calibrates_with_conformal_rows():
     X_c, y_c = _noisy(99, rng)
     model = BoostingRegressor(n_estimators=20).fit(X, y, conformal_rows=(X_c, y_c))
     q = np.sort(np.abs(y_c - model.predict(X_c)))[math.ceil(0.9 * 100) - 1]
+    with pytest.raises(ValueError, match="does not predict; use method='conformal'"):
+        model.predict_interval(X[:5], method="cqr")
     np.testing.assert_allclose(
         model.predict_interval(X[:5]),
         np.column_stack([model.predict(X[:5]) - q, model.predict(X[:5]) + q]),

@@ -91,7 +91,10 @@ class RandomCuts(Exhaustive):
         from treekit_core.kernels.growth import row_table, rule_vector
         from treekit_core.kernels.specialised import impurity_kernels
 
-        max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
+        max_features, _ = composition.feature_sampler.fused_settings(rng, data.n_features)
+        # every tree its own draws, whichever features it may take (the fused settings
+        # of a sampler taking every feature carry no seed: the presorted builder draws none)
+        seed = int(rng.integers(2**31 - 1))
         criterion = composition.criterion
         samples = np.flatnonzero(data.weight > 0).astype(np.int32)
         # a node reads one feature's values of its rows: a column, in Fortran order

@@ -27,6 +27,7 @@ rows' true-label scores.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -236,6 +237,11 @@ class ConformalIntervals(ConformalRows):
                 f"method must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}"
             )
         bounds = [alpha / 2, 1 - alpha / 2]
+        if method != "conformal" and "quantiles" not in inspect.signature(self.predict).parameters:
+            raise ValueError(
+                f"predict_interval(method={method!r}) reads the model's quantiles, which a "
+                f"{type(self).__name__} does not predict; use method='conformal'"
+            )
         if method == "quantile":
             return self.predict(X, quantiles=bounds)
         if (
