@@ -70,6 +70,7 @@ from treekit_core.estimators.extra_trees import (
 )
 from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.inputs import class_weights, encode_target_rows
+from treekit_core.estimators.isolation import IsolationForest, OutlierFamily
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.pairwise_dag import PairwiseDAG
 from treekit_core.estimators.parameter_docs import document_parameters
@@ -157,6 +158,8 @@ __all__ = [
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
     "ExtraTreesSurvival",
+    "IsolationForest",
+    "OutlierFamily",
     "BoostingClassifier",
     "BoostingEstimator",
     "BoostingRegressor",

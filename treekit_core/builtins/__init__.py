@@ -23,6 +23,7 @@ from treekit_core.builtins.criteria import (
     Variance,
 )
 from treekit_core.builtins.evaluators import HardEvaluator
+from treekit_core.builtins.isolation import Isolation, IsolationCriterion
 from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.losses import BUILTIN_LOSSES
 from treekit_core.builtins.nominal_subsets import (
@@ -123,6 +124,7 @@ def treekit_targets():
         RpartExponential,
         SurvivalCurves,
         CompetingRisks,
+        Isolation,
     ]
 
 
@@ -141,6 +143,7 @@ def treekit_criteria():
         Logrank,
         LogrankCause,
         Gray,
+        IsolationCriterion,
     ]
 
 

@@ -27,7 +27,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from treekit_core.builtins.splitters import Exhaustive
+from treekit_core.builtins.splitters import Exhaustive, refuse_scored_nominal
 from treekit_core.components import Split
 from treekit_core.engine.composition import CompositionError
 from treekit_core.numerics import FEATURE_THRESHOLD
@@ -68,9 +68,9 @@ class RandomCuts(Exhaustive):
                     f"two-sample test; criterion {criterion.name!r} gives neither"
                 )
             return ("test", criterion, data)
-        state = super().prepare(data, criterion, rules)
-        kernels, impurity, params, data, _ = state
-        return ("sums", impurity, params, data)
+        refuse_scored_nominal(self, criterion, data)
+        params = criterion.impurity_params(data.n_statistics)
+        return ("sums", criterion.compiled_impurity(), params, data)
 
     def grows_in_one_call(self, composition, data) -> bool:
         """Numeric features without missing values, a criterion scored by sums, depth

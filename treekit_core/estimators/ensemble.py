@@ -80,10 +80,17 @@ def resolve_max_samples(max_samples, n_samples: int) -> int:
     )
 
 
-def bootstrap_counts(rng, labels, n_classes, balanced: bool, size=None) -> np.ndarray:
+def bootstrap_counts(
+    rng, labels, n_classes, balanced: bool, size=None, replace: bool = True
+) -> np.ndarray:
     """How often each row is drawn, ``size`` draws (default: as many as rows). Balanced:
-    as many draws from every class as the smallest class has rows (BRF)."""
+    as many draws from every class as the smallest class has rows (BRF). Without
+    ``replace``: ``size`` distinct rows, each once (an isolation forest's subsample)."""
     n = labels.shape[0]
+    if not replace:
+        counts = np.zeros(n)
+        counts[rng.choice(n, size=n if size is None else size, replace=False)] = 1.0
+        return counts
     if not balanced:
         draws = n if size is None else size
         return np.bincount(rng.integers(0, n, size=draws), minlength=n).astype(np.float64)
@@ -105,13 +112,13 @@ def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
     """One tree of a forest: its bootstrap sample drawn from ``seed``, grown by the shipped
     composition. Runs in a thread, or in a worker process or on a cluster with its own
     copies of the arrays."""
-    bootstrap, balanced, draws, n_strata, honesty, shell, keys = settings
+    bootstrap, balanced, draws, n_strata, honesty, shell, keys, replace = settings
     tree_rng = np.random.default_rng(seed)
     data = attrs.evolve(
         shell, X=X, evidence=evidence, weight=weight, cache=dict(zip(keys, cached, strict=True))
     ).writeable()
     if bootstrap:
-        counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws)
+        counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws, replace)
         data = data.with_weight(weight * counts)
     else:
         data = data.with_weight(weight)
@@ -189,6 +196,24 @@ class EnsembleEstimator(ComposedEstimator):
         classifier's ``balanced_bootstrap``); here, no."""
         return False
 
+    def _draws_rows(self) -> bool:
+        """Whether every tree draws its rows (``bootstrap``, with replacement; an
+        isolation forest's subsample without). Called by fit and by the growth's
+        re-draws (:meth:`_tree_weights`, out-of-bag rows)."""
+        return bool(self.bootstrap)
+
+    def _draws_with_replacement(self) -> bool:
+        """Whether the rows are drawn with replacement (the bootstrap)."""
+        return True
+
+    def _rows_per_tree(self, n_samples: int) -> int:
+        """How many rows a tree draws (``max_samples``)."""
+        return resolve_max_samples(self.max_samples, n_samples)
+
+    def _node_max_features(self):
+        """The features a node may test (``max_features``; an isolation forest: one)."""
+        return self.max_features
+
     def _kept_trees(self, data, classes) -> tuple:
         """What a fit gives ``_fit_validated`` besides the data: the trees ``warm_start``
         keeps."""
@@ -237,7 +262,7 @@ class EnsembleEstimator(ComposedEstimator):
         composition = composition if composition is not None else self._make_composition()
         composition.check(data)
         self._check_target(composition)
-        k = resolve_max_features(self.max_features, data.n_features)
+        k = resolve_max_features(self._node_max_features(), data.n_features)
         composition.feature_sampler = (
             AllFeatures() if k == data.n_features else RandomFeatureSubset(k)
         )
@@ -245,7 +270,7 @@ class EnsembleEstimator(ComposedEstimator):
         weight = self._growth_data(data, composition).weight
         # a bootstrap draws a row up to n times
         refuse_heavy_rows(weight, data.n_samples, "sample_weight")
-        if not self.bootstrap and (self.max_samples is not None or self.oob_score):
+        if not self._draws_rows() and (self.max_samples is not None or self.oob_score):
             raise ValueError(
                 "max_samples and oob_score need bootstrap=True: without a bootstrap every "
                 "tree sees every row"
@@ -255,7 +280,7 @@ class EnsembleEstimator(ComposedEstimator):
                 "max_samples cannot be combined with balanced_bootstrap=True, whose "
                 "bootstrap draws the smallest class's size from every class"
             )
-        draws = resolve_max_samples(self.max_samples, data.n_samples)
+        draws = self._rows_per_tree(data.n_samples)
         rng = _rng(self.random_state)
         # the seeds of all n_estimators trees, of which warm start grows the ones it adds
         seeds = rng.integers(0, 2**63 - 1, size=self.n_estimators)
@@ -272,13 +297,14 @@ class EnsembleEstimator(ComposedEstimator):
         n_strata = int(labels.max()) + 1
         shipped = ShippedComposition(composition)
         settings = (
-            self.bootstrap,
+            self._draws_rows(),
             self._balanced_bootstrap(),
             draws,
             n_strata,
             self._honesty_settings(),
             attrs.evolve(data, X=_NO_ROWS, evidence=_NO_ROWS, weight=_NO_WEIGHT, cache={}),
             tuple(data.cache),
+            self._draws_with_replacement(),
         )
         # the arrays travel as arguments, not in a closure: joblib's Dask backend then
         # scatters each to the cluster once per fit instead of pickling it into every task
@@ -310,14 +336,21 @@ class EnsembleEstimator(ComposedEstimator):
         composition = self.composition_
         strata = composition.target.strata(data.evidence, composition.labeler)
         n_strata = int(strata.max()) + 1
-        draws = resolve_max_samples(self.max_samples, data.n_samples)
+        draws = self._rows_per_tree(data.n_samples)
         honesty = self._honesty_settings()
         weights = []
         for seed in self._tree_seeds:
             rng = np.random.default_rng(seed)
             weight = data.weight
-            if self.bootstrap:
-                counts = bootstrap_counts(rng, strata, n_strata, self._balanced_bootstrap(), draws)
+            if self._draws_rows():
+                counts = bootstrap_counts(
+                    rng,
+                    strata,
+                    n_strata,
+                    self._balanced_bootstrap(),
+                    draws,
+                    self._draws_with_replacement(),
+                )
                 weight = weight * counts
             if honesty is not None:
                 weight = np.where(honest_parts(weight, strata, honesty[0], rng), 0.0, weight)
@@ -327,7 +360,9 @@ class EnsembleEstimator(ComposedEstimator):
     def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
         """How often the tree of ``seed`` drew each row (its first use of its generator)."""
         rng = np.random.default_rng(seed)
-        return bootstrap_counts(rng, labels, n_strata, self._balanced_bootstrap(), draws)
+        return bootstrap_counts(
+            rng, labels, n_strata, self._balanced_bootstrap(), draws, self._draws_with_replacement()
+        )
 
     def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
         """The out-of-bag attributes (none without ``oob_score``): every row's node values

@@ -648,12 +648,25 @@ class ModelFile:
             **self._trees_payload(),
             **({"leaf_responses": leaf_responses_payload(kept)} if kept is not None else {}),
             **conformal_rows_payload(self),
+            **({"fitted": self._fitted_numbers()} if self._fitted_numbers() else {}),
         }
         text = json.dumps(payload)
         if path is not None:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         return text
+
+    def _fitted_numbers(self) -> dict:
+        """Numbers a family learns at fit beyond the trees (an isolation forest's offset),
+        name -> number, kept in the file's ``fitted``; none by default."""
+        return {}
+
+    def _read_fitted_numbers(self, numbers_read: dict) -> None:
+        """Set what :meth:`_fitted_numbers` wrote (checked finite numbers, the names it
+        writes). Called by the reader."""
+        raise ModelFileError(
+            f"model file: 'fitted' holds numbers a {type(self).__name__} does not learn"
+        )
 
     def _json_params(self) -> dict:
         """Constructor parameters as JSON; a component given as an instance is stored as
@@ -769,6 +782,8 @@ class ModelFile:
             model._leaf_responses = read_leaf_responses(payload["leaf_responses"], trees)
         if "conformal_rows" in payload:
             model._conformal_rows = read_conformal_rows(payload["conformal_rows"], model)
+        if "fitted" in payload:
+            model._read_fitted_numbers(read_fitted_numbers(payload["fitted"], model))
         keys = payload.get("column_keys")
         if keys is not None:
             if (
@@ -782,6 +797,27 @@ class ModelFile:
                 )
             model._column_keys = keys
         return model
+
+
+def read_fitted_numbers(payload, model) -> dict:
+    """The file's ``fitted`` numbers, checked: an object of finite numbers with the names
+    the model's family writes (:meth:`ModelFile._fitted_numbers` of a fitted one)."""
+    expected = set(getattr(type(model), "FITTED_NUMBERS", ()))
+    if not isinstance(payload, dict) or set(payload) != expected:
+        raise ModelFileError(
+            f"model file: 'fitted' must be an object with {sorted(expected)} for a "
+            f"{type(model).__name__}"
+        )
+    numbers_read = {}
+    for name, value in payload.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise ModelFileError(f"model file: 'fitted'.{name} must be a finite number")
+        numbers_read[name] = value
+    return numbers_read
 
 
 def conformal_rows_payload(model) -> dict:

@@ -108,6 +108,9 @@ PARAMETERS = {
     "honest_prune_leaves": "With ``honest=True``, make a node whose child no estimation row "
     "reached a leaf (grf's ``honesty.prune.leaves``); False: such a child takes its "
     "parent's values.",
+    "contamination": "The share of outliers expected in the training rows: 'auto' (the "
+    "offset -0.5, the paper's threshold) or a number in (0, 0.5] (the offset is that "
+    "quantile of the training rows' scores).",
     "conformal_fraction": "The share of the training rows held out (drawn from "
     "``random_state``) to calibrate ``predict_interval`` / ``predict_set``; None: no rows "
     "held out (give ``fit(..., conformal_rows=(X_c, y_c))`` instead).",
