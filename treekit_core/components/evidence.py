@@ -29,6 +29,8 @@ EVIDENCE_KINDS = {
     "events_time": "rpart's Poisson rows (events, time, events log(events / time)); targets "
     "rpart_poisson and rpart_exponential (its time rescaled)",
     "event_time": "censored follow-up as (event 1/0, time); target survival (log-rank)",
+    "row_count": "no response: every row is 1, so a node's sum counts its rows; target "
+    "isolation (isolation forests)",
 }
 
 
