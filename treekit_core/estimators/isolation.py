@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import attrs
 import numpy as np
 
 from treekit_core.estimators.ensemble import EnsembleEstimator
@@ -148,13 +149,14 @@ class OutlierFamily:
         return {"offset_": float(self.offset_), "max_samples_": int(self.max_samples_)}
 
     def _scores_of_checked(self, checked) -> np.ndarray:
-        """score_samples of checked X: -2^(-E[h] / c(max_samples))."""
-        total = np.zeros(checked.shape[0])
-        for tree in self.estimators_:
-            rows, nodes, shares = self._mixtures(tree, checked)
-            path = tree.depth[nodes] + average_path_length(tree.n_samples[nodes])
-            total += np.bincount(rows, weights=shares * path, minlength=checked.shape[0])
-        mean = total / len(self.estimators_)
+        """score_samples of checked X: -2^(-E[h] / c(max_samples)). The path lengths are
+        every tree's node values for the evaluator's average (one compiled pass over the
+        trees for a block of rows; a row missing a value mixes its leaves')."""
+        lengths = [
+            attrs.evolve(tree, value=(tree.depth + average_path_length(tree.n_samples))[:, None])
+            for tree in self.estimators_
+        ]
+        mean = self.composition_.evaluator.average_distribution(lengths, checked)[:, 0]
         return -np.power(2.0, -mean / average_path_length([self.max_samples_])[0])
 
     def score_samples(self, X) -> np.ndarray:
