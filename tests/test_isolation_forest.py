@@ -105,6 +105,13 @@ def test_model_files_and_pickles_keep_the_forest():
         IsolationForest.from_json(json.dumps(payload))
 
 
+def test_a_single_row_per_tree_is_refused():
+    with pytest.raises(ValueError, match="needs max_samples >= 2 rows per tree, got 1"):
+        IsolationForest().fit([[0.0, 1.0]])
+    with pytest.raises(ValueError, match="got 1"):
+        IsolationForest(max_samples=1).fit(np.zeros((10, 2)))
+
+
 @pytest.mark.parametrize(
     "params, message",
     [

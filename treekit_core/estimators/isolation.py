@@ -89,6 +89,12 @@ class OutlierFamily:
         n = int(X.shape[0]) if hasattr(X, "shape") else len(np.asarray(X))
         self._check_contamination()
         self.max_samples_ = self._rows_per_tree(n)
+        if self.max_samples_ < 2:
+            # c(1) = 0: a score 2^(-E[h] / 0) is no number
+            raise ValueError(
+                f"IsolationForest isolates rows from each other: it needs max_samples >= 2 "
+                f"rows per tree, got {self.max_samples_} (X has {n} rows)"
+            )
         data = self._fit_checked(X, np.zeros(n), sample_weight)
         if self.contamination == "auto":
             self.offset_ = -0.5
