@@ -33,7 +33,7 @@ from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.validation import check_n_threads, has_missing
-from treekit_core.estimators.inputs import InputChecks
+from treekit_core.estimators.inputs import InputChecks, open_unit_share
 from treekit_core.estimators.model_file import ModelFile
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
@@ -82,6 +82,16 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
     def _check_params(self) -> None:
         """Check the parameters that are not components before anything is fitted (``fit``
         and the model-file reader call it first). Overrides call ``super()``."""
+        check_honesty_params(*self._honesty_params())
+
+    def _honesty_params(self) -> tuple:
+        """(honest, honest_fraction, honest_prune_leaves) (``estimators/honesty.py``); an
+        estimator without them (boosting, a plugin's) is not honest."""
+        return (
+            getattr(self, "honest", False),
+            getattr(self, "honest_fraction", 0.5),
+            getattr(self, "honest_prune_leaves", True),
+        )
 
     def _check_target(self, composition) -> None:
         """Refuse a composition whose target this estimator cannot predict from, naming
@@ -293,6 +303,19 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
 
 #: Rows whose leaf mixtures are computed at once (memory: rows x leaves floats).
 MIXTURE_CHUNK = 64
+
+
+def check_honesty_params(honest, honest_fraction, honest_prune_leaves) -> None:
+    """Refuse honesty parameters of the wrong kind, naming them (``fit`` calls it)."""
+    if not isinstance(honest, bool | np.bool_):
+        raise ValueError(f"honest must be True or False, got {honest!r}")
+    if not isinstance(honest_prune_leaves, bool | np.bool_):
+        raise ValueError(f"honest_prune_leaves must be True or False, got {honest_prune_leaves!r}")
+    open_unit_share(
+        honest_fraction,
+        "honest_fraction (the share of the rows that grows the structure) must be a number "
+        "in (0, 1)",
+    )
 
 
 def leaf_mixtures(evaluator, tree, X, training: bool = False):

@@ -29,38 +29,24 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 
 import numpy as np
 
-from treekit_core.estimators.inputs import _rng
+from treekit_core.estimators.inputs import _rng, open_unit_share
 
 INTERVAL_METHODS = ("conformal", "cqr", "quantile")
 
 
 def check_alpha(alpha) -> float:
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, numbers.Real)
-        or not 0.0 < float(alpha) < 1.0
-    ):
-        raise ValueError(
-            f"alpha (the share of rows allowed outside) must be in (0, 1), got {alpha!r}"
-        )
-    return float(alpha)
+    return open_unit_share(alpha, "alpha (the share of rows allowed outside) must be in (0, 1)")
 
 
 def check_conformal_fraction(fraction) -> None:
-    if fraction is None:
-        return
-    if (
-        isinstance(fraction, bool)
-        or not isinstance(fraction, numbers.Real)
-        or not 0.0 < float(fraction) < 1.0
-    ):
-        raise ValueError(
+    if fraction is not None:
+        open_unit_share(
+            fraction,
             "conformal_fraction (the share of the rows held out of training to calibrate "
-            f"intervals and prediction sets) must be None or in (0, 1), got {fraction!r}"
+            "intervals and prediction sets) must be None or in (0, 1)",
         )
 
 

@@ -28,7 +28,7 @@ from treekit_core.engine.feature_sampling import AllFeatures, RandomFeatureSubse
 from treekit_core.engine.importances import forest_importances
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimator, node_indicator
-from treekit_core.estimators.honesty import HonestSplit, check_honesty_params, honest_parts
+from treekit_core.estimators.honesty import HonestSplit, honest_parts
 from treekit_core.estimators.inputs import _rng, refuse_heavy_rows
 from treekit_core.registry import get_registry, is_registered, recreate_component
 
@@ -175,16 +175,6 @@ class EnsembleEstimator(ComposedEstimator):
         super()._check_params()
         if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
-        check_honesty_params(*self._honesty_params())
-
-    def _honesty_params(self) -> tuple:
-        """(honest, honest_fraction, honest_prune_leaves); an estimator without them (a
-        plugin's) is not honest."""
-        return (
-            getattr(self, "honest", False),
-            getattr(self, "honest_fraction", 0.5),
-            getattr(self, "honest_prune_leaves", True),
-        )
 
     def _honesty_settings(self):
         """(honest_fraction, honest_prune_leaves) for an honest forest's trees, else None."""

@@ -15,30 +15,11 @@ labels a node no training weight reached)."""
 
 from __future__ import annotations
 
-import numbers
-
 import attrs
 import numpy as np
 
 from treekit_core.engine.tree import every_node_memberships
 from treekit_core.estimators.base import leaf_mixtures
-
-
-def check_honesty_params(honest, honest_fraction, honest_prune_leaves) -> None:
-    """Refuse honesty parameters of the wrong kind, naming them (``fit`` calls it)."""
-    if not isinstance(honest, bool | np.bool_):
-        raise ValueError(f"honest must be True or False, got {honest!r}")
-    if not isinstance(honest_prune_leaves, bool | np.bool_):
-        raise ValueError(f"honest_prune_leaves must be True or False, got {honest_prune_leaves!r}")
-    if (
-        isinstance(honest_fraction, bool)
-        or not isinstance(honest_fraction, numbers.Real)
-        or not 0.0 < float(honest_fraction) < 1.0
-    ):
-        raise ValueError(
-            "honest_fraction (the share of the rows that grows the structure) must be a "
-            f"number in (0, 1), got {honest_fraction!r}"
-        )
 
 
 def honest_parts(weight, strata, fraction: float, rng: np.random.Generator) -> np.ndarray:

@@ -53,6 +53,14 @@ def _without_zero_weight(X, evidence, weight):
     return X[kept], np.ascontiguousarray(evidence[kept]), weight[kept]
 
 
+def open_unit_share(value, message: str) -> float:
+    """``value`` as a float when it is a number strictly between 0 and 1 (a share of rows,
+    a miscoverage level), else ValueError(``message`` and the value given)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < value < 1.0:
+        raise ValueError(f"{message}, got {value!r}")
+    return float(value)
+
+
 def _rng(random_state) -> np.random.Generator:
     """The generator for ``random_state``: None (fresh entropy), a non-negative int, a
     numpy Generator or RandomState (as scikit-learn accepts)."""

@@ -13,7 +13,7 @@ from treekit_core.engine.importances import tree_importances
 from treekit_core.engine.tree_text import export_text
 from treekit_core.estimators import model_file
 from treekit_core.estimators.base import ComposedEstimator, node_indicator
-from treekit_core.estimators.honesty import HonestSplit, check_honesty_params, honest_parts
+from treekit_core.estimators.honesty import HonestSplit, honest_parts
 from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.pruning_paths import PruningPaths
 
@@ -32,19 +32,6 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
         """What a fit gives ``_fit_validated`` besides the data: nothing (an ensemble gives
         the trees ``warm_start`` keeps)."""
         return ()
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_honesty_params(*self._honesty_params())
-
-    def _honesty_params(self) -> tuple:
-        """(honest, honest_fraction, honest_prune_leaves); an estimator without them (a
-        plugin's) is not honest."""
-        return (
-            getattr(self, "honest", False),
-            getattr(self, "honest_fraction", 0.5),
-            getattr(self, "honest_prune_leaves", True),
-        )
 
     def _honest_split(self, data, composition):
         """The tree's honest split of the rows (None unless ``honest``), drawn from
