@@ -106,9 +106,9 @@ def test_model_files_and_pickles_keep_the_forest():
 
 
 def test_a_single_row_per_tree_is_refused():
-    with pytest.raises(ValueError, match="needs max_samples >= 2 rows per tree, got 1"):
+    with pytest.raises(ValueError, match="at least 2 rows per tree, got n_samples=1 and"):
         IsolationForest().fit([[0.0, 1.0]])
-    with pytest.raises(ValueError, match="got 1"):
+    with pytest.raises(ValueError, match="got n_samples=10 and max_samples=1"):
         IsolationForest(max_samples=1).fit(np.zeros((10, 2)))
 
 

@@ -92,8 +92,8 @@ class OutlierFamily:
         if self.max_samples_ < 2:
             # c(1) = 0: a score 2^(-E[h] / 0) is no number
             raise ValueError(
-                f"IsolationForest isolates rows from each other: it needs max_samples >= 2 "
-                f"rows per tree, got {self.max_samples_} (X has {n} rows)"
+                "IsolationForest isolates rows from each other: it needs at least 2 rows "
+                f"per tree, got n_samples={n} and max_samples={self.max_samples_}"
             )
         data = self._fit_checked(X, np.zeros(n), sample_weight)
         if self.contamination == "auto":
