@@ -357,3 +357,22 @@ def test_compiled_forest_quantiles_equal_the_python_loop(seed, bootstrap, weight
     with forest._checked_for_predict(X_new) as checked:
         loop = forest._quantiles(checked, q, forest._leaf_responses, compiled=False)
     np.testing.assert_array_equal(forest.predict(X_new, quantiles=q), loop)
+
+
+def test_a_boosted_classifiers_prediction_sets_cover_1_minus_alpha():
+    """30 data sets of 400 rows (30% calibrate), three classes, 1000 held-out rows: the
+    mean coverage within 0.9 -+ (3 Monte Carlo standard errors + 0.01)."""
+    from treekit_core import BoostingClassifier
+
+    covered = []
+    for r in range(30):
+        rng = np.random.default_rng(900 + r)
+        X, y = _noisy(1400, rng)
+        labels = np.digitize(y, [-1.0, 1.0])
+        X_c, y_c = X[280:400], labels[280:400]
+        model = BoostingClassifier(n_estimators=30, random_state=r)
+        model.fit(X[:280], labels[:280], conformal_rows=(X_c, y_c))
+        sets = model.predict_set(X[400:], alpha=0.1)
+        covered.append(sets[np.arange(1000), labels[400:]].mean())
+    mean, error = np.mean(covered), np.std(covered, ddof=1) / math.sqrt(30)
+    assert abs(mean - 0.9) <= 3 * error + 0.01, (mean, error)

@@ -8,6 +8,7 @@ import numpy as np
 
 from treekit_core.engine.validation import check_sample_weight, check_survival_y, check_y
 from treekit_core.estimators.boosting import BoostingEstimator
+from treekit_core.estimators.conformal import ConformalSets
 from treekit_core.estimators.decisions import Decision
 from treekit_core.estimators.inputs import class_weights
 from treekit_core.estimators.parameter_docs import document_parameters
@@ -127,7 +128,7 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
 
 
 @document_parameters
-class BoostingClassifier(BoostingEstimator):
+class BoostingClassifier(ConformalSets, BoostingEstimator):
     __doc__ = (
         """Gradient-boosted classification trees (``loss="log_loss"``: one tree per round
     for two classes, one per class and round for more): ``predict_proba`` is the link of
@@ -178,8 +179,12 @@ class BoostingClassifier(BoostingEstimator):
     ):
         self._store_params(locals())
 
-    def fit(self, X, y, sample_weight=None):
-        """Boost on class labels ``y``."""
+    def fit(self, X, y, sample_weight=None, conformal_rows=None):
+        """Boost on class labels ``y``; ``conformal_rows``: (X_c, y_c), labelled rows not
+        trained on that calibrate :meth:`predict_set`."""
+        X, y, sample_weight, held = self._hold_out_conformal_rows(
+            X, y, sample_weight, conformal_rows
+        )
         classes, codes = check_y(y, _rows_in(X))  # the trees' own checks of class labels
         if classes.size < 2:
             raise ValueError(f"y holds {classes.size} class; a classifier needs at least 2 classes")
@@ -189,7 +194,11 @@ class BoostingClassifier(BoostingEstimator):
             weight = weight * class_weights(self.class_weight, codes, classes.size, classes)[codes]
         self._boost(X, codes.astype(np.float64), weight, classes.size)
         self.classes_, self.n_classes_ = classes, int(classes.size)
+        self._keep_conformal_rows(held)
         return self
+
+    def _proba_checked(self, checked) -> np.ndarray:
+        return self.loss_.link(self._raw_predict_checked(checked))
 
     def decision_function(self, X) -> np.ndarray:
         """The raw prediction: the log-odds of ``classes_[1]`` (n) for two classes, the

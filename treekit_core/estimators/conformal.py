@@ -266,6 +266,10 @@ class ConformalSets(ConformalRows):
             raise ValueError(f"conformal rows hold labels the model does not know: {names}")
         return np.array([position[label] for label in labels], dtype=np.int64)
 
+    def _proba_checked(self, checked) -> np.ndarray:
+        """The class probabilities of checked X (a tree's or forest's distributions)."""
+        return self._unrejected_decisions(checked, False)[0]
+
     def predict_set(self, X, alpha=0.1) -> np.ndarray:
         """An (n, n_classes) boolean array in ``classes_`` order: per row of X, a set of
         labels that holds the row's label with probability at least 1 - ``alpha``
@@ -278,7 +282,7 @@ class ConformalSets(ConformalRows):
         X_c, labels = self._conformal_rows_or_refuse("predict_set")
         rng = np.random.default_rng((int(_rng(self.random_state).integers(0, 2**63 - 1)), 64))
         with self._checked_for_predict(X_c) as checked:
-            proba_c = np.asarray(self._unrejected_decisions(checked, False)[0], dtype=np.float64)
+            proba_c = np.asarray(self._proba_checked(checked), dtype=np.float64)
         threshold = conformal_quantile(
             adaptive_set_scores(proba_c, labels, rng.random(labels.size)), alpha
         )
