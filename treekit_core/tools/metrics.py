@@ -492,7 +492,10 @@ def logrank_test(y, groups, cause=None, entry=None) -> TestResult:
     difference, covariance, expected = logrank_scores(
         time, event, codes, _checked_entry(entry, time)
     )
-    kept = np.flatnonzero(expected > 0)
+    # groups expecting no event are left out (survdiff), and so are groups whose score has
+    # no variance: with delayed entry every event time may find all at risk failing (each
+    # d (n - d) = 0), where the test carries no information and the matrix is singular
+    kept = np.flatnonzero((expected > 0) & (np.diag(covariance) > 0))
     if kept.size < 2:
         return TestResult(0.0, 1.0, max(int(kept.size) - 1, 0))
     kept = kept[1:]  # survdiff leaves the first group out of the quadratic form
