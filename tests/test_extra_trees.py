@@ -163,3 +163,21 @@ def test_a_criterion_random_cuts_cannot_score_is_refused_naming_both():
         CompositionError, match="'random'.*'absolute_error'|'absolute_error'.*'random'"
     ):
         TreeRegressor(criterion="absolute_error", splitter="random").fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("nominal", [False, True], ids=["compiled", "node by node"])
+def test_values_at_the_ends_of_the_float_range_are_cut_within_them(nominal):
+    """A threshold drawn between -1.7e308 and 1.7e308: high - low overflows (numpy's
+    uniform refused it), a convex combination does not (the fuzz test found it)."""
+    X = np.array([[1.7e308, 0.0], [1e-300, 0.0], [0.0, 1.0], [-1e-300, 1.0], [-1.7e308, 0.0]])
+    y = np.array([0, 1, 1, 0, 1])
+    categorical = [1] if nominal else None
+    for seed in range(20):
+        tree = (
+            TreeClassifier(splitter="random", categorical_features=categorical, random_state=seed)
+            .fit(X, y)
+            .tree_
+        )
+        numeric = ~tree.is_leaf & (tree.feature == 0)
+        assert np.isfinite(tree.threshold[numeric]).all()
+        assert (np.abs(tree.threshold[numeric]) <= 1.7e308).all()

@@ -155,7 +155,9 @@ class RandomCuts(Exhaustive):
             low, high = float(xs.min()), float(xs.max())
             if high <= low + FEATURE_THRESHOLD:
                 return None
-            threshold = float(rng.uniform(low, high))
+            u = float(rng.random())
+            # a convex combination: within [low, high] even where high - low overflows
+            threshold = low * (1.0 - u) + high * u
             if threshold >= high:
                 threshold = low
             left = xs <= threshold

@@ -98,7 +98,9 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
             if high <= low + FEATURE_THRESHOLD:
                 continue  # constant at the node: not counted
             kept += 1
-            threshold = np.random.uniform(low, high)
+            u = np.random.random()
+            # a convex combination: within [low, high] even where high - low overflows
+            threshold = low * (1.0 - u) + high * u
             if threshold >= high:
                 threshold = low
             n_left = 0
