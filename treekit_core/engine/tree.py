@@ -274,12 +274,12 @@ class Tree:
         ``question`` every internal node asks a threshold. ``missing_left`` is, per node,
         the share of a sample that cannot answer sent left; where it is None or NaN, the
         sample goes down each branch with the branch's share of the training weight."""
-        left = held_integers("child_ids", np.asarray(children_left))
-        right = held_integers("child_ids", np.asarray(children_right))
+        children_left = np.asarray(children_left)
         weight = np.asarray(weight, dtype=np.float64)
-        internal = left >= 0
-        right = np.where(internal, right, LEAF).astype(np.int32)
-        left = np.where(internal, left, LEAF).astype(np.int32)
+        internal = children_left >= 0
+        # held as int32 by the links' converter
+        left = np.where(internal, children_left, LEAF)
+        right = np.where(internal, np.asarray(children_right), LEAF)
         link_shares = None
         if missing_left is not None:
             given = np.asarray(missing_left, dtype=np.float64)[internal]
@@ -517,11 +517,7 @@ class Tree:
                 f"children_left / children_right describe binary trees; node {node} has "
                 f"{int(counts[node])} children. Use tree.children(node) instead."
             )
-        left = np.full(self.n_nodes, LEAF, dtype=np.int32)
-        right = np.full(self.n_nodes, LEAF, dtype=np.int32)
-        internal = counts == 2
-        left[internal] = self.child_ids[self.child_start[:-1][internal]]
-        right[internal] = self.child_ids[self.child_start[:-1][internal] + 1]
+        left, right, _ = binary_children_of_lists(self.child_start, self.child_ids, counts)
         return left, right
 
     @property
@@ -928,17 +924,25 @@ def _restore_leaf_constants(state: dict) -> None:
             state["value"] = statistics[:, : state.pop("value_columns")] / weight[:, None]
 
 
+def binary_children_of_lists(child_start, child_ids, counts) -> tuple:
+    """(left, right, internal nodes) of child lists whose nodes all have 0 or 2 children
+    (``counts`` per node): the children as int32, -1 at leaves."""
+    internal = np.flatnonzero(counts == 2)
+    first = child_start[internal]
+    left = np.full(counts.shape[0], LEAF, dtype=np.int32)
+    right = left.copy()
+    left[internal], right[internal] = child_ids[first], child_ids[first + 1]
+    return left, right, internal
+
+
 def links_of_lists(child_start, child_ids, child_shares, weight):
     """:func:`binary_links` of child lists (None where a node has other than 0 or 2
     children)."""
     counts = np.diff(child_start)
     if not np.all((counts == 0) | (counts == 2)):
         return None
-    internal = np.flatnonzero(counts == 2)
+    left, right, internal = binary_children_of_lists(child_start, child_ids, counts)
     first = child_start[internal]
-    left = np.full(counts.shape[0], LEAF, dtype=np.int32)
-    right = left.copy()
-    left[internal], right[internal] = child_ids[first], child_ids[first + 1]
     shares = child_shares[first]
     right_shares = child_shares[first + 1]
     if np.array_equal(right_shares, 1.0 - shares):

@@ -108,25 +108,33 @@ def bootstrap_counts(
 _NO_ROWS, _NO_WEIGHT = np.zeros((0, 0)), np.zeros(0)
 
 
+def draw_tree_rows(rng, weight, labels, drawing) -> tuple:
+    """(a tree's training weights, its honest split or None), drawn from the tree's
+    generator ``rng`` in this order: its rows (``weight`` times the bootstrap's counts,
+    or a subsample), then the honest split of the rows drawn. ``drawing`` is
+    :meth:`EnsembleEstimator._drawing`'s. The one definition of a tree's draw: growth
+    (:func:`_grow_one`) and every later re-draw (``_tree_weights``) read it."""
+    draws_rows, balanced, draws, n_strata, replace, honesty = drawing
+    if draws_rows:
+        weight = weight * bootstrap_counts(rng, labels, n_strata, balanced, draws, replace)
+    honest = None
+    if honesty is not None:
+        fraction, prune_leaves = honesty
+        honest = HonestSplit(honest_parts(weight, labels, fraction, rng), prune_leaves)
+    return weight, honest
+
+
 def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
-    """One tree of a forest: its bootstrap sample drawn from ``seed``, grown by the shipped
-    composition. Runs in a thread, or in a worker process or on a cluster with its own
-    copies of the arrays."""
-    bootstrap, balanced, draws, n_strata, honesty, shell, keys, replace = settings
+    """One tree of a forest: its rows drawn from ``seed`` (:func:`draw_tree_rows`), grown
+    by the shipped composition. Runs in a thread, or in a worker process or on a cluster
+    with its own copies of the arrays."""
+    drawing, shell, keys = settings
     tree_rng = np.random.default_rng(seed)
     data = attrs.evolve(
         shell, X=X, evidence=evidence, weight=weight, cache=dict(zip(keys, cached, strict=True))
     ).writeable()
-    if bootstrap:
-        counts = bootstrap_counts(tree_rng, labels, n_strata, balanced, draws, replace)
-        data = data.with_weight(weight * counts)
-    else:
-        data = data.with_weight(weight)
-    honest = None
-    if honesty is not None:  # the generator's second use, after the bootstrap
-        fraction, prune_leaves = honesty
-        honest = HonestSplit(honest_parts(data.weight, labels, fraction, tree_rng), prune_leaves)
-    return shipped.get().fit(data, tree_rng, honest)
+    weight, honest = draw_tree_rows(tree_rng, weight, labels, drawing)
+    return shipped.get().fit(data.with_weight(weight), tree_rng, honest)
 
 
 class ShippedComposition:
@@ -176,10 +184,19 @@ class EnsembleEstimator(ComposedEstimator):
         if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
 
-    def _honesty_settings(self):
-        """(honest_fraction, honest_prune_leaves) for an honest forest's trees, else None."""
+    def _drawing(self, n_strata: int, draws: int) -> tuple:
+        """How every tree draws its rows, as :func:`draw_tree_rows` reads it: whether it
+        draws, balanced by stratum, how many, over how many strata, with replacement, and
+        (honest_fraction, honest_prune_leaves) for an honest forest (else None)."""
         honest, fraction, prune_leaves = self._honesty_params()
-        return (float(fraction), bool(prune_leaves)) if honest else None
+        return (
+            self._draws_rows(),
+            self._balanced_bootstrap(),
+            draws,
+            n_strata,
+            self._draws_with_replacement(),
+            (float(fraction), bool(prune_leaves)) if honest else None,
+        )
 
     def _balanced_bootstrap(self) -> bool:
         """Whether every bootstrap draws each stratum of the target equally often (the
@@ -287,14 +304,9 @@ class EnsembleEstimator(ComposedEstimator):
         n_strata = int(labels.max()) + 1
         shipped = ShippedComposition(composition)
         settings = (
-            self._draws_rows(),
-            self._balanced_bootstrap(),
-            draws,
-            n_strata,
-            self._honesty_settings(),
+            self._drawing(n_strata, draws),
             attrs.evolve(data, X=_NO_ROWS, evidence=_NO_ROWS, weight=_NO_WEIGHT, cache={}),
             tuple(data.cache),
-            self._draws_with_replacement(),
         )
         # the arrays travel as arguments, not in a closure: joblib's Dask backend then
         # scatters each to the cluster once per fit instead of pickling it into every task
@@ -326,25 +338,14 @@ class EnsembleEstimator(ComposedEstimator):
         composition = self.composition_
         strata = composition.target.strata(data.evidence, composition.labeler)
         n_strata = int(strata.max()) + 1
-        draws = self._rows_per_tree(data.n_samples)
-        honesty = self._honesty_settings()
+        drawing = self._drawing(n_strata, self._rows_per_tree(data.n_samples))
         weights = []
         for seed in self._tree_seeds:
             rng = np.random.default_rng(seed)
-            weight = data.weight
-            if self._draws_rows():
-                counts = bootstrap_counts(
-                    rng,
-                    strata,
-                    n_strata,
-                    self._balanced_bootstrap(),
-                    draws,
-                    self._draws_with_replacement(),
-                )
-                weight = weight * counts
-            if honesty is not None:
-                weight = np.where(honest_parts(weight, strata, honesty[0], rng), 0.0, weight)
-            weights.append(weight)
+            weight, honest = draw_tree_rows(rng, data.weight, strata, drawing)
+            weights.append(
+                weight if honest is None else np.where(honest.structure_rows, 0.0, weight)
+            )
         return weights
 
     def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
