@@ -68,7 +68,16 @@ NEWTON_CANCELS_WEIGHTS = (
 )
 
 
+NEGATIVE_COUNTS = (
+    "the check fits several outputs drawn by make_regression, negative ones among them, "
+    "which Poisson regression refuses (scikit-learn's DecisionTreeRegressor(criterion="
+    "'poisson') refuses them too)"
+)
+
+
 def expected_failed_checks(estimator):
+    if getattr(estimator, "criterion", None) == "poisson":
+        return {"check_regressor_multioutput": NEGATIVE_COUNTS}
     if isinstance(estimator, (BoostingClassifier, BoostingRegressor)):
         failing = dict.fromkeys(WEIGHT_CHECKS, STOPPING_BY_ROWS)
         if isinstance(estimator, BoostingClassifier):

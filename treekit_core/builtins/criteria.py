@@ -99,11 +99,16 @@ class Variance(Criterion):
 
 def squared_error_impurity(sums, total_weight, params):
     """The weighted variance of y from (sum of y, sum of y^2): S2 / W - (S1 / W)^2, as
-    scikit-learn's squared_error and rpart's anova compute a node's."""
+    scikit-learn's squared_error and rpart's anova compute a node's; for several outputs
+    (a pair of sums each) the mean of the outputs' variances, as scikit-learn's."""
     if total_weight <= 0.0:
         return 0.0
-    mean = sums[0] / total_weight
-    return sums[1] / total_weight - mean * mean
+    n_outputs = sums.shape[0] // 2
+    total = 0.0
+    for output in range(n_outputs):
+        mean = sums[2 * output] / total_weight
+        total += sums[2 * output + 1] / total_weight - mean * mean
+    return total / n_outputs
 
 
 @attrs.define(slots=False)
@@ -152,13 +157,19 @@ POISSON_EPSILON = 2.220446049250313e-16
 def poisson_impurity(sums, total_weight, params):
     """Half the Poisson deviance per weight from (sum of y, sum of y log y), with the
     node's mean m = S / W as prediction: (sum y log y - S log m) / W; +inf when m <=
-    EPSILON (scikit-learn's Poisson criterion: a child without response is no candidate)."""
+    EPSILON (scikit-learn's Poisson criterion: a child without response is no candidate).
+    For several outputs (a pair of sums each) the mean over the outputs, +inf when any
+    output's mean is at most EPSILON, as scikit-learn's."""
     if total_weight <= 0.0:
         return 0.0
-    mean = sums[0] / total_weight
-    if mean <= POISSON_EPSILON:
-        return math.inf
-    return (sums[1] - sums[0] * math.log(mean)) / total_weight
+    n_outputs = sums.shape[0] // 2
+    total = 0.0
+    for output in range(n_outputs):
+        mean = sums[2 * output] / total_weight
+        if mean <= POISSON_EPSILON:
+            return math.inf
+        total += (sums[2 * output + 1] - sums[2 * output] * math.log(mean)) / total_weight
+    return total / n_outputs
 
 
 @attrs.define(slots=False)

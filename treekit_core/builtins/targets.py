@@ -32,6 +32,7 @@ from treekit_core.engine.validation import (
     check_survival_y,
     check_y,
     check_y_numeric,
+    check_y_outputs,
     split_entry,
 )
 from treekit_core.numerics import in_order_sum
@@ -212,36 +213,111 @@ class OrdinalLabels(ClassLabels):
         return (rows @ np.arange(1.0, rows.shape[1] + 1.0))[:, None]
 
 
+def _output_pairs(statistics) -> int:
+    """The outputs of rows or statistics that hold a pair of columns per output (k
+    outputs: 2k columns, output j's pair in columns 2j and 2j + 1)."""
+    return statistics.shape[1] // 2
+
+
+def _output_means(statistics, weights):
+    """Each output's mean (n_nodes x k): the first column of its pair over the weights, 0
+    for a node without weight (:func:`_means` per output)."""
+    weights = np.asarray(weights, dtype=np.float64)[:, None]
+    safe = np.where(weights > 0, weights, 1.0)
+    return np.where(weights > 0, statistics[:, 0::2] / safe, 0.0)
+
+
+def _output_pair_rows(response, second) -> np.ndarray:
+    """The rows of a response of k outputs (n x k) as k pairs (y_j, ``second(y_j)``):
+    columns 2j and 2j + 1 (one output: (y, second(y)), today's rows)."""
+    rows = np.empty((response.shape[0], 2 * response.shape[1]))
+    rows[:, 0::2] = response
+    rows[:, 1::2] = second(response)
+    return rows
+
+
+class PredictsOutputs(PredictsOneNumber):
+    """What targets of one or several numeric outputs share (scikit-learn's multi-output
+    regression: a 2-D y, n x k): rows hold a pair of columns per output, a node's value is
+    one number per output, and ``predict`` returns a number per row (one output) or a row
+    of k numbers (several)."""
+
+    def predictions(self, values, decisions, labels):
+        if values.shape[1] == 1:
+            return np.asarray(values[:, 0], dtype=np.float64)
+        return np.asarray(values, dtype=np.float64)
+
+    def node_values(self, statistics, weights, labeler):
+        return _output_means(statistics, weights), np.zeros(statistics.shape[0], np.int64)
+
+    def responses(self, rows):
+        """y itself: one column (1-D) or k (n x k), the first column of every pair."""
+        if rows.shape[1] == 2:
+            return np.asarray(rows[:, 0], dtype=np.float64)
+        return np.ascontiguousarray(rows[:, 0::2], dtype=np.float64)
+
+    def strata(self, rows, labeler):
+        return np.zeros(rows.shape[0], dtype=np.int64)
+
+    def monotone_value(self, n_statistics):
+        """The mean of a single output, sum of w y over the weight; several outputs are
+        refused (a constraint names no output; scikit-learn refuses them too)."""
+        if n_statistics != 2:
+            raise ValueError(
+                f"monotonic_cst constrains one output's prediction; y has {n_statistics // 2} "
+                "outputs (fit one model per output to constrain each)"
+            )
+        return MonotoneValue((0.0, 1.0, 0.0), (1.0, 0.0, 0.0))
+
+    def check_outputs(self, tree, meaning: str) -> int:
+        """The outputs of a model file's tree: a pair of statistic columns per output
+        (``meaning``: what a pair holds) and one value per output."""
+        width = tree.statistics.shape[1]
+        if width < 2 or width % 2:
+            raise ValueError(
+                f"tree field 'statistics' has {width} columns, expected 2 per output ({meaning})"
+            )
+        if tree.value.shape[1] != width // 2:
+            raise ValueError(
+                f"tree field 'value' has {tree.value.shape[1]} columns, expected "
+                f"{width // 2} (a mean per output)"
+            )
+        return width // 2
+
+
 @attrs.define(slots=False)
-class Mean(PredictsOneNumber, Target):
-    """y holds one number per sample; its row is (y, y^2), so a node's statistics are the
-    weighted sum and sum of squares of its responses. A node predicts their weighted mean
-    (CART's regression tree, rpart's ``anova``, scikit-learn's regressor); its risk is the
-    weighted sum of squared deviations from it, a sample's loss the squared error."""
+class Mean(PredictsOutputs, Target):
+    """y holds one number per sample (or k, a 2-D y: several outputs); its row is (y, y^2)
+    per output, so a node's statistics are the weighted sum and sum of squares of each
+    output's responses. A node predicts their weighted means (CART's regression tree,
+    rpart's ``anova``, scikit-learn's regressor, multi-output as scikit-learn's); its risk
+    is the weighted sum of squared deviations from them over the outputs, a sample's loss
+    the squared error summed over the outputs."""
 
     name: ClassVar[str] = "mean"
     description: ClassVar[str] = "a measurement: the weighted mean per node (regression)"
+    several_outputs: ClassVar[bool] = True
     evidence: ClassVar[str] = "moments"
     provides: ClassVar[frozenset] = frozenset({"node_risk", "influence"})
 
     def encode(self, y, n_samples, **given):
-        response = check_y_numeric(y, n_samples)
-        return TargetRows(np.column_stack([response, response * response]), None)
+        return TargetRows(_output_pair_rows(check_y_outputs(y, n_samples), np.square), None)
 
     def influence(self, rows):
-        """The response itself (partykit's h(y) = y for a number)."""
-        return rows[:, :1].copy()
-
-    def node_values(self, statistics, weights, labeler):
-        return _means(statistics, weights)[:, None], np.zeros(statistics.shape[0], np.int64)
+        """The response itself (partykit's h(y) = y for a number; a column per output)."""
+        return np.ascontiguousarray(rows[:, 0::2])
 
     def node_risk(self, statistics, weights, labeler):
         """The weighted sum of squared deviations from the node's mean, S2 - S1^2 / W (never
-        below 0: the subtraction may round a pure node's to -1e-17)."""
-        weights = np.asarray(weights, dtype=np.float64)
+        below 0: the subtraction may round a pure node's to -1e-17), summed over the
+        outputs."""
+        weights = np.asarray(weights, dtype=np.float64)[:, None]
         safe = np.where(weights > 0, weights, 1.0)
-        spread = statistics[:, 1] - statistics[:, 0] * statistics[:, 0] / safe
-        return np.where(weights > 0, np.maximum(spread, 0.0), 0.0)
+        sums = statistics[:, 0::2]
+        spread = np.where(
+            weights > 0, np.maximum(statistics[:, 1::2] - sums * sums / safe, 0.0), 0.0
+        )
+        return spread[:, 0] if spread.shape[1] == 1 else spread.sum(axis=1)
 
     def node_risks_in_order(self, rows, weights, node_rows, labeler):
         """rpart's ``anovass``: the weighted mean (the sums of w y and of w, each summed in
@@ -250,47 +326,42 @@ class Mean(PredictsOneNumber, Target):
         risks = np.zeros(len(node_rows))
         for node, members in enumerate(node_rows):
             if members.size:
-                response, weight = rows[members, 0], weights[members]
-                mean = in_order_sum(response * weight) / in_order_sum(weight)
-                deviation = response - mean
-                risks[node] = in_order_sum(deviation * deviation * weight)
+                weight = weights[members]
+                for output in range(_output_pairs(rows)):
+                    response = rows[members, 2 * output]
+                    mean = in_order_sum(response * weight) / in_order_sum(weight)
+                    deviation = response - mean
+                    risks[node] += in_order_sum(deviation * deviation * weight)
         return risks
 
     def sample_loss(self, rows, values, decisions, labeler):
-        return (rows[:, 0] - values[:, 0]) ** 2
-
-    def strata(self, rows, labeler):
-        return np.zeros(rows.shape[0], dtype=np.int64)
-
-    def monotone_value(self, n_statistics):
-        """The mean, sum of w y over the weight."""
-        return MonotoneValue((0.0, 1.0, 0.0), (1.0, 0.0, 0.0))
-
-    def responses(self, rows):
-        """y itself (column 0 of the rows)."""
-        return np.asarray(rows[:, 0], dtype=np.float64)
+        """The squared error, summed over the outputs."""
+        errors = (rows[:, 0::2] - values) ** 2
+        return errors[:, 0] if errors.shape[1] == 1 else errors.sum(axis=1)
 
     def category_order(self, sums, weights):
         """The categories' means: ordered by mean response, the best subset question for
-        squared error is a prefix (Breiman et al., section 9.4; rpart orders so)."""
-        return _means(sums, weights)
+        squared error is a prefix (Breiman et al., section 9.4; rpart orders so). None for
+        several outputs (no one order is known to make the best subset a prefix)."""
+        return _means(sums, weights) if sums.shape[1] == 2 else None
 
     def category_order_column(self, n_statistics):
         """Column 0 (the mean is the share of the weighted sum of y), where
-        :meth:`category_order` is this class's."""
-        return 0 if type(self).category_order is Mean.category_order else None
+        :meth:`category_order` is this class's; -1 (no order) for several outputs."""
+        if type(self).category_order is not Mean.category_order:
+            return None
+        return 0 if n_statistics == 2 else -1
 
     def check_tree(self, tree, labels) -> None:
-        """Two statistic columns (sums of y and y^2, the second >= 0) and one value per node,
-        all finite."""
-        check_statistics_width(tree, 2, "the weighted sums of y and y^2")
-        if (tree.statistics[:, 1] < 0).any():
+        """Two statistic columns per output (sums of y and y^2, the second >= 0) and one
+        value per output, all finite."""
+        self.check_outputs(tree, "the weighted sums of y and y^2")
+        if (tree.statistics[:, 1::2] < 0).any():
             raise ValueError("tree field 'statistics': a weighted sum of y^2 is negative")
-        check_response_bound(tree, tree.statistics[:, 0], MAX_ABS_RESPONSE, "y")
-        check_response_bound(tree, tree.statistics[:, 1], MAX_ABS_RESPONSE**2, "y^2")
-        if tree.value.shape[1] != 1:
-            raise ValueError(
-                f"tree field 'value' has {tree.value.shape[1]} columns, expected 1 (the mean)"
+        for output in range(tree.value.shape[1]):
+            check_response_bound(tree, tree.statistics[:, 2 * output], MAX_ABS_RESPONSE, "y")
+            check_response_bound(
+                tree, tree.statistics[:, 2 * output + 1], MAX_ABS_RESPONSE**2, "y^2"
             )
 
 
@@ -306,10 +377,17 @@ class Median(Mean):
 
     name: ClassVar[str] = "median"
     description: ClassVar[str] = "a measurement: the weighted median per node (absolute error)"
+    several_outputs: ClassVar[bool] = False
     evidence: ClassVar[str] = "median_summaries"
     summarises_rows: ClassVar[bool] = True
 
     def encode(self, y, n_samples, **given):
+        if np.ndim(y) == 2 and np.shape(y)[1] > 1:
+            raise ValueError(
+                f"y has {np.shape(y)[1]} outputs; target 'median' (criterion "
+                "'absolute_error') takes one: use 'squared_error' or 'poisson' for several "
+                "outputs, or fit one model per output"
+            )
         response = check_y_numeric(y, n_samples)
         return TargetRows(np.column_stack([response, np.zeros_like(response)]), None)
 
@@ -375,39 +453,49 @@ class PoissonMean(Mean):
     nonnegative_response: ClassVar[bool] = True
 
     def encode(self, y, n_samples, **given):
-        response = check_y_numeric(y, n_samples)
+        response = check_y_outputs(y, n_samples)
         if (response < 0).any():
-            row = int(np.flatnonzero(response < 0)[0])
+            row, output = np.argwhere(response < 0)[0]
+            where = f"row {row}" + (f", output {output}" if response.shape[1] > 1 else "")
             raise ValueError(
-                f"y holds {response[row]:g} at row {row}; Poisson regression needs y >= 0 "
-                "(counts or rates)"
+                f"y holds {response[row, output]:g} at {where}; Poisson regression needs "
+                "y >= 0 (counts or rates)"
             )
-        if response.sum() <= 0:
-            raise ValueError("Sum of y is not positive, which Poisson regression needs")
-        return TargetRows(np.column_stack([response, _x_log_x(response)]), None)
+        sums = response.sum(axis=0)
+        if (sums <= 0).any():
+            output = "" if sums.size == 1 else f" of output {int(np.argmax(sums <= 0))}"
+            raise ValueError(f"Sum of y{output} is not positive, which Poisson regression needs")
+        return TargetRows(_output_pair_rows(response, _x_log_x), None)
 
     def node_risk(self, statistics, weights, labeler):
-        """Half the Poisson deviance of the node's mean, sum y log y - S log(S / W)."""
-        mean = _means(statistics, weights)
-        return np.maximum(statistics[:, 1] - _x_log_x(mean) * np.asarray(weights, float), 0.0)
+        """Half the Poisson deviance of the node's mean, sum y log y - S log(S / W), summed
+        over the outputs."""
+        weights = np.asarray(weights, float)[:, None]
+        deviance = (
+            statistics[:, 1::2] - _x_log_x(_output_means(statistics, weights[:, 0])) * weights
+        )
+        deviance = np.maximum(deviance, 0.0)
+        return deviance[:, 0] if deviance.shape[1] == 1 else deviance.sum(axis=1)
 
     def sample_loss(self, rows, values, decisions, labeler):
         """Half the Poisson deviance of predicting ``values`` for y: y log(y / m) - y + m
-        (infinite where m = 0 < y)."""
-        y, mean = rows[:, 0], values[:, 0]
+        (infinite where m = 0 < y), summed over the outputs."""
+        y, mean = rows[:, 0::2], values
         # where y = 0 the term is 0 whatever the mean: the branch not taken may compute
         # 0 * inf there, which must not warn
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio_log = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1.0)) - np.log(mean)), 0.0)
-        return ratio_log - y + mean
+        loss = ratio_log - y + mean
+        return loss[:, 0] if loss.shape[1] == 1 else loss.sum(axis=1)
 
     def check_tree(self, tree, labels) -> None:
-        """Two statistic columns (sums of y >= 0 and y log y) and one value >= 0 per node."""
-        check_statistics_width(tree, 2, "the weighted sums of y and y log y")
-        if (tree.statistics[:, 0] < 0).any():
+        """Two statistic columns per output (sums of y >= 0 and y log y) and one value >= 0
+        per output."""
+        self.check_outputs(tree, "the weighted sums of y and y log y")
+        if (tree.statistics[:, 0::2] < 0).any():
             raise ValueError("tree field 'statistics': a weighted sum of y is negative")
-        if tree.value.shape[1] != 1 or (tree.value < 0).any():
-            raise ValueError("tree field 'value' must hold one mean >= 0 per node")
+        if (tree.value < 0).any():
+            raise ValueError("tree field 'value' must hold means >= 0")
 
 
 def _check_shrink(instance, attribute, value):

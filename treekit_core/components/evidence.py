@@ -21,11 +21,12 @@ def one_hot(encoded: np.ndarray, n_classes: int) -> np.ndarray:
 #: class) and documents it in its README.
 EVIDENCE_KINDS = {
     "one_hot": "a class label as a one-hot row (K columns, one per class); targets class_labels",
-    "moments": "a number y as (y, y^2): sums give a node's mean and squared error; target mean",
+    "moments": "a number y as (y, y^2), a pair per output for several (y_1, y_1^2, y_2, "
+    "y_2^2, ...): sums give a node's means and squared errors; target mean",
     "median_summaries": "a number y; a node's statistics are its weighted median and "
     "absolute deviation from it, which no sum gives; target median",
-    "poisson_moments": "a count y as (y, y log y): sums give the Poisson deviance; target "
-    "poisson_mean",
+    "poisson_moments": "a count y as (y, y log y), a pair per output for several: sums give "
+    "the Poisson deviance; target poisson_mean",
     "events_time": "rpart's Poisson rows (events, time, events log(events / time)); targets "
     "rpart_poisson and rpart_exponential (its time rescaled)",
     "event_time": "censored follow-up as (event 1/0, time); target survival (log-rank)",

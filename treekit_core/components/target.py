@@ -76,6 +76,12 @@ class Target(Component):
     regressor's scikit-learn tags (``positive_only``), so scikit-learn's checks give it
     the responses it accepts."""
 
+    several_outputs: ClassVar[bool] = False
+    """True when :meth:`encode` accepts a 2-D ``y`` of several outputs (scikit-learn's
+    multi-output regression, n x k), whose node values hold one number per output and
+    whose :meth:`predictions` are n x k. Read by the regressor's scikit-learn tags
+    (``multi_output``), so scikit-learn's checks fit it on several outputs."""
+
     decides_with_labeler: ClassVar[bool] = True
     """Whether the composition's labeler turns node statistics into values and decisions
     (classification). Read at fit (the labeler's evidence is checked only then) and by

@@ -360,7 +360,27 @@ def check_y_numeric(y, n_samples: int, *, name: str = "y") -> np.ndarray:
     """Validate a numeric response (regression); return it as float64, 1-D."""
     if y is None:
         raise ValueError(f"this regressor requires y to be passed, but the target {name} is None")
-    array = _one_per_sample(y, n_samples, name, "values", "sample")
+    return _finite_numbers(_one_per_sample(y, n_samples, name, "values", "sample"), name)
+
+
+def check_y_outputs(y, n_samples: int, *, name: str = "y") -> np.ndarray:
+    """Validate a numeric response of one or several outputs (scikit-learn's 2-D ``y`` of
+    a multi-output regressor); return it as float64, n x k (k = 1 for a 1-D ``y`` or a
+    column vector, read as :func:`check_y_numeric` reads it)."""
+    array = None if y is None else np.asarray(y)
+    if array is None or array.ndim != 2 or array.shape[1] == 1:
+        return check_y_numeric(y, n_samples, name=name)[:, None]
+    if array.shape[0] != n_samples:
+        raise ValueError(f"{name} has {array.shape[0]} rows but X has {n_samples} samples")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {array.shape}); at least one sample and output")
+    return _finite_numbers(array, name)
+
+
+def _finite_numbers(array: np.ndarray, name: str) -> np.ndarray:
+    """``array`` (one response per sample, or per sample and output) as float64, every
+    value finite and at most :data:`MAX_ABS_RESPONSE` in size, or ValueError naming
+    ``name``, the row (and the output) at fault."""
     if array.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} holds complex numbers")
     if array.dtype.kind not in "biuf":
@@ -374,15 +394,16 @@ def check_y_numeric(y, n_samples: int, *, name: str = "y") -> np.ndarray:
     array = np.ascontiguousarray(array, dtype=np.float64)
     bad = ~np.isfinite(array)
     if bad.any():
-        row = int(np.flatnonzero(bad)[0])
+        row, *output = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), array.shape)
+        where = f"row {row}" + (f", output {output[0]}" if output else "")
         raise ValueError(
-            f"Input {name} contains {'NaN' if np.isnan(array[row]) else 'infinity'} at row "
-            f"{row}; every sample needs a finite response"
+            f"Input {name} contains {'NaN' if np.isnan(array[(row, *output)]) else 'infinity'} "
+            f"at {where}; every sample needs a finite response"
         )
-    if np.abs(array).max() > MAX_ABS_RESPONSE:
+    if array.size and np.abs(array).max() > MAX_ABS_RESPONSE:
         raise ValueError(
-            f"{name} holds {array[np.argmax(np.abs(array))]:.3g}; a regressor accepts |{name}| "
-            f"<= {MAX_ABS_RESPONSE:g} (its squares are summed); rescale it"
+            f"{name} holds {array.ravel()[np.argmax(np.abs(array))]:.3g}; a regressor accepts "
+            f"|{name}| <= {MAX_ABS_RESPONSE:g} (its squares are summed); rescale it"
         )
     return array
 

@@ -113,6 +113,15 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
         self._keep_conformal_rows(held)
         return self
 
+    _several_outputs = False
+
+    @property
+    def n_outputs_(self) -> int:
+        """1: a boosted regressor predicts one number per row (fit refuses several
+        outputs)."""
+        self._check_fitted()
+        return 1
+
     def predict(self, X) -> np.ndarray:
         """The loss's link of the raw prediction for every row."""
         self._check_fitted()

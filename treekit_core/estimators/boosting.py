@@ -115,6 +115,12 @@ class BoostingEstimator(ComposedEstimator):
         if k < data.n_features:  # features drawn at every node, as a forest draws them
             composition.feature_sampler = RandomFeatureSubset(k)
         composition.check(data)
+        responses = composition.target.responses(data.evidence)
+        if responses is not None and responses.ndim != 1:
+            raise ValueError(
+                f"y has {responses.shape[1]} outputs; {type(self).__name__} boosts one "
+                "(fit one model per output, or a forest or tree of several outputs)"
+            )
         y = np.ascontiguousarray(data.evidence[:, 0])  # the kept rows' (weight > 0)
         if events is not None:  # (time, event) rows, of the rows fit kept
             kept = np.ones(events.size, dtype=bool)

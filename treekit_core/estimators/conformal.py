@@ -222,6 +222,11 @@ class ConformalIntervals(ConformalRows):
             raise ValueError(
                 f"method must be one of {', '.join(map(repr, INTERVAL_METHODS))}, got {method!r}"
             )
+        if getattr(self, "n_outputs_", 1) > 1:
+            raise ValueError(
+                f"predict_interval gives intervals of one output; this model predicts "
+                f"{self.n_outputs_} (fit one model per output to calibrate intervals)"
+            )
         bounds = [alpha / 2, 1 - alpha / 2]
         if method != "conformal" and "quantiles" not in inspect.signature(self.predict).parameters:
             raise ValueError(

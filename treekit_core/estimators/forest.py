@@ -251,16 +251,20 @@ class ForestRegressor(RegressorFamily, EnsembleEstimator):
         """``oob_prediction_`` (NaN where every tree drew the row) and ``oob_score_``: R^2
         of the out-of-bag predictions of the response the target's rows start with (y)."""
         target = self.composition_.target
-        prediction = np.full(data.n_samples, np.nan)
+        observed = target.observed(data.evidence)
+        observed = data.evidence[:, 0] if observed is None else observed
+        prediction = np.full(observed.shape, np.nan)
         if rows.size:
             prediction[rows] = target.predictions(averaged[rows], None, None)
         self.oob_prediction_ = prediction
-        # the jackknife+-after-bootstrap's residuals (predict_interval without conformal rows)
-        self._oob_residuals = np.abs(data.evidence[:, 0] - prediction)
+        # the jackknife+-after-bootstrap's residuals (predict_interval without conformal
+        # rows), of a single output
+        if observed.ndim == 1:
+            self._oob_residuals = np.abs(observed - prediction)
         if rows.size == 0:
             self.oob_score_ = float("nan")
             return
-        truth = data.evidence[rows, 0]
+        truth = observed[rows]
         if callable(self.oob_score):
             self.oob_score_ = float(self.oob_score(truth, prediction[rows]))
             return

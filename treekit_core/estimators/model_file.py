@@ -890,7 +890,8 @@ def leaf_responses_payload(members) -> dict:
 
 def read_leaf_responses(payload, trees) -> list:
     """The leaf responses of a model file, each field checked before any prediction reads
-    it: ``responses`` null or finite numbers; one entry per tree, ``starts``
+    it: ``responses`` null or finite numbers (a row of one per output for a model of
+    several, as many as its node values); one entry per tree, ``starts``
     non-decreasing from 0 with one offset per node and one more; per entry a row of
     ``responses`` (``rows``) or a finite value (``values``), and a weight >= 0 (``weights``
     null: 1)."""
@@ -901,8 +902,18 @@ def read_leaf_responses(payload, trees) -> list:
         shared = None if shared is None else np.asarray(decode_floats(shared), dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
         raise ModelFileError("model file: 'leaf_responses'.responses must be numbers") from None
-    if shared is not None and (shared.ndim != 1 or not np.isfinite(shared).all()):
+    if shared is not None and (shared.ndim not in (1, 2) or not np.isfinite(shared).all()):
         raise ModelFileError("model file: 'leaf_responses'.responses must be finite numbers")
+    # several outputs: a row of responses per training row, one per output (node value)
+    if (
+        shared is not None
+        and shared.ndim == 2
+        and not 2 <= shared.shape[1] == trees[0].value.shape[1]
+    ):
+        raise ModelFileError(
+            f"model file: 'leaf_responses'.responses holds {shared.shape[1]} outputs per row; "
+            f"the trees hold {trees[0].value.shape[1]}"
+        )
     entries = payload["trees"]
     if not isinstance(entries, list) or len(entries) != len(trees):
         raise ModelFileError(
@@ -939,7 +950,7 @@ def read_leaf_responses(payload, trees) -> list:
             )
         n = int(starts[-1])
         if rows is not None and (
-            rows.shape != (n,) or (rows.size and (rows.min() < 0 or rows.max() >= shared.size))
+            rows.shape != (n,) or (rows.size and (rows.min() < 0 or rows.max() >= shared.shape[0]))
         ):
             raise ModelFileError(f"{where}.rows must be {n} rows of the shared responses")
         if values is not None and (values.shape != (n,) or not np.isfinite(values).all()):

@@ -21,6 +21,9 @@ class RegressorFamily(ConformalIntervals):
     labeler and confidence are fixed, :attr:`fixed_components`)."""
 
     estimator_type = "regressor"
+    #: Whether this estimator fits several outputs where its target does (a boosted
+    #: regressor does not: one loss per model).
+    _several_outputs = True
     fixed_components = {"labeler": "majority", "confidence": "probability"}
 
     def fit(self, X, y, sample_weight=None, conformal_rows=None):
@@ -30,10 +33,29 @@ class RegressorFamily(ConformalIntervals):
         X, y, sample_weight, held = self._hold_out_conformal_rows(
             X, y, sample_weight, conformal_rows
         )
+        if held is not None and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+            target = self._make_composition().target
+            outputs = target.responses(target.encode(y, np.shape(y)[0]).rows)
+            if outputs is not None and outputs.ndim == 2:
+                raise ValueError(
+                    f"conformal rows calibrate intervals of one output; y has "
+                    f"{outputs.shape[1]} (fit one model per output to calibrate intervals)"
+                )
         data = self._fit_checked(X, y, sample_weight)
         self._keep_leaf_responses(data, self._tree_weights(data))
         self._keep_conformal_rows(held)
         return self
+
+    @property
+    def n_outputs_(self) -> int:
+        """How many numbers ``predict`` returns per row (scikit-learn's ``n_outputs_``): k
+        for a y of k outputs (``predict`` then returns n x k), else 1."""
+        self._check_fitted()
+        tree = self._trees()[0]
+        predicted = self.composition_.target.predictions(
+            tree.value[:1], np.zeros(1, dtype=np.int64), None
+        )
+        return 1 if np.ndim(predicted) == 1 else int(np.shape(predicted)[1])
 
     def _check_target(self, composition) -> None:
         super()._check_target(composition)
@@ -98,7 +120,17 @@ class RegressorFamily(ConformalIntervals):
                 "or keep it with to_json(leaf_responses=True) or pickle"
             )
         with self._checked_for_predict(X) as checked:
-            return self._quantiles(checked, q, training, interpolation)
+            if training[0].responses.ndim == 1:
+                return self._quantiles(checked, q, training, interpolation)
+            # several outputs: (n, k, len(q)), each output's quantiles from its column of
+            # the training responses (quantile-forest's layout)
+            return np.stack(
+                [
+                    self._quantiles(checked, q, [m.of_output(j) for m in training], interpolation)
+                    for j in range(training[0].responses.shape[1])
+                ],
+                axis=1,
+            )
 
     def _keep_leaf_responses(self, data, tree_weights) -> None:
         """Remember, per tree, every training row's share in each leaf hard routing sends
@@ -142,6 +174,12 @@ class RegressorFamily(ConformalIntervals):
         if responses is None:
             raise ValueError(
                 f"target {target.name!r} gives no responses, so its predictions have no quantiles"
+            )
+        if responses.ndim != 1:
+            raise ValueError(
+                f"leaf response masses pair a leaf with one response; y has "
+                f"{responses.shape[1]} outputs (fit the model on the whole data to keep the "
+                "quantiles of several outputs)"
             )
         weight = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight)
         found = []
@@ -310,13 +348,20 @@ class RegressorFamily(ConformalIntervals):
         except Exception:  # an unknown component: fit will say so
             return tags
         tags.target_tags.positive_only = target.nonnegative_response
+        tags.target_tags.multi_output = target.several_outputs and self._several_outputs
         return tags
 
 
 def r2_score(truth, predicted, weight=None) -> float:
     """The coefficient of determination, scikit-learn's ``r2_score``: 1 - SSE / SST, both
-    weighted by ``weight``; for a constant ``truth``, 1.0 when predicted exactly, else 0.0."""
+    weighted by ``weight``; for a constant ``truth``, 1.0 when predicted exactly, else 0.0.
+    For several outputs (n x k) the mean of the outputs' (scikit-learn's
+    ``multioutput="uniform_average"``)."""
     truth, predicted = np.asarray(truth, dtype=np.float64), np.asarray(predicted, float)
+    if truth.ndim == 2:
+        return float(
+            np.mean([r2_score(truth[:, j], predicted[:, j], weight) for j in range(truth.shape[1])])
+        )
     weight = np.ones_like(truth) if weight is None else np.asarray(weight, dtype=np.float64)
     residual = float(np.sum(weight * (truth - predicted) ** 2))
     centre = float(np.average(truth, weights=weight))
@@ -374,6 +419,10 @@ class LeafMembers:
         state["starts"] = compact_offsets(state["starts"])
         for name in ("responses", "rows", "shares", "starts"):
             object.__setattr__(self, name, state[name])
+
+    def of_output(self, output: int) -> LeafMembers:
+        """The members of one output of responses held as several (a column each)."""
+        return LeafMembers(self.responses[:, output], self.rows, self.shares, self.starts)
 
     def of(self, node: int) -> tuple:
         """(responses, weights, training rows or None) of the entries of ``node``."""

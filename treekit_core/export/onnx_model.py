@@ -243,20 +243,22 @@ def _checked_model(nodes, name: str, n_features: int, outputs):
 
 def _regressor_to_onnx(model, missing: str, name: str):
     """A regressor as an ``onnx.ModelProto`` with one float32 input ``X`` [N, n_features]
-    and one output ``variable`` [N, 1] from an ai.onnx.ml opset 3
+    and one output ``variable`` [N, k] from an ai.onnx.ml opset 3
     ``TreeEnsembleRegressor`` (a forest's leaf values weighted 1 / n_trees, summed): what
-    ``predict`` returns, for targets whose prediction is their one node value (the
-    mean; rpart's Poisson rate)."""
+    ``predict`` returns, for targets whose prediction is their node values (the mean of
+    each of k outputs; rpart's Poisson rate)."""
     from onnx import TensorProto, helper
 
     target = "ONNX's TreeEnsembleRegressor"
     check_hard(model, target)
     trees = fitted_trees(model)
     check_missing_rule(missing, model, target)
-    if trees[0].value.shape[1] != 1:
+    n_targets = getattr(model, "n_outputs_", 1)
+    if trees[0].value.shape[1] != n_targets:
         raise NotExportableError(
-            f"{target} holds one value per leaf; target {model.composition_.target.name!r} "
-            f"stores {trees[0].value.shape[1]}"
+            f"{target} holds the predictions per leaf; target "
+            f"{model.composition_.target.name!r} stores {trees[0].value.shape[1]} values per "
+            f"node and predicts {n_targets}"
         )
     categories = getattr(model, "categories_", {}) or {}
     attributes = _ensemble_attributes(trees, categories, missing, "target")
@@ -265,7 +267,7 @@ def _regressor_to_onnx(model, missing: str, name: str):
         ["X"],
         ["variable"],
         domain="ai.onnx.ml",
-        n_targets=1,
+        n_targets=n_targets,
         **attributes,
         aggregate_function="SUM",
         post_transform="NONE",
@@ -274,7 +276,7 @@ def _regressor_to_onnx(model, missing: str, name: str):
         [ensemble],
         name,
         trees[0].n_features,
-        [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])],
+        [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, n_targets])],
     )
 
 

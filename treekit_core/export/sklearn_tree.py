@@ -48,14 +48,18 @@ def to_sklearn(model, missing: str = "warn"):
     nodes["missing_go_to_left"] = (arrays["children_default"] == arrays["children_left"]) & (
         arrays["children_left"] >= 0
     )
-    n_classes = np.array([1 if regression else model.n_classes_], dtype=np.intp)
-    sk_tree = SklearnTree(tree.n_features, n_classes, 1)
+    # several outputs (a regressor's 2-D y): scikit-learn holds one value per output and
+    # node, values n_nodes x n_outputs x 1
+    n_outputs = getattr(model, "n_outputs_", 1) if regression else 1
+    n_classes = np.array([1] * n_outputs if regression else [model.n_classes_], dtype=np.intp)
+    values = tree.value[:, :, None] if n_outputs > 1 else tree.value[:, None, :]
+    sk_tree = SklearnTree(tree.n_features, n_classes, n_outputs)
     sk_tree.__setstate__(
         {
             "max_depth": int(tree.max_depth),
             "node_count": int(tree.n_nodes),
             "nodes": nodes,
-            "values": np.ascontiguousarray(tree.value[:, None, :], dtype=np.float64),
+            "values": np.ascontiguousarray(values, dtype=np.float64),
         }
     )
     # the criterion's name labels the impurities in plot_tree / export_graphviz
@@ -68,7 +72,7 @@ def to_sklearn(model, missing: str = "warn"):
         clf.classes_ = np.asarray(model.classes_)
         clf.n_classes_ = int(model.n_classes_)
     clf.tree_ = sk_tree
-    clf.n_outputs_ = 1
+    clf.n_outputs_ = n_outputs
     clf.n_features_in_ = int(tree.n_features)
     clf.max_features_ = int(tree.n_features)
     if hasattr(model, "feature_names_in_"):

@@ -353,28 +353,21 @@ def cmd_fit(args) -> int:
         return _fit_survival(args, columns, header, raw)
     if args.target is None:
         raise ValueError("fit needs --target (a class or response column), or --time and --event")
-    if args.target not in columns:
-        raise ValueError(
-            f"--target {args.target!r} is not a column of {args.data}; columns: {', '.join(header)}"
-        )
-    names = [name for name in header if name != args.target]
+    targets = _target_columns(args, columns, header)
+    names = [name for name in header if name not in targets]
     if not names:
         raise ValueError(
-            f"{args.data} holds only the target column {args.target!r}; features are needed"
+            f"{args.data} holds only the target column{'s' if len(targets) > 1 else ''} "
+            f"{', '.join(map(repr, targets))}; features are needed"
         )
     _refuse_numbers_made_nominal(raw, columns, names, args.data)
     X, nominal = feature_matrix(columns, names)
-    task, why = choose_task(columns[args.target], args.task, args.target)
-    if task == "regression":
-        y = columns[args.target]
-        if y.dtype.kind != "f":
-            raise ValueError(f"--task regression needs numbers in {args.target!r}; it holds text")
-        missing = np.isnan(y)
-        if missing.any():  # a row without its response teaches nothing (rpart drops it too)
-            X, y = X[~missing], y[~missing]
-            why += f"; {_rows_without(missing, args.target)} dropped"
+    if len(targets) > 1:
+        task = "regression"
+        X, y, why = _several_responses(args, columns, targets, X)
     else:
-        y = label_column(columns[args.target])
+        task, why = choose_task(columns[args.target], args.task, args.target)
+        X, y, why = _one_response(args, columns, task, X, why)
     print(f"task: {task} ({why}; --task to choose)")
     if args.model == "boosting":
         return _fit_boosting(args, task, X, y, nominal, raw, names)
@@ -412,7 +405,64 @@ def cmd_fit(args) -> int:
         )
     with observing_progress():
         model.fit(X, y)
-    return _write_model(model, args, raw, names, X.shape[0])
+    return _write_model(model, args, raw, names, X.shape[0], targets)
+
+
+def _one_response(args, columns, task, X, why) -> tuple:
+    """(X, y, why) for one ``--target`` column: numbers for regression (rows without one
+    dropped, as rpart drops them), class labels otherwise."""
+    if task != "regression":
+        return X, label_column(columns[args.target]), why
+    y = columns[args.target]
+    if y.dtype.kind != "f":
+        raise ValueError(f"--task regression needs numbers in {args.target!r}; it holds text")
+    missing = np.isnan(y)
+    if missing.any():  # a row without its response teaches nothing (rpart drops it too)
+        X, y = X[~missing], y[~missing]
+        why += f"; {_rows_without(missing, args.target)} dropped"
+    return X, y, why
+
+
+def _target_columns(args, columns, header) -> list:
+    """The ``--target`` columns (several: the responses of a regressor of several
+    outputs), each a column of the file, none twice; ``args.target`` becomes the one
+    column's name where there is one."""
+    targets = list(args.target)
+    for name in targets:
+        if name not in columns:
+            raise ValueError(
+                f"--target {name!r} is not a column of {args.data}; columns: {', '.join(header)}"
+            )
+    if len(set(targets)) != len(targets):
+        raise ValueError(f"--target names a column twice: {' '.join(targets)}")
+    args.target = targets[0] if len(targets) == 1 else targets
+    return targets
+
+
+def _several_responses(args, columns, targets, X) -> tuple:
+    """(X, y n x k, why) for several ``--target`` columns: numbers each (a regressor of
+    several outputs; scikit-learn's 2-D y), rows missing any of them dropped."""
+    if args.task == "classification":
+        raise ValueError(
+            "several --target columns fit a regressor of several outputs; a classifier "
+            "takes one --target column"
+        )
+    if args.model == "boosting":
+        raise ValueError("--model boosting fits one --target column (one output)")
+    for name in targets:
+        if columns[name].dtype.kind != "f":
+            raise ValueError(
+                f"several --target columns are the responses of a regressor and must hold "
+                f"numbers; {name!r} holds text"
+            )
+    why = f"{len(targets)} response columns: a regressor of several outputs"
+    y = np.column_stack([columns[name] for name in targets])
+    missing = np.isnan(y).any(axis=1)
+    if missing.any():  # a row without its responses teaches nothing
+        X, y = X[~missing], y[~missing]
+        count = int(np.count_nonzero(missing))
+        why += f"; {count} row{'s' if count != 1 else ''} without a value of every --target dropped"
+    return X, y, why
 
 
 #: The boosted model of each task (``fit --model boosting``).
@@ -450,13 +500,15 @@ def _fit_boosting(args, task, X, y, nominal, raw, names) -> int:
     return _write_model(model, args, raw, names, X.shape[0])
 
 
-def _write_model(model, args, raw, names, n_rows) -> int:
-    """Save a fitted model with its feature names and its training rows' digest, and say
-    what was fitted."""
+def _write_model(model, args, raw, names, n_rows, targets=()) -> int:
+    """Save a fitted model with its feature names and its training rows' digest (and the
+    response columns of a model of several outputs), and say what was fitted."""
     model.feature_names_in_ = np.asarray(names, dtype=object)
     payload = json.loads(model.to_json())
     # evaluate recognises these rows and says its figures are resubstitution figures
     payload["training_rows"] = {"sha256": rows_digest(raw, names), "n_rows": int(n_rows)}
+    if len(targets) > 1:  # predict names its columns after them
+        payload["target_columns"] = list(targets)
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump(payload, handle)
     if isinstance(model, BoostingEstimator):
@@ -598,10 +650,18 @@ def cmd_predict(args) -> int:
                 out.close()
         return 0
     if isinstance(model, RegressorFamily):
+        predicted = model.predict(X)
         try:
             writer = csv.writer(out)
-            writer.writerow(["prediction"])
-            writer.writerows([f"{v:.10g}"] for v in model.predict(X))
+            if predicted.ndim == 1:
+                writer.writerow(["prediction"])
+                writer.writerows([f"{v:.10g}"] for v in predicted)
+            else:  # several outputs: a column each, named after its response column
+                named = read_json(args.model).get("target_columns")
+                if not isinstance(named, list) or len(named) != predicted.shape[1]:
+                    named = [str(j) for j in range(predicted.shape[1])]
+                writer.writerow([f"prediction_{name}" for name in named])
+                writer.writerows([f"{v:.10g}" for v in row] for row in predicted)
         finally:
             if args.out:
                 out.close()
@@ -873,11 +933,19 @@ def cmd_evaluate(args) -> int:
         return _evaluate_survival(model, X, columns, args, raw, names)
     if args.target is None:
         raise ValueError("evaluate needs --target, or --time and --event for a survival model")
+    if len(args.target) > 1:
+        return _evaluate_outputs(args)
+    args.target = args.target[0]
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
     _refuse_times(model, args)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
     if isinstance(model, RegressorFamily):
+        if model.n_outputs_ > 1:
+            raise ValueError(
+                f"{args.model} predicts {model.n_outputs_} outputs: give their "
+                f"{model.n_outputs_} response columns to --target"
+            )
         return _evaluate_regression(model, X, columns[args.target], raw, names, args)
     y = _true_classes(columns[args.target], model.classes_, args.target, args.data)
     composition = composition_line(model)
@@ -920,6 +988,46 @@ def _rows_without(missing, target) -> str:
     they were set aside (fit and evaluate both leave them out)."""
     count = int(np.count_nonzero(missing))
     return f"{count} row{'s' if count != 1 else ''} without a value of {target!r}"
+
+
+def _evaluate_outputs(args) -> int:
+    """``evaluate`` with several ``--target`` columns: a regressor of as many outputs,
+    RMSE, MAE and R^2 per output on the rows that hold every response, as saved."""
+    targets = list(args.target)
+    if args.cv is not None or args.test_size is not None or args.report or args.plots:
+        raise ValueError(
+            "a model of several outputs is evaluated as saved: --cv, --test-size, --report "
+            "and --plots take one --target column"
+        )
+    model, X, columns, raw, names = _load_rows(args.model, args.data, targets[0])
+    outputs = model.n_outputs_ if isinstance(model, RegressorFamily) else 1
+    if outputs != len(targets):
+        raise ValueError(
+            f"{len(targets)} --target columns evaluate a regressor of {len(targets)} outputs; "
+            f"{args.model} predicts {outputs}"
+        )
+    unknown = [name for name in targets if name not in columns]
+    if unknown:
+        raise ValueError(f"--target {unknown[0]!r} is not a column of {args.data}")
+    for name in targets:
+        if columns[name].dtype.kind != "f" or np.isinf(columns[name]).any():
+            raise ValueError(f"{args.data}: the target column {name!r} must hold finite numbers")
+    values = np.column_stack([columns[name] for name in targets])
+    missing = np.isnan(values).any(axis=1)
+    if missing.all():
+        raise ValueError(f"{args.data}: no row holds a value of every --target column")
+    if missing.any():
+        X, values = X[~missing], values[~missing]
+        print(f"{int(missing.sum())} rows without a value of every --target left out")
+    _warn_if_resubstitution(args, raw, names)
+    print(f"the model as saved, on {args.data}; composition: {composition_line(model)}")
+    predicted = model.predict(X)
+    print(f"rows  {values.shape[0]}")
+    print(f"{'output':<20} {'RMSE':>12} {'MAE':>12} {'R^2':>10}")
+    for j, name in enumerate(targets):
+        figures = regression_figures(values[:, j], predicted[:, j])
+        print(f"{name:<20} {figures['rmse']:>12.6g} {figures['mae']:>12.6g} {figures['r2']:>10.6f}")
+    return 0
 
 
 def _evaluate_regression(model, X, values, raw, names, args) -> int:
@@ -1051,7 +1159,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     fit = sub.add_parser("fit", help="fit a tree on a CSV and save it as JSON")
     fit.add_argument("data")
-    fit.add_argument("--target", default=None, help="the class or response column")
+    fit.add_argument(
+        "--target",
+        nargs="+",
+        default=None,
+        help="the class or response column (several response columns: a regressor of "
+        "several outputs)",
+    )
     fit.add_argument("--time", default=None, help="survival: the follow-up time column")
     fit.add_argument(
         "--event", default=None, help="survival: the event column (1 event, 0 censored)"
@@ -1114,7 +1228,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("model")
     evaluate.add_argument("data")
-    evaluate.add_argument("--target", default=None, help="the class or response column")
+    evaluate.add_argument(
+        "--target",
+        nargs="+",
+        default=None,
+        help="the class or response column (several: the responses of a model of several outputs)",
+    )
     evaluate.add_argument("--time", default=None, help="survival: the follow-up time column")
     evaluate.add_argument("--event", default=None, help="survival: the event column")
     evaluate.add_argument(

@@ -43,6 +43,11 @@ def partykit_case(fixture):
         model = TreeClassifier(target="ordinal_labels", splitter="ctree", **PARTYKIT)
     elif reference["kind"] == "surv":
         model = SurvivalTree(splitter="ctree", **PARTYKIT)
+    elif reference["kind"] == "multivariate":  # Ozone + Temp: Temp leaves the features
+        temp = data.feature_names.index("Temp")
+        y = np.column_stack([y, X[:, temp]])
+        X = np.delete(X, temp, axis=1)
+        model = TreeRegressor(splitter="ctree", **PARTYKIT)
     else:
         model = TreeRegressor(splitter="ctree", categorical_features=categorical, **PARTYKIT)
     return reference, data, X, y, model.fit(X, y)
@@ -50,13 +55,22 @@ def partykit_case(fixture):
 
 @pytest.mark.parametrize(
     "fixture",
-    ["pima", "airquality", "solder", "gbsg", "airquality_ordinal", "pima_maximum"],
+    [
+        "pima",
+        "airquality",
+        "solder",
+        "gbsg",
+        "airquality_ordinal",
+        "pima_maximum",
+        "airquality_multivariate",
+    ],
 )
 def test_the_tree_partykit_grows(fixture):
     """The same tree (features, cuts, level sets, node sizes, in partykit's depth-first
     order), every node's statistics and adjusted p-values to 1e-6 (the maximum statistic
     of one dimension too), the predictions: classes (two; three ordered) as probabilities,
-    numbers, censored follow-up's terminal nodes."""
+    numbers (two at once: a multivariate response, issue 64), censored follow-up's
+    terminal nodes."""
     reference, data, X, y, model = partykit_case(fixture)
     tree = model.tree_
     assert tree.n_nodes == len(reference["nodes"])
