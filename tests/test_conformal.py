@@ -86,7 +86,9 @@ def test_jackknife_plus_after_bootstrap_by_brute_force():
     new = np.array([tree.value[leaves_new[:, b], 0] for b, tree in enumerate(trees)])
     train = np.array([tree.value[leaves_train[:, b], 0] for b, tree in enumerate(trees)])
     zeros = np.zeros(60, dtype=np.int64)
-    drawn = np.array([forest._drawn_counts(seed, zeros, 1, 60) for seed in forest._tree_seeds])
+    drawn = np.array(
+        [forest._drawn_counts(s, zeros, 1, 60) for s in forest._draw_seeds(forest._tree_seeds)]
+    )
     lows, highs = [], []
     for i in range(60):
         unseen = np.flatnonzero(drawn[:, i] == 0)

@@ -57,7 +57,10 @@ def test_a_forests_quantiles_are_meinshausens_by_hand():
     X, y = data.X, data.y
     forest = ForestRegressor(n_estimators=3, random_state=2, min_samples_leaf=5).fit(X, y)
     strata = np.zeros(y.size, dtype=np.int64)
-    counts = [forest._drawn_counts(seed, strata, 1, y.size) for seed in forest._tree_seeds]
+    counts = [
+        forest._drawn_counts(seeds, strata, 1, y.size)
+        for seeds in forest._draw_seeds(forest._tree_seeds)
+    ]
     leaves_train = forest.apply(X)
     q = [0.2, 0.5, 0.8]
     predicted = forest.predict(X[:20], quantiles=q)

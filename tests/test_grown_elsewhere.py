@@ -89,7 +89,7 @@ def test_a_tree_grown_elsewhere_finishes_as_fit_and_takes_its_rules_from_scores(
     finished = TreeClassifier(max_depth=4).fit_grown_tree(copy.deepcopy(grown), data)
     np.testing.assert_array_equal(finished.predict_proba(bundle.X), model.predict_proba(bundle.X))
     X, y = bundle.X, bundle.y
-    rows, _ = model._validate_training(X, y, None, model.composition_, None, None)
+    rows, _ = model._validate_training(X, y, None, model.composition_)
     out_of_fold = functools.cache(lambda n_folds, seed: model._out_of_fold(rows, n_folds, seed))
     finished.set_params(reject=reject, calibration="isotonic")
     finished.fit_decision_rules(lambda: masses(*finished.decision_scores(X, y)), out_of_fold)

@@ -121,6 +121,12 @@ def _reads_follow_up(registry, kind, name) -> bool:
     return cls is not None and "survival_curves" in cls.provides
 
 
+def _reads_treatment(registry, kind, name) -> bool:
+    """Whether the component reads or is a target of a treatment's effect (causal trees)."""
+    cls = _target_class(registry, kind, name)
+    return cls is not None and "treatment" in cls.fit_arguments
+
+
 def _needs_a_test_statistic(kind, name) -> bool:
     """Split complexity prunes trees whose splits are scored by a test statistic (the
     log-rank criteria): no classification criterion provides one, so its pairs here would
@@ -197,6 +203,7 @@ def test_regression_composition_matrix(registry):
         for n in names["criterion"]
         if _predicts_values(registry, "criterion", n)
         and not _reads_follow_up(registry, "criterion", n)
+        and not _reads_treatment(registry, "criterion", n)
     ]
     fitted, refused = 0, 0
     for kind_a, kind_b in itertools.combinations(REGRESSION_KINDS, 2):
@@ -278,6 +285,48 @@ def test_survival_composition_matrix(registry):
             )
         fitted += 1
     assert fitted > 20 and refused >= 4
+
+
+def test_treatment_effect_composition_matrix(registry):
+    """Every splitter, propagator, pruner and evaluator with each treatment-effect
+    criterion (a causal tree, issue 65): fitted (effects and intervals equal after JSON
+    and pickle round trips) or refused naming the component."""
+    from treekit_core import CausalTree
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(400, 3))
+    treatment = rng.binomial(1, 0.5, size=400)
+    y = treatment * (X[:, 0] > 0.5) + rng.normal(size=400)
+    criteria = sorted(
+        n for n in registry.components("criterion") if _reads_treatment(registry, "criterion", n)
+    )
+    assert criteria == ["causal_tree", "grf_causal"]
+    kinds = REGRESSION_KINDS[1:]
+    fitted, refused = 0, 0
+    for criterion in criteria:
+        for kind in kinds:
+            for name in sorted(registry.components(kind)):
+                chosen = {k: _base({})[k] for k in kinds}
+                chosen.update({"criterion": criterion, kind: name})
+                params = {f"{k}_params": PARAMS[n] for k, n in chosen.items() if n in PARAMS}
+                model = CausalTree(**chosen, **params, max_depth=3, min_samples_leaf=10)
+                try:
+                    model.fit(X, y, treatment)
+                except CompositionError as exc:
+                    assert f"'{name}'" in str(exc), f"{criterion} + {name}: {exc}"
+                    refused += 1
+                    continue
+                except ValueError as exc:
+                    raise AssertionError(f"{criterion} + {kind} {name!r} failed: {exc}") from exc
+                effect, interval = model.predict(X), model.predict_interval(X)
+                for copy in (
+                    pickle.loads(pickle.dumps(model)),
+                    CausalTree.from_json(model.to_json()),
+                ):
+                    np.testing.assert_array_equal(copy.predict(X), effect, f"{criterion} {name}")
+                    np.testing.assert_array_equal(copy.predict_interval(X), interval)
+                fitted += 1
+    assert fitted > 10 and refused >= 2
 
 
 def test_the_design_card_example_end_to_end(registry):

@@ -100,7 +100,8 @@ def test_unknown_name_lists_installed_and_suggests():
     message = str(info.value)
     assert "unknown criterion 'ginni'" in message and "did you mean 'gini'" in message
     installed = (
-        "absolute_error, entropy, exponential, gini, gray, isolation, logrank, logrank_cause, "
+        "absolute_error, causal_tree, entropy, exponential, gini, gray, grf_causal, isolation, "
+        "logrank, logrank_cause, "
         "misclassification, "
         "poisson, "
         "rpart_poisson, squared_error, variance"

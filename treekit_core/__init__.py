@@ -86,6 +86,11 @@ from treekit_core.estimators.survival import (
     concordance_index,
 )
 from treekit_core.estimators.text import export_dot, export_text
+from treekit_core.estimators.treatment_effects import (
+    CausalForest,
+    CausalTree,
+    TreatmentEffectFamily,
+)
 from treekit_core.estimators.tree_classifier import TreeClassifier
 from treekit_core.estimators.tree_regressor import TreeRegressor
 from treekit_core.hookspecs import hookimpl
@@ -159,6 +164,9 @@ __all__ = [
     "ExtraTreesRegressor",
     "ExtraTreesSurvival",
     "IsolationForest",
+    "CausalForest",
+    "CausalTree",
+    "TreatmentEffectFamily",
     "OutlierFamily",
     "BoostingClassifier",
     "BoostingEstimator",

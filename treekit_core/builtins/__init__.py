@@ -56,6 +56,11 @@ from treekit_core.builtins.targets import (
     SurvivalCurves,
     check_class_statistics,
 )
+from treekit_core.builtins.treatment_effect import (
+    CausalTreeCriterion,
+    GrfCausalCriterion,
+    TreatmentEffect,
+)
 from treekit_core.hookspecs import hookimpl
 
 __all__ = [
@@ -75,7 +80,9 @@ __all__ = [
     "HardPropagator",
     "Logrank",
     "LogrankCause",
+    "CausalTreeCriterion",
     "CostMatrix",
+    "GrfCausalCriterion",
     "Majority",
     "Mean",
     "OrdinalLabels",
@@ -97,6 +104,7 @@ __all__ = [
     "SurrogateEvaluator",
     "SurrogatePropagator",
     "Threshold",
+    "TreatmentEffect",
     "BelowCut",
     "Variance",
     "best_nominal_split",
@@ -125,6 +133,7 @@ def treekit_targets():
         SurvivalCurves,
         CompetingRisks,
         Isolation,
+        TreatmentEffect,
     ]
 
 
@@ -144,6 +153,8 @@ def treekit_criteria():
         LogrankCause,
         Gray,
         IsolationCriterion,
+        CausalTreeCriterion,
+        GrfCausalCriterion,
     ]
 
 

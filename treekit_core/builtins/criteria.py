@@ -16,6 +16,7 @@ import numpy as np
 from treekit_core.builtins.competing_risk_target import CODE_COLUMN, cause_column, n_causes_of
 from treekit_core.builtins.competing_risks import gray_scores, logrank_scores
 from treekit_core.components import Criterion
+from treekit_core.components.criterion import improvement_decreases
 
 
 def gini_impurity(class_sums, total_weight, params):
@@ -276,10 +277,7 @@ class Logrank(Criterion):
         weight times its impurity drop: the node's share of events is additive over the
         children, so its decrease is 0 at every split (and importances were noise).
         Non-negative: a cut is taken only where its statistic is positive."""
-        improvement = np.asarray(tree.node_fields.get("improvement", np.zeros(tree.n_nodes)))
-        internal = ~tree.is_leaf
-        scores = np.where(internal & np.isfinite(improvement), improvement, 0.0)
-        return tree.weight * np.maximum(scores, 0.0)
+        return improvement_decreases(tree)
 
 
 def _check_cause(instance, attribute, value) -> None:

@@ -135,3 +135,14 @@ class Criterion(ReadsEvidence, Component):
         sums = np.ascontiguousarray(class_sums, dtype=np.float64)
         k = sums.shape[0] if n_classes is None else n_classes
         return float(self.compiled_impurity()(sums, float(total_weight), self.impurity_params(k)))
+
+
+def improvement_decreases(tree) -> np.ndarray:
+    """A split node's weight times the score its search stored (``improvement``), 0 at
+    leaves and where the score is not finite or below 0: what a criterion whose impurity
+    does not measure what its splits improve (a log-rank statistic, a treatment effect's
+    heterogeneity) credits each node with in :meth:`Criterion.node_decreases`."""
+    improvement = np.asarray(tree.node_fields.get("improvement", np.zeros(tree.n_nodes)))
+    internal = ~tree.is_leaf
+    scores = np.where(internal & np.isfinite(improvement), improvement, 0.0)
+    return tree.weight * np.maximum(scores, 0.0)

@@ -126,6 +126,13 @@ class Target(Component):
         by the conformance kit. Default: the weighted sums ``row_weights @ rows``."""
         return row_weights @ rows
 
+    def defines_value(self, statistics: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Whether the statistics and weight of each node define its value (a bool per
+        node). Called by honest estimation with ``honest_prune_leaves``: a node with a child
+        whose estimation rows define no value becomes a leaf (a treatment effect needs
+        both arms). Default: weight > 0 (a node no row reached has no value of its own)."""
+        return np.asarray(weights, dtype=np.float64) > 0
+
     def node_values(self, statistics: np.ndarray, weights: np.ndarray, labeler):
         """(values n_nodes x V, decisions n_nodes int64) of nodes with these summed
         ``statistics`` (n_nodes x S) and ``weights``. Called on every node after growing and

@@ -360,7 +360,7 @@ def check_y_numeric(y, n_samples: int, *, name: str = "y") -> np.ndarray:
     """Validate a numeric response (regression); return it as float64, 1-D."""
     if y is None:
         raise ValueError(f"this regressor requires y to be passed, but the target {name} is None")
-    return _finite_numbers(_one_per_sample(y, n_samples, name, "values", "sample"), name)
+    return finite_numbers(_one_per_sample(y, n_samples, name, "values", "sample"), name)
 
 
 def check_y_outputs(y, n_samples: int, *, name: str = "y") -> np.ndarray:
@@ -374,10 +374,10 @@ def check_y_outputs(y, n_samples: int, *, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} has {array.shape[0]} rows but X has {n_samples} samples")
     if array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {array.shape}); at least one sample and output")
-    return _finite_numbers(array, name)
+    return finite_numbers(array, name)
 
 
-def _finite_numbers(array: np.ndarray, name: str) -> np.ndarray:
+def finite_numbers(array: np.ndarray, name: str) -> np.ndarray:
     """``array`` (one response per sample, or per sample and output) as float64, every
     value finite and at most :data:`MAX_ABS_RESPONSE` in size, or ValueError naming
     ``name``, the row (and the output) at fault."""

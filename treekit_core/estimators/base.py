@@ -123,13 +123,7 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
         composition = self._make_composition()
         self._check_target(composition)
         data, classes = self._validate_training(
-            X,
-            y,
-            sample_weight,
-            composition,
-            target_arguments.get("counterexamples"),
-            target_arguments.get("classes"),
-            target_arguments.get("entry"),
+            X, y, sample_weight, composition, **target_arguments
         )
         self._fit_validated(data, classes, composition, rule, *self._kept_trees(data, classes))
         return data

@@ -261,8 +261,10 @@ class BoostingEstimator(ComposedEstimator):
             )
         return list(kept)
 
-    def _validate_training(self, X, y, sample_weight, composition, *args):
-        data, classes = super()._validate_training(X, y, sample_weight, composition, *args)
+    def _validate_training(self, X, y, sample_weight, composition, **target_arguments):
+        data, classes = super()._validate_training(
+            X, y, sample_weight, composition, **target_arguments
+        )
         self._training_data_ = data  # for _fit_rounds only; dropped after fit
         return data, classes
 

@@ -81,15 +81,17 @@ def resolve_max_samples(max_samples, n_samples: int) -> int:
 
 
 def bootstrap_counts(
-    rng, labels, n_classes, balanced: bool, size=None, replace: bool = True
+    rng, labels, n_classes, balanced: bool, size=None, replace: bool = True, among=None
 ) -> np.ndarray:
     """How often each row is drawn, ``size`` draws (default: as many as rows). Balanced:
     as many draws from every class as the smallest class has rows (BRF). Without
-    ``replace``: ``size`` distinct rows, each once (an isolation forest's subsample)."""
+    ``replace``: ``size`` distinct rows, each once (an isolation forest's subsample), of
+    the rows ``among`` (indices; default all: a little bag's subsample of its half)."""
     n = labels.shape[0]
     if not replace:
         counts = np.zeros(n)
-        counts[rng.choice(n, size=n if size is None else size, replace=False)] = 1.0
+        pool = n if among is None else among
+        counts[rng.choice(pool, size=n if size is None else size, replace=False)] = 1.0
         return counts
     if not balanced:
         draws = n if size is None else size
@@ -108,15 +110,26 @@ def bootstrap_counts(
 _NO_ROWS, _NO_WEIGHT = np.zeros((0, 0)), np.zeros(0)
 
 
-def draw_tree_rows(rng, weight, labels, drawing) -> tuple:
+def half_sample(group_rng, n_samples: int) -> np.ndarray:
+    """The rows of a little bag's half-sample: n // 2 of them, drawn without replacement
+    from the group's generator (grf's ``ci.group.size`` trees share one)."""
+    return np.sort(group_rng.choice(n_samples, size=n_samples // 2, replace=False))
+
+
+def draw_tree_rows(rng, weight, labels, drawing, group_rng=None) -> tuple:
     """(a tree's training weights, its honest split or None), drawn from the tree's
     generator ``rng`` in this order: its rows (``weight`` times the bootstrap's counts,
-    or a subsample), then the honest split of the rows drawn. ``drawing`` is
-    :meth:`EnsembleEstimator._drawing`'s. The one definition of a tree's draw: growth
-    (:func:`_grow_one`) and every later re-draw (``_tree_weights``) read it."""
-    draws_rows, balanced, draws, n_strata, replace, honesty = drawing
+    or a subsample; a tree of a little bag subsamples its group's half-sample, drawn from
+    the group's generator ``group_rng``), then the honest split of the rows drawn.
+    ``drawing`` is :meth:`EnsembleEstimator._drawing`'s. The one definition of a tree's
+    draw: growth (:func:`_grow_one`) and every later re-draw (``_tree_weights``, the
+    out-of-bag rows) read it."""
+    draws_rows, balanced, draws, n_strata, replace, honesty, bags = drawing
     if draws_rows:
-        weight = weight * bootstrap_counts(rng, labels, n_strata, balanced, draws, replace)
+        among = half_sample(group_rng, labels.shape[0]) if bags else None
+        weight = weight * bootstrap_counts(
+            rng, labels, n_strata, balanced, draws, replace, among=among
+        )
     honest = None
     if honesty is not None:
         fraction, prune_leaves = honesty
@@ -124,17 +137,25 @@ def draw_tree_rows(rng, weight, labels, drawing) -> tuple:
     return weight, honest
 
 
-def _grow_one(seed, shipped, settings, X, evidence, weight, labels, *cached):
-    """One tree of a forest: its rows drawn from ``seed`` (:func:`draw_tree_rows`), grown
-    by the shipped composition. Runs in a thread, or in a worker process or on a cluster
-    with its own copies of the arrays."""
+def _grow_one(seeds, shipped, settings, X, evidence, weight, labels, *cached):
+    """One tree of a forest: its rows drawn from ``seeds`` (the tree's, its little bag's:
+    :func:`draw_tree_rows`), grown by the shipped composition. Runs in a thread, or in a
+    worker process or on a cluster with its own copies of the arrays."""
     drawing, shell, keys = settings
-    tree_rng = np.random.default_rng(seed)
+    tree_rng, group_rng = generators_of(seeds)
     data = attrs.evolve(
         shell, X=X, evidence=evidence, weight=weight, cache=dict(zip(keys, cached, strict=True))
     ).writeable()
-    weight, honest = draw_tree_rows(tree_rng, weight, labels, drawing)
+    weight, honest = draw_tree_rows(tree_rng, weight, labels, drawing, group_rng)
     return shipped.get().fit(data.with_weight(weight), tree_rng, honest)
+
+
+def generators_of(seeds) -> tuple:
+    """(the tree's generator, its little bag's or None) from (tree seed, group seed or
+    None): the group's stream is its first tree's seed spawned apart from that tree's."""
+    tree_seed, group_seed = seeds
+    group = None if group_seed is None else np.random.default_rng((int(group_seed), 1))
+    return np.random.default_rng(int(tree_seed)), group
 
 
 class ShippedComposition:
@@ -196,7 +217,22 @@ class EnsembleEstimator(ComposedEstimator):
             n_strata,
             self._draws_with_replacement(),
             (float(fraction), bool(prune_leaves)) if honest else None,
+            self._little_bag_size() > 1,
         )
+
+    def _little_bag_size(self) -> int:
+        """How many trees share one half-sample of the rows, each subsampling it without
+        replacement (grf's ``ci.group.size``: the little bags whose spread estimates the
+        forest's variance); 1 (here): every tree draws from all rows."""
+        return 1
+
+    def _draw_seeds(self, seeds) -> list:
+        """(tree seed, its little bag's seed or None) of every tree: a bag's seed is its
+        first tree's (:meth:`_little_bag_size` consecutive trees per bag)."""
+        size = self._little_bag_size()
+        if size <= 1:
+            return [(int(seed), None) for seed in seeds]
+        return [(int(seed), int(seeds[t - t % size])) for t, seed in enumerate(seeds)]
 
     def _balanced_bootstrap(self) -> bool:
         """Whether every bootstrap draws each stratum of the target equally often (the
@@ -310,6 +346,7 @@ class EnsembleEstimator(ComposedEstimator):
         )
         # the arrays travel as arguments, not in a closure: joblib's Dask backend then
         # scatters each to the cluster once per fit instead of pickling it into every task
+        draw_seeds = self._draw_seeds(seeds)
         added = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_grow_one)(
                 seed,
@@ -321,7 +358,7 @@ class EnsembleEstimator(ComposedEstimator):
                 labels,
                 *data.cache.values(),
             )
-            for seed in seeds[len(kept) :]
+            for seed in draw_seeds[len(kept) :]
         )
         self.estimators_ = [*kept, *added]
         self._tree_seeds = seeds
@@ -340,20 +377,20 @@ class EnsembleEstimator(ComposedEstimator):
         n_strata = int(strata.max()) + 1
         drawing = self._drawing(n_strata, self._rows_per_tree(data.n_samples))
         weights = []
-        for seed in self._tree_seeds:
-            rng = np.random.default_rng(seed)
-            weight, honest = draw_tree_rows(rng, data.weight, strata, drawing)
+        for seeds in self._draw_seeds(self._tree_seeds):
+            tree_rng, group_rng = generators_of(seeds)
+            weight, honest = draw_tree_rows(tree_rng, data.weight, strata, drawing, group_rng)
             weights.append(
                 weight if honest is None else np.where(honest.structure_rows, 0.0, weight)
             )
         return weights
 
-    def _drawn_counts(self, seed, labels, n_strata, draws) -> np.ndarray:
-        """How often the tree of ``seed`` drew each row (its first use of its generator)."""
-        rng = np.random.default_rng(seed)
-        return bootstrap_counts(
-            rng, labels, n_strata, self._balanced_bootstrap(), draws, self._draws_with_replacement()
-        )
+    def _drawn_counts(self, seeds, labels, n_strata, draws) -> np.ndarray:
+        """How often the tree of ``seeds`` (:meth:`_draw_seeds`) drew each row (its first use
+        of its generators)."""
+        drawing = (*self._drawing(n_strata, draws)[:5], None, self._little_bag_size() > 1)
+        tree_rng, group_rng = generators_of(seeds)
+        return draw_tree_rows(tree_rng, np.ones(labels.shape[0]), labels, drawing, group_rng)[0]
 
     def _fit_oob_score(self, data, labels, n_strata, draws) -> None:
         """The out-of-bag attributes (none without ``oob_score``): every row's node values
@@ -381,8 +418,8 @@ class EnsembleEstimator(ComposedEstimator):
         width = self.estimators_[0].value.shape[1]
         total = np.zeros((data.n_samples, width))
         n_trees = np.zeros(data.n_samples)
-        for tree, seed in zip(self.estimators_, self._tree_seeds, strict=True):
-            unseen = np.flatnonzero(self._drawn_counts(seed, labels, n_strata, draws) == 0)
+        for tree, seeds in zip(self.estimators_, self._draw_seeds(self._tree_seeds), strict=True):
+            unseen = np.flatnonzero(self._drawn_counts(seeds, labels, n_strata, draws) == 0)
             if unseen.size:
                 total[unseen] += composition.evaluator.predict_distribution(tree, data.X[unseen])
                 n_trees[unseen] += 1

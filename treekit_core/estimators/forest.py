@@ -220,7 +220,10 @@ class ForestRegressor(RegressorFamily, EnsembleEstimator):
         draws = resolve_max_samples(self.max_samples, n)
         strata = np.zeros(n, dtype=np.int64)  # a regressor's bootstrap has one stratum
         unseen = np.stack(
-            [self._drawn_counts(seed, strata, 1, draws)[scored] == 0 for seed in self._tree_seeds]
+            [
+                self._drawn_counts(seeds, strata, 1, draws)[scored] == 0
+                for seeds in self._draw_seeds(self._tree_seeds)
+            ]
         ).astype(np.float64)  # trees x rows
         composition = self.composition_
         with self._checked_for_predict(X) as checked:

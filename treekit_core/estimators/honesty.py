@@ -8,8 +8,9 @@ by the rows that chose its split, so it is unbiased for the mean of its region.
 The split is drawn per tree from the rows the tree holds (a forest's bootstrap draw: a row
 drawn several times goes wholly to one part), within each stratum of the target (its
 classes; events and censored rows), ``honest_fraction`` of each stratum's rows (rounded
-half up) to the structure. Leaves the estimation rows leave empty are pruned away
-(``honest_prune_leaves=True``, grf's ``honesty.prune.leaves``: the parent of an empty
+half up) to the structure. Leaves the estimation rows leave empty (or without a value:
+``Target.defines_value``, a treatment effect without both arms) are pruned away
+(``honest_prune_leaves=True``, grf's ``honesty.prune.leaves``: the parent of such a
 child becomes a leaf); otherwise an empty node takes its parent's values (as every tree
 labels a node no training weight reached)."""
 
@@ -78,9 +79,10 @@ def estimated_tree(composition, tree, data, prune_leaves: bool):
     tree.statistics, tree.weight, tree.n_samples = statistics, weight, n_samples
     if prune_leaves:
         internal = ~tree.is_leaf
+        undefined = ~np.asarray(composition.target.defines_value(statistics, weight), dtype=bool)
         empty_child = np.zeros(tree.n_nodes, dtype=bool)
         for node in np.flatnonzero(internal):
-            empty_child[node] = bool((weight[tree.children(node)] <= 0).any())
+            empty_child[node] = bool(undefined[tree.children(node)].any())
         if empty_child.any():
             tree = tree.collapse(empty_child)
     tree.impurity = node_impurities(composition, tree)

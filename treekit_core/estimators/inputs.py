@@ -144,9 +144,10 @@ class InputChecks:
     """Checking what fit and predict are given: X, y or counterexamples, weights, the
     abstain value, feature names and column order; turning them into training data."""
 
-    def _validate_training(
-        self, X, y, sample_weight, composition, counterexamples=None, classes=None, entry=None
-    ):
+    def _validate_training(self, X, y, sample_weight, composition, **target_arguments):
+        """(the checked training data, the labels the target found) of what ``fit`` was
+        given: X, y, the weights and the target's other arguments (``target_arguments``:
+        ``counterexamples``, ``classes``, ``entry``, ``treatment``, ...; None: not given)."""
         X = densified(X)
         refuse_duplicate_columns(X)
         names = feature_names_of(X)
@@ -168,7 +169,7 @@ class InputChecks:
             n_categories[j] = len(levels)
         weight = check_sample_weight(sample_weight, n)
         composition.check_evidence()
-        encoded = self._encode_target(composition, y, n, counterexamples, classes, entry)
+        encoded = self._encode_target(composition, y, n, **target_arguments)
         self._check_classes(encoded.labels)
         X_kept, evidence, weight = _without_zero_weight(X_checked, encoded.rows, weight)
         data = TrainingData(
@@ -189,20 +190,12 @@ class InputChecks:
         return data, encoded.labels
 
     @staticmethod
-    def _encode_target(composition, y, n: int, counterexamples, classes, entry=None):
+    def _encode_target(composition, y, n: int, **target_arguments):
         """The target's rows for what fit was given; an argument the target does not read
         is refused naming the target, and rows that are not n finite rows of numbers are
         refused naming it too (a third-party target's mistake must not reach a kernel)."""
         target = composition.target
-        given = {
-            name: value
-            for name, value in (
-                ("counterexamples", counterexamples),
-                ("classes", classes),
-                ("entry", entry),
-            )
-            if value is not None
-        }
+        given = {name: value for name, value in target_arguments.items() if value is not None}
         unread = sorted(set(given) - set(target.fit_arguments))
         if "counterexamples" in unread:
             raise CompositionError(

@@ -122,6 +122,11 @@ PARAMETERS = {
     "estimator": "The template of every pairwise tree (default ``TreeClassifier()``).",
     "client": "The Dask ``distributed.Client`` (None: the current one).",
     "max_bins": "The most bins a numeric feature is cut into (histogram splitting).",
+    "ci_group_size": "Trees per little bag: they share a half-sample of the rows, and the "
+    "spread of the bags' estimates gives the forest's variance (grf's ``ci.group.size``; 1: "
+    "no half-samples and no intervals).",
+    "orthogonalize": "Centre y and the treatment on out-of-bag regression forests (or the "
+    "``outcome_mean`` and ``propensity`` given to fit) before growing (grf's centring).",
     "keep_leaf_responses": "Gather every leaf's training responses to the client at fit, so "
     "``predict(X, quantiles=...)`` works (memory: about the response column).",
 }

@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core import PluginError, SurvivalTree, TrainingData, TreeClassifier, TreeRegressor
+from treekit_core import (
+    CausalTree,
+    PluginError,
+    SurvivalTree,
+    TrainingData,
+    TreeClassifier,
+    TreeRegressor,
+)
 from treekit_core.components import ABSTAIN, MISSING_BRANCH, QuestionTextContext
 from treekit_core.datasets import load_dataset, survival_array
 from treekit_core.engine.constraints import features_above
@@ -77,7 +84,8 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
         widths = sorted({2, n_classes})
     else:
         target = get_registry().create("target", instance.default_target)
-        widths = [np.asarray(target.encode(y, len(y)).rows).shape[1]]
+        arguments = example_arguments(type(target))
+        widths = [np.asarray(target.encode(y, len(y), **arguments).rows).shape[1]]
     _check_plain_impurity(instance, widths)
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
@@ -167,6 +175,29 @@ def example_response(target_class):
     return labels.astype(np.float64)
 
 
+def example_arguments(target_class) -> dict:
+    """The fit arguments besides ``y`` that a target of this class needs, for
+    :func:`small_data`'s rows: a treatment (every other row treated) for a target that
+    reads one; else none."""
+    if "treatment" not in target_class.fit_arguments:
+        return {}
+    return {"treatment": (np.arange(small_data(2)[1].size) % 2).astype(np.float64)}
+
+
+def _tree_fitting(criterion, **settings):
+    """A function fitting a shallow tree of ``criterion`` on (X, y): a classifier with the
+    criterion's labeler, or a causal tree (and its treatment) where its target reads one."""
+    target = get_registry().get_class("target", criterion.default_target)
+    extra = example_arguments(target)
+    if extra:
+        model = CausalTree(criterion=criterion, max_depth=3, honest=False, **settings)
+        return lambda X, y: model.fit(X, y, **extra)
+    model = TreeClassifier(
+        criterion=criterion, max_depth=3, labeler=_matching_labeler(criterion), **settings
+    )
+    return model.fit
+
+
 def _target_example(target):
     """The kit's default ``y`` for a target: class labels, or follow-up for a survival one."""
     return example_response(type(target)) if "survival_curves" in target.provides else None
@@ -177,7 +208,8 @@ def _check_impurity_on_target_rows(instance, compiled, y) -> None:
     writes for ``y``: finite and >= 0."""
     X, _ = small_data(2)
     target = get_registry().create("target", instance.default_target)
-    rows = np.ascontiguousarray(target.encode(y, X.shape[0]).rows, dtype=np.float64)
+    arguments = example_arguments(type(target))
+    rows = np.ascontiguousarray(target.encode(y, X.shape[0], **arguments).rows, dtype=np.float64)
     p = instance.impurity_params(rows.shape[1])
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -198,12 +230,7 @@ def _grow_with_every_splitter(instance, y, splitters=None) -> None:
         installed = get_registry().components("splitter")
         for name in installed if splitters is None else splitters:
             try:
-                TreeClassifier(
-                    criterion=instance,
-                    splitter=name,
-                    max_depth=3,
-                    labeler=_matching_labeler(instance),
-                ).fit(X, y)
+                _tree_fitting(instance, splitter=name)(X, y)
             except (ValueError, TypeError) as exc:
                 if "cannot be combined" in str(exc) or "handles numeric features only" in str(exc):
                     continue
@@ -539,8 +566,9 @@ def check_target(target, params=None, y=None, criterion=None, labeler=None):
     X, labels = small_data(2)
     y = labels if y is None else y
     n = X.shape[0]
+    arguments = example_arguments(type(instance))
     with _registered(instance):
-        encoded = instance.encode(y, n)
+        encoded = instance.encode(y, n, **arguments)
         rows = np.asarray(encoded.rows)
         if rows.ndim != 2 or rows.shape[0] != n or not np.isfinite(rows).all():
             _fail(instance, f"encode returned rows of shape {rows.shape}; {n} finite rows expected")
@@ -590,19 +618,25 @@ def check_target(target, params=None, y=None, criterion=None, labeler=None):
         if isinstance(criterion, str):
             criterion = get_registry().create("criterion", criterion)
         pruned = "node_risk" in instance.provides
-        model = TreeClassifier(
-            target=instance,
-            criterion=criterion,
-            labeler=given_labeler if given_labeler is not None else _matching_labeler(criterion),
-            pruner="cost_complexity" if pruned else "none",
-            pruner_params={"cv": 2, "seed": 0} if pruned else None,
-            max_depth=4,
-        ).fit(X, y)
+        if arguments:  # a treatment's effect: a causal tree
+            model = CausalTree(target=instance, criterion=criterion, max_depth=4, honest=False)
+            model.fit(X, y, **arguments)
+        else:
+            model = TreeClassifier(
+                target=instance,
+                criterion=criterion,
+                labeler=given_labeler
+                if given_labeler is not None
+                else _matching_labeler(criterion),
+                pruner="cost_complexity" if pruned else "none",
+                pruner_params={"cv": 2, "seed": 0} if pruned else None,
+                max_depth=4,
+            ).fit(X, y)
         predicted = model.predict(X)
         if instance.predicts_labels() and not np.isin(predicted, encoded.labels).all():
             _fail(instance, "predict returns values that are not among the labels encode names")
-        for copy in (TreeClassifier.from_json(model.to_json()), pickle.loads(pickle.dumps(model))):
-            if not np.array_equal(copy.predict(X), predicted):
+        for copy in (type(model).from_json(model.to_json()), pickle.loads(pickle.dumps(model))):
+            if not same_predictions(copy.predict(X), predicted):
                 _fail(instance, "a model predicts differently after a JSON or pickle round trip")
 
 
@@ -695,11 +729,19 @@ def check_evaluator(evaluator, params=None):
         _fail(instance, "predict_distribution is not a mixture of the leaves' values")
 
 
+def same_predictions(a, b) -> bool:
+    """Whether two models' predictions are equal, NaN equal to NaN among numbers (a
+    treatment effect where a leaf defines none); labels compared as they are."""
+    a, b = np.asarray(a), np.asarray(b)
+    numbers = a.dtype.kind == "f" and b.dtype.kind == "f"
+    return bool(np.array_equal(a, b, equal_nan=numbers))
+
+
 def check_json_round_trip(model, X):
     loaded = type(model).from_json(model.to_json())
     labels = model.composition_.target.predicts_labels()
     predict = (lambda m: m.predict_proba(X)) if labels else (lambda m: m.predict(X))
-    if not np.array_equal(predict(loaded), predict(model)):
+    if not same_predictions(predict(loaded), predict(model)):
         raise ConformanceError("the model's JSON round trip changes its predictions")
 
 
@@ -975,14 +1017,14 @@ def check_component(component, params=None, y=None):
         checks[instance.kind](instance)
 
     X, y = small_data(2)
-    kind_args = {instance.kind: instance}
+    fitting = TreeClassifier(max_depth=3, **{instance.kind: instance}).fit
     if instance.kind == "criterion":
-        kind_args["labeler"] = _matching_labeler(instance)
+        fitting = _tree_fitting(instance)
         if instance.evidence != "one_hot":  # labels as numbers, or as follow-up
             y = example_response(get_registry().get_class("target", instance.default_target))
     with _registered(instance):
         try:
-            model = TreeClassifier(max_depth=3, **kind_args).fit(X, y)
+            model = fitting(X, y)
         except ValueError as exc:
             if "cannot be combined" in str(exc) or "needs" in str(exc):
                 return

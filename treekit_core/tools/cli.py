@@ -14,12 +14,15 @@ from treekit_core import (
     BoostingEstimator,
     BoostingRegressor,
     BoostingSurvival,
+    CausalForest,
+    CausalTree,
     ForestClassifier,
     ForestRegressor,
     ForestSurvival,
     RegressorFamily,
     SurvivalFamily,
     SurvivalTree,
+    TreatmentEffectFamily,
     TreeClassifier,
     TreeRegressor,
 )
@@ -353,6 +356,8 @@ def cmd_fit(args) -> int:
         return _fit_survival(args, columns, header, raw)
     if args.target is None:
         raise ValueError("fit needs --target (a class or response column), or --time and --event")
+    if args.treatment is not None:
+        return _fit_effects(args, columns, header, raw)
     targets = _target_columns(args, columns, header)
     names = [name for name in header if name not in targets]
     if not names:
@@ -406,6 +411,49 @@ def cmd_fit(args) -> int:
     with observing_progress():
         model.fit(X, y)
     return _write_model(model, args, raw, names, X.shape[0], targets)
+
+
+def _fit_effects(args, columns, header, raw) -> int:
+    """fit --target y --treatment w: the treatment's effect on y per row, a causal tree
+    (--forest N: a causal forest) on the other columns; rows missing y or w dropped."""
+    targets = _target_columns(args, columns, header)
+    if len(targets) > 1 or args.model == "boosting":
+        raise ValueError("--treatment takes one --target column and a tree or --forest")
+    if args.treatment not in columns or args.treatment == args.target:
+        raise ValueError(
+            f"--treatment {args.treatment!r} must be a column of {args.data} other than "
+            f"--target; columns: {', '.join(header)}"
+        )
+    outcome, treated = columns[args.target], columns[args.treatment]
+    for name, values in ((args.target, outcome), (args.treatment, treated)):
+        if values.dtype.kind != "f":
+            raise ValueError(f"--treatment fits need numbers in {name!r}; it holds text")
+    names = [name for name in header if name not in (args.target, args.treatment)]
+    if not names:
+        raise ValueError(f"{args.data} holds no feature columns besides --target and --treatment")
+    _refuse_numbers_made_nominal(raw, columns, names, args.data)
+    X, nominal = feature_matrix(columns, names)
+    kept = ~(np.isnan(outcome) | np.isnan(treated))
+    estimator, components = parse_settings(args.set, forest=args.forest is not None)
+    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
+    for kind in ("labeler", "confidence"):
+        if kind in chosen or f"{kind}_params" in components:
+            raise ValueError(f"--{kind}: a causal tree has no {kind} (it predicts effects)")
+    estimator.setdefault("random_state", 0)
+    settings = {**chosen, **components, **estimator, "categorical_features": nominal or None}
+    if args.forest is not None:
+        if args.forest < 1:
+            raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
+        model = CausalForest(n_estimators=args.forest, **settings)
+    else:
+        model = CausalTree(**settings)
+    print(
+        f"task: treatment effect of {args.treatment!r} on {args.target!r} "
+        f"({int((~kept).sum())} rows without both dropped)"
+    )
+    with observing_progress():
+        model.fit(X[kept], outcome[kept], treated[kept])
+    return _write_model(model, args, raw, names, int(kept.sum()))
 
 
 def _one_response(args, columns, task, X, why) -> tuple:
@@ -554,6 +602,8 @@ def load_model(path):
         "ForestRegressor": ForestRegressor,
         "SurvivalTree": SurvivalTree,
         "ForestSurvival": ForestSurvival,
+        "CausalTree": CausalTree,
+        "CausalForest": CausalForest,
         **{cls.__name__: cls for cls in BOOSTING.values()},
     }
     kind = read_json(path).get("estimator", "TreeClassifier")
@@ -645,6 +695,20 @@ def cmd_predict(args) -> int:
             writer.writerow(["risk"] + [f"survival_at_{t:g}" for t in times])
             for risk, row in zip(model.predict(X), survival, strict=True):
                 writer.writerow([f"{risk:.10g}"] + [f"{v:.6g}" for v in row])
+        finally:
+            if args.out:
+                out.close()
+        return 0
+    if isinstance(model, TreatmentEffectFamily):  # the effect and its 95% interval
+        effect = model.predict(X)
+        bounds = model.predict_interval(X, alpha=0.05)
+        try:
+            writer = csv.writer(out)
+            writer.writerow(["effect", "effect_lower_95", "effect_upper_95"])
+            writer.writerows(
+                [f"{e:.10g}", f"{lo:.10g}", f"{hi:.10g}"]
+                for e, (lo, hi) in zip(effect, bounds, strict=True)
+            )
         finally:
             if args.out:
                 out.close()
@@ -937,6 +1001,12 @@ def cmd_evaluate(args) -> int:
         return _evaluate_outputs(args)
     args.target = args.target[0]
     model, X, columns, raw, names = _load_rows(args.model, args.data, args.target)
+    if isinstance(model, TreatmentEffectFamily):
+        raise ValueError(
+            f"{args.model} predicts a treatment's effect, which no row observes, so it has no "
+            "figures against --target: `treekit predict` gives each row's effect and its "
+            "95% interval"
+        )
     _refuse_times(model, args)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
@@ -1165,6 +1235,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the class or response column (several response columns: a regressor of "
         "several outputs)",
+    )
+    fit.add_argument(
+        "--treatment",
+        default=None,
+        help="the 0/1 treatment column: fit the treatment's effect on --target (a causal "
+        "tree; --forest N: a causal forest)",
     )
     fit.add_argument("--time", default=None, help="survival: the follow-up time column")
     fit.add_argument(

@@ -96,6 +96,14 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             parts = words(node).split(", ")
             return "\n".join([", ".join(parts[:2]), *parts[2:]])
 
+    elif hasattr(model, "node_effects"):  # a causal tree: its nodes' treatment effects
+        values, value_name = model.node_effects(tree), "treatment effect"
+        words = model._leaf_text(4)
+
+        def leaf_words(node):  # "effect: .. (se ..;" then "n=..: .. treated, .. control)"
+            head, _, rest = words(node).partition("; ")
+            return f"{head}\n{rest.rstrip(')')}"
+
     elif not hasattr(model, "classes_"):
         values = tree.value[:, 0]
     texts = node_labels(tree, names, getattr(model, "classes_", None), categories, decimals=4)
