@@ -355,6 +355,11 @@ def test_what_a_causal_model_cannot_take_is_refused_by_name():
         forest.predict_interval(X, alpha=1.5)
     with pytest.raises(ValueError, match="propensity must"):
         CausalForest(n_estimators=4).fit(X, y, w, propensity=np.full(200, 1.5))
+    raw = CausalForest(n_estimators=4, orthogonalize=False, random_state=0).fit(X, y, w)
+    with pytest.raises(ValueError, match="fit with orthogonalize=True"):
+        raw.average_treatment_effect()
+    with pytest.raises(ValueError, match="ci_group_size >= 2"):
+        CausalForest(n_estimators=4, ci_group_size=1).fit(X, y, w).predict_interval(X)
     with pytest.raises(ValueError, match="criterion 'grf_causal': alpha must be in"):
         CausalForest(criterion_params={"alpha": 0.7}).fit(X, y, w)
 

@@ -278,18 +278,20 @@ def grf_causal_score(
         or right_weight - right_treated < least
     ):
         return 0.0
-    w = parent_sums[TREATMENT] / parent_weight
-    y = parent_sums[OUTCOME] / parent_weight
-    spread = parent_sums[TREATMENT_SQUARED] - parent_sums[TREATMENT] * w
+    # every cut of a node calls this: divisions are kept out of the checks, and
+    # (1 / W_L + 1 / W_R) / W_P is 1 / (W_L W_R)
+    spread = parent_sums[TREATMENT_SQUARED] - parent_sums[TREATMENT] ** 2 / parent_weight
     if spread <= 0.0:
         return 0.0
     least_spread = params[1] * spread
-    left_spread = left_sums[TREATMENT_SQUARED] - left_sums[TREATMENT] ** 2 / left_weight
-    right_spread = right_sums[TREATMENT_SQUARED] - right_sums[TREATMENT] ** 2 / right_weight
-    if left_spread < least_spread or right_spread < least_spread:
+    left_spread = left_sums[TREATMENT_SQUARED] * left_weight - left_sums[TREATMENT] ** 2
+    right_spread = right_sums[TREATMENT_SQUARED] * right_weight - right_sums[TREATMENT] ** 2
+    if left_spread < least_spread * left_weight or right_spread < least_spread * right_weight:
         return 0.0
     if left_spread <= 0.0 or right_spread <= 0.0:
         return 0.0
+    w = parent_sums[TREATMENT] / parent_weight
+    y = parent_sums[OUTCOME] / parent_weight
     tau = (parent_sums[TREATMENT_OUTCOME] - parent_sums[TREATMENT] * y) / spread
     rho_left = (
         left_sums[TREATMENT_OUTCOME]
@@ -299,7 +301,7 @@ def grf_causal_score(
         - tau
         * (left_sums[TREATMENT_SQUARED] - 2.0 * w * left_sums[TREATMENT] + w * w * left_weight)
     )
-    return rho_left * rho_left * (1.0 / left_weight + 1.0 / right_weight) / parent_weight
+    return rho_left * rho_left / (left_weight * right_weight)
 
 
 @attrs.define(slots=False)

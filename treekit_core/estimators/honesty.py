@@ -78,11 +78,13 @@ def estimated_tree(composition, tree, data, prune_leaves: bool):
     statistics, weight, n_samples = node_sums(composition, tree, data)
     tree.statistics, tree.weight, tree.n_samples = statistics, weight, n_samples
     if prune_leaves:
-        internal = ~tree.is_leaf
         undefined = ~np.asarray(composition.target.defines_value(statistics, weight), dtype=bool)
+        # a node with a child whose estimation rows define no value: per node, whether any
+        # of its children is undefined (a leaf has none)
+        parent = tree.parents()
         empty_child = np.zeros(tree.n_nodes, dtype=bool)
-        for node in np.flatnonzero(internal):
-            empty_child[node] = bool(undefined[tree.children(node)].any())
+        below = np.flatnonzero(undefined & (parent >= 0))
+        empty_child[parent[below]] = True
         if empty_child.any():
             tree = tree.collapse(empty_child)
     tree.impurity = node_impurities(composition, tree)
@@ -97,7 +99,10 @@ def node_sums(composition, tree, data) -> tuple:
     rows, nodes, shares = leaf_mixtures(composition.evaluator, tree, data.X, training=True)
     shares = shares * data.weight[rows]
     kept = shares > 0
-    rows, nodes, shares = every_node_memberships(tree, rows[kept], nodes[kept], shares[kept])
+    rows, nodes, shares = rows[kept], nodes[kept], shares[kept]
+    if rows.size < 2 or (np.diff(rows) > 0).all():  # every row in one leaf (rows sorted)
+        return _summed_up_the_tree(tree, data.evidence[rows], nodes, shares)
+    rows, nodes, shares = every_node_memberships(tree, rows, nodes, shares)
     n = tree.n_nodes
     statistics = np.zeros((n, tree.statistics.shape[1]))
     np.add.at(statistics, nodes, data.evidence[rows] * shares[:, None])
@@ -105,6 +110,21 @@ def node_sums(composition, tree, data) -> tuple:
     pairs = np.unique(nodes * np.int64(data.n_samples) + rows)  # a row once per node
     n_samples = np.bincount(pairs // data.n_samples, minlength=n)
     return statistics, weight, n_samples
+
+
+def _summed_up_the_tree(tree, evidence, leaves, shares) -> tuple:
+    """:func:`node_sums` where every row reaches one leaf (``leaves``, with its ``shares``
+    times weight): the leaves' sums, then every node's the sum over its subtree (a row
+    passes each ancestor of its leaf once)."""
+    n, width = tree.n_nodes, evidence.shape[1]
+    # the statistics, the weight and the row count side by side, summed up in one pass
+    sums = np.zeros((n, width + 2))
+    for column in range(width):
+        sums[:, column] = np.bincount(leaves, weights=evidence[:, column] * shares, minlength=n)
+    sums[:, width] = np.bincount(leaves, weights=shares, minlength=n)
+    sums[:, width + 1] = np.bincount(leaves, minlength=n)
+    sums = tree.subtree_sums(sums)
+    return sums[:, :width], sums[:, width], sums[:, width + 1].astype(np.int64)
 
 
 def node_impurities(composition, tree) -> np.ndarray:

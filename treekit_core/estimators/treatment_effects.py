@@ -267,23 +267,30 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         ``orthogonalize`` (grf's default) y and the treatment are centred on
         ``outcome_mean`` (grf's ``Y.hat``) and ``propensity`` (``W.hat``), each estimated
         by an out-of-bag regression forest where not given; the average treatment effect
-        reads them either way."""
+        reads them. Without it (econml's forest) neither is estimated unless one is given,
+        and the average treatment effect needs them."""
         self._check_params()
         n = _rows_of(X)
         outcome = check_y_numeric(y, n)
         treated = check_treatment(treatment, n)
         weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        y_hat = self._nuisance(X, outcome, weight, outcome_mean, "outcome_mean", n)
-        w_hat = self._nuisance(X, treated, weight, propensity, "propensity", n)
-        if not ((w_hat >= 0) & (w_hat <= 1)).all():
-            raise ValueError("propensity must hold probabilities in [0, 1]")
-        self.outcome_mean_, self.propensity_ = y_hat, w_hat
-        centred_y = outcome - y_hat if self.orthogonalize else outcome
-        centre_w = w_hat if self.orthogonalize else None
+        self.outcome_mean_ = self.propensity_ = None
+        if self.orthogonalize or outcome_mean is not None or propensity is not None:
+            self.outcome_mean_ = self._nuisance(X, outcome, weight, outcome_mean, "outcome_mean", n)
+            self.propensity_ = self._nuisance(X, treated, weight, propensity, "propensity", n)
+            if not ((self.propensity_ >= 0) & (self.propensity_ <= 1)).all():
+                raise ValueError("propensity must hold probabilities in [0, 1]")
+        centred = self.orthogonalize
         data = self._fit_checked(
-            X, centred_y, sample_weight, treatment=treated, propensity=centre_w
+            X,
+            outcome - self.outcome_mean_ if centred else outcome,
+            sample_weight,
+            treatment=treated,
+            propensity=self.propensity_ if centred else None,
         )
-        self._keep_effect_scores(data, outcome, treated, weight)
+        self._effect_scores = None
+        if self.propensity_ is not None:
+            self._keep_effect_scores(data, outcome, treated, weight)
         return self
 
     def _nuisance(self, X, response, weight, given, name: str, n: int) -> np.ndarray:
@@ -372,6 +379,12 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         standard error the (weighted) standard deviation of Gamma over sqrt(n - 1)."""
         self._check_fitted()
         scores = getattr(self, "_effect_scores", None)
+        if scores is None and getattr(self, "propensity_", 0) is None:
+            raise ValueError(
+                "average_treatment_effect needs every training row's outcome mean and "
+                "propensity: fit with orthogonalize=True (the default), or give outcome_mean "
+                "and propensity to fit"
+            )
         if scores is None:
             raise ValueError(
                 "average_treatment_effect reads the training rows' out-of-bag effects, which "
