@@ -355,6 +355,12 @@ def test_what_a_causal_model_cannot_take_is_refused_by_name():
         forest.predict_interval(X, alpha=1.5)
     with pytest.raises(ValueError, match="propensity must"):
         CausalForest(n_estimators=4).fit(X, y, w, propensity=np.full(200, 1.5))
+    weighted = CausalForest(n_estimators=4, random_state=0)
+    weight = np.r_[np.zeros(20), np.ones(180)]  # rows of weight 0: nuisances predicted there
+    estimate, se = weighted.fit(X, y, w, sample_weight=weight).average_treatment_effect()
+    assert np.isfinite(estimate) and se > 0
+    with pytest.raises(Exception, match="cannot search nominal feature column 0"):
+        CausalForest(n_estimators=4, categorical_features=[0]).fit(np.round(X * 3), y, w)
     raw = CausalForest(n_estimators=4, orthogonalize=False, random_state=0).fit(X, y, w)
     with pytest.raises(ValueError, match="fit with orthogonalize=True"):
         raw.average_treatment_effect()

@@ -39,8 +39,8 @@ MEAN_W, MEAN_Y, MEAN_WW, MEAN_WY = 0, 1, 2, 3
 
 
 def check_treatment(treatment, n_samples: int) -> np.ndarray:
-    """A binary treatment as float 0/1 (booleans, 0/1 numbers, or two labels: the larger
-    one is the treatment), or ValueError naming ``treatment``."""
+    """A binary treatment as float 0/1 (booleans or the numbers 0 and 1, both present), or
+    ValueError naming ``treatment``."""
     if treatment is None:
         raise ValueError("fit needs treatment= (one 0/1 value per row: 1 treated, 0 control)")
     values = np.asarray(treatment)

@@ -318,10 +318,14 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # a row drawn by every tree
             forest.fit(X, response, sample_weight=weight)
-        predicted = forest.oob_prediction_
-        missing = np.isnan(predicted)
-        if missing.any():  # drawn by every tree: the forest's own prediction
-            predicted[missing] = forest.predict(_rows_at(X, np.flatnonzero(missing)))
+        # out of bag for the rows it trained on (weight > 0); its prediction where every
+        # tree drew the row, and for rows of weight 0 (left out of its fit)
+        kept = np.ones(n, dtype=bool) if weight is None else weight > 0
+        predicted = np.full(n, np.nan)
+        predicted[kept] = forest.oob_prediction_
+        missing = np.flatnonzero(np.isnan(predicted))
+        if missing.size:
+            predicted[missing] = forest.predict(_rows_at(X, missing))
         return predicted
 
     def _keep_effect_scores(self, data, outcome, treated, weight) -> None:
@@ -361,14 +365,20 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
             raise ValueError(
                 "predict_interval needs the little bags' spread: fit with ci_group_size >= 2"
             )
-        per_tree = np.stack(
-            [
-                self.composition_.evaluator.predict_distribution(tree, checked)
-                for tree in self.estimators_
-            ],
-            axis=1,
-        )  # rows x trees x values
-        return little_bag_variance(per_tree, self.ci_group_size)
+        effect, variance = np.empty(checked.shape[0]), np.empty(checked.shape[0])
+        # rows in blocks: every tree's leaf values of a block (rows x trees x 4) at once
+        block = max(1, 2**21 // (4 * len(self.estimators_)))
+        for start in range(0, checked.shape[0], block):
+            rows = slice(start, start + block)
+            per_tree = np.stack(
+                [
+                    self.composition_.evaluator.predict_distribution(tree, checked[rows])
+                    for tree in self.estimators_
+                ],
+                axis=1,
+            )
+            effect[rows], variance[rows] = little_bag_variance(per_tree, self.ci_group_size)
+        return effect, variance
 
     def average_treatment_effect(self) -> tuple:
         """(estimate, standard error) of the average treatment effect over the training
