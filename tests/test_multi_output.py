@@ -281,7 +281,7 @@ def test_what_takes_one_output_refuses_several_naming_it():
 
 def test_a_classifier_takes_one_column_of_labels():
     X, Y = synthetic_outputs(0, k=2)
-    with pytest.raises(ValueError, match="1-D"):
+    with pytest.raises(ValueError, match="2 columns of class labels; a classifier of several"):
         TreeClassifier().fit(X, (Y > 0).astype(int))
 
 

@@ -419,3 +419,16 @@ def test_a_causal_tree_s_picture_shows_its_leaves_effects(tmp_path):
     axes = plot_tree(model)
     texts = [t.get_text() for t in axes.texts]
     assert sum("effect: " in t for t in texts) == model.get_n_leaves()
+
+
+def test_warm_start_grows_the_trees_one_fit_would():
+    """4 + 4 trees (whole little bags) are the 8 of one fit with the same random_state:
+    the same effects, intervals and average effect (the nuisance forests are refitted from
+    the same seeds)."""
+    X, y, w, _ = heterogeneous_design(500, 3, 0)
+    grown = CausalForest(n_estimators=4, warm_start=True, random_state=3).fit(X, y, w)
+    grown.set_params(n_estimators=8).fit(X, y, w)
+    once = CausalForest(n_estimators=8, random_state=3).fit(X, y, w)
+    np.testing.assert_array_equal(grown.predict(X), once.predict(X))
+    np.testing.assert_array_equal(grown.predict_interval(X), once.predict_interval(X))
+    assert grown.average_treatment_effect() == once.average_treatment_effect()

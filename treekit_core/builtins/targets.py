@@ -382,9 +382,10 @@ class Median(Mean):
     summarises_rows: ClassVar[bool] = True
 
     def encode(self, y, n_samples, **given):
-        if np.ndim(y) == 2 and np.shape(y)[1] > 1:
+        shape = np.asarray(y).shape
+        if len(shape) == 2 and shape[1] > 1:
             raise ValueError(
-                f"y has {np.shape(y)[1]} outputs; target 'median' (criterion "
+                f"y has {shape[1]} outputs; target 'median' (criterion "
                 "'absolute_error') takes one: use 'squared_error' or 'poisson' for several "
                 "outputs, or fit one model per output"
             )

@@ -293,6 +293,13 @@ def check_y(y, n_samples: int, *, name: str = "y"):
             f"this classifier requires y to be passed, but the target {name} is None; class "
             "labels are required"
         )
+    shape = np.asarray(y).shape
+    if len(shape) == 2 and shape[1] > 1:
+        raise ValueError(
+            f"{name} has {shape[1]} columns of class labels; a classifier of several "
+            "outputs (one class set per output) is not offered yet: fit one classifier per "
+            "column (numeric outputs: a regressor takes several at once)"
+        )
     _refuse_mixed_label_types(y, name)
     array = _one_per_sample(y, n_samples, name, "labels", "labelled sample")
     if array.dtype.kind == "f" and np.isnan(array).any():

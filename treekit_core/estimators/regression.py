@@ -33,9 +33,10 @@ class RegressorFamily(ConformalIntervals):
         X, y, sample_weight, held = self._hold_out_conformal_rows(
             X, y, sample_weight, conformal_rows
         )
-        if held is not None and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+        shape = np.asarray(y).shape if held is not None else ()
+        if len(shape) == 2 and shape[1] > 1:
             target = self._make_composition().target
-            outputs = target.responses(target.encode(y, np.shape(y)[0]).rows)
+            outputs = target.responses(target.encode(y, shape[0]).rows)
             if outputs is not None and outputs.ndim == 2:
                 raise ValueError(
                     f"conformal rows calibrate intervals of one output; y has "
