@@ -317,7 +317,7 @@ class Mean(PredictsOutputs, Target):
         spread = np.where(
             weights > 0, np.maximum(statistics[:, 1::2] - sums * sums / safe, 0.0), 0.0
         )
-        return spread[:, 0] if spread.shape[1] == 1 else spread.sum(axis=1)
+        return spread.sum(axis=1)  # one output: its own column, exactly
 
     def node_risks_in_order(self, rows, weights, node_rows, labeler):
         """rpart's ``anovass``: the weighted mean (the sums of w y and of w, each summed in
@@ -337,7 +337,7 @@ class Mean(PredictsOutputs, Target):
     def sample_loss(self, rows, values, decisions, labeler):
         """The squared error, summed over the outputs."""
         errors = (rows[:, 0::2] - values) ** 2
-        return errors[:, 0] if errors.shape[1] == 1 else errors.sum(axis=1)
+        return errors.sum(axis=1)  # one output: its own column, exactly
 
     def category_order(self, sums, weights):
         """The categories' means: ordered by mean response, the best subset question for
@@ -476,7 +476,7 @@ class PoissonMean(Mean):
             statistics[:, 1::2] - _x_log_x(_output_means(statistics, weights[:, 0])) * weights
         )
         deviance = np.maximum(deviance, 0.0)
-        return deviance[:, 0] if deviance.shape[1] == 1 else deviance.sum(axis=1)
+        return deviance.sum(axis=1)  # one output: its own column, exactly
 
     def sample_loss(self, rows, values, decisions, labeler):
         """Half the Poisson deviance of predicting ``values`` for y: y log(y / m) - y + m
@@ -487,7 +487,7 @@ class PoissonMean(Mean):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio_log = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1.0)) - np.log(mean)), 0.0)
         loss = ratio_log - y + mean
-        return loss[:, 0] if loss.shape[1] == 1 else loss.sum(axis=1)
+        return loss.sum(axis=1)  # one output: its own column, exactly
 
     def check_tree(self, tree, labels) -> None:
         """Two statistic columns per output (sums of y >= 0 and y log y) and one value >= 0

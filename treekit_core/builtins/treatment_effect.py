@@ -305,7 +305,23 @@ def grf_causal_score(
 
 
 @attrs.define(slots=False)
-class CausalTreeCriterion(Criterion):
+class EffectCriterion(Criterion):
+    """What the treatment-effect criteria share: they read the ``treatment_effect``
+    target's rows, nodes report the variance of their outcomes (what stops a node whose
+    outcomes are all equal), and a split is credited its weight times its score (the
+    variance of outcomes says nothing of the effect's heterogeneity). Not registered: its
+    subclasses say how a split is scored."""
+
+    evidence: ClassVar[str] = "treatment_moments"
+    default_target: ClassVar[str] = "treatment_effect"
+    impurity = staticmethod(outcome_variance_impurity)
+
+    def node_decreases(self, tree) -> np.ndarray:
+        return improvement_decreases(tree)
+
+
+@attrs.define(slots=False)
+class CausalTreeCriterion(EffectCriterion):
     """Athey & Imbens' honest causal-tree criterion (``causal_tree_score``); nodes report
     the variance of their outcomes. Parameters: ``min_arm_weight`` (each child's least
     weight of treated and of control rows, default 2, as the causalTree package's
@@ -314,9 +330,6 @@ class CausalTreeCriterion(Criterion):
 
     name: ClassVar[str] = "causal_tree"
     description: ClassVar[str] = "Athey & Imbens' honest causal-tree criterion (treatment effects)"
-    evidence: ClassVar[str] = "treatment_moments"
-    default_target: ClassVar[str] = "treatment_effect"
-    impurity = staticmethod(outcome_variance_impurity)
     split_score = staticmethod(causal_tree_score)
     min_arm_weight: float = attrs.field(default=2.0, converter=float)
     variance_penalty: float = attrs.field(default=2.0, converter=float)
@@ -328,14 +341,9 @@ class CausalTreeCriterion(Criterion):
     def impurity_params(self, n_classes: int) -> np.ndarray:
         return np.array([self.min_arm_weight, self.variance_penalty])
 
-    def node_decreases(self, tree) -> np.ndarray:
-        """A split's weight times its score (the fall in the estimated EMSE): the node's
-        variance of outcomes says nothing of the effect's heterogeneity."""
-        return improvement_decreases(tree)
-
 
 @attrs.define(slots=False)
-class GrfCausalCriterion(Criterion):
+class GrfCausalCriterion(EffectCriterion):
     """grf's causal-forest split (``grf_causal_score``); nodes report the variance of their
     outcomes. Parameters: ``min_arm_weight`` (each child's least weight of each arm,
     grf's ``min.node.size`` on each side of the treatment: default 5) and ``alpha`` (each
@@ -343,9 +351,6 @@ class GrfCausalCriterion(Criterion):
 
     name: ClassVar[str] = "grf_causal"
     description: ClassVar[str] = "grf's gradient-based causal-forest split (treatment effects)"
-    evidence: ClassVar[str] = "treatment_moments"
-    default_target: ClassVar[str] = "treatment_effect"
-    impurity = staticmethod(outcome_variance_impurity)
     split_score = staticmethod(grf_causal_score)
     min_arm_weight: float = attrs.field(default=5.0, converter=float)
     alpha: float = attrs.field(default=0.05, converter=float)
@@ -357,11 +362,6 @@ class GrfCausalCriterion(Criterion):
 
     def impurity_params(self, n_classes: int) -> np.ndarray:
         return np.array([self.min_arm_weight, self.alpha])
-
-    def node_decreases(self, tree) -> np.ndarray:
-        """A split's weight times its score (the heterogeneity of the pseudo-outcomes it
-        separates): the node's variance of outcomes says nothing of the effect's."""
-        return improvement_decreases(tree)
 
 
 def _check_nonnegative(value: float, name: str, criterion: str) -> None:

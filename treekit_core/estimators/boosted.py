@@ -10,7 +10,7 @@ from treekit_core.engine.validation import check_sample_weight, check_survival_y
 from treekit_core.estimators.boosting import BoostingEstimator
 from treekit_core.estimators.conformal import ConformalSets
 from treekit_core.estimators.decisions import Decision
-from treekit_core.estimators.inputs import class_weights
+from treekit_core.estimators.inputs import class_weights, number_of_rows
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily
 from treekit_core.estimators.step_functions import StepFunction, warn_past_follow_up
@@ -37,12 +37,6 @@ _SHARED_DOC = """
     adds to the raw prediction before the learning rate), ``train_score_`` (the loss on the
     round's in-bag rows after each round), ``validation_score_`` (with early stopping),
     ``n_iter_``, ``feature_importances_``, ``loss_``."""
-
-
-def _rows_in(X) -> int:
-    """The rows of X before it is checked (y is checked against them first, as the trees'
-    fit checks it)."""
-    return X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]
 
 
 @document_parameters
@@ -194,7 +188,7 @@ class BoostingClassifier(ConformalSets, BoostingEstimator):
         X, y, sample_weight, held = self._hold_out_conformal_rows(
             X, y, sample_weight, conformal_rows
         )
-        classes, codes = check_y(y, _rows_in(X))  # the trees' own checks of class labels
+        classes, codes = check_y(y, number_of_rows(X))  # the trees' own checks of class labels
         if classes.size < 2:
             raise ValueError(f"y holds {classes.size} class; a classifier needs at least 2 classes")
         weight = None
@@ -324,7 +318,7 @@ class BoostingSurvival(BoostingEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Boost on censored follow-up ``y``, then fit Breslow's baseline hazard."""
-        event, time = check_survival_y(y, _rows_in(X))
+        event, time = check_survival_y(y, number_of_rows(X))
         data, rows = self._boost(X, time, sample_weight, 0, events=event)
         with self._checked_for_predict(data.X) as checked:
             risk = self._raw_predict_checked(checked)[:, 0]

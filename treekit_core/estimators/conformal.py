@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from treekit_core.estimators.inputs import _rng, open_unit_share
+from treekit_core.estimators.inputs import _rng, number_of_rows, open_unit_share
 
 INTERVAL_METHODS = ("conformal", "cqr", "quantile")
 
@@ -119,11 +119,6 @@ def adaptive_sets(proba: np.ndarray, u: np.ndarray, threshold: float) -> np.ndar
     return out
 
 
-def _number_of_rows(values) -> int:
-    shape = getattr(values, "shape", None)
-    return int(shape[0]) if shape is not None else len(values)
-
-
 class ConformalRows:
     """The conformal rows of a fit (the families' shared part): given to ``fit`` as
     ``conformal_rows=(X_c, y_c)`` or held out of the training rows by the constructor
@@ -145,17 +140,17 @@ class ConformalRows:
             if not (isinstance(conformal_rows, tuple | list) and len(conformal_rows) == 2):
                 raise ValueError("conformal_rows must be a pair (X_c, y_c)")
             X_c, y_c = conformal_rows
-            if _number_of_rows(X_c) != _number_of_rows(y_c) or _number_of_rows(y_c) < 1:
+            if number_of_rows(X_c) != number_of_rows(y_c) or number_of_rows(y_c) < 1:
                 raise ValueError(
-                    f"conformal_rows: X_c has {_number_of_rows(X_c)} rows and y_c "
-                    f"{_number_of_rows(y_c)}; one label per row, at least one row"
+                    f"conformal_rows: X_c has {number_of_rows(X_c)} rows and y_c "
+                    f"{number_of_rows(y_c)}; one label per row, at least one row"
                 )
             return X, y, sample_weight, (X_c, y_c)
         if fraction is None:
             return X, y, sample_weight, None
         if y is None:
             raise ValueError("conformal_fraction holds out labelled rows; fit was given no y")
-        n = _number_of_rows(y)
+        n = number_of_rows(y)
         rng = np.random.default_rng((int(_rng(self.random_state).integers(0, 2**63 - 1)), 63))
         held = held_out_rows(n, float(fraction), rng)
         kept = np.setdiff1d(np.arange(n), held)

@@ -388,7 +388,8 @@ class EnsembleEstimator(ComposedEstimator):
     def _drawn_counts(self, seeds, labels, n_strata, draws) -> np.ndarray:
         """How often the tree of ``seeds`` (:meth:`_draw_seeds`) drew each row (its first use
         of its generators)."""
-        drawing = (*self._drawing(n_strata, draws)[:5], None, self._little_bag_size() > 1)
+        drawing = self._drawing(n_strata, draws)
+        drawing = (*drawing[:5], None, *drawing[6:])  # the rows drawn; no honest split
         tree_rng, group_rng = generators_of(seeds)
         return draw_tree_rows(tree_rng, np.ones(labels.shape[0]), labels, drawing, group_rng)[0]
 
@@ -411,9 +412,10 @@ class EnsembleEstimator(ComposedEstimator):
         Called by :meth:`_fit_oob_score` when ``oob_score`` is asked."""
         raise NotImplementedError(f"{type(self).__name__} scores no out-of-bag rows")
 
-    def _oob_values(self, data, labels, n_strata, draws) -> np.ndarray:
-        """Every row's node values averaged over the trees that did not draw it (NaN for
-        a row every tree drew, with a warning)."""
+    def _out_of_bag_sums(self, data, labels, n_strata, draws) -> tuple:
+        """(every row's node values summed over the trees that did not draw it, how many
+        such trees): what the out-of-bag attributes and a causal forest's out-of-bag
+        effects average."""
         composition = self.composition_
         width = self.estimators_[0].value.shape[1]
         total = np.zeros((data.n_samples, width))
@@ -423,6 +425,12 @@ class EnsembleEstimator(ComposedEstimator):
             if unseen.size:
                 total[unseen] += composition.evaluator.predict_distribution(tree, data.X[unseen])
                 n_trees[unseen] += 1
+        return total, n_trees
+
+    def _oob_values(self, data, labels, n_strata, draws) -> np.ndarray:
+        """Every row's node values averaged over the trees that did not draw it (NaN for
+        a row every tree drew, with a warning)."""
+        total, n_trees = self._out_of_bag_sums(data, labels, n_strata, draws)
         scored = n_trees > 0
         if not scored.all():
             import warnings

@@ -53,6 +53,16 @@ def _without_zero_weight(X, evidence, weight):
     return X[kept], np.ascontiguousarray(evidence[kept]), weight[kept]
 
 
+def number_of_rows(values) -> int:
+    """The rows of X or y as given, before they are checked (an array's or DataFrame's
+    first dimension, a list's length, else the first dimension of what numpy makes of
+    it): what y, the conformal rows or the nuisances are checked against first."""
+    shape = getattr(values, "shape", None)
+    if shape is not None:
+        return int(shape[0])
+    return len(values) if hasattr(values, "__len__") else int(np.asarray(values).shape[0])
+
+
 def open_unit_share(value, message: str) -> float:
     """``value`` as a float when it is a number strictly between 0 and 1 (a share of rows,
     a miscoverage level), else ValueError(``message`` and the value given)."""

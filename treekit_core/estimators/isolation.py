@@ -33,6 +33,7 @@ import attrs
 import numpy as np
 
 from treekit_core.estimators.ensemble import EnsembleEstimator
+from treekit_core.estimators.inputs import number_of_rows
 from treekit_core.estimators.model_file import ModelFileError
 from treekit_core.estimators.parameter_docs import document_parameters
 
@@ -86,7 +87,7 @@ class OutlierFamily:
 
     def fit(self, X, y=None, sample_weight=None):
         """Fit on X (``y`` is ignored: scikit-learn's signature)."""
-        n = int(X.shape[0]) if hasattr(X, "shape") else len(np.asarray(X))
+        n = number_of_rows(X)
         self._check_contamination()
         self.max_samples_ = self._rows_per_tree(n)
         if self.max_samples_ < 2:

@@ -44,6 +44,7 @@ from treekit_core.builtins.treatment_effect import (
 from treekit_core.engine.validation import check_y_numeric, finite_numbers
 from treekit_core.estimators.ensemble import EnsembleEstimator, resolve_max_samples
 from treekit_core.estimators.forest import ForestRegressor
+from treekit_core.estimators.inputs import number_of_rows, open_unit_share
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.single_tree import SingleTreeEstimator
 
@@ -99,8 +100,7 @@ class TreatmentEffectFamily:
                 "row by row, so conformal and quantile intervals do not apply; use "
                 "method='variance'"
             )
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
-            raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        alpha = open_unit_share(alpha, "alpha must be a number in (0, 1)")
         with self._checked_for_predict(X) as checked:
             effect, variance = self._effects_and_variances(checked)
         half = NormalDist().inv_cdf(1.0 - alpha / 2.0) * np.sqrt(variance)
@@ -223,7 +223,9 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
     ):
         self._store_params(locals())
 
-    # the ensemble's hooks: subsamples of little bags, no bootstrap, no out-of-bag score
+    # the ensemble's hooks: every tree draws its rows, without replacement (a subsample of
+    # its little bag's half-sample); no out-of-bag score (the average treatment effect
+    # reads the out-of-bag effects)
     bootstrap = True
     oob_score = False
 
@@ -246,8 +248,8 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         if not isinstance(self.orthogonalize, bool | np.bool_):
             raise ValueError(f"orthogonalize must be True or False, got {self.orthogonalize!r}")
         value = self.max_samples
-        fraction_ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        if size > 1 and fraction_ok and not isinstance(value, numbers.Integral) and value > 0.5:
+        fraction = isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+        if size > 1 and fraction and value > 0.5:
             raise ValueError(
                 f"max_samples={value}: with ci_group_size > 1 every tree subsamples a half of "
                 "the rows, so max_samples must be at most 0.5 (grf's sample.fraction)"
@@ -270,7 +272,7 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         reads them. Without it (econml's forest) neither is estimated unless one is given,
         and the average treatment effect needs them."""
         self._check_params()
-        n = _rows_of(X)
+        n = number_of_rows(X)
         outcome = check_y_numeric(y, n)
         treated = check_treatment(treatment, n)
         weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
@@ -336,13 +338,7 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         strata = composition.target.strata(data.evidence, composition.labeler)
         n_strata = int(strata.max()) + 1
         draws = self._rows_per_tree(data.n_samples)
-        total = np.zeros((data.n_samples, self.estimators_[0].value.shape[1]))
-        counts = np.zeros(data.n_samples)
-        for tree, seeds in zip(self.estimators_, self._draw_seeds(self._tree_seeds), strict=True):
-            unseen = np.flatnonzero(self._drawn_counts(seeds, strata, n_strata, draws) == 0)
-            if unseen.size:
-                total[unseen] += composition.evaluator.predict_distribution(tree, data.X[unseen])
-                counts[unseen] += 1
+        total, counts = self._out_of_bag_sums(data, strata, n_strata, draws)
         with np.errstate(invalid="ignore", divide="ignore"):
             effect = composition.target.predictions(total / counts[:, None], None, None)
         everywhere = counts == 0
@@ -457,10 +453,6 @@ def objective_bayes_debiased(var_between, group_noise, n_groups: int) -> np.ndar
         denominator = 0.5 * erfc(-ratio / math.sqrt(2.0))
         debiased = initial + se * numerator / denominator
     return np.where(np.abs(se) <= 1e-10, 0.0, debiased)
-
-
-def _rows_of(X) -> int:
-    return int(X.shape[0]) if hasattr(X, "shape") else len(X)
 
 
 def _rows_at(X, rows):

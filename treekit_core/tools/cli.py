@@ -290,13 +290,10 @@ def _fit_survival(args, columns, header, raw) -> int:
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
     if competing:
         estimator.setdefault("target", "competing_risks")
-    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
-    for kind in ("labeler", "confidence"):
-        if kind in chosen or f"{kind}_params" in components:
-            raise ValueError(f"--{kind}: a survival tree has no {kind}")
+    chosen = _chosen_components(args)
+    _refuse_class_components(chosen, components, "a survival tree has no {kind}")
     if args.forest is not None:
-        if args.forest < 1:
-            raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
+        _check_forest_size(args.forest)
         estimator.setdefault("random_state", 0)
         model = ForestSurvival(
             n_estimators=args.forest,
@@ -377,14 +374,13 @@ def cmd_fit(args) -> int:
     if args.model == "boosting":
         return _fit_boosting(args, task, X, y, nominal, raw, names)
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
-    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
+    chosen = _chosen_components(args)
     if args.forest is None and "pruner" not in chosen:
         chosen["pruner"] = CLI_PRUNER
         components["pruner_params"] = {**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})}
         estimator.setdefault("random_state", 0)
     if args.forest is not None:
-        if args.forest < 1:
-            raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
+        _check_forest_size(args.forest)
         estimator.setdefault("random_state", 0)
         forest = ForestRegressor if task == "regression" else ForestClassifier
         if task == "regression":
@@ -397,9 +393,9 @@ def cmd_fit(args) -> int:
             categorical_features=nominal or None,
         )
     elif task == "regression":
-        for kind in ("labeler", "confidence"):
-            if kind in chosen or f"{kind}_params" in components:
-                raise ValueError(f"--{kind}: a regression tree has no {kind} (it predicts numbers)")
+        _refuse_class_components(
+            chosen, components, "a regression tree has no {kind} (it predicts numbers)"
+        )
         chosen.setdefault("criterion", "squared_error")
         model = TreeRegressor(
             **chosen, **components, **estimator, categorical_features=nominal or None
@@ -411,6 +407,24 @@ def cmd_fit(args) -> int:
     with observing_progress():
         model.fit(X, y)
     return _write_model(model, args, raw, names, X.shape[0], targets)
+
+
+def _chosen_components(args) -> dict:
+    """The components named by their own options (``--criterion gini``, ...)."""
+    return {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
+
+
+def _refuse_class_components(chosen, components, refusal: str) -> None:
+    """A model that decides among no classes names no labeler or confidence: refused,
+    ``refusal`` saying why with the kind in ``{kind}``."""
+    for kind in ("labeler", "confidence"):
+        if kind in chosen or f"{kind}_params" in components:
+            raise ValueError(f"--{kind}: " + refusal.format(kind=kind))
+
+
+def _check_forest_size(n_trees) -> None:
+    if n_trees < 1:
+        raise ValueError(f"--forest must be a number of trees >= 1, got {n_trees}")
 
 
 def _fit_effects(args, columns, header, raw) -> int:
@@ -435,15 +449,14 @@ def _fit_effects(args, columns, header, raw) -> int:
     X, nominal = feature_matrix(columns, names)
     kept = ~(np.isnan(outcome) | np.isnan(treated))
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
-    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
-    for kind in ("labeler", "confidence"):
-        if kind in chosen or f"{kind}_params" in components:
-            raise ValueError(f"--{kind}: a causal tree has no {kind} (it predicts effects)")
+    chosen = _chosen_components(args)
+    _refuse_class_components(
+        chosen, components, "a causal tree has no {kind} (it predicts effects)"
+    )
     estimator.setdefault("random_state", 0)
     settings = {**chosen, **components, **estimator, "categorical_features": nominal or None}
     if args.forest is not None:
-        if args.forest < 1:
-            raise ValueError(f"--forest must be a number of trees >= 1, got {args.forest}")
+        _check_forest_size(args.forest)
         model = CausalForest(n_estimators=args.forest, **settings)
     else:
         model = CausalTree(**settings)
@@ -532,7 +545,7 @@ def _fit_boosting(args, task, X, y, nominal, raw, names) -> int:
     if args.forest is not None:
         raise ValueError("--forest N grows a forest; --model boosting boosts: give one of them")
     estimator, components = parse_settings(args.set, boosting=True)
-    chosen = {kind: getattr(args, kind) for kind in OPTION_KINDS if getattr(args, kind) is not None}
+    chosen = _chosen_components(args)
     for kind in OPTION_KINDS:
         if kind not in BOOSTING_KINDS and (kind in chosen or f"{kind}_params" in components):
             raise ValueError(
