@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import ForestRegressor, TreeClassifier, TreeRegressor
+from treekit_core.builtins.criteria import Entropy
 from treekit_core.engine.tree import PICKLED_FIELDS
 
 
@@ -97,3 +98,27 @@ def test_kept_leaf_responses_come_back_as_they_were(seed, bootstrap, missing):
                 assert a.dtype == b.dtype and np.array_equal(a, b)
     q = [0.1, 0.5, 0.9]
     np.testing.assert_array_equal(loaded.predict(X, quantiles=q), forest.predict(X, quantiles=q))
+
+
+class SharperEntropy(Entropy):
+    """``entropy`` under its registered name, but not the registered class."""
+
+
+def test_a_component_not_registered_under_its_name_pickles_by_its_class():
+    """A component instance given to an estimator whose class is not the registered one
+    (a subclass, a variant: ``gini`` for several outputs) pickles by its class and comes
+    back with its parameters; the estimator predicts as before (it recursed without end
+    while the component defined ``__reduce__``)."""
+    from treekit_core.builtins.criteria import GiniOfOutputs
+
+    X = np.random.default_rng(0).normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = TreeClassifier(criterion=SharperEntropy(), max_depth=3).fit(X, y)
+    back = pickle.loads(pickle.dumps(model))
+    assert type(back.composition_.criterion) is SharperEntropy
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    several = TreeClassifier(max_depth=3).fit(X, np.column_stack([y, X[:, 1] > 0]))
+    assert type(several.composition_.criterion) is GiniOfOutputs
+    back = pickle.loads(pickle.dumps(several))
+    assert type(back.composition_.criterion) is GiniOfOutputs
+    np.testing.assert_array_equal(back.predict(X), several.predict(X))

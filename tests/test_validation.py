@@ -28,7 +28,7 @@ Y_OK = np.array([0, 0, 1, 1])
         (np.empty((3, 0)), [0, 1, 0], "0 feature"),
         (X_OK, [0, 1, 1], "y has 3 labels but X has 4 samples"),
         (X_OK, [1, 1, 1, 1], r"y has one class \(1\)"),
-        (X_OK, [[0, 1], [1, 0], [0, 1], [1, 0]], "y has 2 columns of class labels"),
+        (X_OK, [[0, 1], [1, 1], [0, 1], [1, 1]], r"y column 1 has one class \(1\)"),
         (X_OK, [0.0, np.nan, 1.0, 1.0], "y contains NaN at row 1"),
         (
             [["a", "b"], ["c", "d"]],

@@ -24,6 +24,7 @@ from treekit_core.builtins.criteria import (
 )
 from treekit_core.builtins.evaluators import HardEvaluator
 from treekit_core.builtins.isolation import Isolation, IsolationCriterion
+from treekit_core.builtins.label_sets import ClassLabelSets
 from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.losses import BUILTIN_LOSSES
 from treekit_core.builtins.nominal_subsets import (
@@ -68,6 +69,7 @@ __all__ = [
     "AbsoluteError",
     "C45",
     "ClassLabels",
+    "ClassLabelSets",
     "CompetingRisks",
     "MDL",
     "CostComplexity",
@@ -124,6 +126,7 @@ __all__ = [
 def treekit_targets():
     return [
         ClassLabels,
+        ClassLabelSets,
         OrdinalLabels,
         Mean,
         PoissonMean,

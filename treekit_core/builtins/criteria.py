@@ -60,12 +60,59 @@ def variance_impurity(class_sums, total_weight, params):
     return (class_sums[0] / total_weight) * (class_sums[1] / total_weight)
 
 
+def gini_of_outputs_impurity(class_sums, total_weight, params):
+    """The mean of the outputs' Gini impurities, 1 - sum_c p_c^2 / k, for the class counts
+    of k outputs side by side (target ``class_label_sets``: each output's counts sum to
+    the weight, so the shares sum to k, which is read from them), as scikit-learn's."""
+    if total_weight <= 0.0:
+        return 0.0
+    squares = 0.0
+    shares = 0.0
+    for k in range(class_sums.shape[0]):
+        p = class_sums[k] / total_weight
+        squares += p * p
+        shares += p
+    return 1.0 - squares / max(math.floor(shares + 0.5), 1.0)
+
+
+def entropy_of_outputs_impurity(class_sums, total_weight, params):
+    """The mean of the outputs' entropies in bits, -sum_c p_c log2 p_c / k, for the class
+    counts of k outputs side by side (k read from the shares, as
+    :func:`gini_of_outputs_impurity` reads it), as scikit-learn's."""
+    if total_weight <= 0.0:
+        return 0.0
+    h = 0.0
+    shares = 0.0
+    for k in range(class_sums.shape[0]):
+        p = class_sums[k] / total_weight
+        shares += p
+        if p > 0.0:
+            h -= p * math.log2(p)
+    return h / max(math.floor(shares + 0.5), 1.0)
+
+
 @attrs.define(slots=False)
 class Gini(Criterion):
     name: ClassVar[str] = "gini"
     description: ClassVar[str] = "Gini impurity 1 - sum p_c^2 (CART)"
     impurity = staticmethod(gini_impurity)
     concave: ClassVar[bool] = True
+
+    def for_outputs(self):
+        """:class:`GiniOfOutputs`, the mean of the outputs' Gini impurities."""
+        return GiniOfOutputs()
+
+
+@attrs.define(slots=False)
+class GiniOfOutputs(Gini):
+    """``gini`` for the class counts of several outputs side by side (a 2-D y of labels):
+    the mean of the outputs' Gini impurities (scikit-learn's multi-output Gini). A
+    function of its own, so one output's Gini pays nothing for it."""
+
+    impurity = staticmethod(gini_of_outputs_impurity)
+
+    def for_outputs(self):
+        return self
 
 
 @attrs.define(slots=False)
@@ -74,6 +121,21 @@ class Entropy(Criterion):
     description: ClassVar[str] = "Shannon entropy in bits (ID3/C4.5)"
     impurity = staticmethod(entropy_impurity)
     concave: ClassVar[bool] = True
+
+    def for_outputs(self):
+        """:class:`EntropyOfOutputs`, the mean of the outputs' entropies."""
+        return EntropyOfOutputs()
+
+
+@attrs.define(slots=False)
+class EntropyOfOutputs(Entropy):
+    """``entropy`` for the class counts of several outputs side by side: the mean of the
+    outputs' entropies (scikit-learn's multi-output entropy)."""
+
+    impurity = staticmethod(entropy_of_outputs_impurity)
+
+    def for_outputs(self):
+        return self
 
 
 @attrs.define(slots=False)
@@ -124,6 +186,10 @@ class SquaredError(Criterion):
     evidence: ClassVar[str] = "moments"
     default_target: ClassVar[str] = "mean"
     impurity = staticmethod(squared_error_impurity)
+
+    def for_outputs(self):
+        """Itself: its impurity averages the outputs' pairs of sums."""
+        return self
 
 
 def absolute_error_impurity(summary, total_weight, params):
@@ -186,6 +252,10 @@ class Poisson(Criterion):
     default_target: ClassVar[str] = "poisson_mean"
     infinite_impurity: ClassVar[bool] = True
     impurity = staticmethod(poisson_impurity)
+
+    def for_outputs(self):
+        """Itself: its impurity averages the outputs' pairs of sums."""
+        return self
 
 
 def rpart_poisson_impurity(sums, total_weight, params):

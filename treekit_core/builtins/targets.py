@@ -11,6 +11,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.label_sets import ClassLabelSets
 from treekit_core.builtins.r_numerics import r_approx, r_cumsum, r_group_sums, r_quantile7
 from treekit_core.builtins.survival_curves import (
     check_jumps,
@@ -68,12 +69,26 @@ class ClassLabels(Target):
 
     name: ClassVar[str] = "class_labels"
     description: ClassVar[str] = "class labels: class counts per node, the labeler decides"
+    several_outputs: ClassVar[bool] = True  # a 2-D y: handed over to class_label_sets
     provides: ClassVar[frozenset] = frozenset({"class_decisions", "node_risk", "influence"})
 
     def encode(self, y, n_samples, **given):
+        """One-hot rows and the classes; a 2-D y of several columns (several outputs) as
+        ``class_label_sets`` encodes it (:meth:`with_labels` then hands over to it)."""
+        shape = np.asarray(y).shape if y is not None else ()
+        if len(shape) == 2 and shape[1] > 1:
+            return ClassLabelSets().encode(y, n_samples, **given)
         classes, encoded = check_y(y, n_samples)
         check_class_statistics(n_samples, classes.shape[0])
         return TargetRows(one_hot(encoded, classes.shape[0]), classes)
+
+    def with_labels(self, labels):
+        """Itself; for the labels of several outputs (a list of class arrays) the
+        ``class_label_sets`` target that knows them (scikit-learn's classifiers take a 2-D y
+        as they take a 1-D one)."""
+        if isinstance(labels, list):
+            return ClassLabelSets().with_labels(labels)
+        return self
 
     def influence(self, rows):
         """Dummy codes of the classes, one column per class; for two classes the second
@@ -181,6 +196,7 @@ class OrdinalLabels(ClassLabels):
 
     name: ClassVar[str] = "ordinal_labels"
     description: ClassVar[str] = "ordered class labels: class counts, tested by their ranks"
+    several_outputs: ClassVar[bool] = False
     order: list | None = attrs.field(default=None, validator=_check_order)
 
     def encode(self, y, n_samples, **given):

@@ -168,13 +168,15 @@ class Component:
     so a third party's capability is explained, not repeated, when a composition is refused
     (a capability no component describes is named alone). Read by the composition check."""
 
-    def __reduce__(self):
+    def __reduce_ex__(self, protocol):
         """Pickled by kind, name and parameters and re-created through the registry (so a
         missing plugin gives the registry's clear error, as loading a JSON model does); a
-        component that is not registered under its name is pickled by its class."""
+        component that is not registered under its name is pickled by its class (object's
+        own reduction: this is ``__reduce_ex__``, not ``__reduce__``, which object's would
+        call back without end)."""
         is_registered = _REGISTRY_LINK.get("is_registered")
         if is_registered is None or not is_registered(self):
-            return object.__reduce_ex__(self, 2)
+            return object.__reduce_ex__(self, protocol)
         return recreate_component, (self.kind, self.name, self.get_params())
 
     def get_params(self) -> dict:

@@ -78,9 +78,11 @@ class Target(Component):
 
     several_outputs: ClassVar[bool] = False
     """True when :meth:`encode` accepts a 2-D ``y`` of several outputs (scikit-learn's
-    multi-output regression, n x k), whose node values hold one number per output and
-    whose :meth:`predictions` are n x k. Read by the regressor's scikit-learn tags
-    (``multi_output``), so scikit-learn's checks fit it on several outputs."""
+    multi-output regression and classification, n x k), whose node values hold each
+    output's values and whose :meth:`predictions` are n x k (class labels of several
+    outputs: labels that are a list of one array per output). Read by the estimators'
+    scikit-learn tags (``multi_output``), so scikit-learn's checks fit them on several
+    outputs, and by fit, which then refuses a criterion that scores one output."""
 
     decides_with_labeler: ClassVar[bool] = True
     """Whether the composition's labeler turns node statistics into values and decisions
@@ -111,6 +113,16 @@ class Target(Component):
         (``counterexamples``, ``classes``; only those in :attr:`fit_arguments` reach it).
         Raise ValueError naming the argument and what was expected."""
         raise NotImplementedError
+
+    def with_labels(self, labels) -> "Target":
+        """The target to use with these ``labels`` (what :meth:`encode` returned, or what a
+        model file holds): itself (the default), or, for a target whose arithmetic
+        depends on its labels, one that knows them (class labels of several outputs: where
+        each output's classes lie among the columns; ``class_labels`` given a 2-D y hands
+        over to ``class_label_sets``). Called by fit right after :meth:`encode`, by the
+        model-file reader before :meth:`check_tree` and by every refit of a fitted
+        estimator's parameters (cross-validation copies, ``prune``)."""
+        return self
 
     summarises_rows: ClassVar[bool] = False
     """False (the default) when a node's statistics are the weighted sums of its rows, so

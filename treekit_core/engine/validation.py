@@ -296,9 +296,9 @@ def check_y(y, n_samples: int, *, name: str = "y"):
     shape = np.asarray(y).shape
     if len(shape) == 2 and shape[1] > 1:
         raise ValueError(
-            f"{name} has {shape[1]} columns of class labels; a classifier of several "
-            "outputs (one class set per output) is not offered yet: fit one classifier per "
-            "column (numeric outputs: a regressor takes several at once)"
+            f"{name} has {shape[1]} columns of class labels, and this estimator takes one: "
+            "TreeClassifier, ForestClassifier and ExtraTreesClassifier take several (one "
+            "class set per output), or fit one model per column"
         )
     _refuse_mixed_label_types(y, name)
     array = _one_per_sample(y, n_samples, name, "labels", "labelled sample")

@@ -161,6 +161,17 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
             )
         return composition
 
+    def _composition_for(self, labels) -> Composition:
+        """The composition the parameters name, its target the one for these ``labels``
+        (``Target.with_labels``) and, for several outputs' labels, its criterion's
+        ``for_outputs``: what a refit of fitted parameters grows with (cross-validation
+        copies, ``prune``) and what a model file's labels read with."""
+        composition = self._make_composition()
+        composition.target = composition.target.with_labels(labels)
+        if isinstance(labels, list) and len(labels) > 1:  # several outputs' labels
+            composition.criterion = composition.criterion.for_outputs()
+        return composition
+
     def _make_composition(self) -> Composition:
         registry = get_registry()
         components = {

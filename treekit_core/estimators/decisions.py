@@ -29,6 +29,26 @@ from treekit_core.estimators.errors import AbstentionError
 from treekit_core.estimators.inputs import class_weights, encode_target_rows, refuse_heavy_rows
 
 
+def _label_columns(y) -> int:
+    """How many columns of labels ``y`` has (1 for a 1-D y or None)."""
+    shape = getattr(y, "shape", None)
+    shape = np.asarray(y).shape if shape is None and y is not None else shape
+    return int(shape[1]) if shape is not None and len(shape) == 2 else 1
+
+
+def output_blocks(values, classes: list) -> list:
+    """The columns of each output among the columns of rows or values of several outputs
+    (one block per output, as many columns as its classes, side by side)."""
+    edges = np.cumsum([len(c) for c in classes])[:-1]
+    return np.split(values, edges, axis=1)
+
+
+def output_codes(rows, classes: list) -> np.ndarray:
+    """Each output's class index (n x k) from one-hot rows of several outputs, or from
+    values: the most probable class, the first of equals."""
+    return np.column_stack([np.argmax(block, axis=1) for block in output_blocks(rows, classes)])
+
+
 @attrs.frozen
 class Decision:
     """Everything ``decide`` knows about each sample.
@@ -113,6 +133,11 @@ class ClassifierFamily(ConformalSets):
         ``conformal_rows``: (X_c, y_c), labelled rows the model does not train on that
         calibrate :meth:`predict_set` (or the constructor's ``conformal_fraction``)."""
         rule = RejectRule.from_param(self.reject)  # _fit_checked checks the other parameters
+        if conformal_rows is not None and _label_columns(y) > 1:
+            raise ValueError(
+                "conformal_rows calibrate prediction sets of one class label; y has "
+                f"{_label_columns(y)} columns (several outputs): fit without them"
+            )
         if counterexamples is not None and getattr(self, "conformal_fraction", None) is not None:
             raise ValueError(
                 "conformal_fraction holds out labelled rows; counterexamples have none"
@@ -132,8 +157,36 @@ class ClassifierFamily(ConformalSets):
         CalibrationRule.from_param(self.calibration)
 
     def _check_classes(self, classes) -> None:
-        if classes is not None:
+        if isinstance(classes, list):
+            self._refuse_for_several_outputs(len(classes))
+        elif classes is not None:
             self._check_abstain_value(classes)
+
+    def _refuse_for_several_outputs(self, n_outputs: int) -> None:
+        """What decides otherwise than each output's majority, or scores one decision per
+        row, is refused for labels of several outputs, naming the parameter (a forest adds
+        its own)."""
+        why = "each output's class is its majority in the leaf"
+        refused = {
+            "reject": "rejection scores one decision per row",
+            "calibration": "calibration scores one decision per row",
+            "abstain_value": f"no output abstains: {why}",
+            "conformal_fraction": "conformal sets are sets of one output's classes",
+            "monotonic_cst": "a constraint orders one class's probability",
+        }
+        for name, reason in refused.items():
+            if getattr(self, name, None) is not None:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} cannot be used with y of {n_outputs} "
+                    f"columns (several outputs): {reason}"
+                )
+        default = type(self)().labeler  # the labeler a 2-D y leaves unused: the default only
+        if self.labeler != default or self.labeler_params:
+            raise ValueError(
+                f"labeler={self.labeler!r} (labeler_params={self.labeler_params!r}) cannot be "
+                f"used with y of {n_outputs} columns (several outputs): {why} "
+                f"(labeler={default!r})"
+            )
 
     def _growth_data(self, data, composition):
         return self._with_class_weight(data, composition)
@@ -193,13 +246,37 @@ class ClassifierFamily(ConformalSets):
                 f"class_weight weighs classes, and target {composition.target.name!r} decides "
                 "among none; weight the rows with sample_weight"
             )
-        labels = composition.target.strata(data.evidence, composition.labeler)
-        weights = class_weights(class_weight, labels, len(data.classes), data.classes)
-        weight = data.weight * weights[labels]
+        if isinstance(data.classes, list):  # several outputs: the outputs' weights multiply
+            weight = data.weight * self._output_class_weights(data, composition)
+        else:
+            labels = composition.target.strata(data.evidence, composition.labeler)
+            weights = class_weights(class_weight, labels, len(data.classes), data.classes)
+            weight = data.weight * weights[labels]
         refuse_heavy_rows(weight, data.n_samples, f"class_weight {class_weight!r}")
         if not (weight > 0).any():
             raise ValueError(f"class_weight {class_weight!r} gives every row weight 0")
         return data.with_weight(weight)
+
+    def _output_class_weights(self, data, composition) -> np.ndarray:
+        """Each row's weight from ``class_weight`` for several outputs, as scikit-learn's
+        ``compute_sample_weight``: "balanced" per output, or a list of one dict per output;
+        the product over the outputs."""
+        class_weight = self.class_weight
+        n_outputs = len(data.classes)
+        if class_weight != "balanced" and (
+            not isinstance(class_weight, (list, tuple)) or len(class_weight) != n_outputs
+        ):
+            raise ValueError(
+                f"class_weight for y of {n_outputs} columns must be 'balanced' or a list of "
+                f"{n_outputs} dicts (class -> weight, one per output), got {class_weight!r}"
+            )
+        codes = output_codes(data.evidence, data.classes)
+        product = np.ones(data.n_samples)
+        for j, classes in enumerate(data.classes):
+            given = class_weight if class_weight == "balanced" else class_weight[j]
+            weights = class_weights(given, codes[:, j], len(classes), classes)
+            product *= weights[codes[:, j]]
+        return product
 
     def _check_abstain_value(self, classes) -> None:
         value = self.abstain_value
@@ -297,6 +374,7 @@ class ClassifierFamily(ConformalSets):
         each part, with the model and with its cross-validation copies (treekit-dask);
         ``fit`` reads the same from its training rows."""
         self._check_fitted()
+        self._refuse_several_outputs("decision_scores")
         target = self.composition_.target
         y = np.asarray(y)
         n = y.shape[0]
@@ -356,6 +434,8 @@ class ClassifierFamily(ConformalSets):
     def risk_coverage(self, X, y) -> "RiskCoverage":
         """Risk (error on accepted) against coverage as the reject threshold sweeps the
         confidence scores of X; ``.area`` is the area under the curve."""
+        self._check_fitted()
+        self._refuse_several_outputs("risk_coverage")
         with self._checked_for_predict(X) as checked:
             proba, decision, scores = self._decide_arrays(checked, reject=False)
         correct = (decision >= 0) & (self.classes_[np.maximum(decision, 0)] == np.asarray(y))
@@ -393,6 +473,7 @@ class ClassifierFamily(ConformalSets):
         """Labels, abstention mask, class probabilities and confidence, together."""
         self._check_fitted()
         self._refuse_without_labels("decide")
+        self._refuse_several_outputs("decide")
         with self._checked_for_predict(X) as checked:
             proba, class_index, confidence = self._decide_arrays(checked)
         calibration = getattr(self, "calibration_", None)
@@ -428,12 +509,55 @@ class ClassifierFamily(ConformalSets):
                 "predicts values: use predict"
             )
 
+    @property
+    def n_outputs_(self) -> int:
+        """How many labels ``predict`` returns per row (scikit-learn's ``n_outputs_``): k
+        for a y of k columns (then ``classes_`` and ``n_classes_`` are lists, one entry
+        per output), else 1."""
+        self._check_fitted()
+        classes = getattr(self, "classes_", None)
+        return len(classes) if isinstance(classes, list) else 1
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = self._takes_several_outputs()
+        return tags
+
+    def _takes_several_outputs(self) -> bool:
+        """Whether fit takes a y of several columns with these parameters: the target
+        and criterion take several outputs, the composition for two outputs' labels is
+        accepted, and no parameter is refused with them."""
+        try:
+            composition = self._make_composition()
+            several = composition.criterion.for_outputs()
+            if not (composition.target.several_outputs and several is not None):
+                return False
+            composition.criterion = several
+            composition.target = composition.target.with_labels([np.arange(2), np.arange(2)])
+            composition.check()
+            self._refuse_for_several_outputs(2)
+        except Exception:  # noqa: BLE001 - whatever refuses them, fit says why
+            return False
+        return True
+
+    def _refuse_several_outputs(self, method: str) -> None:
+        """Refuse ``method``, which decides one label per row, for several outputs."""
+        if self.n_outputs_ > 1:
+            raise ValueError(
+                f"{method} scores one decision per row; this model predicts "
+                f"{self.n_outputs_} outputs: use predict or predict_proba"
+            )
+
     def predict(self, X) -> np.ndarray:
         """Class labels; where the composition abstains, ``abstain_value``. With a target
-        that does not decide among labels, the target's predictions."""
+        that does not decide among labels, the target's predictions. For several outputs
+        an n x k array: each output's most probable class."""
         self._check_fitted()
         if not self.composition_.target.predicts_labels():
             return self._target_predictions(X)
+        if self.n_outputs_ > 1:
+            values, decision = self._values_and_decisions(X)
+            return self.composition_.target.predictions(values, decision, self.classes_)
         if self.can_abstain_ and self.abstain_value is None:
             raise AbstentionError(
                 f"this composition can abstain (labeler {self.composition_.labeler.name!r}"
@@ -445,10 +569,13 @@ class ClassifierFamily(ConformalSets):
         return self._labels_from(self._values_and_decisions(X)[1])
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class distribution per sample (columns ordered as ``classes_``)."""
+        """Class distribution per sample (columns ordered as ``classes_``); for several
+        outputs a list of one such array per output, as scikit-learn's."""
         self._check_fitted()
         self._refuse_without_labels("predict_proba")
         values = self._values_and_decisions(X)[0]
+        if self.n_outputs_ > 1:
+            return [block.copy() for block in output_blocks(values, self.classes_)]
         if values.ndim != 2 or values.shape[1] != self.n_classes_:
             target = self.composition_.target
             raise ValueError(
@@ -460,8 +587,9 @@ class ClassifierFamily(ConformalSets):
 
     def predict_log_proba(self, X) -> np.ndarray:
         """log of :meth:`predict_proba` (-inf where a class has probability 0)."""
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return [np.log(p) for p in proba] if isinstance(proba, list) else np.log(proba)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of ``predict``; an abstention counts as an error. With a target that
@@ -477,5 +605,13 @@ class ClassifierFamily(ConformalSets):
             return -float(np.average(loss, weights=sample_weight))
         predicted = self.predict(X)
         y = np.asarray(y)
+        if self.n_outputs_ > 1:  # subset accuracy: every output right, as scikit-learn's
+            if y.shape != predicted.shape:
+                raise ValueError(
+                    f"y has shape {y.shape}; this model predicts {predicted.shape} (a label "
+                    "per row and output)"
+                )
+            correct = (predicted == y).all(axis=1).astype(np.float64)
+            return float(np.average(correct, weights=sample_weight))
         correct = (predicted == y).astype(np.float64)
         return float(np.average(correct, weights=sample_weight))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from treekit_core.estimators.conformal import lower_conformal_quantile, upper_conformal_quantile
-from treekit_core.estimators.decisions import ClassifierFamily
+from treekit_core.estimators.decisions import ClassifierFamily, output_blocks
 from treekit_core.estimators.ensemble import EnsembleEstimator, resolve_max_samples
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily, r2_score
@@ -107,6 +107,19 @@ class ForestClassifier(ClassifierFamily, EnsembleEstimator):
                 "leaves; use a TreeClassifier, or confidence='probability'"
             )
 
+    def _refuse_for_several_outputs(self, n_outputs: int) -> None:
+        super()._refuse_for_several_outputs(n_outputs)
+        if self.forest_confidence != "averaged" or self.balanced_bootstrap:
+            name, value = (
+                ("balanced_bootstrap", True)
+                if self.balanced_bootstrap
+                else ("forest_confidence", self.forest_confidence)
+            )
+            raise ValueError(
+                f"{name}={value!r} cannot be used with y of {n_outputs} columns (several "
+                "outputs): it weighs the classes of one output"
+            )
+
     def _balanced_bootstrap(self) -> bool:
         return bool(self.balanced_bootstrap)
 
@@ -118,6 +131,16 @@ class ForestClassifier(ClassifierFamily, EnsembleEstimator):
             return
         values = self.oob_decision_function_[rows]
         decision = composition.target.decide(values, composition.labeler)
+        if self.n_outputs_ > 1:  # each output's accuracy, their mean (scikit-learn's)
+            target = composition.target
+            truth = target.predictions(data.evidence[rows], decision, self.classes_)
+            predicted = target.predictions(values, decision, self.classes_)
+            self.oob_decision_function_ = output_blocks(averaged, self.classes_)
+            if callable(self.oob_score):
+                self.oob_score_ = float(self.oob_score(truth, predicted))
+            else:
+                self.oob_score_ = float(np.mean(truth == predicted))
+            return
         if callable(self.oob_score):
             truth = self.classes_[labels[rows]]  # the target's strata: for labels, y
             predicted = self._labels_from(decision)

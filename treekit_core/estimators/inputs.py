@@ -107,6 +107,19 @@ def encode_target_rows(target, y, classes=None, classes_are="the classes"):
     return np.asarray(encoded.rows)[classes.size :]
 
 
+def outputs_of(target, encoded: TargetRows) -> int:
+    """How many outputs the encoded target holds: one per class set when its labels are
+    a list (one array per output), one per response column of a target of several
+    outputs, else 1."""
+    if isinstance(encoded.labels, list):
+        return len(encoded.labels)
+    if target.several_outputs:
+        responses = target.responses(np.asarray(encoded.rows))
+        if responses is not None and np.ndim(responses) == 2:
+            return int(np.shape(responses)[1])
+    return 1
+
+
 def class_weights(class_weight, labels, n_classes, classes) -> np.ndarray:
     """The weight of each class for ``class_weight`` (scikit-learn's values: None, a dict
     class -> weight, missing classes 1, or "balanced": n / (K * count of the class))."""
@@ -180,6 +193,7 @@ class InputChecks:
         weight = check_sample_weight(sample_weight, n)
         composition.check_evidence()
         encoded = self._encode_target(composition, y, n, **target_arguments)
+        self._adopt_labels(composition, encoded)
         self._check_classes(encoded.labels)
         X_kept, evidence, weight = _without_zero_weight(X_checked, encoded.rows, weight)
         data = TrainingData(
@@ -198,6 +212,28 @@ class InputChecks:
             names,
         )
         return data, encoded.labels
+
+    def _adopt_labels(self, composition, encoded) -> None:
+        """The composition's target for the labels encode found (``Target.with_labels``:
+        class labels of several outputs hand over to ``class_label_sets``), checked again
+        when it changed; for several outputs the criterion's ``for_outputs``, refused
+        where it has none."""
+        target = composition.target.with_labels(encoded.labels)
+        if target is not composition.target:
+            composition.target = target
+            composition.check_evidence()
+            self._check_target(composition)
+        n_outputs = outputs_of(target, encoded)
+        if n_outputs > 1:
+            criterion = composition.criterion.for_outputs()
+            if criterion is None:
+                raise CompositionError(
+                    f"criterion {composition.criterion.name!r} scores one output, and target "
+                    f"{target.name!r} holds {n_outputs} (y has {n_outputs} columns): use a "
+                    "criterion that averages over outputs (gini, entropy, squared_error, "
+                    "poisson) or fit one model per column"
+                )
+            composition.criterion = criterion
 
     @staticmethod
     def _encode_target(composition, y, n: int, **target_arguments):
@@ -265,7 +301,10 @@ class InputChecks:
         for name in ("classes_", "n_classes_"):
             if hasattr(self, name):
                 delattr(self, name)
-        if classes is not None:
+        if isinstance(classes, list):  # several outputs: one entry per output
+            self.classes_ = list(classes)
+            self.n_classes_ = [int(len(c)) for c in classes]
+        elif classes is not None:
             self.classes_ = classes
             self.n_classes_ = int(classes.shape[0])
         self.n_features_in_ = data.n_features

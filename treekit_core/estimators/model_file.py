@@ -139,19 +139,40 @@ def field(payload: dict, key: str, kind, where: str = "model file"):
     return value
 
 
-def read_classes(payload: dict) -> np.ndarray | None:
-    """The class labels, unique, in the stored dtype (which must hold them unchanged); None
-    (``"classes": null``) for a target that decides among no labels."""
+def read_classes(payload: dict) -> np.ndarray | list | None:
+    """The class labels, unique, in the stored dtype (which must hold them unchanged); for
+    several outputs (a list of lists, ``classes_dtype`` a list too) a list of one such
+    array per output; None (``"classes": null``) for a target that decides among no
+    labels."""
     if payload.get("classes", []) is None:
         return None
     classes = field(payload, "classes", list)
-    dtype_text = field(payload, "classes_dtype", str)
+    if classes and all(isinstance(c, list) for c in classes):
+        dtypes = field(payload, "classes_dtype", list)
+        if len(dtypes) != len(classes) or len(classes) < 2:
+            raise ModelFileError(
+                "model file: 'classes' of several outputs needs two or more lists and "
+                "'classes_dtype' one dtype per list"
+            )
+        return [
+            _label_set(labels, dtype_text, f"'classes' of output {j}")
+            for j, (labels, dtype_text) in enumerate(zip(classes, dtypes, strict=True))
+        ]
+    return _label_set(classes, field(payload, "classes_dtype", str), "'classes'")
+
+
+def _label_set(classes, dtype_text, what: str) -> np.ndarray:
+    """One output's class labels (:func:`read_classes`); ``what`` names them."""
+    if not isinstance(dtype_text, str):
+        raise ModelFileError(f"model file: the dtype of {what} must be a string")
     if len(classes) < 1 or not all(isinstance(c, (str, int, float)) for c in classes):
-        raise ModelFileError("model file: 'classes' must be a non-empty list of labels")
+        raise ModelFileError(f"model file: {what} must be a non-empty list of labels")
     try:
         dtype = np.dtype(dtype_text)
     except TypeError:
-        raise ModelFileError(f"model file: 'classes_dtype' {dtype_text!r} is not a dtype") from None
+        raise ModelFileError(
+            f"model file: the dtype of {what} {dtype_text!r} is not a dtype"
+        ) from None
     if dtype.kind not in "iufUSbO" or dtype.kind == "V":
         raise ModelFileError(f"model file: 'classes_dtype' {dtype_text!r} is not a label dtype")
     try:
@@ -585,6 +606,19 @@ def check_header(payload: dict, estimator: str) -> None:
 READABLE_MODEL_VERSIONS = (1, 2, 3, 4)
 
 
+def classes_payload(classes) -> dict:
+    """The file's ``classes`` and ``classes_dtype``: the labels and their dtype, a list of
+    each per output for several outputs, ``"classes": null`` for none."""
+    if classes is None:
+        return {"classes": None}
+    if isinstance(classes, list):
+        return {
+            "classes": [c.tolist() for c in classes],
+            "classes_dtype": [c.dtype.str for c in classes],
+        }
+    return {"classes": classes.tolist(), "classes_dtype": classes.dtype.str}
+
+
 def header_payload(model) -> dict:
     """What every model file opens with: format, version, estimator, classes, feature
     names (and column keys), the composition, whether fit met a missing value, the
@@ -593,11 +627,7 @@ def header_payload(model) -> dict:
         "format": MODEL_FORMAT,
         "version": MODEL_VERSION,
         "estimator": type(model).__name__,
-        **(
-            {"classes": model.classes_.tolist(), "classes_dtype": model.classes_.dtype.str}
-            if hasattr(model, "classes_")
-            else {"classes": None}
-        ),
+        **classes_payload(getattr(model, "classes_", None)),
         "feature_names": list(model.feature_names_in_)
         if hasattr(model, "feature_names_in_")
         else None,
@@ -734,6 +764,13 @@ class ModelFile:
         check_header(payload, cls.__name__)
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
+        composition = model._composition_for(labels)
+        if composition.criterion is None:
+            raise ModelFileError(
+                f"model file: 'classes' lists {len(labels)} outputs, and criterion "
+                f"{model.composition_.criterion.name!r} scores one"
+            )
+        model.composition_ = composition
         target = model.composition_.target
         try:  # a regressor's or survival model's parameters name a target
             model._check_target(model.composition_)
@@ -749,7 +786,9 @@ class ModelFile:
                 f"model file: 'classes' is null, but target {target.name!r} decides among "
                 "labels: a list of labels is expected"
             )
-        if labels is not None:
+        if isinstance(labels, list):
+            model.classes_, model.n_classes_ = labels, [len(c) for c in labels]
+        elif labels is not None:
             model.classes_ = labels
             model.n_classes_ = int(labels.shape[0])
         trees = model._read_trees(payload, model.composition_, labels)

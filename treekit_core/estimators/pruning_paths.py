@@ -167,7 +167,7 @@ class PruningPaths:
                 )
         params = {**self.get_params(deep=False), "pruner": pruner, "pruner_params": pruner_params}
         pruned = type(self)(**params)
-        composition = pruned._make_composition()
+        composition = pruned._composition_for(getattr(self, "classes_", None))
         context = PruningContext(composition, None, np.random.default_rng(0))
         tree = composition.pruner.prune(source, context)
         grown_state = source.component_state.get("target")

@@ -51,7 +51,7 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
 
     def _fit_validated(self, data, classes, composition=None, rule=None):
         """Fit on checked training data (also what cross-validated rejection refits)."""
-        composition = composition if composition is not None else self._make_composition()
+        composition = composition if composition is not None else self._composition_for(classes)
         composition.check(data)
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
@@ -207,9 +207,18 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
         function of the node id, or None for the class decision and distribution. A tree
         predicting values prints them, as scikit-learn prints a regressor's (a family
         overrides it to say more)."""
-        if self.composition_.target.predicts_labels():
-            return None
         tree = self.tree_
+        if self.composition_.target.predicts_labels():
+            classes = getattr(self, "classes_", None)
+            if not isinstance(classes, list):
+                return None
+            target = self.composition_.target  # several outputs: each output's class
+            return lambda node: "classes: [{}]".format(
+                ", ".join(
+                    str(c)
+                    for c in target.predictions(tree.value[node : node + 1], None, classes)[0]
+                )
+            )
         return lambda node: f"value: [{', '.join(f'{v:.{decimals}f}' for v in tree.value[node])}]"
 
     def _trees_payload(self) -> dict:

@@ -165,6 +165,11 @@ def to_onnx(model, missing: str = "warn", name: str = "treekit"):
         return _boosted_to_onnx(model, missing, name)
     if not model.composition_.target.predicts_labels():
         return _regressor_to_onnx(model, missing, name)
+    if getattr(model, "n_outputs_", 1) > 1:
+        raise NotExportableError(
+            f"{TARGET} labels each sample with one class; this model predicts "
+            f"{model.n_outputs_} outputs' labels (export one model per output)"
+        )
     check_hard(model, TARGET)
     check_argmax_labels(model, TARGET)
     trees = fitted_trees(model)

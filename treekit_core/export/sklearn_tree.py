@@ -32,7 +32,9 @@ def to_sklearn(model, missing: str = "warn"):
     # a tree that predicts numbers becomes a regressor whose leaves hold those numbers
     regression = not model.composition_.target.predicts_labels()
     check_hard(model, target)
-    if not regression:
+    # several outputs' labels: each output's class is the most probable of its own
+    n_outputs = getattr(model, "n_outputs_", 1)
+    if not regression and n_outputs == 1:
         check_argmax_labels(model, target)
     tree = model.tree_
     check_missing_rule(missing, model, target)
@@ -48,11 +50,20 @@ def to_sklearn(model, missing: str = "warn"):
     nodes["missing_go_to_left"] = (arrays["children_default"] == arrays["children_left"]) & (
         arrays["children_left"] >= 0
     )
-    # several outputs (a regressor's 2-D y): scikit-learn holds one value per output and
-    # node, values n_nodes x n_outputs x 1
-    n_outputs = getattr(model, "n_outputs_", 1) if regression else 1
-    n_classes = np.array([1] * n_outputs if regression else [model.n_classes_], dtype=np.intp)
-    values = tree.value[:, :, None] if n_outputs > 1 else tree.value[:, None, :]
+    # scikit-learn holds values n_nodes x n_outputs x the most classes of an output: a
+    # regressor's one value per output, a classifier's class shares per output (zeros past
+    # an output's own classes)
+    if regression:
+        n_classes = np.ones(n_outputs, dtype=np.intp)
+        values = tree.value[:, :, None] if n_outputs > 1 else tree.value[:, None, :]
+    else:
+        classes = model.classes_ if n_outputs > 1 else [model.classes_]
+        n_classes = np.array([len(c) for c in classes], dtype=np.intp)
+        values = np.zeros((tree.n_nodes, n_outputs, int(n_classes.max())))
+        start = 0
+        for j, size in enumerate(n_classes):
+            values[:, j, :size] = tree.value[:, start : start + size]
+            start += size
     sk_tree = SklearnTree(tree.n_features, n_classes, n_outputs)
     sk_tree.__setstate__(
         {
@@ -69,8 +80,12 @@ def to_sklearn(model, missing: str = "warn"):
         clf = DecisionTreeRegressor(criterion=name if name in known else "squared_error")
     else:
         clf = DecisionTreeClassifier(criterion=name)
-        clf.classes_ = np.asarray(model.classes_)
-        clf.n_classes_ = int(model.n_classes_)
+        if n_outputs > 1:
+            clf.classes_ = [np.asarray(c) for c in model.classes_]
+            clf.n_classes_ = n_classes.copy()
+        else:
+            clf.classes_ = np.asarray(model.classes_)
+            clf.n_classes_ = int(model.n_classes_)
     clf.tree_ = sk_tree
     clf.n_outputs_ = n_outputs
     clf.n_features_in_ = int(tree.n_features)

@@ -365,8 +365,7 @@ def cmd_fit(args) -> int:
     _refuse_numbers_made_nominal(raw, columns, names, args.data)
     X, nominal = feature_matrix(columns, names)
     if len(targets) > 1:
-        task = "regression"
-        X, y, why = _several_responses(args, columns, targets, X)
+        task, X, y, why = _several_targets(args, columns, targets, X)
     else:
         task, why = choose_task(columns[args.target], args.task, args.target)
         X, y, why = _one_response(args, columns, task, X, why)
@@ -500,16 +499,29 @@ def _target_columns(args, columns, header) -> list:
     return targets
 
 
-def _several_responses(args, columns, targets, X) -> tuple:
-    """(X, y n x k, why) for several ``--target`` columns: numbers each (a regressor of
-    several outputs; scikit-learn's 2-D y), rows missing any of them dropped."""
-    if args.task == "classification":
-        raise ValueError(
-            "several --target columns fit a regressor of several outputs; a classifier "
-            "takes one --target column"
-        )
+def _several_targets(args, columns, targets, X) -> tuple:
+    """(task, X, y n x k, why) for several ``--target`` columns (scikit-learn's 2-D y): the
+    class labels of a classifier of several outputs where every column holds classes
+    (``choose_task``, or ``--task``), else the numbers of a regressor's outputs."""
     if args.model == "boosting":
         raise ValueError("--model boosting fits one --target column (one output)")
+    tasks = {name: choose_task(columns[name], args.task, name) for name in targets}
+    kinds = {task for task, _ in tasks.values()}
+    if len(kinds) > 1:
+        raise ValueError(
+            "several --target columns are all classes or all measurements; "
+            + "; ".join(why for _, why in tasks.values())
+            + " (--task to choose, or one model per kind)"
+        )
+    if kinds == {"regression"}:
+        return ("regression", *_several_responses(columns, targets, X))
+    y = np.column_stack([label_column(columns[name]).astype(object) for name in targets])
+    return "classification", X, y, f"{len(targets)} class columns: a classifier of several outputs"
+
+
+def _several_responses(columns, targets, X) -> tuple:
+    """(X, y n x k, why) for several ``--target`` columns: numbers each (a regressor of
+    several outputs; scikit-learn's 2-D y), rows missing any of them dropped."""
     for name in targets:
         if columns[name].dtype.kind != "f":
             raise ValueError(
@@ -637,14 +649,16 @@ class observing_progress:
 
 
 def _load_rows(model_path, data_path, target=None):
-    """The model, X read from the CSV as the model reads its columns, and the columns."""
+    """The model, X read from the CSV as the model reads its columns, and the columns.
+    ``target``: the target column, or a list of them (a model of several outputs)."""
+    targets = target if isinstance(target, list) else [target]
 
     model = load_model(model_path)
     header, raw = read_text_table(data_path)
     if hasattr(model, "feature_names_in_"):
         names = list(model.feature_names_in_)
     else:
-        names = [name for name in header if name != target]
+        names = [name for name in header if name not in targets]
         if len(names) != model.n_features_in_:
             besides = f" besides --target {target!r}" if target else ""
             raise ValueError(
@@ -661,8 +675,11 @@ def _load_rows(model_path, data_path, target=None):
         for j, levels in categories.items()
         if levels and all(isinstance(v, str) for v in levels)
     }
-    if getattr(model, "classes_", np.zeros(0)).dtype.kind in "OUS":  # text labels stay text
-        text.add(target)
+    classes = getattr(model, "classes_", np.zeros(0))
+    label_sets = classes if isinstance(classes, list) else [classes]
+    for name, labels in zip(targets, label_sets, strict=False):  # target may be None
+        if labels.dtype.kind in "US" or any(isinstance(v, str) for v in labels.tolist()):
+            text.add(name)  # text labels stay text
     columns = typed_columns(raw, text)
     for j, name in enumerate(names):
         if j not in categories and columns[name].dtype == object:
@@ -739,6 +756,19 @@ def cmd_predict(args) -> int:
                     named = [str(j) for j in range(predicted.shape[1])]
                 writer.writerow([f"prediction_{name}" for name in named])
                 writer.writerows([f"{v:.10g}" for v in row] for row in predicted)
+        finally:
+            if args.out:
+                out.close()
+        return 0
+    if getattr(model, "n_outputs_", 1) > 1:  # several outputs' labels: a column each
+        labels = model.predict(X)
+        named = read_json(args.model).get("target_columns")
+        if not isinstance(named, list) or len(named) != labels.shape[1]:
+            named = [str(j) for j in range(labels.shape[1])]
+        try:
+            writer = csv.writer(out)
+            writer.writerow([f"prediction_{name}" for name in named])
+            writer.writerows(labels.tolist())
         finally:
             if args.out:
                 out.close()
@@ -1023,12 +1053,12 @@ def cmd_evaluate(args) -> int:
     _refuse_times(model, args)
     if args.target not in columns:
         raise ValueError(f"--target {args.target!r} is not a column of {args.data}")
+    if getattr(model, "n_outputs_", 1) > 1:
+        raise ValueError(
+            f"{args.model} predicts {model.n_outputs_} outputs: give their "
+            f"{model.n_outputs_} columns to --target"
+        )
     if isinstance(model, RegressorFamily):
-        if model.n_outputs_ > 1:
-            raise ValueError(
-                f"{args.model} predicts {model.n_outputs_} outputs: give their "
-                f"{model.n_outputs_} response columns to --target"
-            )
         return _evaluate_regression(model, X, columns[args.target], raw, names, args)
     y = _true_classes(columns[args.target], model.classes_, args.target, args.data)
     composition = composition_line(model)
@@ -1074,24 +1104,27 @@ def _rows_without(missing, target) -> str:
 
 
 def _evaluate_outputs(args) -> int:
-    """``evaluate`` with several ``--target`` columns: a regressor of as many outputs,
-    RMSE, MAE and R^2 per output on the rows that hold every response, as saved."""
+    """``evaluate`` with several ``--target`` columns: a model of as many outputs, as
+    saved: a regressor's RMSE, MAE and R^2 per output on the rows that hold every
+    response; a classifier's accuracy per output and of whole rows (every output right)."""
     targets = list(args.target)
     if args.cv is not None or args.test_size is not None or args.report or args.plots:
         raise ValueError(
             "a model of several outputs is evaluated as saved: --cv, --test-size, --report "
             "and --plots take one --target column"
         )
-    model, X, columns, raw, names = _load_rows(args.model, args.data, targets[0])
-    outputs = model.n_outputs_ if isinstance(model, RegressorFamily) else 1
+    model, X, columns, raw, names = _load_rows(args.model, args.data, targets)
+    outputs = getattr(model, "n_outputs_", 1)
     if outputs != len(targets):
         raise ValueError(
-            f"{len(targets)} --target columns evaluate a regressor of {len(targets)} outputs; "
+            f"{len(targets)} --target columns evaluate a model of {len(targets)} outputs; "
             f"{args.model} predicts {outputs}"
         )
     unknown = [name for name in targets if name not in columns]
     if unknown:
         raise ValueError(f"--target {unknown[0]!r} is not a column of {args.data}")
+    if not isinstance(model, RegressorFamily):
+        return _evaluate_label_outputs(model, X, columns, targets, args, raw, names)
     for name in targets:
         if columns[name].dtype.kind != "f" or np.isinf(columns[name]).any():
             raise ValueError(f"{args.data}: the target column {name!r} must hold finite numbers")
@@ -1110,6 +1143,26 @@ def _evaluate_outputs(args) -> int:
     for j, name in enumerate(targets):
         figures = regression_figures(values[:, j], predicted[:, j])
         print(f"{name:<20} {figures['rmse']:>12.6g} {figures['mae']:>12.6g} {figures['r2']:>10.6f}")
+    return 0
+
+
+def _evaluate_label_outputs(model, X, columns, targets, args, raw, names) -> int:
+    """``evaluate`` of a classifier of several outputs, as saved: each output's accuracy
+    and the share of rows whose every output is right (scikit-learn's subset accuracy,
+    the classifier's ``score``)."""
+    truth = [
+        _true_classes(columns[name], classes, name, args.data)
+        for name, classes in zip(targets, model.classes_, strict=True)
+    ]
+    _warn_if_resubstitution(args, raw, names)
+    print(f"the model as saved, on {args.data}; composition: {composition_line(model)}")
+    predicted = model.predict(X)
+    right = np.column_stack([predicted[:, j] == t for j, t in enumerate(truth)])
+    print(f"rows  {X.shape[0]}")
+    print(f"{'output':<20} {'accuracy':>10}")
+    for j, name in enumerate(targets):
+        print(f"{name:<20} {right[:, j].mean():>10.6f}")
+    print(f"{'every output':<20} {right.all(axis=1).mean():>10.6f}")
     return 0
 
 

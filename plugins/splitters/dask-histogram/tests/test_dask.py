@@ -151,6 +151,8 @@ def test_refusals_name_what_is_missing(client):
         DaskTreeClassifier().fit(da.from_array(bad, chunks=(CHUNKS, 5)), y)
     with pytest.raises(ValueError, match="sample_weight"):
         DaskTreeClassifier().fit(dX, y, sample_weight=-np.ones(X.shape[0]))
+    with pytest.raises(ValueError, match="y has 2 columns of class labels"):
+        DaskTreeClassifier().fit(dX, np.column_stack([y, 1 - y]))
 
 
 def _weights_killing_a_worker(block, marker):

@@ -167,6 +167,12 @@ class DaskTreeMixin(ParamsMixin):
         composition = local.make_composition()
         self._refuse(local, composition)
         target = composition.target
+        if target.decides_with_labeler and len(getattr(y, "shape", ())) == 2 and y.shape[1] > 1:
+            raise ValueError(
+                f"y has {y.shape[1]} columns of class labels; {type(self).__name__} takes one "
+                "(a local TreeClassifier takes several outputs: fit one on a sample, or one "
+                "Dask tree per column)"
+            )
         x_parts, y_parts, w_parts, names, nominal = self._partitions(
             X, y, sample_weight, self.categorical_features
         )

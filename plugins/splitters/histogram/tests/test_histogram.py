@@ -527,3 +527,21 @@ def test_best_first_in_steps_is_the_node_by_node_loops_tree(
         looped = make().fit(X, y, sample_weight=weight).tree_
     assert stepped.n_leaves <= leaves
     assert _same_tree(stepped, looped)
+
+
+def test_several_label_columns_grow_the_exhaustive_tree_on_few_values():
+    """A 2-D y of labels (two outputs, class_label_sets): where every value has a bin,
+    the fused histogram grower and the exhaustive splitter grow the same tree of several
+    outputs, each output predicting the same labels and shares."""
+    from treekit_core.datasets import load_dataset
+
+    data = load_dataset("wisconsin", dropna=True)  # integer features 1..10
+    Y = np.column_stack([data.y, (data.X[:, 0] > 5).astype(int)])
+    X = data.X[:, 1:]
+    exact = fit("exhaustive", X, Y, max_depth=6)
+    binned = fit("histogram", X, Y, max_depth=6)
+    assert exact.composition_.target.name == "class_label_sets"
+    assert_same_structure(exact.tree_, binned.tree_)
+    np.testing.assert_array_equal(exact.predict(X), binned.predict(X))
+    for a, b in zip(exact.predict_proba(X), binned.predict_proba(X), strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-12)
