@@ -314,13 +314,39 @@ def test_max_samples_draws_that_many_rows_per_tree(wdbc, max_samples, draws):
         )
 
 
+def test_without_a_bootstrap_max_samples_draws_a_subsample(wdbc):
+    """bootstrap=False with max_samples: each tree grows on that many distinct rows
+    (partykit's cforest: 0.632 of them, without replacement), drawn from its seed as
+    bootstrap_counts draws them; the out-of-bag rows are the others."""
+    X, y = wdbc.X, wdbc.y
+    forest = ForestClassifier(
+        n_estimators=6, random_state=2, bootstrap=False, max_samples=0.632, oob_score=True
+    ).fit(X, y)
+    draws = round(0.632 * len(y))
+    total, n_trees = np.zeros((len(y), 2)), np.zeros(len(y))
+    labels = np.searchsorted(forest.classes_, y)
+    for i, tree in enumerate(forest.estimators_):
+        rng = np.random.default_rng(forest._tree_seeds[i])
+        counts = bootstrap_counts(rng, labels, 2, False, draws, replace=False)
+        assert set(np.unique(counts)) == {0.0, 1.0} and counts.sum() == draws
+        assert tree.weight[0] == draws  # each drawn row once
+        np.testing.assert_array_equal(tree.statistics[0], np.bincount(labels, weights=counts))
+        unseen = counts == 0
+        total[unseen] += forest.composition_.evaluator.predict_distribution(tree, X[unseen])
+        n_trees[unseen] += 1
+    scored = n_trees > 0
+    np.testing.assert_allclose(
+        forest.oob_decision_function_[scored], total[scored] / n_trees[scored, None], rtol=1e-12
+    )
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
         ({"max_samples": 0}, "max_samples must be an int in"),
         ({"max_samples": 1.5}, "max_samples must be None"),
-        ({"max_samples": 10, "bootstrap": False}, "need bootstrap=True"),
-        ({"oob_score": True, "bootstrap": False}, "need bootstrap=True"),
+        ({"oob_score": True, "bootstrap": False}, "oob_score needs bootstrap=True or max_s"),
+        ({"max_samples": 600, "bootstrap": False}, "max_samples must be an int in"),
         ({"max_samples": 10, "balanced_bootstrap": True}, "balanced_bootstrap"),
     ],
 )

@@ -81,6 +81,9 @@ CAPABILITIES = {
     "own_split_statistic": "a splitter that chooses features and cuts by a statistic of its "
     "own (a permutation test's), not the criterion's, so the criterion's needs of a split "
     "search do not apply (the criterion still measures nodes' impurity)",
+    "stops_by_test": "a splitter whose growth stops where no split is significant (a "
+    "permutation test's p-value: conditional inference), so its trees need no pruning: the "
+    "command line then prunes none unless --pruner says",
     "influence": "a target that defines its response's influence function h(y) "
     "(Target.influence), which permutation tests correlate with a feature (conditional "
     "inference trees)",

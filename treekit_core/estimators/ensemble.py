@@ -240,14 +240,17 @@ class EnsembleEstimator(ComposedEstimator):
         return False
 
     def _draws_rows(self) -> bool:
-        """Whether every tree draws its rows (``bootstrap``, with replacement; an
-        isolation forest's subsample without). Called by fit and by the growth's
-        re-draws (:meth:`_tree_weights`, out-of-bag rows)."""
-        return bool(self.bootstrap)
+        """Whether every tree draws its rows: ``bootstrap`` (with replacement), or
+        ``max_samples`` without a bootstrap (a subsample without replacement: partykit's
+        ``cforest``, scikit-learn's ``BaggingClassifier(bootstrap=False)``; an isolation
+        forest's own). Called by fit and by the growth's re-draws (:meth:`_tree_weights`,
+        out-of-bag rows)."""
+        return bool(self.bootstrap) or self.max_samples is not None
 
     def _draws_with_replacement(self) -> bool:
-        """Whether the rows are drawn with replacement (the bootstrap)."""
-        return True
+        """Whether the rows are drawn with replacement: the bootstrap's; without it,
+        ``max_samples`` distinct rows."""
+        return bool(self.bootstrap)
 
     def _rows_per_tree(self, n_samples: int) -> int:
         """How many rows a tree draws (``max_samples``)."""
@@ -313,10 +316,10 @@ class EnsembleEstimator(ComposedEstimator):
         weight = self._growth_data(data, composition).weight
         # a bootstrap draws a row up to n times
         refuse_heavy_rows(weight, data.n_samples, "sample_weight")
-        if not self._draws_rows() and (self.max_samples is not None or self.oob_score):
+        if not self._draws_rows() and self.oob_score:
             raise ValueError(
-                "max_samples and oob_score need bootstrap=True: without a bootstrap every "
-                "tree sees every row"
+                "oob_score needs bootstrap=True or max_samples (a subsample): without either "
+                "every tree sees every row"
             )
         if self._balanced_bootstrap() and self.max_samples is not None:
             raise ValueError(

@@ -93,11 +93,14 @@ PARAMETERS = {
     "tol": "The least fall of the held-out loss that counts as an improvement.",
     "max_features": "Features drawn as candidates at each node: an int, a fraction, "
     "'sqrt', 'log2', or None (all).",
-    "bootstrap": "Grow each tree on a bootstrap sample of the rows (else on all of them).",
+    "bootstrap": "Grow each tree on a bootstrap sample of the rows (else on all of them, "
+    "or on a subsample of ``max_samples`` rows drawn without replacement where it is set: "
+    "partykit's ``cforest``).",
     "balanced_bootstrap": "Draw each tree's bootstrap sample per class, as many rows of "
     "every class (balanced random forests).",
-    "max_samples": "Rows drawn per bootstrap sample: an int, a fraction, or None (as many "
-    "as the data has).",
+    "max_samples": "Rows drawn per tree: an int, a fraction, or None (as many as the data "
+    "has); with ``bootstrap=False`` drawn without replacement (a subsample, 0.632: "
+    "partykit's ``cforest``).",
     "honest": "Grow each tree's structure on one part of its rows and estimate every "
     "node's values from the other (Athey & Imbens's honest trees; grf's ``honesty``): "
     "leaf values, quantiles, survival curves, calibration and rejection then read rows "

@@ -42,12 +42,15 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``number_depth_first``   one node table from pieces grown apart (nodes split by the caller,
                          subtrees grown on threads), numbered as one thread numbers them
 
+``stable_order``         numpy's stable argsort of one column (NaN last, ties in row order),
+                         by a radix sort: about 4x numpy's on 100 000 rows (kernel caller)
+
 For a plugin's pass over rows (prediction, a confidence score):
 
 ``for_row_chunks``       run a row-range kernel in dynamic chunks on the threads allowed
 
-The other modules (``builder``, apart from ``number_depth_first``, ``c45``, ``routing``,
-``question_routing``, ``generated``) are private.
+The other modules (``builder``, apart from ``number_depth_first`` and ``stable_order``,
+``c45``, ``routing``, ``question_routing``, ``generated``) are private.
 
 Before any kernel module imports numba, numba's default thread count is capped to the CPUs
 this process may use (affinity mask, cgroup quota: :mod:`.usable_cpus`); an explicit
@@ -87,6 +90,7 @@ _PUBLIC = {
     "ask_nominal_question": "nominal_questions",
     "choose_question": "growth",
     "number_depth_first": "builder",
+    "stable_order": "builder",
     "for_row_chunks": "row_chunks",
 }
 

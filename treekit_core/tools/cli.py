@@ -306,7 +306,8 @@ def _fit_survival(args, columns, header, raw) -> int:
         model = SurvivalTree(
             **chosen, **components, **estimator, categorical_features=nominal or None
         )
-        default = _default_survival_pruner(model) if "pruner" not in chosen else None
+        prunes = "pruner" not in chosen and not _stops_by_test(chosen)
+        default = _default_survival_pruner(model) if prunes else None
         if default is not None:
             # pruned by default as every other tree the command line grows: rpart's
             # exponential trees by cost complexity with 10-fold CV, log-rank trees (no
@@ -374,7 +375,7 @@ def cmd_fit(args) -> int:
         return _fit_boosting(args, task, X, y, nominal, raw, names)
     estimator, components = parse_settings(args.set, forest=args.forest is not None)
     chosen = _chosen_components(args)
-    if args.forest is None and "pruner" not in chosen:
+    if args.forest is None and "pruner" not in chosen and not _stops_by_test(chosen):
         chosen["pruner"] = CLI_PRUNER
         components["pruner_params"] = {**CLI_PRUNER_PARAMS, **components.get("pruner_params", {})}
         estimator.setdefault("random_state", 0)
@@ -406,6 +407,19 @@ def cmd_fit(args) -> int:
     with observing_progress():
         model.fit(X, y)
     return _write_model(model, args, raw, names, X.shape[0], targets)
+
+
+def _stops_by_test(chosen) -> bool:
+    """Whether the chosen splitter stops growth by a test (conditional inference: its trees
+    need no pruning, so the command line prunes none)."""
+    name = chosen.get("splitter")
+    if name is None:
+        return False
+    try:
+        splitter = get_registry().get_class("splitter", name)
+    except Exception:  # noqa: BLE001 - an unknown splitter: fit refuses it, naming it
+        return False
+    return "stops_by_test" in splitter.provides
 
 
 def _chosen_components(args) -> dict:

@@ -263,3 +263,68 @@ def test_the_fast_sums_of_every_feature_are_the_general_sums_bit_for_bit(
     assert np.array_equal(np.isnan(fast[1]), missing_at_node)
     for a, b in zip(fast, general, strict=True):
         np.testing.assert_array_equal(a[~missing_at_node], b[~missing_at_node])
+
+
+def test_a_cforest_is_a_forest_of_ctrees_on_subsamples():
+    """partykit's cforest perturbation: each tree a ctree on 0.632 of the rows drawn
+    without replacement (``bootstrap=False, max_samples=0.632``): with every feature a
+    candidate, tree i is the ctree TreeClassifier grows on the rows it drew (features,
+    cut points, p-values), and the forest averages their class shares."""
+    from treekit_core import ForestClassifier
+
+    data = load_dataset("pima")
+    X, y = data.X, data.y
+    params = {**PARTYKIT, "splitter_params": {"mincriterion": 0.0, "testtype": "Univariate"}}
+    forest = ForestClassifier(
+        n_estimators=3,
+        splitter="ctree",
+        bootstrap=False,
+        max_samples=0.632,
+        max_features=None,
+        random_state=0,
+        **params,
+    ).fit(X, y)
+    for i, tree in enumerate(forest.estimators_):
+        # the tree's draw: round(0.632 n) distinct rows from its seed's generator
+        rng = np.random.default_rng(forest._tree_seeds[i])
+        drawn = np.zeros(len(y), dtype=bool)
+        drawn[rng.choice(len(y), size=round(0.632 * len(y)), replace=False)] = True
+        alone = TreeClassifier(splitter="ctree", **params).fit(X[drawn], y[drawn]).tree_
+        assert tree.n_nodes == alone.n_nodes
+        np.testing.assert_array_equal(tree.feature, alone.feature)
+        np.testing.assert_array_equal(tree.threshold, alone.threshold)
+        np.testing.assert_array_equal(
+            tree.node_fields["test_p_value"], alone.node_fields["test_p_value"]
+        )
+    shares = np.mean(
+        [forest.composition_.evaluator.predict_distribution(t, X) for t in forest.estimators_],
+        axis=0,
+    )
+    np.testing.assert_allclose(forest.predict_proba(X), shares, rtol=1e-12)
+
+
+def test_the_command_line_grows_a_ctree_without_pruning_it(tmp_path, capsys):
+    """treekit fit --splitter ctree: the splitter stops by its tests (stops_by_test), so
+    the command line prunes none (it prunes other trees by cost complexity): the tree of
+    TreeClassifier(splitter="ctree") on the file's rows, p-values and all."""
+    from treekit_core.tools.cli import main
+
+    data = load_dataset("pima")
+    path = tmp_path / "pima.csv"
+    names = list(data.feature_names)
+    lines = [",".join([*names, "class"])]
+    for x, label in zip(data.X, data.y, strict=True):
+        lines.append(",".join([*(repr(float(v)) for v in x), str(label)]))
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "model.json"
+    assert (
+        main(["fit", str(path), "--target", "class", "--splitter", "ctree", "--out", str(out)]) == 0
+    )
+    assert "pruner none" in capsys.readouterr().out
+    fitted = TreeClassifier.from_json(out.read_text())
+    direct = TreeClassifier(splitter="ctree").fit(data.X, data.y)
+    assert fitted.tree_.n_nodes == direct.tree_.n_nodes > 1
+    np.testing.assert_array_equal(fitted.tree_.threshold, direct.tree_.threshold)
+    np.testing.assert_allclose(
+        fitted.tree_.node_fields["test_p_value"], direct.tree_.node_fields["test_p_value"]
+    )

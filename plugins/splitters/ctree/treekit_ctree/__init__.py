@@ -64,7 +64,13 @@ class ConditionalInference(Splitter):
     )
     requires: ClassVar[dict] = {"target": frozenset({"influence"})}
     provides: ClassVar[frozenset] = frozenset(
-        {"axis_aligned", "fractional_weights", "interaction_constraints", "own_split_statistic"}
+        {
+            "axis_aligned",
+            "fractional_weights",
+            "interaction_constraints",
+            "own_split_statistic",
+            "stops_by_test",
+        }
     )
     # every node a test ran at keeps it (NODE_TEST_FIELDS: NaN for a feature not tested,
     # constant at the node or not a candidate); the p-value as partykit reports it

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from treekit_core.kernels.builder import RADIX_MIN_ROWS, stable_order
+from treekit_core.kernels import stable_order
 from treekit_ctree.node_sums import cut_sums
 
 #: libcoin's tolerance (partykit's ``ctree_control(tol = sqrt(.Machine$double.eps))``).
@@ -204,8 +204,7 @@ def best_cut(x, rows, H, w, minbucket: float, teststat: str):
     every row). A cut leaving no row on one side is never offered (libcoin offers it with
     minbucket 0, partykit's surrogate search, and scores it through the rounding of a
     zero covariance: Inf, NaN or a number, machine-dependent)."""
-    # numpy's stable argsort, by a radix sort (about 4x on a large node)
-    order = stable_order(x) if x.size >= RADIX_MIN_ROWS else np.argsort(x, kind="stable")
+    order = stable_order(x)  # numpy's stable argsort, by a radix sort (about 4x)
     levels, left_weight, left_sums, n, sum_h, sum_hh = cut_sums(x, order, rows, w, H)
     if not levels.size:  # one value: no cut
         return None
