@@ -36,12 +36,15 @@ def test_a_fitted_tree_holds_its_integers_narrow():
     tree = TreeRegressor().fit(X, X[:, 0] + rng.normal(size=400)).tree_
     for name, dtype in HELD_INTEGERS.items():
         assert getattr(tree, name).dtype == dtype, name
-    # the threshold walk's arrays are the tree's own: no packed copy per tree
+    # the threshold walk reads the tree's own features and thresholds; its one copy is
+    # the children side by side (8 bytes a node: the step is one load, no branch)
     from treekit_core.engine.questions import packed_thresholds
 
-    left, right, feature, threshold = packed_thresholds(tree)
+    children, feature, threshold = packed_thresholds(tree)
     assert feature is tree.feature and threshold is tree.threshold
-    assert left is tree.children_left and right is tree.children_right
+    np.testing.assert_array_equal(children[0::2], tree.children_left)
+    np.testing.assert_array_equal(children[1::2], tree.children_right)
+    assert children.dtype == np.int32
     # a field set later is narrowed as well (attrs runs the converter on assignment)
     tree.decision = np.zeros(tree.n_nodes, dtype=np.int64)
     assert tree.decision.dtype == np.int32

@@ -73,3 +73,34 @@ def test_trees_with_other_questions_take_the_loop():
     assert any(len(tree.questions) > 1 for tree in forest.estimators_)
     with forest._checked_for_predict(frame) as checked:
         np.testing.assert_array_equal(forest.predict_proba(frame), _loop(forest, checked))
+
+
+def _walk_by_hand(tree, row) -> int:
+    """The leaf a complete row reaches: left where its value is <= the threshold."""
+    node = 0
+    while tree.children_left[node] >= 0:
+        if row[tree.feature[node]] <= tree.threshold[node]:
+            node = tree.children_left[node]
+        else:
+            node = tree.children_right[node]
+    return node
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_rows=st.integers(1, 13), fortran=st.booleans())
+def test_the_walk_four_rows_at_a_time_reaches_each_row_s_leaf(seed, n_rows, fortran):
+    """The threshold walk takes rows four at a time, side by side, and the rest one by
+    one, each step picking a child by index: every row reaches the leaf a walk by hand
+    reaches, rows lying exactly on a threshold going left, for any number of rows."""
+    from treekit_core.engine.questions import tree_leaves
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(200, 3)).astype(float)  # ties: rows on the thresholds
+    tree = ForestRegressor(n_estimators=1, random_state=seed).fit(X, rng.normal(size=200))
+    tree = tree.estimators_[0]
+    new = rng.integers(-1, 5, size=(n_rows, 3)).astype(float)
+    new[0, :] = tree.threshold[0]  # a row on the root's threshold in every feature
+    if fortran:
+        new = np.asfortranarray(new)
+    expected = [_walk_by_hand(tree, row) for row in new]
+    np.testing.assert_array_equal(tree_leaves(tree, new, complete=True), expected)

@@ -125,3 +125,21 @@ def test_bad_parameters_are_refused_by_name(params, message):
     X, _ = _planted(5, n=100, outliers=5)
     with pytest.raises(ValueError, match=message):
         IsolationForest(**params).fit(X)
+
+
+def test_small_trees_grow_on_one_thread_whatever_n_jobs_says():
+    """Trees of fewer than THREADED_TREE_ROWS rows grow on one thread (their Python work
+    outweighs their growth: threads only contend for it), larger ones on n_jobs threads;
+    the forest is the same either way."""
+    from treekit_core.estimators.isolation import THREADED_TREE_ROWS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(THREADED_TREE_ROWS + 100, 3))
+    small = IsolationForest(n_estimators=4, n_jobs=2, random_state=0).fit(X)
+    assert small.composition_.parallel_kernels  # one job: kernels may take the threads
+    large = IsolationForest(
+        n_estimators=4, n_jobs=2, max_samples=THREADED_TREE_ROWS, random_state=0
+    ).fit(X)
+    assert not large.composition_.parallel_kernels
+    alone = IsolationForest(n_estimators=4, n_jobs=1, random_state=0).fit(X)
+    np.testing.assert_array_equal(small.score_samples(X), alone.score_samples(X))

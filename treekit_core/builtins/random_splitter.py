@@ -88,7 +88,7 @@ class RandomCuts(Exhaustive):
         if not self.grows_in_one_call(composition, data):
             return None
         from treekit_core.kernels import random_growth
-        from treekit_core.kernels.growth import row_table, rule_vector
+        from treekit_core.kernels.growth import rule_vector
         from treekit_core.kernels.specialised import impurity_kernels
 
         max_features, _ = composition.feature_sampler.fused_settings(rng, data.n_features)
@@ -108,7 +108,7 @@ class RandomCuts(Exhaustive):
             kernels.grow_random_tree(
                 criterion.impurity_params(data.n_statistics),
                 X,
-                row_table(data.evidence, data.weight),
+                _rows_of(data, samples),
                 samples,
                 rule_vector(rules),
                 max_features,
@@ -198,3 +198,16 @@ class RandomCuts(Exhaustive):
         else:
             split = Split(int(feature), threshold, score, {"missing_left": share})
         return score, split
+
+
+def _rows_of(data, samples) -> np.ndarray:
+    """:func:`~treekit_core.kernels.row_table` with only the drawn rows' entries written (the
+    grower reads no other): an isolation tree's 256 rows of 100 000 cost 256 rows' work,
+    not 100 000 (a third of such a forest's fit)."""
+    from treekit_core.kernels.growth import row_table
+
+    if samples.shape[0] == data.weight.shape[0]:
+        return row_table(data.evidence, data.weight)
+    table = np.empty((data.weight.shape[0], 1 + data.evidence.shape[1]))
+    table[samples] = row_table(data.evidence[samples], data.weight[samples])
+    return table

@@ -252,6 +252,14 @@ class EnsembleEstimator(ComposedEstimator):
         ``max_samples`` distinct rows."""
         return bool(self.bootstrap)
 
+    def _threads_help(self, composition, data, draws: int) -> bool:
+        """Whether growing trees on joblib's threads is faster than on one: not for
+        node-by-node growth, which is Python, so threads running it only contend for the
+        GIL (measured: twice the wall and CPU time of one thread, benchmarks/README.md).
+        Called by fit when ``n_jobs`` asks for several threads (``draws``: the rows per
+        tree)."""
+        return composition.grows_in_one_call(data)
+
     def _rows_per_tree(self, n_samples: int) -> int:
         """How many rows a tree draws (``max_samples``)."""
         return resolve_max_samples(self.max_samples, n_samples)
@@ -333,9 +341,7 @@ class EnsembleEstimator(ComposedEstimator):
         if kept:
             seeds[: len(kept)] = self._tree_seeds
         n_jobs = 1 if self.n_jobs is None else self.n_jobs
-        if n_jobs != 1 and not composition.grows_in_one_call(data) and _threads_backend():
-            # node-by-node growth is Python: threads running it only contend for the GIL
-            # (measured: twice the wall and CPU time of one thread, benchmarks/README.md)
+        if n_jobs != 1 and _threads_backend() and not self._threads_help(composition, data, draws):
             n_jobs = 1
         composition.parallel_kernels = n_jobs == 1
         composition.splitter.share_across_trees(data)
