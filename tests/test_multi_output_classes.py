@@ -292,9 +292,33 @@ def test_extremely_randomised_honest_and_missing_value_trees_take_several_output
         assert model.predict(X).shape == Y.shape
 
 
+def test_pictures_texts_and_pruning_of_several_outputs(tmp_path):
+    """plot_tree and export_text word a leaf by each output's class; prune(alpha) gives a
+    subtree predicting labels of every output; xpred (one prediction per row and cp)
+    refuses, naming the outputs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from treekit_core.tools.plots import plot_tree
+
+    X, Y = synthetic_outputs(0)
+    model = TreeClassifier(pruner="cost_complexity", random_state=0, max_depth=4).fit(X, Y)
+    leaf = int(np.flatnonzero(model.tree_.is_leaf)[0])
+    labels = model.predict(X[model.apply(X) == leaf][:1])[0]
+    words = "classes: [" + ", ".join(str(v) for v in labels) + "]"
+    assert words in model.export_text()
+    axes = plot_tree(model)
+    assert any(words in text.get_text() for text in axes.texts)
+    pruned = model.prune(alpha=0.05)
+    assert pruned.get_n_leaves() <= model.get_n_leaves() and pruned.predict(X).shape == Y.shape
+    with pytest.raises(ValueError, match="xpred gives one prediction per row and cp"):
+        model.xpred(X, Y)
+
+
 def test_exports_of_several_outputs():
     """to_sklearn: a DecisionTreeClassifier of k outputs predicting the same labels and
-    shares; to_onnx refuses (its classifier labels one output)."""
+    shares; to_shap: SHAP values for every output's classes (their columns side by side)
+    that add up to predict_proba; to_onnx refuses (its classifier labels one output)."""
     from treekit_core.export import NotExportableError, to_onnx, to_sklearn
 
     X, Y = synthetic_outputs(0)
@@ -304,6 +328,13 @@ def test_exports_of_several_outputs():
     np.testing.assert_array_equal(exported.predict(X), tree.predict(X))
     for mine, theirs in zip(tree.predict_proba(X), exported.predict_proba(X), strict=True):
         np.testing.assert_allclose(mine, theirs, atol=1e-12)
+    shap = pytest.importorskip("shap")
+    from treekit_core.export import to_shap
+
+    explainer = shap.TreeExplainer(to_shap(tree))
+    explained = explainer.shap_values(X[:20])  # rows x features x the outputs' classes
+    shares = np.hstack(tree.predict_proba(X[:20]))
+    np.testing.assert_allclose(explained.sum(axis=1) + explainer.expected_value, shares, atol=1e-9)
     pytest.importorskip("onnx")
     with pytest.raises(NotExportableError, match="3 outputs"):
         to_onnx(tree)

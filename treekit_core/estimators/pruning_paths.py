@@ -207,6 +207,12 @@ class PruningPaths:
         first row at (1 + its cp) / 2. X and y must be the training data (a fitted tree
         does not keep it)."""
         self._check_fitted()
+        if getattr(self, "n_outputs_", 1) > 1:
+            raise ValueError(
+                f"xpred gives one prediction per row and cp; this model predicts "
+                f"{self.n_outputs_} outputs: cross-validate one model per output, or use "
+                "sklearn.model_selection.cross_val_predict"
+            )
         if cp is None:
             table = self.pruning_path_
             if "cp" not in table:

@@ -104,9 +104,18 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             head, _, rest = words(node).partition("; ")
             return f"{head}\n{rest.rstrip(')')}"
 
+    elif isinstance(getattr(model, "classes_", None), list):  # several outputs' labels
+        words = model._leaf_text(4)
+
+        def leaf_words(node):  # "classes: [..]" (each output's), then the weight
+            return f"{words(node)}\nweight {tree.weight[node]:.4g}"
+
     elif not hasattr(model, "classes_"):
         values = tree.value[:, 0]
-    texts = node_labels(tree, names, getattr(model, "classes_", None), categories, decimals=4)
+    classes = getattr(model, "classes_", None)
+    texts = node_labels(
+        tree, names, None if isinstance(classes, list) else classes, categories, decimals=4
+    )
     context = QuestionTextContext(_names(tree, names), categories or {}, 3)
     limit = shown_depth(tree, max_leaves)
     leaves_under = tree.leaves_under()
@@ -159,6 +168,8 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
             text = leaf_words(node)
         elif values is not None and (truncated or tree.is_leaf[node]):
             text = (f"{int(leaves_under[node])} leaves below\n" if truncated else "") + share
+        elif truncated and leaf_words is not None:  # several outputs: the node's classes
+            text = f"{int(leaves_under[node])} leaves below\n{leaf_words(node)}"
         elif truncated:
             below = int(leaves_under[node])
             text = f"{below} leaves below\nmostly {_class_text(model, decided)}\n{share}"
