@@ -33,7 +33,7 @@ from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.validation import check_n_threads, has_missing
-from treekit_core.estimators.inputs import InputChecks, open_unit_share
+from treekit_core.estimators.inputs import InputChecks, adopt_outputs, open_unit_share
 from treekit_core.estimators.model_file import ModelFile
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
@@ -161,15 +161,15 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
             )
         return composition
 
-    def _composition_for(self, labels) -> Composition:
+    def _composition_for(self, labels, rows=None) -> Composition:
         """The composition the parameters name, its target the one for these ``labels``
-        (``Target.with_labels``) and, for several outputs' labels, its criterion's
-        ``for_outputs``: what a refit of fitted parameters grows with (cross-validation
-        copies, ``prune``) and what a model file's labels read with."""
+        (``Target.with_labels``) and, where they or the target's ``rows`` (some of them, or
+        a tree's statistics) hold several outputs, its criterion's ``for_outputs``: what a
+        refit of fitted parameters grows with (cross-validation copies, ``prune``) and what
+        a model file's labels read with."""
         composition = self._make_composition()
         composition.target = composition.target.with_labels(labels)
-        if isinstance(labels, list) and len(labels) > 1:  # several outputs' labels
-            composition.criterion = composition.criterion.for_outputs()
+        adopt_outputs(composition, labels, rows)
         return composition
 
     def _make_composition(self) -> Composition:

@@ -313,7 +313,8 @@ class EnsembleEstimator(ComposedEstimator):
         from treekit_core.kernels.usable_cpus import joblib_parallel
 
         Parallel, delayed = joblib_parallel().Parallel, joblib_parallel().delayed
-        composition = composition if composition is not None else self._composition_for(classes)
+        if composition is None:  # a refit: the composition for the data's labels and rows
+            composition = self._composition_for(classes, data.evidence[:1])
         composition.check(data)
         self._check_target(composition)
         k = resolve_max_features(self._node_max_features(), data.n_features)

@@ -107,14 +107,36 @@ def encode_target_rows(target, y, classes=None, classes_are="the classes"):
     return np.asarray(encoded.rows)[classes.size :]
 
 
+def adopt_outputs(composition, labels, rows=None) -> None:
+    """Where the target's rows (``rows``: some of them, or of the statistics they sum to)
+    or ``labels`` hold several outputs, the composition's criterion becomes its
+    ``for_outputs()``; a criterion without one is refused (CompositionError naming it and
+    the target). Called by fit after encoding, by every refit and by the model-file reader
+    with a tree's statistics."""
+    rows = np.zeros((0, 1)) if rows is None else np.asarray(rows)
+    n_outputs = outputs_of(composition.target, TargetRows(rows, labels))
+    if n_outputs <= 1:
+        return
+    criterion = composition.criterion.for_outputs()
+    if criterion is None:
+        raise CompositionError(
+            f"criterion {composition.criterion.name!r} scores one output, and target "
+            f"{composition.target.name!r} holds {n_outputs} (y has {n_outputs} columns): use "
+            "a criterion that averages over outputs (gini, entropy, squared_error, poisson) "
+            "or fit one model per column"
+        )
+    composition.criterion = criterion
+
+
 def outputs_of(target, encoded: TargetRows) -> int:
     """How many outputs the encoded target holds: one per class set when its labels are
     a list (one array per output), one per response column of a target of several
     outputs, else 1."""
     if isinstance(encoded.labels, list):
         return len(encoded.labels)
-    if target.several_outputs:
-        responses = target.responses(np.asarray(encoded.rows))
+    rows = np.asarray(encoded.rows)
+    if target.several_outputs and rows.shape[0]:
+        responses = target.responses(rows)
         if responses is not None and np.ndim(responses) == 2:
             return int(np.shape(responses)[1])
     return 1
@@ -223,17 +245,7 @@ class InputChecks:
             composition.target = target
             composition.check_evidence()
             self._check_target(composition)
-        n_outputs = outputs_of(target, encoded)
-        if n_outputs > 1:
-            criterion = composition.criterion.for_outputs()
-            if criterion is None:
-                raise CompositionError(
-                    f"criterion {composition.criterion.name!r} scores one output, and target "
-                    f"{target.name!r} holds {n_outputs} (y has {n_outputs} columns): use a "
-                    "criterion that averages over outputs (gini, entropy, squared_error, "
-                    "poisson) or fit one model per column"
-                )
-            composition.criterion = criterion
+        adopt_outputs(composition, encoded.labels, encoded.rows)
 
     @staticmethod
     def _encode_target(composition, y, n: int, **target_arguments):

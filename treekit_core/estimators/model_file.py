@@ -34,6 +34,7 @@ from treekit_core.engine.tree import (
     binary_links,
     children_from_links,
 )
+from treekit_core.estimators.inputs import adopt_outputs
 from treekit_core.estimators.regression import LeafMembers
 from treekit_core.registry import PluginError
 
@@ -493,6 +494,7 @@ def read_tree(
         raise ModelFileError(f"{where}: {exc}") from None
     try:
         composition.target.check_tree(tree, labels)
+        adopt_outputs(composition, labels, tree.statistics[:1])  # several outputs' criterion
     except ValueError as exc:
         raise ModelFileError(f"{where}: {exc}") from None
     _check_impurity(tree, composition.criterion, where)
@@ -764,13 +766,10 @@ class ModelFile:
         check_header(payload, cls.__name__)
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
-        composition = model._composition_for(labels)
-        if composition.criterion is None:
-            raise ModelFileError(
-                f"model file: 'classes' lists {len(labels)} outputs, and criterion "
-                f"{model.composition_.criterion.name!r} scores one"
-            )
-        model.composition_ = composition
+        try:
+            model.composition_ = model._composition_for(labels)
+        except CompositionError as exc:
+            raise ModelFileError(f"model file: 'classes': {exc}") from None
         target = model.composition_.target
         try:  # a regressor's or survival model's parameters name a target
             model._check_target(model.composition_)

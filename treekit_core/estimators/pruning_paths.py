@@ -167,7 +167,8 @@ class PruningPaths:
                 )
         params = {**self.get_params(deep=False), "pruner": pruner, "pruner_params": pruner_params}
         pruned = type(self)(**params)
-        composition = pruned._composition_for(getattr(self, "classes_", None))
+        labels = getattr(self, "classes_", None)
+        composition = pruned._composition_for(labels, source.statistics[:1])
         context = PruningContext(composition, None, np.random.default_rng(0))
         tree = composition.pruner.prune(source, context)
         grown_state = source.component_state.get("target")

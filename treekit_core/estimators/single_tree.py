@@ -51,7 +51,8 @@ class SingleTreeEstimator(PruningPaths, ComposedEstimator):
 
     def _fit_validated(self, data, classes, composition=None, rule=None):
         """Fit on checked training data (also what cross-validated rejection refits)."""
-        composition = composition if composition is not None else self._composition_for(classes)
+        if composition is None:  # a refit: the composition for the data's labels and rows
+            composition = self._composition_for(classes, data.evidence[:1])
         composition.check(data)
         from treekit_core.kernels.usable_cpus import numba_threads_capped
 
