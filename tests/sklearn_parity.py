@@ -10,6 +10,36 @@ def float32_exact(X):
     return np.asarray(X, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
+def agreed_sklearn_tree(estimator, X, y, **params):
+    """scikit-learn's fitted ``estimator`` (a tree class) where its five ``random_state``s
+    grow the same tree (nodes, features, thresholds), else None: it tries features in a
+    random order and keeps the first of tied splits, so trees are compared where no tie
+    decides."""
+    fits = [estimator(random_state=s, **params).fit(X, y) for s in range(5)]
+    first = fits[0].tree_
+    for other in fits[1:]:
+        o = other.tree_
+        if (
+            o.node_count != first.node_count
+            or not np.array_equal(o.feature, first.feature)
+            or not np.array_equal(o.threshold, first.threshold)
+        ):
+            return None
+    return fits[0]
+
+
+def assert_same_nodes(tree, theirs, impurity_atol=1e-12):
+    """A treekit tree node for node as scikit-learn's ``theirs`` (its ``tree_``): the same
+    count of nodes, features and thresholds of the splits, rows per node, and impurities
+    (to 1e-9 relative)."""
+    assert tree.n_nodes == theirs.node_count
+    internal = theirs.children_left >= 0
+    np.testing.assert_array_equal(tree.feature[internal], theirs.feature[internal])
+    np.testing.assert_array_equal(tree.threshold[internal], theirs.threshold[internal])
+    np.testing.assert_array_equal(tree.n_samples, theirs.n_node_samples)
+    np.testing.assert_allclose(tree.impurity, theirs.impurity, rtol=1e-9, atol=impurity_atol)
+
+
 def node_rows(tree, X):
     """Training rows reaching every node (hard routing)."""
     rows = {0: np.arange(X.shape[0])}

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeRegressor
-from sklearn_parity import float32_exact
+from sklearn_parity import agreed_sklearn_tree as agreed_tree
+from sklearn_parity import assert_same_nodes, float32_exact
 
 from treekit_core import (
     BoostingRegressor,
@@ -49,17 +50,7 @@ def synthetic_outputs(seed, n=400, k=3):
 
 def agreed_sklearn_tree(X, Y, **params):
     """scikit-learn's tree where its five seeds grow the same one, else None."""
-    fits = [DecisionTreeRegressor(random_state=s, **params).fit(X, Y) for s in range(5)]
-    first = fits[0].tree_
-    for other in fits[1:]:
-        o = other.tree_
-        if (
-            o.node_count != first.node_count
-            or not np.array_equal(o.feature, first.feature)
-            or not np.array_equal(o.threshold, first.threshold)
-        ):
-            return None
-    return fits[0]
+    return agreed_tree(DecisionTreeRegressor, X, Y, **params)
 
 
 CASES = [
@@ -85,12 +76,7 @@ def test_the_tree_scikit_learn_grows_on_several_outputs(name, params):
     assert theirs is not None, "scikit-learn's seeds disagree: choose data without ties"
     ours = TreeRegressor(**params).fit(X, Y)
     tree, t = ours.tree_, theirs.tree_
-    assert tree.n_nodes == t.node_count
-    internal = t.children_left >= 0
-    np.testing.assert_array_equal(tree.feature[internal], t.feature[internal])
-    np.testing.assert_array_equal(tree.threshold[internal], t.threshold[internal])
-    np.testing.assert_array_equal(tree.n_samples, t.n_node_samples)
-    np.testing.assert_allclose(tree.impurity, t.impurity, rtol=1e-9, atol=1e-10)
+    assert_same_nodes(tree, t, impurity_atol=1e-10)
     np.testing.assert_allclose(tree.value, t.value[:, :, 0], rtol=1e-12, atol=1e-12)
     assert ours.n_outputs_ == theirs.n_outputs_ == Y.shape[1]
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-9)

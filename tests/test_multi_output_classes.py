@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
-from sklearn_parity import float32_exact
+from sklearn_parity import agreed_sklearn_tree as agreed_tree
+from sklearn_parity import assert_same_nodes, float32_exact
 
 from treekit_core import (
     CompositionError,
@@ -70,17 +71,7 @@ def synthetic_outputs(seed, n=300):
 
 def agreed_sklearn_tree(X, Y, **params):
     """scikit-learn's tree where its five seeds grow the same one, else None."""
-    fits = [DecisionTreeClassifier(random_state=s, **params).fit(X, Y) for s in range(5)]
-    first = fits[0].tree_
-    for other in fits[1:]:
-        o = other.tree_
-        if (
-            o.node_count != first.node_count
-            or not np.array_equal(o.feature, first.feature)
-            or not np.array_equal(o.threshold, first.threshold)
-        ):
-            return None
-    return fits[0]
+    return agreed_tree(DecisionTreeClassifier, X, Y, **params)
 
 
 CASES = [
@@ -113,12 +104,7 @@ def test_the_tree_scikit_learn_grows_on_several_label_columns(name, params):
     assert theirs is not None, "scikit-learn's seeds disagree: choose data without ties"
     ours = TreeClassifier(**params).fit(X, Y)
     tree, t = ours.tree_, theirs.tree_
-    assert tree.n_nodes == t.node_count
-    internal = t.children_left >= 0
-    np.testing.assert_array_equal(tree.feature[internal], t.feature[internal])
-    np.testing.assert_array_equal(tree.threshold[internal], t.threshold[internal])
-    np.testing.assert_array_equal(tree.n_samples, t.n_node_samples)
-    np.testing.assert_allclose(tree.impurity, t.impurity, rtol=1e-9, atol=1e-12)
+    assert_same_nodes(tree, t, impurity_atol=1e-12)
     assert ours.n_outputs_ == theirs.n_outputs_ == Y.shape[1]
     assert ours.n_classes_ == list(theirs.n_classes_)
     for mine, their in zip(ours.classes_, theirs.classes_, strict=True):

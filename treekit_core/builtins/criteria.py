@@ -91,6 +91,14 @@ def entropy_of_outputs_impurity(class_sums, total_weight, params):
     return h / max(math.floor(shares + 0.5), 1.0)
 
 
+class OfOutputs:
+    """What a criterion of several outputs adds (placed before its one-output criterion
+    among the bases): it is its own :meth:`~treekit_core.Criterion.for_outputs`."""
+
+    def for_outputs(self):
+        return self
+
+
 @attrs.define(slots=False)
 class Gini(Criterion):
     name: ClassVar[str] = "gini"
@@ -104,15 +112,12 @@ class Gini(Criterion):
 
 
 @attrs.define(slots=False)
-class GiniOfOutputs(Gini):
+class GiniOfOutputs(OfOutputs, Gini):
     """``gini`` for the class counts of several outputs side by side (a 2-D y of labels):
     the mean of the outputs' Gini impurities (scikit-learn's multi-output Gini). A
     function of its own, so one output's Gini pays nothing for it."""
 
     impurity = staticmethod(gini_of_outputs_impurity)
-
-    def for_outputs(self):
-        return self
 
 
 @attrs.define(slots=False)
@@ -128,14 +133,11 @@ class Entropy(Criterion):
 
 
 @attrs.define(slots=False)
-class EntropyOfOutputs(Entropy):
+class EntropyOfOutputs(OfOutputs, Entropy):
     """``entropy`` for the class counts of several outputs side by side: the mean of the
     outputs' entropies (scikit-learn's multi-output entropy)."""
 
     impurity = staticmethod(entropy_of_outputs_impurity)
-
-    def for_outputs(self):
-        return self
 
 
 @attrs.define(slots=False)
@@ -203,14 +205,11 @@ class SquaredError(Criterion):
 
 
 @attrs.define(slots=False)
-class SquaredErrorOfOutputs(SquaredError):
+class SquaredErrorOfOutputs(OfOutputs, SquaredError):
     """``squared_error`` for several outputs' pairs of sums: the mean of the outputs'
     variances (scikit-learn's multi-output squared error)."""
 
     impurity = staticmethod(squared_error_of_outputs_impurity)
-
-    def for_outputs(self):
-        return self
 
 
 def absolute_error_impurity(summary, total_weight, params):
@@ -289,14 +288,11 @@ class Poisson(Criterion):
 
 
 @attrs.define(slots=False)
-class PoissonOfOutputs(Poisson):
+class PoissonOfOutputs(OfOutputs, Poisson):
     """``poisson`` for several outputs' pairs of sums: the mean of the outputs' half
     deviances (scikit-learn's multi-output Poisson criterion)."""
 
     impurity = staticmethod(poisson_of_outputs_impurity)
-
-    def for_outputs(self):
-        return self
 
 
 def rpart_poisson_impurity(sums, total_weight, params):

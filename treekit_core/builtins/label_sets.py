@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from treekit_core.components import Target, TargetRows, one_hot
-from treekit_core.engine.validation import MAX_TOTAL_WEIGHT, check_statistics_size, check_y
+from treekit_core.engine.validation import check_statistics_size, check_weight_sums, check_y
 
 
 def label_columns(y, n_samples: int) -> list:
@@ -190,12 +190,7 @@ class ClassLabelSets(Target):
                 f"{width} (one per class of every output: {sizes})"
             )
         sums = tree.statistics
-        if (sums < 0).any():
-            raise ValueError("tree field 'statistics' must hold finite numbers >= 0")
-        if sums.size and sums.max() > MAX_TOTAL_WEIGHT:
-            raise ValueError(
-                f"tree field 'statistics' holds {sums.max():.3g}; at most {MAX_TOTAL_WEIGHT:g}"
-            )
+        check_weight_sums(sums)
         for j, block in enumerate(output_blocks(sizes)):
             totals = sums[:, block].sum(axis=1)
             if not np.allclose(totals, tree.weight, rtol=1e-9, atol=1e-12):

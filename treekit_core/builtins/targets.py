@@ -27,10 +27,10 @@ from treekit_core.components import MonotoneValue, Target, TargetRows, one_hot
 from treekit_core.components.base import state_array
 from treekit_core.engine.validation import (
     MAX_ABS_RESPONSE,
-    MAX_TOTAL_WEIGHT,
     check_entry,
     check_statistics_size,
     check_survival_y,
+    check_weight_sums,
     check_y,
     check_y_numeric,
     check_y_outputs,
@@ -124,16 +124,7 @@ class ClassLabels(Target):
         puts on weights; distributions >= 0; decisions index a label or abstain (-1)."""
         n_labels = len(labels)
         check_statistics_width(tree, n_labels, "one per class")
-        sums = tree.statistics
-        if (sums < 0).any():
-            raise ValueError("tree field 'statistics' must hold finite numbers >= 0")
-        # the bound fit puts on the total weight: pruning adds and multiplies these sums,
-        # and a file with 1e308 gave rows that were no distribution
-        if sums.size and sums.max() > MAX_TOTAL_WEIGHT:
-            raise ValueError(
-                f"tree field 'statistics' holds {sums.max():.3g}; at most "
-                f"{MAX_TOTAL_WEIGHT:g} (sums of sample weights, as fit bounds them)"
-            )
+        check_weight_sums(tree.statistics)
         if tree.value.shape[1] != n_labels or (tree.value < 0).any():
             raise ValueError(
                 f"tree field 'value' must hold {n_labels} finite probabilities >= 0 per node"

@@ -286,6 +286,20 @@ def check_X(
     return array
 
 
+def check_weight_sums(sums) -> None:
+    """A model file's class counts (a tree's statistics of class labels): finite, >= 0 and
+    within the bound fit puts on the total weight (pruning adds and multiplies these sums,
+    and a file with 1e308 gave rows that were no distribution); else ValueError naming
+    the field."""
+    if (sums < 0).any():
+        raise ValueError("tree field 'statistics' must hold finite numbers >= 0")
+    if sums.size and sums.max() > MAX_TOTAL_WEIGHT:
+        raise ValueError(
+            f"tree field 'statistics' holds {sums.max():.3g}; at most "
+            f"{MAX_TOTAL_WEIGHT:g} (sums of sample weights, as fit bounds them)"
+        )
+
+
 def check_y(y, n_samples: int, *, name: str = "y"):
     """Validate class labels; return (classes, encoded int64 indices)."""
     if y is None:
