@@ -4,9 +4,10 @@ deciding several labels: several findings from one examination).
 
 A row is the outputs' one-hot rows side by side (output j's block holds a column per class
 of output j), so a node's statistics are each output's weighted class counts, and every
-block of a node sums to the node's weight. The built-in ``gini`` and ``entropy`` read such
-rows as the mean of the outputs' impurities, as scikit-learn's (they read the number of
-outputs from the sums: k = sum(sums) / W). A node predicts each output's class shares and,
+block of a node sums to the node's weight. The criteria of several outputs (``gini``'s and
+``entropy``'s ``for_outputs()``) score such rows as the mean of the outputs' impurities, as
+scikit-learn's (they read the number of outputs from the sums: k = sum(sums) / W). A node
+predicts each output's class shares and,
 per output, the most probable class (the first of equals, as scikit-learn's ``argmax``);
 its risk is the misclassified weight summed over the outputs.
 
@@ -50,6 +51,13 @@ def output_blocks(sizes) -> list:
     of classes."""
     edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def output_argmax(values, sizes) -> np.ndarray:
+    """Each output's most probable class index per row (n x k; the first of equals) of
+    rows or values of outputs of ``sizes`` classes side by side (one-hot rows: each
+    output's class)."""
+    return np.column_stack([np.argmax(values[:, block], axis=1) for block in output_blocks(sizes)])
 
 
 def labels_dtype(labels) -> np.dtype:
@@ -116,14 +124,15 @@ class ClassLabelSets(Target):
             return reduced
         return (*reduced, {"output_sizes": getattr(self, "output_sizes", None)})
 
-    def _blocks(self) -> list:
+    def _sizes(self) -> tuple:
+        """How many classes each output has (what :meth:`with_labels` taught it)."""
         sizes = getattr(self, "output_sizes", None)
         if sizes is None:
             raise ValueError(
                 f"target {self.name!r} does not know its outputs' classes yet: it is used "
                 "through with_labels(labels) (fit and the model-file reader call it)"
             )
-        return output_blocks(sizes)
+        return sizes
 
     def node_values(self, statistics, weights, labeler):
         """Every output's class shares (each block over the node's weight; 0 for a node
@@ -139,7 +148,7 @@ class ClassLabelSets(Target):
 
     def output_choices(self, values) -> np.ndarray:
         """Each output's most probable class index per row (n x k; the first of equals)."""
-        return np.column_stack([np.argmax(values[:, block], axis=1) for block in self._blocks()])
+        return output_argmax(values, self._sizes())
 
     def predictions(self, values, decisions, labels):
         """Each output's most probable class (n x k labels, in one dtype that holds them)."""
@@ -155,7 +164,7 @@ class ClassLabelSets(Target):
         """The misclassified weight summed over the outputs: sum_j (W - max of block j)."""
         weights = np.asarray(weights, dtype=np.float64)
         risk = np.zeros(statistics.shape[0])
-        for block in self._blocks():
+        for block in output_blocks(self._sizes()):
             risk += np.maximum(weights - statistics[:, block].max(axis=1), 0.0)
         return risk
 
@@ -168,7 +177,8 @@ class ClassLabelSets(Target):
         """Whether each output of each row is predicted wrongly (n x k bool)."""
         chosen = self.output_choices(values)
         at = np.arange(rows.shape[0])
-        taken = [rows[at, block.start + chosen[:, j]] for j, block in enumerate(self._blocks())]
+        blocks = output_blocks(self._sizes())
+        taken = [rows[at, block.start + chosen[:, j]] for j, block in enumerate(blocks)]
         return np.column_stack(taken) < 0.5
 
     def strata(self, rows, labeler):

@@ -35,6 +35,7 @@ from treekit_core.engine.validation import (
     check_y_numeric,
     check_y_outputs,
     split_entry,
+    y_columns,
 )
 from treekit_core.numerics import in_order_sum
 
@@ -75,8 +76,7 @@ class ClassLabels(Target):
     def encode(self, y, n_samples, **given):
         """One-hot rows and the classes; a 2-D y of several columns (several outputs) as
         ``class_label_sets`` encodes it (:meth:`with_labels` then hands over to it)."""
-        shape = np.asarray(y).shape if y is not None else ()
-        if len(shape) == 2 and shape[1] > 1:
+        if y_columns(y) > 1:
             return ClassLabelSets().encode(y, n_samples, **given)
         classes, encoded = check_y(y, n_samples)
         check_class_statistics(n_samples, classes.shape[0])
@@ -389,10 +389,9 @@ class Median(Mean):
     summarises_rows: ClassVar[bool] = True
 
     def encode(self, y, n_samples, **given):
-        shape = np.asarray(y).shape
-        if len(shape) == 2 and shape[1] > 1:
+        if y_columns(y) > 1:
             raise ValueError(
-                f"y has {shape[1]} outputs; target 'median' (criterion "
+                f"y has {y_columns(y)} outputs; target 'median' (criterion "
                 "'absolute_error') takes one: use 'squared_error' or 'poisson' for several "
                 "outputs, or fit one model per output"
             )

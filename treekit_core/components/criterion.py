@@ -120,12 +120,13 @@ class Criterion(ReadsEvidence, Component):
 
     def for_outputs(self):
         """The criterion that scores the statistics of several outputs side by side as the
-        mean of the outputs' impurities (scikit-learn's multi-output criteria): itself
-        where its impurity does so already (``squared_error``, ``poisson``: a pair of sums
-        per output), a criterion of its own (``gini``, ``entropy``: the class counts of
-        the outputs side by side), or None (the default): then a y of several outputs is
-        refused, naming this criterion and the target. Called by fit when the target's
-        rows hold several outputs, and by every refit and model-file read of such a model."""
+        mean of the outputs' impurities (scikit-learn's multi-output criteria): a
+        criterion of its own (``gini``, ``entropy``: the class counts of the outputs side by
+        side; ``squared_error``, ``poisson``: a pair of sums per output), so that one
+        output's impurity pays nothing for several, or None (the default): then a y of
+        several outputs is refused, naming this criterion and the target. Called by fit
+        when the target's rows hold several outputs, and by every refit and model-file read
+        of such a model."""
         return None
 
     def impurity_params(self, n_classes: int) -> np.ndarray:

@@ -300,6 +300,17 @@ def check_weight_sums(sums) -> None:
         )
 
 
+def y_columns(y) -> int:
+    """How many columns ``y`` has: k for a 2-D y (n x k, several outputs), 1 for anything
+    else (1-D, None). Read through ``np.asarray`` where y has no shape (scikit-learn's
+    not-an-array wrapper refuses numpy's functions)."""
+    if y is None:
+        return 1
+    shape = getattr(y, "shape", None)
+    shape = np.asarray(y).shape if shape is None else shape
+    return int(shape[1]) if len(shape) == 2 else 1
+
+
 def check_y(y, n_samples: int, *, name: str = "y"):
     """Validate class labels; return (classes, encoded int64 indices)."""
     if y is None:
@@ -307,10 +318,9 @@ def check_y(y, n_samples: int, *, name: str = "y"):
             f"this classifier requires y to be passed, but the target {name} is None; class "
             "labels are required"
         )
-    shape = np.asarray(y).shape
-    if len(shape) == 2 and shape[1] > 1:
+    if y_columns(y) > 1:
         raise ValueError(
-            f"{name} has {shape[1]} columns of class labels, and this estimator takes one: "
+            f"{name} has {y_columns(y)} columns of class labels, and this estimator takes one: "
             "TreeClassifier, ForestClassifier and ExtraTreesClassifier take several (one "
             "class set per output), or fit one model per column"
         )

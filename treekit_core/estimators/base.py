@@ -33,7 +33,7 @@ from treekit_core.engine.constraints import resolve_constraints
 from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.stopping import StoppingRules
 from treekit_core.engine.validation import check_n_threads, has_missing
-from treekit_core.estimators.inputs import InputChecks, adopt_outputs, open_unit_share
+from treekit_core.estimators.inputs import InputChecks, composition_for_labels, open_unit_share
 from treekit_core.estimators.model_file import ModelFile
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
@@ -167,10 +167,7 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
         a tree's statistics) hold several outputs, its criterion's ``for_outputs``: what a
         refit of fitted parameters grows with (cross-validation copies, ``prune``) and what
         a model file's labels read with."""
-        composition = self._make_composition()
-        composition.target = composition.target.with_labels(labels)
-        adopt_outputs(composition, labels, rows)
-        return composition
+        return composition_for_labels(self._make_composition(), labels, rows)
 
     def _make_composition(self) -> Composition:
         registry = get_registry()

@@ -12,6 +12,7 @@ import warnings
 import attrs
 import numpy as np
 
+from treekit_core.builtins.label_sets import output_argmax, output_blocks
 from treekit_core.components import ABSTAIN
 from treekit_core.engine.calibration import Calibration, CalibrationRule, isotonic_points
 from treekit_core.engine.folds import stratified_folds
@@ -23,30 +24,23 @@ from treekit_core.engine.rejection import (
     risk_coverage,
     score_steps,
 )
+from treekit_core.engine.validation import y_columns
 from treekit_core.estimators import model_file
 from treekit_core.estimators.conformal import ConformalSets
 from treekit_core.estimators.errors import AbstentionError
-from treekit_core.estimators.inputs import class_weights, encode_target_rows, refuse_heavy_rows
+from treekit_core.estimators.inputs import (
+    adopt_outputs,
+    class_weights,
+    encode_target_rows,
+    refuse_heavy_rows,
+)
 
 
-def _label_columns(y) -> int:
-    """How many columns of labels ``y`` has (1 for a 1-D y or None)."""
-    shape = getattr(y, "shape", None)
-    shape = np.asarray(y).shape if shape is None and y is not None else shape
-    return int(shape[1]) if shape is not None and len(shape) == 2 else 1
-
-
-def output_blocks(values, classes: list) -> list:
-    """The columns of each output among the columns of rows or values of several outputs
-    (one block per output, as many columns as its classes, side by side)."""
-    edges = np.cumsum([len(c) for c in classes])[:-1]
-    return np.split(values, edges, axis=1)
-
-
-def output_codes(rows, classes: list) -> np.ndarray:
-    """Each output's class index (n x k) from one-hot rows of several outputs, or from
-    values: the most probable class, the first of equals."""
-    return np.column_stack([np.argmax(block, axis=1) for block in output_blocks(rows, classes)])
+def output_shares(values, classes: list) -> list:
+    """Each output's columns of values of several outputs (``classes``: one array per
+    output), a copy each: what ``predict_proba`` returns."""
+    sizes = [len(c) for c in classes]
+    return [values[:, block].copy() for block in output_blocks(sizes)]
 
 
 @attrs.frozen
@@ -133,10 +127,10 @@ class ClassifierFamily(ConformalSets):
         ``conformal_rows``: (X_c, y_c), labelled rows the model does not train on that
         calibrate :meth:`predict_set` (or the constructor's ``conformal_fraction``)."""
         rule = RejectRule.from_param(self.reject)  # _fit_checked checks the other parameters
-        if conformal_rows is not None and _label_columns(y) > 1:
+        if conformal_rows is not None and y_columns(y) > 1:
             raise ValueError(
                 "conformal_rows calibrate prediction sets of one class label; y has "
-                f"{_label_columns(y)} columns (several outputs): fit without them"
+                f"{y_columns(y)} columns (several outputs): fit without them"
             )
         if counterexamples is not None and getattr(self, "conformal_fraction", None) is not None:
             raise ValueError(
@@ -270,7 +264,7 @@ class ClassifierFamily(ConformalSets):
                 f"class_weight for y of {n_outputs} columns must be 'balanced' or a list of "
                 f"{n_outputs} dicts (class -> weight, one per output), got {class_weight!r}"
             )
-        codes = output_codes(data.evidence, data.classes)
+        codes = output_argmax(data.evidence, [len(c) for c in data.classes])
         product = np.ones(data.n_samples)
         for j, classes in enumerate(data.classes):
             given = class_weight if class_weight == "balanced" else class_weight[j]
@@ -529,11 +523,11 @@ class ClassifierFamily(ConformalSets):
         accepted, and no parameter is refused with them."""
         try:
             composition = self._make_composition()
-            several = composition.criterion.for_outputs()
-            if not (composition.target.several_outputs and several is not None):
+            if not composition.target.several_outputs:
                 return False
-            composition.criterion = several
-            composition.target = composition.target.with_labels([np.arange(2), np.arange(2)])
+            labels = [np.arange(2), np.arange(2)]
+            composition.target = composition.target.with_labels(labels)
+            adopt_outputs(composition, labels)  # refuses a criterion of one output
             composition.check()
             self._refuse_for_several_outputs(2)
         except Exception:  # noqa: BLE001 - whatever refuses them, fit says why
@@ -575,7 +569,7 @@ class ClassifierFamily(ConformalSets):
         self._refuse_without_labels("predict_proba")
         values = self._values_and_decisions(X)[0]
         if self.n_outputs_ > 1:
-            return [block.copy() for block in output_blocks(values, self.classes_)]
+            return output_shares(values, self.classes_)
         if values.ndim != 2 or values.shape[1] != self.n_classes_:
             target = self.composition_.target
             raise ValueError(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from treekit_core.estimators.conformal import lower_conformal_quantile, upper_conformal_quantile
-from treekit_core.estimators.decisions import ClassifierFamily, output_blocks
+from treekit_core.estimators.decisions import ClassifierFamily, output_shares
 from treekit_core.estimators.ensemble import EnsembleEstimator, resolve_max_samples
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.regression import RegressorFamily, r2_score
@@ -135,7 +135,7 @@ class ForestClassifier(ClassifierFamily, EnsembleEstimator):
             target = composition.target
             truth = target.predictions(data.evidence[rows], decision, self.classes_)
             predicted = target.predictions(values, decision, self.classes_)
-            self.oob_decision_function_ = output_blocks(averaged, self.classes_)
+            self.oob_decision_function_ = output_shares(averaged, self.classes_)
             if callable(self.oob_score):
                 self.oob_score_ = float(self.oob_score(truth, predicted))
             else:

@@ -107,13 +107,22 @@ def encode_target_rows(target, y, classes=None, classes_are="the classes"):
     return np.asarray(encoded.rows)[classes.size :]
 
 
+def composition_for_labels(composition, labels, rows=None):
+    """``composition`` with the target for these ``labels`` (``Target.with_labels``) and,
+    where they or the target's ``rows`` hold several outputs, the criterion's
+    ``for_outputs`` (:func:`adopt_outputs`); changed in place and returned."""
+    composition.target = composition.target.with_labels(labels)
+    adopt_outputs(composition, labels, rows)
+    return composition
+
+
 def adopt_outputs(composition, labels, rows=None) -> None:
     """Where the target's rows (``rows``: some of them, or of the statistics they sum to)
     or ``labels`` hold several outputs, the composition's criterion becomes its
     ``for_outputs()``; a criterion without one is refused (CompositionError naming it and
     the target). Called by fit after encoding, by every refit and by the model-file reader
     with a tree's statistics."""
-    rows = np.zeros((0, 1)) if rows is None else np.asarray(rows)
+    rows = np.zeros((0, 1)) if rows is None else np.asarray(rows)[:1]  # one row tells
     n_outputs = outputs_of(composition.target, TargetRows(rows, labels))
     if n_outputs <= 1:
         return

@@ -34,7 +34,7 @@ from treekit_core.engine.tree import (
     binary_links,
     children_from_links,
 )
-from treekit_core.estimators.inputs import adopt_outputs
+from treekit_core.estimators.inputs import adopt_outputs, composition_for_labels
 from treekit_core.estimators.regression import LeafMembers
 from treekit_core.registry import PluginError
 
@@ -766,8 +766,8 @@ class ModelFile:
         check_header(payload, cls.__name__)
         model = cls._from_json_params(field(payload, "params", dict))
         labels = read_classes(payload)
-        try:
-            model.composition_ = model._composition_for(labels)
+        try:  # the composition _from_json_params made, for the file's labels
+            composition_for_labels(model.composition_, labels)
         except CompositionError as exc:
             raise ModelFileError(f"model file: 'classes': {exc}") from None
         target = model.composition_.target

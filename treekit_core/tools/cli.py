@@ -765,10 +765,7 @@ def cmd_predict(args) -> int:
                 writer.writerow(["prediction"])
                 writer.writerows([f"{v:.10g}"] for v in predicted)
             else:  # several outputs: a column each, named after its response column
-                named = read_json(args.model).get("target_columns")
-                if not isinstance(named, list) or len(named) != predicted.shape[1]:
-                    named = [str(j) for j in range(predicted.shape[1])]
-                writer.writerow([f"prediction_{name}" for name in named])
+                writer.writerow(_prediction_columns(args.model, predicted.shape[1]))
                 writer.writerows([f"{v:.10g}" for v in row] for row in predicted)
         finally:
             if args.out:
@@ -776,12 +773,9 @@ def cmd_predict(args) -> int:
         return 0
     if getattr(model, "n_outputs_", 1) > 1:  # several outputs' labels: a column each
         labels = model.predict(X)
-        named = read_json(args.model).get("target_columns")
-        if not isinstance(named, list) or len(named) != labels.shape[1]:
-            named = [str(j) for j in range(labels.shape[1])]
         try:
             writer = csv.writer(out)
-            writer.writerow([f"prediction_{name}" for name in named])
+            writer.writerow(_prediction_columns(args.model, labels.shape[1]))
             writer.writerows(labels.tolist())
         finally:
             if args.out:
@@ -803,6 +797,15 @@ def cmd_predict(args) -> int:
         if args.out:
             out.close()
     return 0
+
+
+def _prediction_columns(model_path, n_outputs: int) -> list:
+    """The header of a model's predictions of several outputs: ``prediction_<column>``,
+    named after the target columns fit recorded (their numbers where it recorded none)."""
+    named = read_json(model_path).get("target_columns")
+    if not isinstance(named, list) or len(named) != n_outputs:
+        named = [str(j) for j in range(n_outputs)]
+    return [f"prediction_{name}" for name in named]
 
 
 def _survival_times(model, text):
