@@ -328,3 +328,26 @@ def test_the_command_line_grows_a_ctree_without_pruning_it(tmp_path, capsys):
     np.testing.assert_allclose(
         fitted.tree_.node_fields["test_p_value"], direct.tree_.node_fields["test_p_value"]
     )
+
+
+@pytest.mark.parametrize("family", ["regression", "survival"])
+def test_the_regressor_s_and_survival_forests_grow_ctrees(family):
+    """ForestRegressor and ForestSurvival take the ctree splitter too: every tree splits
+    only where its test is significant (the chosen feature's adjusted p-value below
+    1 - mincriterion = 0.05 at every split node) and keeps its tests."""
+    from treekit_core import ForestRegressor, ForestSurvival
+
+    if family == "regression":
+        data = load_dataset("quakes")
+        forest = ForestRegressor(n_estimators=3, splitter="ctree", random_state=0, **PARTYKIT)
+        forest.fit(data.X, data.y)
+    else:
+        data = load_dataset("gbsg")
+        forest = ForestSurvival(n_estimators=3, splitter="ctree", random_state=0, **PARTYKIT)
+        forest.fit(data.X.astype(float), data.y)
+    assert forest.predict(data.X.astype(float)).shape[0] == data.X.shape[0]
+    for tree in forest.estimators_:
+        split = np.flatnonzero(~tree.is_leaf)
+        assert split.size
+        chosen = tree.node_fields["test_p_value"][split, tree.feature[split]]
+        assert (chosen < 0.05).all()
