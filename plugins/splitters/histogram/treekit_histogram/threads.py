@@ -162,6 +162,8 @@ class Growth:
         # every node split here: fresh pages for each node cost more than the sums at 16
         # threads
         self.scratch = None
+        # room for partition_rows' right sides (the nodes are divided one at a time)
+        self.partition_scratch = None
         d = binned.codes.shape[1]
         self.subsets = (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
         self.features = np.arange(d, dtype=np.int64)
@@ -275,8 +277,10 @@ class Growth:
             )
             sides_found.append((found, splits))
         (right_statistics, right_splits), (left_statistics, left_splits) = sides_found
+        if self.partition_scratch is None:
+            self.partition_scratch = np.empty(self.index.size, dtype=self.index.dtype)
         n_left = compiled_histogram_kernel("partition_rows")(
-            binned.codes, self.index, start, end, f, bin_left
+            binned.codes, self.index, start, end, f, bin_left, self.partition_scratch
         )
         middle = start + n_left
         left_hist = right_hist = None
