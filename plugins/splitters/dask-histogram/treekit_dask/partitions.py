@@ -191,7 +191,8 @@ def load(
     every tree of :func:`tree_specs`."""
     X = as_frame_or_array(X)
     n = len(X)
-    codes = code_features(numeric_columns(X, set(categories)), edges, max_bins)
+    # rows x features here: a worker's passes go row by row (code_features gives features x rows)
+    codes = code_features(numeric_columns(X, set(categories)), edges, max_bins).T
     if categories:
         coded = np.asarray(encode_categories(X, categories))
         for j in categories:

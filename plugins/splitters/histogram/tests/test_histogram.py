@@ -324,7 +324,7 @@ def test_bins_are_quantiles_and_codes_agree_with_the_thresholds(
     x = rng.integers(0, distinct, n) * 1.5 - 7.0
     x[rng.random(n) < missing] = np.nan
     binned = bin_features(x[:, None], max_bins)
-    codes, edges = binned.codes[:, 0], binned.edges[0, : binned.n_value_bins[0] - 1]
+    codes, edges = binned.codes[0], binned.edges[0, : binned.n_value_bins[0] - 1]
     known = ~np.isnan(x)
     assert (codes[~known] == max_bins).all()
     assert binned.n_value_bins[0] <= max_bins and np.all(np.diff(edges) > 0)
@@ -464,7 +464,9 @@ def test_a_histogram_adds_its_blocks_in_order():
     rows = np.column_stack([rng.random(n), rng.normal(size=n) * 1e3])
     index = rng.permutation(n).astype(np.int64)
     hist = np.empty((2, bins, CHANNELS + 1))
-    compiled_histogram_kernel("build_histogram")(codes, rows, index, 0, n, hist)
+    compiled_histogram_kernel("build_histogram")(
+        np.ascontiguousarray(codes.T), rows, index, 0, n, hist
+    )
 
     def one_pass(selected):
         out = np.zeros((2, bins, CHANNELS + 1))

@@ -43,7 +43,7 @@ def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_
             heapq.heappush(frontier, (-statistics[0] * cut[3], node, start, end, depth, hist, cut))
 
     visit(0, n, 0, -1, 1, root_hist, root_statistics)
-    d = binned.codes.shape[1]
+    d = binned.codes.shape[0]
     chunks = [c for c in np.array_split(np.arange(d, dtype=np.int64), n_threads) if c.size]
     # a node goes to the threads when each thread gets two blocks at least: with fewer,
     # handing out the blocks costs more than it saves (16 threads on 200 000 rows were

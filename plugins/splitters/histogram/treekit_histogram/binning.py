@@ -30,7 +30,9 @@ BINNING_SAMPLE = 200_000
 
 @attrs.frozen(eq=False)
 class BinnedData:
-    """X as bin codes (rows x features, uint8, C order), with each feature's thresholds:
+    """X as bin codes (features x rows, uint8, C order: a feature's codes lie together,
+    which the histograms and partitions read one feature at a time), with each feature's
+    thresholds:
     ``edges[f, a]`` is the threshold of a cut after bin a (x <= edges[f, a] goes left),
     ``n_value_bins[f]`` the number of bins holding values; a missing value has the code
     ``missing_code`` (``max_bins``: the histograms have max_bins + 1 bins)."""
@@ -73,22 +75,22 @@ def edges_from_counts(values: np.ndarray, counts: np.ndarray, max_bins: int) -> 
 
 @jit()
 def _code_rows(X, padded_edges, start, end, codes, missing_code):
-    """codes[i, f] for rows start..end-1: the bin of X[i, f], the number of its feature's
+    """codes[f, i] for rows start..end-1: the bin of X[i, f], the number of its feature's
     edges below it (``padded_edges``: 255 per feature, padded with +inf), by a binary
     search of fixed length without branches; ``missing_code`` for NaN. Threads take blocks of
-    rows, so no two write the same cache line."""
+    rows (they share at most a block's first and last cache line of a feature)."""
     for i in range(start, end):
         for f in range(X.shape[1]):
             value = X[i, f]
             if np.isnan(value):
-                codes[i, f] = missing_code
+                codes[f, i] = missing_code
                 continue
             position = 0
             step = 128
             while step > 0:
                 position += step * (padded_edges[f, position + step - 1] < value)
                 step >>= 1
-            codes[i, f] = position
+            codes[f, i] = position
 
 
 def bin_features(X: np.ndarray, max_bins: int, n_threads: int = 1) -> BinnedData:
@@ -120,10 +122,10 @@ def edge_table(edges_per_feature) -> tuple:
 
 
 def code_features(X: np.ndarray, edges: np.ndarray, max_bins: int, n_threads: int = 1):
-    """The bin codes (rows x features, uint8) of X under ``edges`` (:func:`edge_table`'s);
+    """The bin codes (features x rows, uint8) of X under ``edges`` (:func:`edge_table`'s);
     a missing value codes ``max_bins``."""
     n, d = X.shape
-    codes = np.empty((n, d), dtype=np.uint8)
+    codes = np.empty((d, n), dtype=np.uint8)
     padded = np.full((d, MAX_BINS), np.inf)
     padded[:, : edges.shape[1]] = np.where(np.isnan(edges), np.inf, edges)
     blocks = np.linspace(0, n, 1 + (4 * n_threads if n_threads > 1 and n >= 100_000 else 1))

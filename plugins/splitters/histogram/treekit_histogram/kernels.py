@@ -77,37 +77,96 @@ EXTRA_COLUMNS = 2
 HISTOGRAM_BLOCK_ROWS = 16_384
 
 
+#: Features whose histograms one pass over a node's rows sums together (their bins, four
+#: histograms of a few KB, stay in the first-level cache; the pass reads the node's row
+#: index and gathered entries once for all four).
+FEATURES_PER_PASS = 4
+
+
 @generic_jit
-def build_block_histogram(binned, rows, index, start, end, hist):
-    """``hist`` (features x bins x channels) of the rows ``index[start:end]`` in one pass,
-    from zero: count, weight (``rows[:, 0]``) and weighted evidence sums (``rows[:, 1:]``)
-    per bin."""
+def build_block_histogram(binned, rows, index, start, end, hist, gathered):
+    """``hist`` (features x bins x channels) of the rows ``index[start:end]``, from zero:
+    count, weight (``rows[:, 0]``) and weighted evidence sums (``rows[:, 1:]``) per bin.
+
+    Column-wise, as LightGBM's histograms: ``binned`` is features x rows; the rows' table
+    entries are gathered in the node's order into ``gathered`` (at least end - start rows)
+    once, then each pass sums :data:`FEATURES_PER_PASS` features' histograms over them.
+    Row by row (every row touching every feature's bins, its codes and entry read from
+    wherever the row lies), a node of scattered rows cost 7.4 ns a value at 1M rows
+    against 2.5 ns so. Each (feature, bin) adds its rows in row order either way, so the
+    sums are the same bits.
+
+    Where every row of the block weighs exactly 1 (unweighted data, boosting's rounds) a
+    bin's count is its weight, exactly (integers below 2^53): the passes sum one channel
+    fewer and copy the weights into the counts after (a sixth less time: the sums are
+    bound by the loads and stores of the bins' channels)."""
     d, n_bins, width = hist.shape
-    n_classes = width - CHANNELS
+    n_stats = width - CHANNELS
+    m = end - start
     for f in range(d):
         for b in range(n_bins):
             for c in range(width):
                 hist[f, b, c] = 0.0
-    if n_classes == 2:  # a regression tree's (y, y^2), boosting's trees: the sums unrolled
-        for j in range(start, end):  # (a fifth less time than the loop over k)
-            r = index[j]
-            weight, first, second = rows[r, 0], rows[r, 1], rows[r, 2]
-            for f in range(d):
-                b = binned[r, f]
-                hist[f, b, COUNT] += 1.0
-                hist[f, b, WEIGHT] += weight
-                hist[f, b, CLASS_SUMS] += first
-                hist[f, b, CLASS_SUMS + 1] += second
-        return
-    for j in range(start, end):
-        r = index[j]
-        weight = rows[r, 0]
+    unit = True
+    for j in range(m):
+        r = index[start + j]
+        unit = unit and rows[r, 0] == 1.0
+        for c in range(1 + n_stats):
+            gathered[j, c] = rows[r, c]
+    f = 0
+    while f < d:
+        group = min(FEATURES_PER_PASS, d - f)
+        if group == FEATURES_PER_PASS and unit and n_stats == 2:
+            sum_four_unit_pairs(binned, index, start, m, gathered, hist, f)
+        else:
+            for g in range(f, f + group):
+                sum_feature(binned[g], index, start, m, gathered, hist[g], n_stats, unit)
+        f += group
+    if unit:
         for f in range(d):
-            b = binned[r, f]
-            hist[f, b, COUNT] += 1.0
-            hist[f, b, WEIGHT] += weight
-            for k in range(n_classes):
-                hist[f, b, CLASS_SUMS + k] += rows[r, 1 + k]
+            for b in range(n_bins):
+                hist[f, b, COUNT] = hist[f, b, WEIGHT]
+
+
+@generic_jit
+def sum_feature(codes, index, start, m, gathered, feature_hist, n_stats, unit):
+    """One feature's histogram (``feature_hist``, bins x channels) summed over the
+    gathered rows (:func:`build_block_histogram`); no counts where ``unit``."""
+    for j in range(m):
+        b = codes[index[start + j]]
+        if not unit:
+            feature_hist[b, COUNT] += 1.0
+        feature_hist[b, WEIGHT] += gathered[j, 0]
+        for k in range(n_stats):
+            feature_hist[b, CLASS_SUMS + k] += gathered[j, 1 + k]
+
+
+@generic_jit
+def sum_four_unit_pairs(binned, index, start, m, gathered, hist, f):
+    """Features f..f+3's histograms in one pass over rows of weight 1 and two statistics
+    (a regression tree's y and y^2, boosting's trees, two classes): the common case,
+    unrolled (the loop over statistics cost a fifth more)."""
+    c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
+    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
+    for j in range(m):
+        r = index[start + j]
+        first, second = gathered[j, 1], gathered[j, 2]
+        b = c0[r]
+        h0[b, WEIGHT] += 1.0
+        h0[b, CLASS_SUMS] += first
+        h0[b, CLASS_SUMS + 1] += second
+        b = c1[r]
+        h1[b, WEIGHT] += 1.0
+        h1[b, CLASS_SUMS] += first
+        h1[b, CLASS_SUMS + 1] += second
+        b = c2[r]
+        h2[b, WEIGHT] += 1.0
+        h2[b, CLASS_SUMS] += first
+        h2[b, CLASS_SUMS + 1] += second
+        b = c3[r]
+        h3[b, WEIGHT] += 1.0
+        h3[b, CLASS_SUMS] += first
+        h3[b, CLASS_SUMS + 1] += second
 
 
 @generic_jit
@@ -115,12 +174,14 @@ def build_histogram(binned, rows, index, start, end, hist):
     """``hist`` of the rows ``index[start:end]``, blocks of :data:`HISTOGRAM_BLOCK_ROWS`
     rows summed apart and added in order (what :mod:`treekit_histogram.threads` computes on
     threads, bit for bit)."""
-    build_block_histogram(binned, rows, index, start, min(end, start + HISTOGRAM_BLOCK_ROWS), hist)
+    gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), rows.shape[1]))
+    first_end = min(end, start + HISTOGRAM_BLOCK_ROWS)
+    build_block_histogram(binned, rows, index, start, first_end, hist, gathered)
     if end - start > HISTOGRAM_BLOCK_ROWS:
         block = np.empty_like(hist)
         for block_start in range(start + HISTOGRAM_BLOCK_ROWS, end, HISTOGRAM_BLOCK_ROWS):
             block_end = min(end, block_start + HISTOGRAM_BLOCK_ROWS)
-            build_block_histogram(binned, rows, index, block_start, block_end, block)
+            build_block_histogram(binned, rows, index, block_start, block_end, block, gathered)
             add_block_histograms(hist, block[np.newaxis], 1, False, np.arange(hist.shape[0]))
 
 
@@ -302,7 +363,7 @@ def partition_rows(binned, index, start, end, feature, bin_left, scratch):
     n_left, n_right = 0, 0
     for j in range(start, end):  # without a branch: the side is a coin flip the processor
         r = index[j]  # mispredicts half the time (2.6x slower with an if)
-        goes_left = np.int64(bin_left[binned[r, feature]])
+        goes_left = np.int64(bin_left[binned[feature, r]])
         index[start + n_left] = r
         scratch[n_right] = r
         n_left += goes_left
@@ -418,7 +479,8 @@ def grow_subtree(
     nodes numbered as taken from the stack (the exhaustive grower's order); returns its node table
     (growth.NODE_COLUMNS, the class sums, then the missing side: see ``EXTRA_COLUMNS``).
 
-    ``binned`` holds the bin codes (the last bin of ``root_hist``: missing), ``edges[f,
+    ``binned`` holds the bin codes, features x rows (the last bin of ``root_hist``:
+    missing), ``edges[f,
     a]`` the threshold of a cut after bin a, ``rows``
     :func:`treekit_core.kernels.growth.row_table`'s array, ``rules``
     :func:`~treekit_core.kernels.growth.rule_vector`'s. ``max_features`` < d draws that
@@ -435,7 +497,7 @@ def grow_subtree(
     question keeps at least min_samples_leaf >= 1 rows on each side, so every child holds
     fewer rows than its parent.
     """
-    d = binned.shape[1]
+    d = binned.shape[0]
     n_classes = rows.shape[1] - 1
     missing_column = SUMS + n_classes
     np.random.seed(seed)

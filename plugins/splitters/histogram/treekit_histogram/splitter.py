@@ -82,7 +82,7 @@ class Histogram(Splitter):
             for f in data.nominal_features:  # bin c: category code c (the subset search's)
                 if data.n_categories[f] <= self.max_bins:  # else one bin: codes must fit
                     codes = data.X[:, f]
-                    binned.codes[:, f] = np.where(np.isnan(codes), binned.missing_code, codes)
+                    binned.codes[f] = np.where(np.isnan(codes), binned.missing_code, codes)
             cached = (self.max_bins, binned)
             data.cache[CACHE_KEY] = cached
         return cached[1]
@@ -226,7 +226,7 @@ class Histogram(Splitter):
         if features.size:
             rows = row_table(data.evidence[node.rows], node.row_weights)
             index = np.arange(node.n_samples, dtype=np.int32)
-            hist = self._histogram(binned.codes[node.rows], rows, index, data)
+            hist = self._histogram(binned.codes[:, node.rows], rows, index, data)
             found = best_cut(
                 kernels,
                 state["params"],

@@ -92,7 +92,9 @@ def build_histogram_in_blocks(
 
     def build_block(k):
         first = starts[k]
-        build(codes, rows, index, first, min(end, first + HISTOGRAM_BLOCK_ROWS), blocks[k % wave])
+        last = min(end, first + HISTOGRAM_BLOCK_ROWS)
+        gathered = np.empty((last - first, rows.shape[1]))  # the block's table entries
+        build(codes, rows, index, first, last, blocks[k % wave], gathered)
 
     for begin in range(0, starts.size, wave):
         stop = min(starts.size, begin + wave)
@@ -107,7 +109,7 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
     ``index``."""
     from treekit_core.kernels import number_depth_first
 
-    n, d = index.size, binned.codes.shape[1]
+    n, d = index.size, binned.codes.shape[0]
     n_stats = rows.shape[1] - 1
     growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
@@ -164,7 +166,7 @@ class Growth:
         self.scratch = None
         # room for partition_rows' right sides (the nodes are divided one at a time)
         self.partition_scratch = None
-        d = binned.codes.shape[1]
+        d = binned.codes.shape[0]
         self.subsets = (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
         self.features = np.arange(d, dtype=np.int64)
         # the whole-tree grower runs without monotonic constraints or nominal features
@@ -196,7 +198,7 @@ class Growth:
             end,
             depth,
             self.rules,
-            binned.codes.shape[1],
+            binned.codes.shape[0],
             0,
             hist,
             statistics,
