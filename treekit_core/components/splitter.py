@@ -117,6 +117,16 @@ class Splitter(Component):
         still decline some data; say so here when it does)."""
         return "fused_builder" in self.provides
 
+    def training_leaves(self, tree, data):
+        """The leaf each row of ``data`` reaches in ``tree`` (int64, one per row, in row
+        order), where this splitter grew ``tree`` on ``data`` and can say so from what it
+        keeps of X (its bins) faster than a walk of X; None: the caller walks X. A row
+        reaches one leaf, routed hard (a splitter whose answer for a row with a missing
+        tested value could differ returns None). Called by gradient boosting once per
+        grown tree, before its leaves are valued (every training row's leaf, every
+        round). Default: None."""
+        return None
+
     def share_across_trees(self, data) -> None:
         """Precompute, from X alone, what every tree of a forest can share, into
         ``data.cache``. Called once per forest fit, before trees are grown in parallel

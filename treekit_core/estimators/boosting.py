@@ -226,7 +226,11 @@ class BoostingEstimator(ComposedEstimator):
             ),
             rng,
         )
-        rows, nodes, shares = leaf_mixtures(composition.evaluator, grown, data.X, training=True)
+        nodes = composition.splitter.training_leaves(grown, data)  # from its bins
+        if nodes is None:  # a walk of X (at 1M rows a tenth of a round: X is read whole)
+            rows, nodes, shares = leaf_mixtures(composition.evaluator, grown, data.X, training=True)
+        else:
+            rows, shares = np.arange(data.n_samples), None
         if rows.size == y.shape[0]:  # each row in one leaf (sorted, distinct: every row)
             # the arrays as they are: copies of them cost a tenth of a round at 1M rows
             rows_of = lambda values: values  # noqa: E731

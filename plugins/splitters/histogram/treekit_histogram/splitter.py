@@ -21,7 +21,7 @@ from treekit_core.builtins import (
 from treekit_histogram.best_first import grow_best_first
 from treekit_histogram.binning import MAX_BINS, bin_features
 from treekit_histogram.threads import (
-    build_histogram_in_blocks,
+    build_histogram_on_threads,
     compiled_histogram_kernel,
     grow_with_threads,
     uses_threads,
@@ -90,6 +90,37 @@ class Histogram(Splitter):
     def share_across_trees(self, data) -> None:
         """Bin X once for every tree of a forest."""
         self.binned(data)
+
+    def training_leaves(self, tree, data):
+        """Every row's leaf from its bin codes (a feature's codes lie together: a walk
+        reads the tested features' codes, a twentieth of X at 20 features, where a walk
+        of X reads X whole), for a tree of threshold questions at the bins' edges; None
+        where the bins are not ``data``'s, a node asks another question (nominal
+        features), or a row meets a missing value (the walk of X knows where it goes)."""
+        from treekit_histogram.binning import walk_codes
+
+        cached = data.cache.get(CACHE_KEY)
+        if cached is None or cached[0] != self.max_bins or data.nominal_features.size:
+            return None
+        binned = cached[1]
+        left, right = tree.children_left, tree.children_right
+        internal = np.flatnonzero(left >= 0)
+        feature = np.where(left >= 0, tree.feature, -1).astype(np.int64)
+        children = np.zeros((tree.n_nodes, 2), dtype=np.int64)  # (left, right) per node
+        children[internal, 0], children[internal, 1] = left[internal], right[internal]
+        cut_bin = np.zeros(tree.n_nodes, dtype=np.int64)
+        for node in internal:  # the bin whose edge is the node's threshold
+            f, threshold = feature[node], tree.threshold[node]
+            edges = binned.edges[f, : binned.n_value_bins[f] - 1]
+            at = int(np.searchsorted(edges, threshold))
+            if at == edges.size or edges[at] != threshold:
+                return None
+            cut_bin[node] = at
+        leaves = np.empty(binned.codes.shape[1], dtype=np.int64)
+        found = walk_codes(
+            binned.codes, children.ravel(), feature, cut_bin, binned.missing_code, leaves
+        )
+        return leaves if found else None
 
     def grows_in_one_call(self, composition, data) -> bool:
         """No monotonic constraints (the node-by-node loop keeps them); nominal features
@@ -260,8 +291,8 @@ class Histogram(Splitter):
 
     def _histogram(self, codes, rows, index, data, n_threads=1):
         """The class histograms (features x (max_bins + 1) x channels) of the rows
-        ``index`` of ``codes`` (their row table: ``rows``), with ``n_threads`` > 1 blocks of
-        rows on the threads (the same bits)."""
+        ``index`` of ``codes`` (their row table: ``rows``), with ``n_threads`` > 1 chunks of
+        features on the threads (the same bits)."""
         from treekit_histogram.kernels import CHANNELS
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
@@ -269,9 +300,7 @@ class Histogram(Splitter):
             features = np.arange(data.n_features, dtype=np.int64)
             chunks = [c for c in np.array_split(features, n_threads) if c.size]
             with ThreadPoolExecutor(n_threads) as pool:
-                build_histogram_in_blocks(
-                    pool, n_threads, chunks, codes, rows, index, 0, index.size, hist
-                )
+                build_histogram_on_threads(pool, chunks, codes, rows, index, 0, index.size, hist)
         else:
             compiled_histogram_kernel("build_histogram")(
                 codes, rows, index, 0, index.shape[0], hist

@@ -5,11 +5,11 @@ As the core's presorted builder (``treekit_core.kernels.builder``), with a pool 
 threads running compiled kernels without the GIL, never a parallel region per node:
 
 * the large nodes near the root are split here, one at a time: the histogram of the
-  smaller child is built over blocks of rows that idle threads pick up, then the blocks'
-  sums are added in block order, a chunk of features per thread (the order in which one
-  thread sums them, ``build_histogram``, so the bits are the same); the larger child's is
-  the parent's minus it (LightGBM's subtraction), chunk by chunk too; the
-  search over the bins and the partition of the rows are single passes;
+  smaller child is built a chunk of features per thread, over every row of the node (each
+  (feature, bin) adds its rows in the order ``build_histogram`` adds them, so the bits
+  are the same); the larger child's is the parent's minus it (LightGBM's subtraction),
+  chunk by chunk too; the search over the bins and the partition of the rows are single
+  passes;
 * every node with fewer rows than a share of the data becomes a task growing its whole
   subtree in one compiled call (``grow_subtree``, given the node's histogram and the
   statistics its parent found for it); tasks run largest first.
@@ -70,37 +70,19 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
     )
 
 
-def build_histogram_in_blocks(
-    pool, n_threads, chunks, codes, rows, index, start, end, hist, scratch=None
-) -> None:
+def build_histogram_on_threads(pool, chunks, codes, rows, index, start, end, hist) -> None:
     """The histogram of the rows ``index[start:end]`` as :func:`build_histogram` sums it,
-    bit for bit: its blocks of rows summed on the threads, a wave of blocks at a time (two
-    per thread, so scratch stays small; ``scratch``: room for them, kept by a caller that
-    builds many), then added in block order, a chunk of features per thread."""
-    from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
-
-    starts = np.arange(start, end, HISTOGRAM_BLOCK_ROWS)
-    if starts.size <= 1:
-        compiled_histogram_kernel("build_histogram")(codes, rows, index, start, end, hist)
-        return
-    build = compiled_histogram_kernel("build_block_histogram")
-    add = compiled_histogram_kernel("add_block_histograms")
-    wave = min(starts.size, 2 * n_threads)
-    if scratch is None or scratch.shape[0] < wave or scratch.shape[1:] != hist.shape:
-        scratch = np.empty((wave,) + hist.shape)
-    blocks = scratch
-
-    def build_block(k):
-        first = starts[k]
-        last = min(end, first + HISTOGRAM_BLOCK_ROWS)
-        gathered = np.empty((last - first, rows.shape[1]))  # the block's table entries
-        build(codes, rows, index, first, last, blocks[k % wave], gathered)
-
-    for begin in range(0, starts.size, wave):
-        stop = min(starts.size, begin + wave)
-        list(pool.map(build_block, range(begin, stop)))
-        n_built, first = stop - begin, begin == 0
-        list(pool.map(lambda chunk, n=n_built, f=first: add(hist, blocks, n, f, chunk), chunks))
+    bit for bit: each thread sums a chunk of features (a contiguous range) over every row
+    (each (feature, bin) adds its rows in the same order, so any split of the features
+    gives the same bits; no thread waits on another's blocks, and there is no reduction
+    pass)."""
+    build = compiled_histogram_kernel("build_feature_histograms")
+    list(
+        pool.map(
+            lambda chunk: build(codes, rows, index, start, end, hist, chunk[0], chunk[-1] + 1),
+            chunks,
+        )
+    )
 
 
 def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_threads):
@@ -113,8 +95,8 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
     n_stats = rows.shape[1] - 1
     growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
-    # one chunk of features per thread for the steps that go feature by feature (adding
-    # the blocks' histograms, the subtraction)
+    # one chunk of features per thread for the steps that go feature by feature (the
+    # histograms, the subtraction)
     chunks = [
         np.ascontiguousarray(chunk, dtype=np.int64)
         for chunk in np.array_split(np.arange(d), min(d, n_threads))
@@ -160,10 +142,6 @@ class Growth:
         self.kernels, self.params, self.binned = kernels, params, binned
         self.rows, self.index, self.rules, self.n_stats = rows, index, rules, n_stats
         self.n_threads = n_threads
-        # room for the blocks' histograms of a wave (build_histogram_in_blocks), reused by
-        # every node split here: fresh pages for each node cost more than the sums at 16
-        # threads
-        self.scratch = None
         # room for partition_rows' right sides (the nodes are divided one at a time)
         self.partition_scratch = None
         d = binned.codes.shape[0]
@@ -259,7 +237,7 @@ class Growth:
         """Split the node by ``cut`` (:meth:`evaluate`'s): its table row's question set
         by the caller's record (:meth:`set_question`), its rows partitioned, and its
         children as (start, end, depth, is_left, histogram or None, statistics), right
-        first; the smaller child's histogram built (blocks of rows on ``pool``), the
+        first; the smaller child's histogram built (chunks of features on ``pool``), the
         larger's the parent's minus it (in place of the parent's)."""
 
         kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
@@ -296,19 +274,8 @@ class Growth:
                 )
                 compiled_histogram_kernel("subtract_histogram")(hist, small)
             else:
-                if self.scratch is None:
-                    self.scratch = np.empty((2 * self.n_threads,) + hist.shape)
-                build_histogram_in_blocks(
-                    pool,
-                    self.n_threads,
-                    chunks,
-                    binned.codes,
-                    self.rows,
-                    self.index,
-                    small_start,
-                    small_end,
-                    small,
-                    self.scratch,
+                build_histogram_on_threads(
+                    pool, chunks, binned.codes, self.rows, self.index, small_start, small_end, small
                 )
                 subtract = compiled_histogram_kernel("subtract_feature_histograms")
                 list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
