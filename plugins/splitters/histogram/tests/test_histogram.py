@@ -514,7 +514,6 @@ def test_best_first_in_steps_is_the_node_by_node_loops_tree(
 
     monkeypatch.setattr(threaded, "PARALLEL_MIN_WORK", 1)
     monkeypatch.setattr(best_first, "PARALLEL_NODE_ROWS", 1)  # small data on the threads
-    monkeypatch.setattr(best_first, "BLOCKS_PER_THREAD", 0)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(300, 2000))
     X = rng.normal(size=(n, 4)).round(2)
@@ -589,11 +588,20 @@ def test_training_leaves_from_the_bins_are_the_walks_of_x(seed, n, distinct, lea
     splitter.share_across_trees(data)  # its bins, as the fit made them
     found = splitter.training_leaves(model.tree_, data)
     tree = model.tree_
-    asked = tree.feature[tree.children_left >= 0]
+    walked, meets_missing = np.empty(n, dtype=np.int64), False
+    for r in range(n):  # the walk of X by hand: x <= threshold goes left
+        node = 0
+        while tree.children_left[node] >= 0:
+            x = X[r, tree.feature[node]]
+            meets_missing |= bool(np.isnan(x))
+            left = x <= tree.threshold[node]
+            node = tree.children_left[node] if left else tree.children_right[node]
+        walked[r] = node
     if found is None:  # only where a row meets a missing value (the walk of X decides)
-        assert missing and np.isnan(X[:, asked]).any()
+        assert meets_missing
         return
-    np.testing.assert_array_equal(found, model.apply(X))
+    assert not meets_missing
+    np.testing.assert_array_equal(found, walked)
     assert splitter.training_leaves(tree, attrs.evolve(data, cache={})) is None  # no bins
 
 
@@ -632,3 +640,45 @@ def test_training_leaves_refuses_nominal_features_and_foreign_thresholds():
     )
     splitter.share_across_trees(nominal)
     assert splitter.training_leaves(histogram.tree_, nominal) is None
+
+
+@pytest.mark.parametrize(
+    "case", ["every row", "subsample", "missing values", "missing, subsample", "depth-wise"]
+)
+def test_boosting_with_the_bins_leaves_is_boosting_with_the_walk(monkeypatch, case):
+    """Issue 60: a boosted model whose rounds read the training rows' leaves from the
+    splitter (the rows as the growth left them, or the bins' walk) is the model whose
+    rounds walk X, bit for bit; the splitter answered in every round where every row
+    holds weight (the growth's order of the rows, missing values included), or where
+    every row reaches a leaf by its bins without meeting a missing value."""
+    from treekit_histogram import splitter as histogram_splitter
+
+    from treekit_core import BoostingRegressor
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3000, 5))
+    if case.startswith("missing"):
+        X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.sin(3 * np.nan_to_num(X[:, 1])) + rng.normal(size=3000)
+    params = {"n_estimators": 15, "splitter": "histogram", "random_state": 0}
+    params.update(
+        {"max_depth": 3} if case == "depth-wise" else {"max_leaf_nodes": 12, "max_depth": None}
+    )
+    if "subsample" in case:
+        params["subsample"] = 0.7
+    answered = []
+    own = histogram_splitter.Histogram.training_leaves
+
+    def counting(self, tree, data):
+        found = own(self, tree, data)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(histogram_splitter.Histogram, "training_leaves", counting)
+    fast = BoostingRegressor(**params).fit(X, y)
+    monkeypatch.setattr(histogram_splitter.Histogram, "training_leaves", lambda *a: None)
+    walked = BoostingRegressor(**params).fit(X, y)
+    np.testing.assert_array_equal(fast.predict(X), walked.predict(X))
+    np.testing.assert_array_equal(fast.train_score_, walked.train_score_)
+    assert len(answered) == 15
+    assert all(answered) == (case != "missing, subsample")

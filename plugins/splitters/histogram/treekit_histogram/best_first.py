@@ -16,10 +16,10 @@ import numpy as np
 from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
 from treekit_histogram.threads import LEFT, RIGHT, Growth
 
-#: A node split on threads holds at least this many rows (four blocks) ...
-PARALLEL_NODE_ROWS = 4 * HISTOGRAM_BLOCK_ROWS
-#: ... and this many blocks per thread.
-BLOCKS_PER_THREAD = 2
+#: A node split on threads holds at least this many rows: each thread then sums its
+#: features over a block of rows or more (0.3 ms at 20 features over 2 threads), well
+#: above what handing out the work costs.
+PARALLEL_NODE_ROWS = HISTOGRAM_BLOCK_ROWS
 
 
 def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_leaves, n_threads):
@@ -45,20 +45,14 @@ def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_
     visit(0, n, 0, -1, 1, root_hist, root_statistics)
     d = binned.codes.shape[0]
     chunks = [c for c in np.array_split(np.arange(d, dtype=np.int64), n_threads) if c.size]
-    # a node goes to the threads when each thread gets two blocks at least: with fewer,
-    # handing out the blocks costs more than it saves (16 threads on 200 000 rows were
-    # slower than one with a threshold of four blocks, benchmarks/README.md)
-    parallel_rows = max(PARALLEL_NODE_ROWS, BLOCKS_PER_THREAD * n_threads * HISTOGRAM_BLOCK_ROWS)
-    pool = ThreadPoolExecutor(n_threads) if n_threads > 1 and n >= parallel_rows else None
+    pool = ThreadPoolExecutor(n_threads) if n_threads > 1 and n >= PARALLEL_NODE_ROWS else None
     try:
         leaves = 1
         while frontier and leaves < max_leaves:
             _, node, start, end, depth, hist, cut = heapq.heappop(frontier)
             growth.set_question(records[node], hist, cut)
-            # threads only for a node of many blocks: handing out a few blocks and the
-            # features' subtraction costs more than it saves (16 threads were slower than
-            # one on 31-leaf trees of 200 000 rows); the bits are the same either way
-            large = end - start >= parallel_rows
+            # threads only for a large node (the bits are the same either way)
+            large = end - start >= PARALLEL_NODE_ROWS
             children = growth.divide(pool if large else None, chunks, start, end, depth, hist, cut)
             leaves += 1
             for child_start, child_end, child_depth, is_left, child_hist, child_sums in reversed(

@@ -4,6 +4,7 @@ binned features."""
 from __future__ import annotations
 
 import numbers
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
@@ -29,6 +30,8 @@ from treekit_histogram.threads import (
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
 CACHE_KEY = "histogram_bins"
+#: ``data.cache``'s entry of the rows of the last tree build_tree grew, as it left them.
+GROWN_ROWS_KEY = "histogram_grown_rows"
 
 
 def _check_max_bins(instance, attribute, value):
@@ -92,13 +95,21 @@ class Histogram(Splitter):
         self.binned(data)
 
     def training_leaves(self, tree, data):
-        """Every row's leaf from its bin codes (a feature's codes lie together: a walk
-        reads the tested features' codes, a twentieth of X at 20 features, where a walk
-        of X reads X whole), for a tree of threshold questions at the bins' edges; None
-        where the bins are not ``data``'s, a node asks another question (nominal
-        features), or a row meets a missing value (the walk of X knows where it goes)."""
+        """Every row's leaf: from the rows' order the growth left (each leaf's rows lie
+        together, the leaves in depth-first order, first branch first), where
+        :meth:`build_tree` grew ``tree`` on every row of ``data`` (a tenth of the walk's
+        time); else from the rows' bin codes (a walk reading the tested features' codes,
+        a twentieth of X at 20 features), for a tree of threshold questions at the bins'
+        edges; None where the bins are not ``data``'s, a node asks another question
+        (nominal features), or a row meets a missing value (the walk of X knows where it
+        goes)."""
         from treekit_histogram.binning import walk_codes
 
+        grown = data.cache.get(GROWN_ROWS_KEY)
+        if grown is not None and grown[0]() is tree and grown[1].size == data.n_samples:
+            leaves = _leaves_of_grown_rows(tree, grown[1])
+            if leaves is not None:
+                return leaves
         cached = data.cache.get(CACHE_KEY)
         if cached is None or cached[0] != self.max_bins or data.nominal_features.size:
             return None
@@ -218,8 +229,8 @@ class Histogram(Splitter):
         )
         missing_left = np.ascontiguousarray(table[:, SUMS + data.n_statistics])
         tables = [table]  # handed on in a list: tree_from_table frees it once it is copied
-        del table, binned, rows, index, root
-        return tree_from_table(
+        del table, binned, rows, root
+        tree = tree_from_table(
             tables,
             data.n_features,
             data.n_statistics,
@@ -228,6 +239,10 @@ class Histogram(Splitter):
             question=question,
             node_fields=fields,
         )
+        # the rows as the growth left them, each leaf's together (training_leaves reads
+        # them); the entry names its tree, so another tree's call never takes them
+        data.cache[GROWN_ROWS_KEY] = (weakref.ref(tree), index)
+        return tree
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import rule_vector
@@ -306,6 +321,21 @@ class Histogram(Splitter):
                 codes, rows, index, 0, index.shape[0], hist
             )
         return hist
+
+
+def _leaves_of_grown_rows(tree, index):
+    """Each row's leaf from the row ids in the order a grower partitioned them: a node's
+    rows hold [start, end), its first child's the first part, so the leaves' rows follow
+    one another in depth-first order, each leaf's as many as it holds (None where the
+    counts do not add up to the rows, which no tree of the grower does)."""
+    order = tree.preorder()[0]
+    leaves = order[tree.is_leaf[order]]
+    counts = np.asarray(tree.n_samples)[leaves]
+    if counts.sum() != index.size:
+        return None
+    found = np.empty(index.size, dtype=np.int64)
+    found[index] = np.repeat(leaves, counts)
+    return found
 
 
 def best_cut(
