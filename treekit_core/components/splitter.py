@@ -118,7 +118,7 @@ class Splitter(Component):
         return "fused_builder" in self.provides
 
     def training_leaves(self, tree, data):
-        """The leaf each row of ``data`` reaches in ``tree`` (int64, one per row, in row
+        """The leaf each row of ``data`` reaches in ``tree`` (integers, one per row, in row
         order), where this splitter grew ``tree`` on ``data`` and can say so from what it
         keeps of X (its bins) faster than a walk of X; None: the caller walks X. A row
         reaches one leaf, routed hard (a splitter whose answer for a row with a missing

@@ -333,8 +333,8 @@ def _leaves_of_grown_rows(tree, index):
     counts = np.asarray(tree.n_samples)[leaves]
     if counts.sum() != index.size:
         return None
-    found = np.empty(index.size, dtype=np.int64)
-    found[index] = np.repeat(leaves, counts)
+    found = np.empty(index.size, dtype=np.int32)  # int32: half the bytes of the fit's peak
+    found[index] = np.repeat(leaves.astype(np.int32), counts)
     return found
 
 
