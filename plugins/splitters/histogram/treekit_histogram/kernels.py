@@ -200,26 +200,18 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last)
             build_block_histogram(
                 binned, rows, index, block_start, block_end, block, gathered, first, last
             )
-            add_block_histograms(hist, block[np.newaxis], 1, False, features)
+            add_feature_histograms(hist, block, features)
 
 
 @generic_jit
-def add_block_histograms(hist, blocks, n_blocks, first, features):
-    """For ``features``: ``hist`` += blocks[0] + ... + blocks[n_blocks - 1], added one at a
-    time in that order (``first``: ``hist`` starts as blocks[0]); a thread's share of the
-    reduction of a threaded build (features apart: the same bits as :func:`build_histogram`)."""
+def add_feature_histograms(hist, block, features):
+    """hist += block for ``features`` only: a later block's sums added to a build's
+    (:func:`build_feature_histograms`)."""
     n_bins, width = hist.shape[1], hist.shape[2]
     for f in features:
-        k0 = 0
-        if first:
-            for b in range(n_bins):
-                for c in range(width):
-                    hist[f, b, c] = blocks[0, f, b, c]
-            k0 = 1
-        for k in range(k0, n_blocks):
-            for b in range(n_bins):
-                for c in range(width):
-                    hist[f, b, c] += blocks[k, f, b, c]
+        for b in range(n_bins):
+            for c in range(width):
+                hist[f, b, c] += block[f, b, c]
 
 
 @generic_jit
