@@ -120,7 +120,8 @@ class Splitter(Component):
     def training_leaves(self, tree, data):
         """The leaf each row of ``data`` reaches in ``tree`` (integers, one per row, in row
         order), where this splitter grew ``tree`` on ``data`` and can say so from what it
-        keeps of X (its bins) faster than a walk of X; None: the caller walks X. A row
+        kept of the growth (the rows' order) faster than a walk of X; None: the caller
+        walks X. A row
         reaches one leaf, routed hard (a splitter whose answer for a row with a missing
         tested value could differ returns None). Called by gradient boosting once per
         grown tree, before its leaves are valued (every training row's leaf, every

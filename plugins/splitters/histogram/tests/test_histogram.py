@@ -562,12 +562,15 @@ def test_several_label_columns_grow_the_exhaustive_tree_on_few_values():
     distinct=st.sampled_from([3, 40, 1000]),
     leaves=st.integers(2, 20),
     missing=st.booleans(),
+    depth_wise=st.booleans(),
 )
-def test_training_leaves_from_the_bins_are_the_walks_of_x(seed, n, distinct, leaves, missing):
-    """Issue 60: boosting reads every training row's leaf from the splitter's bins
-    (``training_leaves``) instead of walking X; on the rows the tree grew on it is the
-    leaf the walk of X finds (``apply``), row for row. Where a row meets a missing value at
-    a node, or the data have nominal features, the splitter says None (the walk decides)."""
+def test_training_leaves_from_the_growth_are_the_walks_of_x(
+    seed, n, distinct, leaves, missing, depth_wise
+):
+    """Issue 60: boosting reads every training row's leaf from the splitter
+    (``training_leaves``: the rows' order its growth left) instead of walking X; on the
+    rows the tree grew on it is the leaf the walk of X finds, row for row, a row with a
+    missing value included (it went, whole, where its node's training rows went)."""
     from treekit_core import TreeRegressor
 
     rng = np.random.default_rng(seed)
@@ -575,8 +578,8 @@ def test_training_leaves_from_the_bins_are_the_walks_of_x(seed, n, distinct, lea
     if missing:
         X[rng.random(X.shape) < 0.1] = np.nan
     y = np.nan_to_num(X[:, 0]) + rng.normal(size=n)
-    model = TreeRegressor(splitter="histogram", max_leaf_nodes=leaves, max_depth=None)
-    model.fit(X, y)
+    shape = {"max_depth": 4} if depth_wise else {"max_leaf_nodes": leaves, "max_depth": None}
+    model = TreeRegressor(splitter="histogram", **shape).fit(X, y)
     data = TrainingData(
         np.ascontiguousarray(X),
         np.column_stack([y, y * y]),
@@ -584,73 +587,57 @@ def test_training_leaves_from_the_bins_are_the_walks_of_x(seed, n, distinct, lea
         None,
         n_categories=np.zeros(4, dtype=np.int64),
     )
-    splitter = model.composition_.splitter
-    splitter.share_across_trees(data)  # its bins, as the fit made them
-    found = splitter.training_leaves(model.tree_, data)
-    tree = model.tree_
-    walked, meets_missing = np.empty(n, dtype=np.int64), False
-    for r in range(n):  # the walk of X by hand: x <= threshold goes left
-        node = 0
+    tree = model.composition_.grow(data, np.random.default_rng(0))  # on this data
+    found = model.composition_.splitter.training_leaves(tree, data)
+    walked = np.empty(n, dtype=np.int64)
+    for r in range(n):  # the walk of X by hand: x <= threshold goes left, a missing
+        node = 0  # value where the node's training rows with one went
         while tree.children_left[node] >= 0:
             x = X[r, tree.feature[node]]
-            meets_missing |= bool(np.isnan(x))
             left = x <= tree.threshold[node]
+            if np.isnan(x):
+                left = tree.child_shares[tree.child_start[node]] == 1.0
             node = tree.children_left[node] if left else tree.children_right[node]
         walked[r] = node
-    if found is None:  # only where a row meets a missing value (the walk of X decides)
-        assert meets_missing
-        return
-    assert not meets_missing
     np.testing.assert_array_equal(found, walked)
-    assert splitter.training_leaves(tree, attrs.evolve(data, cache={})) is None  # no bins
+    assert model.composition_.splitter.training_leaves(tree, attrs.evolve(data, cache={})) is None
 
 
-def test_training_leaves_refuses_nominal_features_and_foreign_thresholds():
-    """A tree with a threshold that is not one of the bins' edges (grown elsewhere) or
-    data with nominal features get None: the splitter answers only where the bins route
-    every row as X does."""
+def test_training_leaves_only_for_the_tree_grown_last_on_every_row():
+    """The splitter answers for the tree its growth on ``data`` made last, every row
+    holding weight; None for a tree it did not grow there (another splitter's, an earlier
+    one), or where some rows have no weight (they are in no leaf's rows)."""
     from treekit_core import TreeRegressor
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = X[:, 0] + rng.normal(size=200)
-    histogram = TreeRegressor(splitter="histogram", max_depth=3).fit(X, y)
-    exhaustive = TreeRegressor(max_depth=3).fit(X, y)
+    model = TreeRegressor(splitter="histogram", max_depth=3).fit(X, y)
     data = TrainingData(X, np.column_stack([y, y * y]), np.ones(200), None)
-    splitter = histogram.composition_.splitter
-    splitter.share_across_trees(data)
-    np.testing.assert_array_equal(
-        splitter.training_leaves(histogram.tree_, data), histogram.apply(X)
+    composition, splitter = model.composition_, model.composition_.splitter
+    first = composition.grow(data, np.random.default_rng(0))
+    np.testing.assert_array_equal(splitter.training_leaves(first, data), model.apply(X))
+    exhaustive = TreeRegressor(max_depth=3).fit(X, y)
+    assert splitter.training_leaves(exhaustive.tree_, data) is None
+    second = composition.grow(data, np.random.default_rng(0))
+    assert splitter.training_leaves(first, data) is None  # grown before the last
+    np.testing.assert_array_equal(splitter.training_leaves(second, data), model.apply(X))
+    weight = np.ones(200)
+    weight[:50] = 0.0
+    holed = attrs.evolve(data, weight=weight)
+    assert (
+        splitter.training_leaves(composition.grow(holed, np.random.default_rng(0)), holed) is None
     )
-    # a threshold that is no edge gives None; one that is an edge routes as X does
-    found = splitter.training_leaves(exhaustive.tree_, data)
-    thresholds = exhaustive.tree_.threshold[exhaustive.tree_.children_left >= 0]
-    features = exhaustive.tree_.feature[exhaustive.tree_.children_left >= 0]
-    binned = data.cache["histogram_bins"][1]
-    on_edges = all(t in binned.edges[f] for f, t in zip(features, thresholds, strict=True))
-    assert (found is not None) == on_edges
-    if found is not None:
-        np.testing.assert_array_equal(found, exhaustive.apply(X))
-    shifted = exhaustive.tree_
-    shifted.threshold[0] = np.nextafter(shifted.threshold[0], np.inf)  # no edge now
-    assert splitter.training_leaves(shifted, data) is None
-    codes = np.column_stack([rng.integers(0, 3, 200), X[:, 1:]]).astype(float)
-    nominal = TrainingData(
-        codes, data.evidence, data.weight, None, n_categories=np.array([3, 0, 0])
-    )
-    splitter.share_across_trees(nominal)
-    assert splitter.training_leaves(histogram.tree_, nominal) is None
 
 
 @pytest.mark.parametrize(
     "case", ["every row", "subsample", "missing values", "missing, subsample", "depth-wise"]
 )
-def test_boosting_with_the_bins_leaves_is_boosting_with_the_walk(monkeypatch, case):
+def test_boosting_with_the_splitters_leaves_is_boosting_with_the_walk(monkeypatch, case):
     """Issue 60: a boosted model whose rounds read the training rows' leaves from the
-    splitter (the rows as the growth left them, or the bins' walk) is the model whose
-    rounds walk X, bit for bit; the splitter answered in every round where every row
-    holds weight (the growth's order of the rows, missing values included), or where
-    every row reaches a leaf by its bins without meeting a missing value."""
+    splitter (the rows as the growth left them) is the model whose rounds walk X, bit for
+    bit; the splitter answered in every round where every row holds weight (missing
+    values included)."""
     from treekit_histogram import splitter as histogram_splitter
 
     from treekit_core import BoostingRegressor
@@ -681,4 +668,6 @@ def test_boosting_with_the_bins_leaves_is_boosting_with_the_walk(monkeypatch, ca
     np.testing.assert_array_equal(fast.predict(X), walked.predict(X))
     np.testing.assert_array_equal(fast.train_score_, walked.train_score_)
     assert len(answered) == 15
-    assert all(answered) == (case != "missing, subsample")
+    # every round without a subsample (the growth's rows), none with one (rows of no
+    # weight are in no leaf's rows: the walk of X decides)
+    assert answered == [("subsample" not in case)] * 15

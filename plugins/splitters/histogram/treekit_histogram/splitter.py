@@ -95,43 +95,17 @@ class Histogram(Splitter):
         self.binned(data)
 
     def training_leaves(self, tree, data):
-        """Every row's leaf: from the rows' order the growth left (each leaf's rows lie
-        together, the leaves in depth-first order, first branch first), where
-        :meth:`build_tree` grew ``tree`` on every row of ``data`` (a tenth of the walk's
-        time); else from the rows' bin codes (a walk reading the tested features' codes,
-        a twentieth of X at 20 features), for a tree of threshold questions at the bins'
-        edges; None where the bins are not ``data``'s, a node asks another question
-        (nominal features), or a row meets a missing value (the walk of X knows where it
-        goes)."""
-        from treekit_histogram.binning import walk_codes
-
+        """Every row's leaf from the rows' order the growth left (each leaf's rows lie
+        together, the leaves in depth-first order, first branch first: 0.6 s against the
+        walk of X's 2.0 s in 100 rounds at 1M rows), where :meth:`build_tree` grew
+        ``tree`` on every row of ``data``; None otherwise (rows without weight are not in
+        the growth's order, or another tree was grown since). A walk of the bin codes for
+        those cases took 1.9 s: no faster than the walk of X, so the caller's walk
+        decides there."""
         grown = data.cache.get(GROWN_ROWS_KEY)
-        if grown is not None and grown[0]() is tree and grown[1].size == data.n_samples:
-            leaves = _leaves_of_grown_rows(tree, grown[1])
-            if leaves is not None:
-                return leaves
-        cached = data.cache.get(CACHE_KEY)
-        if cached is None or cached[0] != self.max_bins or data.nominal_features.size:
+        if grown is None or grown[0]() is not tree or grown[1].size != data.n_samples:
             return None
-        binned = cached[1]
-        left, right = tree.children_left, tree.children_right
-        internal = np.flatnonzero(left >= 0)
-        feature = np.where(left >= 0, tree.feature, -1).astype(np.int64)
-        children = np.zeros((tree.n_nodes, 2), dtype=np.int64)  # (left, right) per node
-        children[internal, 0], children[internal, 1] = left[internal], right[internal]
-        cut_bin = np.zeros(tree.n_nodes, dtype=np.int64)
-        for node in internal:  # the bin whose edge is the node's threshold
-            f, threshold = feature[node], tree.threshold[node]
-            edges = binned.edges[f, : binned.n_value_bins[f] - 1]
-            at = int(np.searchsorted(edges, threshold))
-            if at == edges.size or edges[at] != threshold:
-                return None
-            cut_bin[node] = at
-        leaves = np.empty(binned.codes.shape[1], dtype=np.int64)
-        found = walk_codes(
-            binned.codes, children.ravel(), feature, cut_bin, binned.missing_code, leaves
-        )
-        return leaves if found else None
+        return _leaves_of_grown_rows(tree, grown[1])
 
     def grows_in_one_call(self, composition, data) -> bool:
         """No monotonic constraints (the node-by-node loop keeps them); nominal features
