@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treekit_core import ForestRegressor, TreeClassifier, TreeRegressor
-from treekit_core.engine.tree import HELD_INTEGERS, Tree, held_integers
+from treekit_core.engine.tree import HELD_INTEGERS, NARROWEST_HELD, Tree, held_integers
 from treekit_core.estimators import model_file
 from treekit_core.registry import get_registry
 
@@ -35,7 +35,11 @@ def test_a_fitted_tree_holds_its_integers_narrow():
     X = rng.normal(size=(400, 5))
     tree = TreeRegressor().fit(X, X[:, 0] + rng.normal(size=400)).tree_
     for name, dtype in HELD_INTEGERS.items():
-        assert getattr(tree, name).dtype == dtype, name
+        if name not in NARROWEST_HELD:
+            assert getattr(tree, name).dtype == dtype, name
+    # depths (below 128 here) and decisions (all 0: a regression tree decides nothing)
+    # in a byte each
+    assert tree.depth.dtype == tree.decision.dtype == np.int8
     # the threshold walk reads the tree's own features and thresholds; its one copy is
     # the children side by side (8 bytes a node: the step is one load, no branch)
     from treekit_core.engine.questions import packed_thresholds
@@ -47,7 +51,9 @@ def test_a_fitted_tree_holds_its_integers_narrow():
     assert children.dtype == np.int32
     # a field set later is narrowed as well (attrs runs the converter on assignment)
     tree.decision = np.zeros(tree.n_nodes, dtype=np.int64)
-    assert tree.decision.dtype == np.int32
+    assert tree.decision.dtype == np.int8
+    tree.n_samples = tree.n_samples.astype(np.int64)
+    assert tree.n_samples.dtype == np.int32
 
 
 def test_a_value_that_does_not_fit_is_refused_naming_the_field():
@@ -58,7 +64,16 @@ def test_a_value_that_does_not_fit_is_refused_naming_the_field():
     # a count of rows past int32 is held in 64 bits, never wrapped
     counts = held_integers("n_samples", np.array([2**33, 1]))
     assert counts.dtype == np.int64 and counts[0] == 2**33
-    assert held_integers("depth", np.array([0, 1, 2])).dtype == np.int32
+    # depths and decisions in the narrowest signed type that holds them, int32 at most
+    for values, dtype in (([0, 1, 2], np.int8), ([-1, 127], np.int8), ([0, 128], np.int16)):
+        for name in NARROWEST_HELD:
+            held = held_integers(name, np.array(values))
+            assert held.dtype == dtype and held.tolist() == values, (name, values)
+    assert held_integers("depth", np.array([0, 2**20])).dtype == np.int32
+    with pytest.raises(ValueError, match="'depth'.*int32"):
+        held_integers("depth", np.array([0, 2**31]))
+    with pytest.raises(ValueError, match="'decision'.*int32"):
+        held_integers("decision", np.array([-(2**31) - 1, 0]))
 
 
 @settings(max_examples=25, deadline=None)

@@ -66,10 +66,10 @@ def default_questions() -> tuple:
     return (Threshold(),)
 
 
-#: The integer fields' types in memory (issue 59): node ids, offsets, features, depths and
-#: decisions in 32 bits, the question kind in 8 (a tree asks at most 127 kinds), counts of
-#: rows in 32 bits where they fit. What a node costs: 8 bytes less per field than int64,
-#: and the threshold walk reads the tree's own arrays (no packed copy).
+#: The integer fields' types in memory (issue 59): node ids, offsets and features in 32
+#: bits, the question kind in 8 (a tree asks at most 127 kinds), counts of rows in 32 bits
+#: where they fit. What a node costs: 8 bytes less per field than int64, and the threshold
+#: walk reads the tree's own arrays (no packed copy).
 HELD_INTEGERS = {
     "child_start": np.int32,
     "child_ids": np.int32,
@@ -80,13 +80,24 @@ HELD_INTEGERS = {
     "decision": np.int32,
 }
 
+#: Fields no kernel reads, held in the narrowest of int8, int16 and int32 that holds their
+#: values (their :data:`HELD_INTEGERS` type the widest): depths and decisions fit a byte
+#: in all but the deepest trees and the largest label sets, 3 bytes a node less each, and a
+#: pickle keeps them as they are held (no narrowed copy alive until the pickle ends).
+NARROWEST_HELD = ("depth", "decision")
+
 
 def held_integers(name: str, values) -> np.ndarray:
     """``values`` of the integer tree field ``name`` in the type the tree holds it in
-    (:data:`HELD_INTEGERS`); a value outside that type is refused naming the field (a
+    (:data:`HELD_INTEGERS`, or the narrowest type that holds them for
+    :data:`NARROWEST_HELD`); a value outside that type is refused naming the field (a
     count of rows past 2**31 - 1 is held in 64 bits instead). Never wraps around."""
     dtype = HELD_INTEGERS[name]
     values = np.asarray(values)
+    if name in NARROWEST_HELD and values.dtype.kind in "iu":
+        narrowest = narrowest_integers(values)  # signed: an abstention (-1) fits
+        if narrowest.dtype.itemsize <= np.dtype(dtype).itemsize:
+            return narrowest
     if values.dtype == dtype:
         return values
     if values.size:
@@ -865,7 +876,8 @@ def narrowest_integers(values: np.ndarray) -> np.ndarray:
     if values.size == 0:
         return values.astype(np.int8)
     low, high = int(values.min()), int(values.max())
-    narrowest = np.result_type(np.min_scalar_type(low), np.min_scalar_type(-high - 1))
+    # the most negative of the two bounds names the type: -high - 1 fits where high does
+    narrowest = np.min_scalar_type(min(low, -high - 1))
     return values.astype(narrowest, copy=False)  # no copy where it is held so already
 
 
