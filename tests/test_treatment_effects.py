@@ -1,4 +1,5 @@
-"""Causal trees and forests (issue 65): the effect of a binary treatment per row.
+"""Causal trees and forests (issue 65): the effect of a binary treatment per row (several
+arms: tests/test_multi_arm_treatments.py).
 
 The criteria are checked against brute-force hand computations of Athey & Imbens'
 honest criterion and grf's pseudo-outcome split on small data; the forest's estimate and
@@ -334,7 +335,7 @@ def test_the_text_shows_each_leaf_s_effect_and_the_importances_its_heterogeneity
 
 def test_what_a_causal_model_cannot_take_is_refused_by_name():
     X, y, w, _ = heterogeneous_design(200, 3, 6)
-    with pytest.raises(ValueError, match="treatment must hold 0 \\(control\\) and 1"):
+    with pytest.raises(ValueError, match="treatment must number the arms 0 \\(control\\), 1"):
         CausalTree().fit(X, y, w * 2)
     with pytest.raises(ValueError, match="treatment holds only treated rows"):
         CausalTree().fit(X, y, np.ones(200))

@@ -2,11 +2,13 @@
 forests (Wager & Athey 2018; Athey, Tibshirani & Wager 2019, R's grf), the treatment-effect
 family on the single-tree and ensemble structures.
 
-``fit(X, y, treatment)`` with a binary treatment (1 treated, 0 control); ``predict(X)`` is
-the effect per row. The target ``treatment_effect`` holds per node the effect (the
-difference of the arms' mean outcomes, or the residual-on-residual slope where the forest
-centres y and the treatment), and the criteria ``causal_tree`` (Athey & Imbens' honest
-criterion) and ``grf_causal`` (grf's gradient split) split where the effect differs.
+``fit(X, y, treatment)`` with a binary treatment (1 treated, 0 control) or several arms
+(0 control, 1, ..., K - 1: grf's ``multi_arm_causal_forest``); ``predict(X)`` is the effect
+per row (n x (K - 1) for several arms: each arm's against the control). The target
+``treatment_effect`` holds per node the effect (the difference of the arms' mean outcomes,
+or the residual-on-residual slope where the forest centres y and the treatment), and the
+criteria ``causal_tree`` (Athey & Imbens' honest criterion) and ``grf_causal`` (grf's
+gradient split) split where the effect differs.
 
 Both are honest by default (``honest_fraction`` of each tree's rows, per arm, grows the
 structure, the rest estimates the leaves; leaves whose estimation rows lack an arm are
@@ -37,13 +39,15 @@ from treekit_core.builtins.treatment_effect import (
     MEAN_WW,
     MEAN_WY,
     MEAN_Y,
-    TREATED,
+    EffectColumns,
     arm_standard_errors,
+    arm_weights,
     check_treatment,
+    mean_moments,
 )
 from treekit_core.engine.validation import check_y_numeric, finite_numbers
 from treekit_core.estimators.ensemble import EnsembleEstimator, resolve_max_samples
-from treekit_core.estimators.forest import ForestRegressor
+from treekit_core.estimators.forest import ForestClassifier, ForestRegressor
 from treekit_core.estimators.inputs import number_of_rows, open_unit_share
 from treekit_core.estimators.parameter_docs import document_parameters
 from treekit_core.estimators.single_tree import SingleTreeEstimator
@@ -62,9 +66,10 @@ class TreatmentEffectFamily:
     fixed_components = {"labeler": "majority", "confidence": "probability"}
 
     def fit(self, X, y, treatment, sample_weight=None, propensity=None):
-        """Fit on the outcome ``y`` and the binary ``treatment`` (1 treated, 0 control) of
-        every row of X; ``propensity``: each row's probability of treatment, to centre the
-        treatment on (grf's ``W.hat``; the forest estimates it when not given)."""
+        """Fit on the outcome ``y`` and the ``treatment`` arm (0 control, 1 treated; several
+        arms 0, 1, ..., K - 1) of every row of X; ``propensity``: each row's probability of
+        treatment (n values; several arms: n x K, every arm's, the control first), to centre
+        the treatment on (grf's ``W.hat``; the forest estimates it when not given)."""
         self._fit_checked(X, y, sample_weight, treatment=treatment, propensity=propensity)
         return self
 
@@ -79,7 +84,8 @@ class TreatmentEffectFamily:
 
     def predict(self, X) -> np.ndarray:
         """The treatment's effect for every row: its leaf's (a forest: the slope of the
-        forest-weighted moments, grf's estimate); NaN where no effect is defined."""
+        forest-weighted moments, grf's estimate); NaN where no effect is defined. Several
+        arms: n x (K - 1), column k - 1 arm k's effect against the control."""
         self._check_fitted()
         with self._checked_for_predict(X) as checked:
             return self._effects_of_checked(checked)
@@ -90,7 +96,8 @@ class TreatmentEffectFamily:
 
     def predict_interval(self, X, alpha=0.05, method="variance") -> np.ndarray:
         """An (n, 2) array: per row of X, the effect -/+ z_(1 - alpha/2) standard errors
-        (``method="variance"``: the tree's leaf, the forest's little bags); the
+        (``method="variance"``: the tree's leaf, the forest's little bags; several arms:
+        n x (K - 1) x 2, each arm's effect's interval); the
         conformal methods of the regressors need an observed response, which an effect
         never is, and are refused."""
         self._check_fitted()
@@ -104,28 +111,43 @@ class TreatmentEffectFamily:
         with self._checked_for_predict(X) as checked:
             effect, variance = self._effects_and_variances(checked)
         half = NormalDist().inv_cdf(1.0 - alpha / 2.0) * np.sqrt(variance)
-        return np.column_stack([effect - half, effect + half])
+        return np.stack([effect - half, effect + half], axis=-1)
+
+    @property
+    def n_arms_(self) -> int:
+        """The treatment's arms, the control included (2 for a binary treatment)."""
+        self._check_fitted()
+        trees = self.estimators_ if hasattr(self, "estimators_") else [self.tree_]
+        return EffectColumns.of_statistics(trees[0].statistics.shape[1]).effects + 1
 
     def node_effects(self, tree) -> np.ndarray:
         """The effect of every node of ``tree`` (one of this model's): the slope of its
-        values, NaN where its rows hold one arm. Read by ``plot_tree``, which colours the
-        nodes by it."""
+        values, NaN where its rows lack an arm (several arms: a column per arm). Read by
+        ``plot_tree``, which colours the nodes by it (several arms: by arm 1's)."""
         return self.composition_.target.predictions(tree.value, None, None)
 
     def _leaf_text(self, decimals: int):
-        """A leaf's effect, its standard error and its rows per arm."""
+        """A leaf's effect, its standard error and its rows per arm (several arms: each
+        arm's effect against the control)."""
         tree = self.tree_
         effects = self.node_effects(tree)
         errors = arm_standard_errors(tree.statistics, tree.weight)
+        arms = arm_weights(tree.statistics, tree.weight)
 
         def text(node):
-            effect, se = effects[node], errors[node]
-            treated = tree.statistics[node, TREATED]
-            return (
-                f"effect: {effect:.{decimals}f} (se {se:.{decimals}g}; "
-                f"n={int(tree.n_samples[node])}: {treated:g} treated, "
-                f"{tree.weight[node] - treated:g} control)"
+            n = f"n={int(tree.n_samples[node])}: "
+            if effects.ndim == 1:
+                effect, se = effects[node], errors[node]
+                return (
+                    f"effect: {effect:.{decimals}f} (se {se:.{decimals}g}; "
+                    f"{n}{arms[node, 1]:g} treated, {arms[node, 0]:g} control)"
+                )
+            shown = ", ".join(
+                f"arm {k + 1}: {effects[node, k]:.{decimals}f}" for k in range(effects.shape[1])
             )
+            ses = ", ".join(f"{se:.{decimals}g}" for se in errors[node])
+            counts = ", ".join(f"{arms[node, k]:g} arm {k}" for k in range(1, arms.shape[1]))
+            return f"effects: {shown} (se {ses}; {n}{arms[node, 0]:g} control, {counts})"
 
         return text
 
@@ -265,12 +287,15 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         return draws
 
     def fit(self, X, y, treatment, sample_weight=None, outcome_mean=None, propensity=None):
-        """Fit on the outcome ``y`` and the binary ``treatment`` of every row of X. With
+        """Fit on the outcome ``y`` and the ``treatment`` arm of every row of X (0 control,
+        1 treated; several arms 0, 1, ..., K - 1, grf's ``multi_arm_causal_forest``). With
         ``orthogonalize`` (grf's default) y and the treatment are centred on
-        ``outcome_mean`` (grf's ``Y.hat``) and ``propensity`` (``W.hat``), each estimated
-        by an out-of-bag regression forest where not given; the average treatment effect
-        reads them. Without it (econml's forest) neither is estimated unless one is given,
-        and the average treatment effect needs them."""
+        ``outcome_mean`` (grf's ``Y.hat``) and ``propensity`` (``W.hat``: n values, or n x K
+        of every arm for several), each estimated where not given by an out-of-bag forest
+        (a regression forest; several arms: a classification forest's arm
+        probabilities); the average treatment effect reads them. Without it (econml's
+        forest) neither is estimated unless one is given, and the average treatment
+        effect needs them."""
         self._check_params()
         n = number_of_rows(X)
         outcome = check_y_numeric(y, n)
@@ -279,7 +304,10 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         self.outcome_mean_ = self.propensity_ = None
         if self.orthogonalize or outcome_mean is not None or propensity is not None:
             self.outcome_mean_ = self._nuisance(X, outcome, weight, outcome_mean, "outcome_mean", n)
-            self.propensity_ = self._nuisance(X, treated, weight, propensity, "propensity", n)
+            if treated.max() > 1:  # several arms: every arm's probability
+                self.propensity_ = self._arm_probabilities(X, treated, weight, propensity, n)
+            else:
+                self.propensity_ = self._nuisance(X, treated, weight, propensity, "propensity", n)
             if not ((self.propensity_ >= 0) & (self.propensity_ <= 1)).all():
                 raise ValueError("propensity must hold probabilities in [0, 1]")
         centred = self.orthogonalize
@@ -304,17 +332,7 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
             if values.shape != (n,):
                 raise ValueError(f"{name} must hold one number per row ({n},)")
             return values
-        forest = ForestRegressor(
-            n_estimators=max(50, self.n_estimators // 4),
-            max_features=self.max_features if self.max_features is not None else 1.0,
-            max_samples=0.5,
-            min_samples_leaf=self.min_samples_leaf,
-            honest=True,
-            oob_score=True,
-            categorical_features=self.categorical_features,
-            n_jobs=self.n_jobs,
-            random_state=_nuisance_seed(self.random_state, name),
-        )
+        forest = ForestRegressor(**self._nuisance_params(name))
         import warnings
 
         with warnings.catch_warnings():
@@ -329,6 +347,50 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         if missing.size:
             predicted[missing] = forest.predict(_rows_at(X, missing))
         return predicted
+
+    def _nuisance_params(self, name: str) -> dict:
+        """A nuisance forest's parameters (grf's: max(50, n_estimators / 4) honest trees,
+        each on half the rows, out-of-bag estimates)."""
+        return {
+            "n_estimators": max(50, self.n_estimators // 4),
+            "max_features": self.max_features if self.max_features is not None else 1.0,
+            "max_samples": 0.5,
+            "min_samples_leaf": self.min_samples_leaf,
+            "honest": True,
+            "oob_score": True,
+            "categorical_features": self.categorical_features,
+            "n_jobs": self.n_jobs,
+            "random_state": _nuisance_seed(self.random_state, name),
+        }
+
+    def _arm_probabilities(self, X, arm, weight, given, n: int) -> np.ndarray:
+        """Each row's probability of every arm (n x K, the control first): ``given``
+        checked, or the out-of-bag class probabilities of a classification forest of the
+        arms on X (grf's ``probability_forest`` for ``W.hat``: as :meth:`_nuisance`'s)."""
+        n_arms = int(arm.max()) + 1
+        if given is not None:
+            values = finite_numbers(np.asarray(given, dtype=np.float64), "propensity")
+            if values.shape != (n, n_arms):
+                raise ValueError(
+                    f"propensity has shape {values.shape}; expected ({n}, {n_arms}): each "
+                    "row's probability of every arm, the control first"
+                )
+            if not np.allclose(values.sum(axis=1), 1.0):
+                raise ValueError("propensity: each row's probabilities of the arms must sum to 1")
+            return values
+        forest = ForestClassifier(**self._nuisance_params("propensity"))
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # a row drawn by every tree
+            forest.fit(X, arm.astype(np.int64), sample_weight=weight)
+        kept = np.ones(n, dtype=bool) if weight is None else weight > 0
+        probabilities = np.full((n, n_arms), np.nan)
+        probabilities[kept] = forest.oob_decision_function_
+        missing = np.flatnonzero(np.isnan(probabilities).any(axis=1))
+        if missing.size:
+            probabilities[missing] = forest.predict_proba(_rows_at(X, missing))
+        return probabilities
 
     def _keep_effect_scores(self, data, outcome, treated, weight) -> None:
         """What ``average_treatment_effect`` reads: every training row's out-of-bag effect
@@ -361,9 +423,11 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
             raise ValueError(
                 "predict_interval needs the little bags' spread: fit with ci_group_size >= 2"
             )
-        effect, variance = np.empty(checked.shape[0]), np.empty(checked.shape[0])
-        # rows in blocks: every tree's leaf values of a block (rows x trees x 4) at once
-        block = max(1, 2**21 // (4 * len(self.estimators_)))
+        width = self.estimators_[0].value.shape[1]
+        shape = (checked.shape[0],) if width == 4 else (checked.shape[0], math.isqrt(width) - 1)
+        effect, variance = np.empty(shape), np.empty(shape)
+        # rows in blocks: every tree's leaf values of a block (rows x trees x values) at once
+        block = max(1, 2**21 // (width * len(self.estimators_)))
         for start in range(0, checked.shape[0], block):
             rows = slice(start, start + block)
             per_tree = np.stack(
@@ -373,7 +437,8 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
                 ],
                 axis=1,
             )
-            effect[rows], variance[rows] = little_bag_variance(per_tree, self.ci_group_size)
+            estimate = little_bag_variance if width == 4 else multi_arm_little_bag_variance
+            effect[rows], variance[rows] = estimate(per_tree, self.ci_group_size)
         return effect, variance
 
     def average_treatment_effect(self) -> tuple:
@@ -382,7 +447,11 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         "all"``, ``method = "AIPW"``), the mean of
         Gamma_i = tau_i + (W_i - e_i) / (e_i (1 - e_i)) (Y_i - m_i - (W_i - e_i) tau_i),
         tau_i the out-of-bag effect, m_i and e_i the outcome mean and propensity; its
-        standard error the (weighted) standard deviation of Gamma over sqrt(n - 1)."""
+        standard error the (weighted) standard deviation of Gamma over sqrt(n - 1).
+        Several arms: arrays of K - 1, each arm's against the control, from grf's
+        ``get_scores.multi_arm_causal_forest``: Gamma_ik = tau_ik + (d_ik / e_ik - d_i0 /
+        e_i0) (Y_i - mu_i(arm of i)), mu_i(0) = m_i - sum_k e_ik tau_ik, mu_i(k) = mu_i(0) +
+        tau_ik."""
         self._check_fitted()
         scores = getattr(self, "_effect_scores", None)
         if scores is None and getattr(self, "propensity_", 0) is None:
@@ -403,12 +472,31 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
                 "average_treatment_effect divides by e (1 - e): some propensity is 0 or 1 "
                 "(no overlap between the arms there)"
             )
+        if tau.ndim == 2:
+            return _multi_arm_average_effects(tau, y, w, m, e, weight)
         residual = y - m - (w - e) * tau
         gamma = tau + (w - e) / (e * (1.0 - e)) * residual
         estimate = float(np.average(gamma, weights=weight))
         n = gamma.size
         spread = float(np.average((gamma - estimate) ** 2, weights=weight))
         return estimate, math.sqrt(spread / (n - 1))
+
+
+def _multi_arm_average_effects(tau, y, arm, m, e, weight) -> tuple:
+    """:meth:`CausalForest.average_treatment_effect` of several arms (its docstring):
+    (estimates, standard errors), K - 1 each."""
+    rows = np.arange(y.size)
+    arm = arm.astype(np.int64)
+    baseline = m - (e[:, 1:] * tau).sum(axis=1)
+    mu = np.column_stack([baseline, baseline[:, None] + tau])
+    residual = y - mu[rows, arm]
+    inverse = np.zeros_like(e)
+    inverse[rows, arm] = 1.0 / e[rows, arm]
+    weighting = inverse[:, 1:] - inverse[:, [0]]
+    gamma = tau + weighting * residual[:, None]
+    estimate = np.average(gamma, axis=0, weights=weight)
+    spread = np.average((gamma - estimate) ** 2, axis=0, weights=weight)
+    return estimate, np.sqrt(spread / (y.size - 1))
 
 
 def little_bag_variance(per_tree: np.ndarray, group_size: int) -> tuple:
@@ -436,6 +524,49 @@ def little_bag_variance(per_tree: np.ndarray, group_size: int) -> tuple:
     var_total = (grouped**2).mean(axis=(1, 2))
     group_noise = (var_total - var_between) / (group_size - 1)
     return tau, objective_bayes_debiased(var_between, group_noise, groups)
+
+
+def multi_arm_little_bag_variance(per_tree: np.ndarray, group_size: int) -> tuple:
+    """(effects, variances), rows x m each, from every tree's leaf values of a treatment of
+    m + 1 arms (rows x trees x (m + 1)^2): grf's ``MultiCausalPredictionStrategy`` with a
+    leaf's weight 1 (the values are means). With A the forest's averages, theta = (A_ww -
+    A_w A_w')^-1 (A_wy - A_y A_w) and mu = A_y - theta' A_w; every tree's pseudo-outcome
+    rho_b = T1 psi1_b - T2 psi2_b, psi1_b = m_wy - m_ww theta - m_w mu, psi2_b = m_y -
+    m_w' theta - mu, T1 = A_ww^-1 + A_ww^-1 A_w A_w' A_ww^-1 / k, T2 = A_ww^-1 A_w / k,
+    k = 1 - A_w' A_ww^-1 A_w; each effect's variance as :func:`little_bag_variance`'s
+    (a binary treatment's T1, T2 are its 1 / (A_ww - A_w^2), A_w / (A_ww - A_w^2))."""
+    n_rows, n_trees, width = per_tree.shape
+    m = math.isqrt(width) - 1
+    m_w, m_y, m_ww, m_wy = mean_moments(per_tree.reshape(n_rows * n_trees, width), m)
+    m_w, m_y = m_w.reshape(n_rows, n_trees, m), m_y.reshape(n_rows, n_trees)
+    m_ww, m_wy = m_ww.reshape(n_rows, n_trees, m, m), m_wy.reshape(n_rows, n_trees, m)
+    a_w, a_y, a_ww, a_wy = (v.mean(axis=1) for v in (m_w, m_y, m_ww, m_wy))
+    tau = np.full((n_rows, m), np.nan)
+    variance = np.full((n_rows, m), np.nan)
+    first_stage = a_ww - a_w[:, :, None] * a_w[:, None, :]
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = (np.linalg.det(first_stage) > 1e-12) & (np.linalg.det(a_ww) > 1e-12)
+    if not ok.any():
+        return tau, variance
+    a_w, a_y, a_ww, a_wy = a_w[ok], a_y[ok], a_ww[ok], a_wy[ok]
+    theta = np.linalg.solve(first_stage[ok], (a_wy - a_y[:, None] * a_w)[:, :, None])[:, :, 0]
+    mu = a_y - (theta * a_w).sum(axis=1)
+    inverse = np.linalg.inv(a_ww)
+    inverse_w = np.einsum("rkj,rj->rk", inverse, a_w)
+    k = 1.0 - (a_w * inverse_w).sum(axis=1)
+    term1 = inverse + inverse_w[:, :, None] * inverse_w[:, None, :] / k[:, None, None]
+    term2 = inverse_w / k[:, None]
+    psi1 = m_wy[ok] - np.einsum("rbkj,rj->rbk", m_ww[ok], theta) - m_w[ok] * mu[:, None, None]
+    psi2 = m_y[ok] - np.einsum("rbk,rk->rb", m_w[ok], theta) - mu[:, None]
+    rho = np.einsum("rkj,rbj->rbk", term1, psi1) - term2[:, None, :] * psi2[:, :, None]
+    groups = n_trees // group_size
+    grouped = rho[:, : groups * group_size].reshape(-1, groups, group_size, m)
+    var_between = (grouped.mean(axis=2) ** 2).mean(axis=1)
+    var_total = (grouped**2).mean(axis=(1, 2))
+    group_noise = (var_total - var_between) / (group_size - 1)
+    tau[ok] = theta
+    variance[ok] = objective_bayes_debiased(var_between, group_noise, groups)
+    return tau, variance
 
 
 def objective_bayes_debiased(var_between, group_noise, n_groups: int) -> np.ndarray:

@@ -746,12 +746,25 @@ def cmd_predict(args) -> int:
     if isinstance(model, TreatmentEffectFamily):  # the effect and its 95% interval
         effect = model.predict(X)
         bounds = model.predict_interval(X, alpha=0.05)
+        if effect.ndim == 1:
+            names = ["effect", "effect_lower_95", "effect_upper_95"]
+            effect, bounds = effect[:, None], bounds[:, None, :]
+        else:  # several arms: each arm's effect against the control, then its interval
+            names = [
+                f"effect_{k}{end}"
+                for k in range(1, effect.shape[1] + 1)
+                for end in ("", "_lower_95", "_upper_95")
+            ]
         try:
             writer = csv.writer(out)
-            writer.writerow(["effect", "effect_lower_95", "effect_upper_95"])
+            writer.writerow(names)
             writer.writerows(
-                [f"{e:.10g}", f"{lo:.10g}", f"{hi:.10g}"]
-                for e, (lo, hi) in zip(effect, bounds, strict=True)
+                [
+                    f"{v:.10g}"
+                    for e, (lo, hi) in zip(arms, arm_bounds, strict=True)
+                    for v in (e, lo, hi)
+                ]
+                for arms, arm_bounds in zip(effect, bounds, strict=True)
             )
         finally:
             if args.out:
@@ -1322,8 +1335,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--treatment",
         default=None,
-        help="the 0/1 treatment column: fit the treatment's effect on --target (a causal "
-        "tree; --forest N: a causal forest)",
+        help="the treatment column (0 control, 1 treated; several arms 0, 1, ..., K-1): fit "
+        "the treatment's effect on --target (a causal tree; --forest N: a causal forest)",
     )
     fit.add_argument("--time", default=None, help="survival: the follow-up time column")
     fit.add_argument(

@@ -98,6 +98,8 @@ def plot_tree(model, ax=None, max_leaves: int = MAX_SHOWN_LEAVES):
 
     elif hasattr(model, "node_effects"):  # a causal tree: its nodes' treatment effects
         values, value_name = model.node_effects(tree), "treatment effect"
+        if values.ndim == 2:  # several arms: coloured by the first arm's
+            values, value_name = values[:, 0], "treatment effect (arm 1)"
         words = model._leaf_text(4)
 
         def leaf_words(node):  # "effect: .. (se ..;" then "n=..: .. treated, .. control)"
