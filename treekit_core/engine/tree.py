@@ -579,8 +579,17 @@ class Tree:
     def subtree_sums(self, values: np.ndarray) -> np.ndarray:
         """Every node's ``values`` summed over its subtree: its own value plus its children's
         sums, added first child first (for a float sum, the order a loop over the children
-        adds them in), one level at a time from the deepest."""
-        sums = np.asarray(values).copy()
+        adds them in): compiled from the last node to the first where every child is
+        numbered after its parent (as trees are grown; honest forests sum every tree), else
+        one level at a time from the deepest."""
+        from treekit_core.kernels.tree_sums import add_subtree_sums
+
+        values = np.asarray(values)
+        if values.dtype in (np.float64, np.int64) and values.ndim in (1, 2):
+            sums = np.array(values.reshape(values.shape[0], -1), order="C")
+            if add_subtree_sums(sums, self.child_start, self.child_ids):
+                return sums.reshape(values.shape)
+        sums = values.copy()
         counts, internal = self.n_children, ~self.is_leaf
         for nodes in reversed(self.levels()[:-1]):
             nodes = nodes[internal[nodes]]

@@ -130,10 +130,13 @@ def _summed_up_the_tree(tree, evidence, leaves, shares) -> tuple:
 def node_impurities(composition, tree) -> np.ndarray:
     """Every node's impurity under the composition's criterion, from its statistics (0
     where no weight reached it)."""
+    from treekit_core.kernels.tree_sums import node_impurities as compiled
+
     criterion = composition.criterion
-    impurity = criterion.compiled_impurity()
     params = criterion.impurity_params(tree.statistics.shape[1])
-    out = np.zeros(tree.n_nodes)
-    for node in np.flatnonzero(tree.weight > 0):
-        out[node] = impurity(tree.statistics[node], float(tree.weight[node]), params)
-    return out
+    return compiled(
+        criterion.compiled_impurity(),
+        np.ascontiguousarray(tree.statistics, dtype=np.float64),
+        np.ascontiguousarray(tree.weight, dtype=np.float64),
+        np.ascontiguousarray(params, dtype=np.float64),
+    )

@@ -430,13 +430,10 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         block = max(1, 2**21 // (width * len(self.estimators_)))
         for start in range(0, checked.shape[0], block):
             rows = slice(start, start + block)
-            per_tree = np.stack(
-                [
-                    self.composition_.evaluator.predict_distribution(tree, checked[rows])
-                    for tree in self.estimators_
-                ],
-                axis=1,
-            )
+            block_rows = checked[rows]
+            per_tree = np.empty((block_rows.shape[0], len(self.estimators_), width))
+            for t, tree in enumerate(self.estimators_):
+                per_tree[:, t] = self.composition_.evaluator.predict_distribution(tree, block_rows)
             estimate = little_bag_variance if width == 4 else multi_arm_little_bag_variance
             effect[rows], variance[rows] = estimate(per_tree, self.ci_group_size)
         return effect, variance
@@ -574,16 +571,19 @@ def objective_bayes_debiased(var_between, group_noise, n_groups: int) -> np.ndar
     by a uniform prior on the true variance over [0, inf): the initial estimate plus
     se phi(r) / Phi(r), r = estimate / se, se = max(var_between, group_noise) sqrt(2 / G);
     0 where se is 0."""
-    from scipy.special import erfc  # scipy loads only when an interval is asked for
-
     initial = var_between - group_noise
     se = np.maximum(var_between, group_noise) * math.sqrt(2.0 / n_groups)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = initial / se
         numerator = np.exp(-ratio * ratio / 2.0) / math.sqrt(2.0 * math.pi)
-        denominator = 0.5 * erfc(-ratio / math.sqrt(2.0))
+        # math's erfc row by row: scipy.special's import took a third of a first
+        # predict_interval (0.1 s) for a few thousand calls of 0.2 us
+        denominator = 0.5 * _erfc(-ratio / math.sqrt(2.0)).astype(np.float64)
         debiased = initial + se * numerator / denominator
     return np.where(np.abs(se) <= 1e-10, 0.0, debiased)
+
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
 def _rows_at(X, rows):
