@@ -104,3 +104,39 @@ def test_the_walk_four_rows_at_a_time_reaches_each_row_s_leaf(seed, n_rows, fort
         new = np.asfortranarray(new)
     expected = [_walk_by_hand(tree, row) for row in new]
     np.testing.assert_array_equal(tree_leaves(tree, new, complete=True), expected)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n_trees=st.integers(1, 12),
+    missing=st.booleans(),
+    regression=st.booleans(),
+    fortran=st.booleans(),
+)
+def test_every_tree_s_values_in_one_pass_are_the_loop_s(
+    seed, n_trees, missing, regression, fortran
+):
+    """tree_distributions (issue 65, the causal forest's little bags read it): the hard
+    evaluator's block pass writes each tree's values where the contract's loop puts them."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 5))
+    y = X[:, 0] + rng.normal(size=400)
+    forest = (ForestRegressor if regression else ForestClassifier)(
+        n_estimators=n_trees, random_state=seed, max_depth=8
+    ).fit(X, y if regression else (y > 0).astype(int))
+    new = rng.normal(size=(1001, 5))
+    if missing:
+        new[rng.random(new.shape) < 0.05] = np.nan
+    if fortran:
+        new = np.asfortranarray(new)
+    evaluator = forest.composition_.evaluator
+    with forest._checked_for_predict(new) as checked:
+        got = evaluator.tree_distributions(forest.estimators_, checked)
+        expected = Evaluator.tree_distributions(evaluator, forest.estimators_, checked)
+        for t, tree in enumerate(forest.estimators_):
+            np.testing.assert_array_equal(
+                expected[:, t], evaluator.predict_distribution(tree, checked)
+            )
+    assert got.shape == (1001, n_trees, forest.estimators_[0].value.shape[1])
+    np.testing.assert_array_equal(got, expected)

@@ -63,6 +63,28 @@ def average_threshold_trees(trees, X) -> np.ndarray:
     return total
 
 
+def threshold_tree_values(trees, X) -> np.ndarray:
+    """Every tree's leaf values for the rows of X (complete), n x len(trees) x K, for
+    ``trees`` of threshold questions only: rows in blocks on the threads, each block walked
+    through every tree in order, writing its values in place."""
+    from treekit_core.kernels.routing import write_leaf_values
+    from treekit_core.kernels.row_chunks import for_row_chunks
+
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    nodes = [
+        tree.derived("packed thresholds", lambda t=tree: packed_thresholds(t)) for tree in trees
+    ]
+    out = np.empty((X.shape[0], len(trees), trees[0].value.shape[1]))
+
+    def block(start, stop):
+        for t, (tree, packed) in enumerate(zip(trees, nodes, strict=True)):
+            write_leaf_values(X, *packed, tree.value, out, t, start, stop)
+
+    for_row_chunks(block, X.shape[0], cost=len(trees))
+    return out
+
+
 @attrs.define(slots=False)
 class HardEvaluator(Evaluator):
     handles_missing: ClassVar[bool] = True
@@ -87,3 +109,12 @@ class HardEvaluator(Evaluator):
         if has_missing(X) or not all(only_thresholds(tree) for tree in trees):
             return super().average_distribution(trees, X)
         return average_threshold_trees(trees, X)
+
+    def tree_distributions(self, trees, X):
+        """Threshold trees and rows without a missing value: every tree walked for a block
+        of rows at a time, its leaf values written in place (blocks on the threads
+        allowed); the contract's loop otherwise. The same values."""
+        X = np.asarray(X, dtype=np.float64)
+        if has_missing(X) or not all(only_thresholds(tree) for tree in trees):
+            return super().tree_distributions(trees, X)
+        return threshold_tree_values(trees, X)

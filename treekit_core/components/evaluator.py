@@ -46,3 +46,17 @@ class Evaluator(FittedAfterGrowth, Component):
         for tree in trees:
             total = total + self.predict_distribution(tree, X)
         return total / len(trees)
+
+    def tree_distributions(self, trees, X: np.ndarray) -> np.ndarray:
+        """Every tree's :meth:`predict_distribution` side by side: n x len(trees) x K, tree
+        t's values at ``[:, t]``. Called by an ensemble's estimates that read each tree's
+        values, not only their mean (a causal forest's variance from its little bags); an
+        evaluator may walk every tree for a block of rows in one pass instead (the hard
+        evaluator does), with these values. Default: the loop over the trees."""
+        out = None
+        for t, tree in enumerate(trees):
+            values = self.predict_distribution(tree, X)
+            if out is None:
+                out = np.empty((values.shape[0], len(trees), values.shape[1]))
+            out[:, t] = values
+        return out

@@ -35,10 +35,6 @@ from statistics import NormalDist
 import numpy as np
 
 from treekit_core.builtins.treatment_effect import (
-    MEAN_W,
-    MEAN_WW,
-    MEAN_WY,
-    MEAN_Y,
     EffectColumns,
     arm_standard_errors,
     arm_weights,
@@ -427,13 +423,12 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         shape = (checked.shape[0],) if width == 4 else (checked.shape[0], math.isqrt(width) - 1)
         effect, variance = np.empty(shape), np.empty(shape)
         # rows in blocks: every tree's leaf values of a block (rows x trees x values) at once
-        block = max(1, 2**21 // (width * len(self.estimators_)))
+        block = max(1, 2**22 // (width * len(self.estimators_)))
         for start in range(0, checked.shape[0], block):
             rows = slice(start, start + block)
-            block_rows = checked[rows]
-            per_tree = np.empty((block_rows.shape[0], len(self.estimators_), width))
-            for t, tree in enumerate(self.estimators_):
-                per_tree[:, t] = self.composition_.evaluator.predict_distribution(tree, block_rows)
+            per_tree = self.composition_.evaluator.tree_distributions(
+                self.estimators_, checked[rows]
+            )
             estimate = little_bag_variance if width == 4 else multi_arm_little_bag_variance
             effect[rows], variance[rows] = estimate(per_tree, self.ci_group_size)
         return effect, variance
@@ -503,24 +498,20 @@ def little_bag_variance(per_tree: np.ndarray, group_size: int) -> tuple:
     (and of 1) give tau and the intercept mu; every tree's pseudo-outcome
     rho_b = (psi1_b - A_w psi2_b) / (A_ww - A_w^2), psi1_b = m_wy - tau m_ww - mu m_w,
     psi2_b = m_y - tau m_w - mu; the variance of the little bags' means of rho, debiased
-    for the spread within bags (grf's objective-Bayes debiaser)."""
-    m_w, m_y = per_tree[:, :, MEAN_W], per_tree[:, :, MEAN_Y]
-    m_ww, m_wy = per_tree[:, :, MEAN_WW], per_tree[:, :, MEAN_WY]
-    a_w, a_y, a_ww, a_wy = (v.mean(axis=1) for v in (m_w, m_y, m_ww, m_wy))
-    first_stage = a_ww - a_w * a_w
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = (a_wy - a_y * a_w) / first_stage
-        mu = a_y - a_w * tau
-        psi1 = m_wy - m_ww * tau[:, None] - m_w * mu[:, None]
-        psi2 = m_y - m_w * tau[:, None] - mu[:, None]
-        rho = (psi1 - a_w[:, None] * psi2) / first_stage[:, None]
-    n_rows, n_trees = rho.shape
-    groups = n_trees // group_size
-    grouped = rho[:, : groups * group_size].reshape(n_rows, groups, group_size)
-    var_between = (grouped.mean(axis=2) ** 2).mean(axis=1)
-    var_total = (grouped**2).mean(axis=(1, 2))
-    group_noise = (var_total - var_between) / (group_size - 1)
-    return tau, objective_bayes_debiased(var_between, group_noise, groups)
+    for the spread within bags (grf's objective-Bayes debiaser). Row by row, compiled
+    (``kernels.little_bags``), rows in blocks on the threads."""
+    from treekit_core.kernels.little_bags import little_bag_moments
+    from treekit_core.kernels.row_chunks import for_row_chunks
+
+    per_tree = np.ascontiguousarray(per_tree, dtype=np.float64)
+    n_rows, n_trees = per_tree.shape[:2]
+    tau, var_between, group_noise = np.empty(n_rows), np.empty(n_rows), np.empty(n_rows)
+
+    def block(start, stop):
+        little_bag_moments(per_tree, group_size, tau, var_between, group_noise, start, stop)
+
+    for_row_chunks(block, n_rows, cost=n_trees)
+    return tau, objective_bayes_debiased(var_between, group_noise, n_trees // group_size)
 
 
 def multi_arm_little_bag_variance(per_tree: np.ndarray, group_size: int) -> tuple:
