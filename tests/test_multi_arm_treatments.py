@@ -429,3 +429,15 @@ def test_the_command_line_writes_each_arm_s_effect(tmp_path, capsys):
     fitted = CausalTree.from_json(model.read_text())
     first = np.array(lines[1].split(","), dtype=float)
     np.testing.assert_allclose(first[[0, 3]], fitted.predict(X[:1])[0], rtol=1e-9)
+
+
+def test_a_three_arm_tree_s_picture_shows_each_leaf_s_effects():
+    pytest.importorskip("matplotlib")
+    from treekit_core.tools.plots import plot_tree
+
+    X, y, arm, _ = three_arm_design(900, 2, 6)
+    model = CausalTree(min_samples_leaf=60, random_state=0).fit(X, y, arm)
+    texts = [t.get_text() for t in plot_tree(model).texts]
+    assert sum("effects: arm 1: " in t and "arm 2: " in t for t in texts) == model.get_n_leaves()
+    importances = CausalForest(n_estimators=20, random_state=0).fit(X, y, arm).feature_importances_
+    assert importances.shape == (2,) and np.isclose(importances.sum(), 1.0)
