@@ -102,15 +102,19 @@ def test_the_defaults_are_scikit_learns():
 
 @pytest.mark.parametrize("name", ["wdbc", "pima", "bupa", "haberman"])
 def test_accuracy_is_within_a_point_of_scikit_learns_extra_trees(name):
-    """Mean held-out accuracy over 10 seeds (a random 70/30 split each), 100 trees, the
-    defaults of both."""
+    """Mean held-out accuracy over 40 seeds (a random 70/30 split each), 100 trees, the
+    defaults of both. Monte Carlo error: the paired difference's standard error is 0.1-0.5
+    points over 40 seeds (bupa, 104 test rows, the largest); over the issue's 10 seeds it
+    is a point on bupa, as large as the tolerance, and the first 10 seeds' mean
+    differences (-1.4 points on bupa, -1.3 on haberman) were their draw's, not the
+    forest's (-0.1 and -0.4 over 40)."""
     from sklearn.ensemble import ExtraTreesClassifier as Theirs
 
     data = load_dataset(name)
     complete = ~np.isnan(data.X).any(axis=1)
     X, y = data.X[complete], data.y[complete]
     ours, theirs = [], []
-    for seed in range(10):
+    for seed in range(40):
         order = np.random.default_rng(seed).permutation(len(y))
         cut = int(0.7 * len(y))
         train, test = order[:cut], order[cut:]

@@ -13,7 +13,7 @@ score, which is scaled by their share (C4.5's rule, as the exhaustive splitter's
 down the split by the propagator's rule.
 
 Growth: numeric features without missing values grow in one compiled call
-(``kernels/random_growth.py``: one array of row ids partitioned in place, numba's generator
+(``kernels/random_growth.py``: one array of row ids partitioned in place, a xoshiro256**
 seeded per tree; features constant at a node do not count towards ``max_features``, as in
 scikit-learn); otherwise node by node, drawing from the fit's generator (``Node.rng``).
 Either way a ``random_state`` gives the same tree, and a forest the same trees for any
@@ -87,7 +87,7 @@ class RandomCuts(Exhaustive):
         where :meth:`grows_in_one_call` says no."""
         if not self.grows_in_one_call(composition, data):
             return None
-        from treekit_core.kernels import random_growth
+        from treekit_core.kernels import random_bits, random_growth
         from treekit_core.kernels.growth import rule_vector
         from treekit_core.kernels.specialised import impurity_kernels
 
@@ -102,7 +102,11 @@ class RandomCuts(Exhaustive):
         if X is None:
             X = np.asfortranarray(data.X)
         kernels = impurity_kernels(
-            random_growth, random_growth.ENTRY_SIGNATURES, criterion, (), "random-cut kernels"
+            random_growth,
+            random_growth.ENTRY_SIGNATURES,
+            criterion,
+            (random_bits,),  # its stream's source keys the cached kernels too
+            "random-cut kernels",
         )
         tables = [  # handed on in a list: tree_from_table frees it once it is copied out
             kernels.grow_random_tree(

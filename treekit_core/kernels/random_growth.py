@@ -2,7 +2,8 @@
 scikit-learn's ``RandomSplitter`` with its ``DepthFirstTreeBuilder``): one compiled call
 grows the whole tree from one array of row ids, partitioned in place node by node.
 
-At a node, features are drawn without replacement (numba's generator, seeded per tree)
+At a node, features are drawn without replacement (a xoshiro256** stream seeded per tree,
+:mod:`.random_bits`)
 until ``max_features`` of them vary at the node (a constant one does not count, as in
 scikit-learn); each gets one threshold drawn uniformly between its smallest and largest
 value at the node (the largest itself becomes the smallest, so the cut sends rows both
@@ -32,6 +33,7 @@ from treekit_core.kernels.growth import (
     may_split,
     push_children,
 )
+from treekit_core.kernels.random_bits import integer_below, seeded_state, uniform
 from treekit_core.kernels.threshold_search import split_drop
 from treekit_core.numerics import FEATURE_THRESHOLD
 
@@ -46,7 +48,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
     child first) of the tree grown on the rows ``samples`` (row ids of X with weight > 0;
     reordered in place). ``rows`` is :func:`.growth.row_table`'s array, ``rules``
     :func:`.growth.rule_vector`'s."""
-    np.random.seed(seed)
+    state = seeded_state(seed)
     n, d = samples.shape[0], X.shape[1]
     n_stats = rows.shape[1] - 1
     table = np.empty((max(2 * n - 1, 1), SUMS + n_stats))
@@ -87,7 +89,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
         best_drop, best_feature, best_threshold = -np.inf, -1, 0.0
         drawn, kept = 0, 0
         while drawn < d and kept < max_features:
-            j = np.random.randint(drawn, d)
+            j = integer_below(state, drawn, d)
             candidates[drawn], candidates[j] = candidates[j], candidates[drawn]
             f = candidates[drawn]
             drawn += 1
@@ -100,7 +102,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
             if high <= low + FEATURE_THRESHOLD:
                 continue  # constant at the node: not counted
             kept += 1
-            u = np.random.random()
+            u = uniform(state)
             # a convex combination: within [low, high] even where high - low overflows
             threshold = low * (1.0 - u) + high * u
             if threshold >= high:
