@@ -95,7 +95,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
             drawn += 1
             low, high = np.inf, -np.inf
             for i in range(start, end):
-                value = X[samples[i], f]
+                value = X[np.uint64(samples[i]), f]  # unsigned: no check for a negative id
                 values[i] = value
                 low = min(low, value)
                 high = max(high, value)
@@ -124,7 +124,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
                 left_sums[k] = 0.0
             side_weight = 0.0
             for i in range(n_side):
-                r = side_rows[i]
+                r = np.uint64(side_rows[i])
                 side_weight += rows[r, 0]
                 for k in range(n_stats):
                     left_sums[k] += rows[r, 1 + k]
@@ -152,7 +152,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
         n_left, n_right = 0, 0
         for i in range(start, end):
             r = samples[i]
-            left = np.int64(X[r, best_feature] <= best_threshold)
+            left = np.int64(X[np.uint64(r), best_feature] <= best_threshold)
             samples[start + n_left] = r
             side_rows[n_right] = r
             n_left += left
