@@ -108,3 +108,19 @@ def test_node_impurities_are_the_criterion_s_per_node_and_0_without_weight(crite
     ]
     np.testing.assert_array_equal(computed, expected)
     assert computed[3] == 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    nodes=st.lists(st.integers(0, 9), min_size=0, max_size=300),
+    extra=st.integers(0, 3),
+)
+def test_grouping_by_node_is_the_stable_argsort(nodes, extra):
+    from treekit_core.kernels.tree_sums import group_by_node
+
+    nodes = np.asarray(nodes, dtype=np.int64)
+    n_nodes = (int(nodes.max()) + 1 if nodes.size else 0) + extra
+    order, starts = group_by_node(nodes, n_nodes)
+    expected = np.argsort(nodes, kind="stable")
+    np.testing.assert_array_equal(order, expected)
+    np.testing.assert_array_equal(starts, np.searchsorted(nodes[expected], np.arange(n_nodes + 1)))

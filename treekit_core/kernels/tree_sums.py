@@ -36,3 +36,23 @@ def node_impurities(impurity, statistics, weight, params):
         if weight[node] > 0:
             out[node] = impurity(statistics[node], weight[node], params)
     return out
+
+
+@jit()
+def group_by_node(nodes, n_nodes):
+    """(order, starts): the positions of ``nodes`` (each in 0..n_nodes-1) grouped by node,
+    each group in its positions' order (a stable argsort, by counting: two passes instead
+    of a comparison sort of every training row, issue 59), and where each node's group
+    starts (n_nodes + 1 offsets)."""
+    starts = np.zeros(n_nodes + 1, dtype=np.int64)
+    for i in range(nodes.shape[0]):
+        starts[nodes[i] + 1] += 1
+    for node in range(n_nodes):
+        starts[node + 1] += starts[node]
+    next_place = starts[:-1].copy()
+    order = np.empty(nodes.shape[0], dtype=np.int64)
+    for i in range(nodes.shape[0]):
+        node = nodes[i]
+        order[next_place[node]] = i
+        next_place[node] += 1
+    return order, starts

@@ -18,6 +18,7 @@ from treekit_core import (
     ForestClassifier,
     TrainingData,
     TreeClassifier,
+    TreeRegressor,
     hookimpl,
     registered,
 )
@@ -671,3 +672,33 @@ def test_boosting_with_the_splitters_leaves_is_boosting_with_the_walk(monkeypatc
     # every round without a subsample (the growth's rows), none with one (rows of no
     # weight are in no leaf's rows: the walk of X decides)
     assert answered == [("subsample" not in case)] * 15
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_quantiles_read_the_growth_s_leaves_as_the_walk_finds_them(monkeypatch, missing):
+    """A histogram tree's training rows' leaves come from the growth's row order
+    (``training_leaves``) where it can say them: the kept leaf members, and so the
+    quantiles, equal the walk's."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 4))
+    if missing:
+        X[rng.random(X.shape) < 0.05] = np.nan
+    y = X[:, 0] * 2 + rng.normal(size=2000)
+    asked = []
+    splitter_type = Histogram
+    original = splitter_type.training_leaves
+    monkeypatch.setattr(
+        splitter_type,
+        "training_leaves",
+        lambda self, tree, data: asked.append(1) or original(self, tree, data),
+    )
+    fast = TreeRegressor(splitter="histogram", max_depth=6).fit(X, np.nan_to_num(y))
+    monkeypatch.setattr(splitter_type, "training_leaves", lambda self, tree, data: None)
+    walked = TreeRegressor(splitter="histogram", max_depth=6).fit(X, np.nan_to_num(y))
+    assert asked == [1]
+    for a, b in zip(fast._leaf_responses, walked._leaf_responses, strict=True):
+        np.testing.assert_array_equal(a.rows, b.rows)
+        np.testing.assert_array_equal(a.starts, b.starts)
+        assert (a.shares is None) == (b.shares is None)
+    q = [0.1, 0.5, 0.9]
+    np.testing.assert_array_equal(fast.predict(X, quantiles=q), walked.predict(X, quantiles=q))
