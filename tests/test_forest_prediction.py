@@ -16,26 +16,38 @@ def _loop(forest, X):
     return Evaluator.average_distribution(forest.composition_.evaluator, forest.estimators_, X)
 
 
-@settings(max_examples=15, deadline=None)
-@given(
-    seed=st.integers(0, 2**31 - 1),
-    n_trees=st.integers(1, 12),
-    missing=st.booleans(),
-    regression=st.booleans(),
-    fortran=st.booleans(),
-)
-def test_the_block_pass_gives_the_loop_s_bits(seed, n_trees, missing, regression, fortran):
+def forest_cases(test):
+    """The forests and rows both block passes are checked on (hypothesis)."""
+    cases = given(
+        seed=st.integers(0, 2**31 - 1),
+        n_trees=st.integers(1, 12),
+        missing=st.booleans(),
+        regression=st.booleans(),
+        fortran=st.booleans(),
+    )
+    return settings(max_examples=15, deadline=None)(cases(test))
+
+
+def _forest_and_new_rows(seed, n_trees, missing, regression, fortran, n_new):
+    """A small forest of numbers or classes and new rows to predict: 5% of their values
+    missing (the loop's C4.5 mixtures) or none, in C or Fortran order."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(400, 5))
     y = X[:, 0] + rng.normal(size=400)
     forest = (ForestRegressor if regression else ForestClassifier)(
         n_estimators=n_trees, random_state=seed, max_depth=8
     ).fit(X, y if regression else (y > 0).astype(int))
-    new = rng.normal(size=(3000, 5))
+    new = rng.normal(size=(n_new, 5))
     if missing:
-        new[rng.random(new.shape) < 0.05] = np.nan  # the loop: C4.5's mixtures
+        new[rng.random(new.shape) < 0.05] = np.nan
     if fortran:
         new = np.asfortranarray(new)
+    return forest, new
+
+
+@forest_cases
+def test_the_block_pass_gives_the_loop_s_bits(seed, n_trees, missing, regression, fortran):
+    forest, new = _forest_and_new_rows(seed, n_trees, missing, regression, fortran, 3000)
     with forest._checked_for_predict(new) as checked:
         got = forest.composition_.evaluator.average_distribution(forest.estimators_, checked)
         expected = _loop(forest, checked)
@@ -106,30 +118,13 @@ def test_the_walk_four_rows_at_a_time_reaches_each_row_s_leaf(seed, n_rows, fort
     np.testing.assert_array_equal(tree_leaves(tree, new, complete=True), expected)
 
 
-@settings(max_examples=15, deadline=None)
-@given(
-    seed=st.integers(0, 2**31 - 1),
-    n_trees=st.integers(1, 12),
-    missing=st.booleans(),
-    regression=st.booleans(),
-    fortran=st.booleans(),
-)
+@forest_cases
 def test_every_tree_s_values_in_one_pass_are_the_loop_s(
     seed, n_trees, missing, regression, fortran
 ):
     """tree_distributions (issue 65, the causal forest's little bags read it): the hard
     evaluator's block pass writes each tree's values where the contract's loop puts them."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(400, 5))
-    y = X[:, 0] + rng.normal(size=400)
-    forest = (ForestRegressor if regression else ForestClassifier)(
-        n_estimators=n_trees, random_state=seed, max_depth=8
-    ).fit(X, y if regression else (y > 0).astype(int))
-    new = rng.normal(size=(1001, 5))
-    if missing:
-        new[rng.random(new.shape) < 0.05] = np.nan
-    if fortran:
-        new = np.asfortranarray(new)
+    forest, new = _forest_and_new_rows(seed, n_trees, missing, regression, fortran, 1001)
     evaluator = forest.composition_.evaluator
     with forest._checked_for_predict(new) as checked:
         got = evaluator.tree_distributions(forest.estimators_, checked)
