@@ -125,7 +125,9 @@ class Splitter(Component):
         reaches one leaf, routed hard (a splitter whose answer for a row with a missing
         tested value could differ returns None). Called by gradient boosting once per
         grown tree, before its leaves are valued (every training row's leaf, every
-        round). Default: None."""
+        round), and by a regressor's fit once per tree, when it keeps its training rows'
+        leaves for quantiles (where the evaluator sends no sample to a node of its own).
+        Default: None."""
         return None
 
     def share_across_trees(self, data) -> None:
