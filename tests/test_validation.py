@@ -6,6 +6,8 @@ import attrs
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from treekit_core import TreeClassifier, hookimpl, registered
 from treekit_core.builtins.splitters import Exhaustive
@@ -311,3 +313,38 @@ def test_counterexamples_with_too_many_classes_are_refused_by_the_same_rule(monk
         with pytest.raises(ValueError, match="counterexamples has 9 classes among 40 rows"):
             model.fit(np.zeros((40, 1)), counterexamples=np.eye(40, 9))
         model.fit(np.zeros((40, 1)), counterexamples=np.eye(40, 8))
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 300),
+    d=st.integers(1, 6),
+    missing=st.floats(0.0, 1.0),
+    fortran=st.booleans(),
+    threads=st.sampled_from([1, 2]),
+)
+def test_column_spans_are_numpy_s_nan_skipping_max_minus_min(
+    seed, n, d, missing, fortran, threads, monkeypatch
+):
+    """One compiled pass (blocks of rows on threads) gives fmax - fmin down the rows:
+    NaN skipped, NaN for an all-missing column, infinities as numpy takes them."""
+    from treekit_core.engine import validation
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-8, 8, size=d)
+    X[rng.random(X.shape) < missing] = np.nan
+    if seed % 5 == 0:
+        X[0, 0] = np.inf
+    if fortran:
+        X = np.asfortranarray(X)
+    from treekit_core.kernels import row_chunks, usable_cpus
+
+    monkeypatch.setattr(validation, "PARALLEL_SPAN_VALUES", 1)
+    monkeypatch.setattr(usable_cpus, "fit_threads", lambda: threads)
+    monkeypatch.setattr(row_chunks, "PARALLEL_ROWS", 0)  # blocks of a few rows on threads
+    with np.errstate(invalid="ignore"):
+        expected = np.fmax.reduce(X, axis=0) - np.fmin.reduce(X, axis=0)
+    np.testing.assert_array_equal(validation.column_spans(X), expected)

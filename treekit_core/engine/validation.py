@@ -732,31 +732,30 @@ PARALLEL_SPAN_VALUES = 4_000_000
 
 
 def column_spans(X) -> np.ndarray:
-    """max - min of each column of X, NaN skipped (NaN for an all-missing column): fmax /
-    fmin in one vectorised pass (nanmax masks a copy: 4x slower at 1 000 000 x 20), over
-    blocks of rows on the fit's threads for a large X (numpy's reductions release the GIL;
-    max and min are exact in any order)."""
-    from concurrent.futures import ThreadPoolExecutor
+    """max - min of each column of X, NaN skipped (NaN for an all-missing column): one
+    compiled pass over the rows (:mod:`~treekit_core.kernels.column_ranges`), blocks of
+    rows on the fit's threads for a large X (max and min are exact in any order)."""
+    import threading
 
+    from treekit_core.kernels.column_ranges import widen_ranges
+    from treekit_core.kernels.row_chunks import for_row_chunks
     from treekit_core.kernels.usable_cpus import fit_threads
 
-    def spans(block):
-        with np.errstate(invalid="ignore"):
-            return np.fmax.reduce(block, axis=0), np.fmin.reduce(block, axis=0)
-
+    X = np.asarray(X, dtype=np.float64)
     threads = fit_threads() if X.size >= PARALLEL_SPAN_VALUES else 1
-    if threads <= 1:
-        high, low = spans(X)
-    else:
-        bounds = np.linspace(0, X.shape[0], 2 * threads + 1).astype(np.int64)
-        with ThreadPoolExecutor(threads) as pool:
-            parts = list(
-                pool.map(lambda k: spans(X[bounds[k] : bounds[k + 1]]), range(2 * threads))
-            )
-        high = np.fmax.reduce(np.array([p[0] for p in parts]), axis=0)
-        low = np.fmin.reduce(np.array([p[1] for p in parts]), axis=0)
+    blocks, lock = [], threading.Lock()
+
+    def widen(start, stop):  # each block its own ranges, merged below
+        high, low = np.full(X.shape[1], -np.inf), np.full(X.shape[1], np.inf)
+        widen_ranges(X, high, low, start, stop)
+        with lock:
+            blocks.append((high, low))
+
+    for_row_chunks(widen, X.shape[0], threads=threads, cost=X.shape[1])
+    high = np.max([b[0] for b in blocks], axis=0)
+    low = np.min([b[1] for b in blocks], axis=0)
     with np.errstate(invalid="ignore"):
-        return high - low
+        return np.where(high >= low, high - low, np.nan)
 
 
 def warn_narrow_features(X, feature_names, nominal=()) -> None:
