@@ -727,22 +727,28 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-#: Columns' spans are reduced over blocks of rows on threads from this many values of X.
+#: Columns' spans take the compiled pass over blocks of rows on threads from this many values
+#: of X (fewer: numpy's two reductions, no kernel loaded).
 PARALLEL_SPAN_VALUES = 4_000_000
 
 
 def column_spans(X) -> np.ndarray:
-    """max - min of each column of X, NaN skipped (NaN for an all-missing column): one
-    compiled pass over the rows (:mod:`~treekit_core.kernels.column_ranges`), blocks of
-    rows on the fit's threads for a large X (max and min are exact in any order)."""
+    """max - min of each column of X, NaN skipped (NaN for an all-missing column): for a
+    large X one compiled pass over the rows (:mod:`~treekit_core.kernels.column_ranges`),
+    blocks of rows on the fit's threads (max and min are exact in any order); numpy's
+    ``fmax`` and ``fmin`` for a small one (no kernel to load in a process that fits small
+    data: its first fit would pay the load for a millisecond's work)."""
     import threading
 
+    X = np.asarray(X, dtype=np.float64)
+    if X.size < PARALLEL_SPAN_VALUES:
+        with np.errstate(invalid="ignore"):
+            return np.fmax.reduce(X, axis=0) - np.fmin.reduce(X, axis=0)
     from treekit_core.kernels.column_ranges import widen_ranges
     from treekit_core.kernels.row_chunks import for_row_chunks
     from treekit_core.kernels.usable_cpus import fit_threads
 
-    X = np.asarray(X, dtype=np.float64)
-    threads = fit_threads() if X.size >= PARALLEL_SPAN_VALUES else 1
+    threads = fit_threads()
     blocks, lock = [], threading.Lock()
 
     def widen(start, stop):  # each block its own ranges, merged below
