@@ -66,8 +66,9 @@ def average_threshold_trees(trees, X) -> np.ndarray:
 def threshold_tree_values(trees, X) -> np.ndarray:
     """Every tree's leaf values for the rows of X (complete), n x len(trees) x K, for
     ``trees`` of threshold questions only: rows in blocks on the threads, each block walked
-    through every tree in order, writing its values in place."""
-    from treekit_core.kernels.routing import write_leaf_values
+    through every tree in order, its values added into the tree's zeroed column (the walk
+    :func:`average_threshold_trees` adds with)."""
+    from treekit_core.kernels.routing import add_leaf_values
     from treekit_core.kernels.row_chunks import for_row_chunks
 
     if not (X.flags.c_contiguous or X.flags.f_contiguous):
@@ -75,11 +76,11 @@ def threshold_tree_values(trees, X) -> np.ndarray:
     nodes = [
         tree.derived("packed thresholds", lambda t=tree: packed_thresholds(t)) for tree in trees
     ]
-    out = np.empty((X.shape[0], len(trees), trees[0].value.shape[1]))
+    out = np.zeros((X.shape[0], len(trees), trees[0].value.shape[1]))
 
     def block(start, stop):
         for t, (tree, packed) in enumerate(zip(trees, nodes, strict=True)):
-            write_leaf_values(X, *packed, tree.value, out, t, start, stop)
+            add_leaf_values(X, *packed, tree.value, out[:, t], start, stop)
 
     for_row_chunks(block, X.shape[0], cost=len(trees))
     return out

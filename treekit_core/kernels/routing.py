@@ -122,27 +122,6 @@ def walk_thresholds(X, children, feature, threshold, leaves, start, stop):
 
 
 @jit()
-def write_leaf_values(X, children, feature, threshold, value, out, tree, start, stop):
-    """out[i, tree] = the value of the leaf row i of X reaches (rows start..stop-1; no
-    missing tested value), four rows at a time: one tree's column of every tree's values
-    for a block of rows, with no array of the rows' leaves in between (issue 65)."""
-    n_values = value.shape[1]
-    i = start
-    while i + 4 <= stop:
-        n0, n1, n2, n3 = _leaves_of_four(X, i, children, feature, threshold)
-        for k in range(n_values):
-            out[i, tree, k] = value[n0, k]
-            out[i + 1, tree, k] = value[n1, k]
-            out[i + 2, tree, k] = value[n2, k]
-            out[i + 3, tree, k] = value[n3, k]
-        i += 4
-    for j in range(i, stop):
-        node = _leaf_of(X[j], children, feature, threshold)
-        for k in range(n_values):
-            out[j, tree, k] = value[node, k]
-
-
-@jit()
 def add_leaf_values(X, children, feature, threshold, value, out, start, stop):
     """out[i] += the value of the leaf row i of X reaches (rows start..stop-1; no missing
     tested value), four rows at a time: one tree of a forest's average, for a block of
