@@ -355,28 +355,32 @@ def mean_moments(values: np.ndarray, m: int) -> tuple:
 
 def centring_propensities(propensity, n_samples: int, m: int) -> np.ndarray:
     """What w centres d on (n x m): 0 where no propensity is given; else each row's
-    probability of arms 1..m (``propensity``: n values of a binary treatment's treated arm,
-    or n x K of every arm, the control first, each row summing to 1)."""
+    probability of arms 1..m (:func:`arm_probabilities`)."""
     if propensity is None:
         return np.zeros((n_samples, m))
+    return arm_probabilities(propensity, n_samples, m + 1)[:, 1:]
+
+
+def arm_probabilities(propensity, n_samples: int, n_arms: int) -> np.ndarray:
+    """Each row's probability of every arm (n x K, the control first) from
+    ``propensity``: n x K probabilities, each row summing to 1, or, for a binary
+    treatment, the treated arm's n probabilities; ValueError naming ``propensity``."""
     given = finite_numbers(np.asarray(propensity, dtype=np.float64), "propensity")
-    if m == 1 and given.ndim == 2 and given.shape == (n_samples, 2):
-        given = given[:, 1]
-    if m == 1 and given.shape == (n_samples,):
+    if n_arms == 2 and given.shape == (n_samples,):
         if (given < 0).any() or (given > 1).any():
             raise ValueError(f"propensity must be {n_samples} probabilities in [0, 1], one per row")
-        return given[:, None]
-    if given.shape != (n_samples, m + 1):
-        expected = f"({n_samples},) or ({n_samples}, 2)" if m == 1 else f"({n_samples}, {m + 1})"
+        return np.column_stack([1.0 - given, given])
+    if given.shape != (n_samples, n_arms):
+        binary = f"({n_samples},) or " if n_arms == 2 else ""
         raise ValueError(
-            f"propensity has shape {given.shape}; expected {expected}: each row's probability "
-            "of every arm, the control first"
+            f"propensity has shape {given.shape}; expected {binary}({n_samples}, {n_arms}): "
+            "each row's probability of every arm, the control first"
         )
     if (given < 0).any() or (given > 1).any() or not np.allclose(given.sum(axis=1), 1.0):
         raise ValueError(
             "propensity must hold each row's probabilities of the arms: in [0, 1], summing to 1"
         )
-    return given[:, 1:]
+    return given
 
 
 def outcome_variance_impurity(sums, total_weight, params):

@@ -36,6 +36,7 @@ import numpy as np
 
 from treekit_core.builtins.treatment_effect import (
     EffectColumns,
+    arm_probabilities,
     arm_standard_errors,
     arm_weights,
     check_treatment,
@@ -365,15 +366,7 @@ class CausalForest(TreatmentEffectFamily, EnsembleEstimator):
         arms on X (grf's ``probability_forest`` for ``W.hat``: as :meth:`_nuisance`'s)."""
         n_arms = int(arm.max()) + 1
         if given is not None:
-            values = finite_numbers(np.asarray(given, dtype=np.float64), "propensity")
-            if values.shape != (n, n_arms):
-                raise ValueError(
-                    f"propensity has shape {values.shape}; expected ({n}, {n_arms}): each "
-                    "row's probability of every arm, the control first"
-                )
-            if not np.allclose(values.sum(axis=1), 1.0):
-                raise ValueError("propensity: each row's probabilities of the arms must sum to 1")
-            return values
+            return arm_probabilities(given, n, n_arms)
         forest = ForestClassifier(**self._nuisance_params("propensity"))
         import warnings
 
