@@ -738,12 +738,12 @@ def column_spans(X) -> np.ndarray:
     blocks of rows on the fit's threads (max and min are exact in any order); numpy's
     ``fmax`` and ``fmin`` for a small one (no kernel to load in a process that fits small
     data: its first fit would pay the load for a millisecond's work)."""
-    import threading
-
     X = np.asarray(X, dtype=np.float64)
     if X.size < PARALLEL_SPAN_VALUES:
         with np.errstate(invalid="ignore"):
             return np.fmax.reduce(X, axis=0) - np.fmin.reduce(X, axis=0)
+    import threading
+
     from treekit_core.kernels.column_ranges import widen_ranges
     from treekit_core.kernels.row_chunks import for_row_chunks
     from treekit_core.kernels.usable_cpus import fit_threads

@@ -26,14 +26,13 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from treekit_core.builtins.evaluators import hard_distribution
 from treekit_core.components import KINDS
 from treekit_core.engine.composition import Composition
 from treekit_core.engine.constraints import resolve_constraints
-from treekit_core.engine.questions import tree_leaves
 from treekit_core.engine.stopping import StoppingRules
-from treekit_core.engine.validation import check_n_threads, has_missing
+from treekit_core.engine.validation import check_n_threads
 from treekit_core.estimators.inputs import InputChecks, composition_for_labels, open_unit_share
+from treekit_core.estimators.memberships import leaf_mixtures
 from treekit_core.estimators.model_file import ModelFile
 from treekit_core.estimators.params import ParamsMixin
 from treekit_core.registry import get_registry
@@ -303,10 +302,6 @@ class ComposedEstimator(InputChecks, ModelFile, ParamsMixin):
         return {"allow_nan": allow_nan, "sparse": True, "categorical": True}
 
 
-#: Rows whose leaf mixtures are computed at once (memory: rows x leaves floats).
-MIXTURE_CHUNK = 64
-
-
 def check_honesty_params(honest, honest_fraction, honest_prune_leaves) -> None:
     """Refuse honesty parameters of the wrong kind, naming them (``fit`` calls it)."""
     if not isinstance(honest, bool | np.bool_):
@@ -318,49 +313,6 @@ def check_honesty_params(honest, honest_fraction, honest_prune_leaves) -> None:
         "honest_fraction (the share of the rows that grows the structure) must be a number "
         "in (0, 1)",
     )
-
-
-def leaf_mixtures(evaluator, tree, X, training: bool = False):
-    """:meth:`ComposedEstimator._mixtures` for ``evaluator`` (the composition's)."""
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    nodes = evaluator.stopping_nodes(tree, X)
-    if nodes is not None:
-        return np.arange(n), np.asarray(nodes, dtype=np.int64), np.ones(n)
-    mix = hard_distribution
-    if not training and "hard_routing" not in evaluator.provides:
-        mix = evaluator.predict_distribution
-    parts = []
-    if mix is hard_distribution:  # a complete row reaches one leaf
-        incomplete = np.isnan(X).any(axis=1) if has_missing(X) else np.zeros(n, bool)
-        complete = np.flatnonzero(~incomplete)
-        if complete.size:
-            # every row complete (the usual case): X as it is, not a copy of it (at
-            # 100 000 x 20 the copy was the fit's largest allocation after the growth)
-            rows_X = X if complete.size == n else X[complete]
-            leaves = tree_leaves(tree, np.ascontiguousarray(rows_X), complete=True)
-            parts.append((complete, leaves, np.ones(complete.size)))
-        mixed = np.flatnonzero(incomplete)
-    else:
-        mixed = np.arange(n)
-    if mixed.size:
-        leaves = np.flatnonzero(tree.is_leaf)
-        indicator = np.zeros((tree.n_nodes, leaves.size))
-        indicator[leaves, np.arange(leaves.size)] = 1.0
-        proxy = attrs.evolve(tree, value=indicator)
-        for start in range(0, mixed.size, MIXTURE_CHUNK):
-            rows = mixed[start : start + MIXTURE_CHUNK]
-            shares = np.asarray(mix(proxy, np.ascontiguousarray(X[rows])))
-            at, leaf = np.nonzero(shares > 0)
-            parts.append((rows[at], leaves[leaf], shares[at, leaf]))
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    if len(parts) == 1:  # rows in order already
-        rows, nodes, shares = parts[0]
-        return rows, np.asarray(nodes, dtype=np.int64), shares
-    rows, nodes, shares = (np.concatenate(p) for p in zip(*parts, strict=True))
-    order = np.argsort(rows, kind="stable")
-    return rows[order], nodes[order].astype(np.int64), shares[order]
 
 
 def _same(a, b) -> bool:

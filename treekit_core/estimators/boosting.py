@@ -25,9 +25,10 @@ from treekit_core.engine.importances import impurity_decrease
 from treekit_core.engine.tree_text import export_text
 from treekit_core.engine.validation import check_sample_weight, has_missing, known_finite
 from treekit_core.estimators import boosting_file
-from treekit_core.estimators.base import ComposedEstimator, leaf_mixtures
+from treekit_core.estimators.base import ComposedEstimator
 from treekit_core.estimators.ensemble import resolve_max_features
 from treekit_core.estimators.inputs import _rng
+from treekit_core.estimators.memberships import grown_leaf_mixtures
 from treekit_core.registry import get_registry
 
 
@@ -241,11 +242,9 @@ class BoostingEstimator(ComposedEstimator):
             attrs.evolve(data, evidence=evidence, weight=weight),
             rng,
         )
-        nodes = composition.splitter.training_leaves(grown, data)  # from its bins
-        if nodes is None:  # a walk of X (at 1M rows a tenth of a round: X is read whole)
-            rows, nodes, shares = leaf_mixtures(composition.evaluator, grown, data.X, training=True)
-        else:
-            rows, shares = np.arange(data.n_samples), None
+        # from the growth where the splitter can say (a walk of X is a tenth of a round at
+        # 1M rows: X is read whole)
+        rows, nodes, shares = grown_leaf_mixtures(composition, grown, data)
         if rows.size == y.shape[0]:  # each row in one leaf (sorted, distinct: every row)
             # the arrays as they are: copies of them cost a tenth of a round at 1M rows
             rows_of = lambda values: values  # noqa: E731

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from treekit_core.engine.tree import every_node_memberships
-from treekit_core.estimators.base import leaf_mixtures
+from treekit_core.estimators.memberships import leaf_mixtures
 
 
 def honest_parts(weight, strata, fraction: float, rng: np.random.Generator) -> np.ndarray:

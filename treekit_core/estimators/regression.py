@@ -10,6 +10,7 @@ from treekit_core.engine.masses import pair_masses
 from treekit_core.engine.tree import narrowest_integers
 from treekit_core.estimators.conformal import ConformalIntervals
 from treekit_core.estimators.inputs import encode_target_rows
+from treekit_core.estimators.memberships import grown_leaf_mixtures
 
 
 class RegressorFamily(ConformalIntervals):
@@ -194,18 +195,13 @@ class RegressorFamily(ConformalIntervals):
         return found
 
     def _grown_memberships(self, tree, data, weights):
-        """:meth:`_training_memberships` of the training rows, from the splitter's
-        ``training_leaves`` where it can say every row's leaf from the growth (no walk of X:
-        a tenth of a histogram tree's fit at 1M rows) and the evaluator counts a training
-        row in the leaf hard routing sends it to (it sends no sample to a node of its own:
-        ``stopping_nodes`` None); the walk otherwise."""
-        composition = self.composition_
-        if composition.evaluator.stopping_nodes(tree, data.X[:0]) is None:
-            leaves = composition.splitter.training_leaves(tree, data)
-            if leaves is not None:
-                rows = np.flatnonzero(weights > 0)
-                return rows, np.asarray(leaves, dtype=np.int64)[rows], weights[rows]
-        return self._training_memberships(tree, data.X, weights)
+        """:meth:`_training_memberships` of the training rows, their leaves from the
+        growth where the splitter can say them (:func:`grown_leaf_mixtures`: a tenth of a
+        histogram tree's fit at 1M rows is the walk)."""
+        rows, nodes, shares = grown_leaf_mixtures(self.composition_, tree, data)
+        shares = weights[rows] if shares is None else shares * weights[rows]
+        kept = shares > 0
+        return rows[kept], nodes[kept], shares[kept]
 
     def _training_memberships(self, tree, X, weights):
         """(rows, nodes, shares) of the rows of X in the leaves quantiles count them in
