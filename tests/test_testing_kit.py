@@ -44,6 +44,31 @@ class NotZeroWhenPure(Criterion):
     impurity = staticmethod(constant_impurity)
 
 
+@attrs.define(slots=False)
+class GiniClaimingFreeSums(Criterion):
+    """Gini declaring its first class's sum drop-free: a histogram leaving it out of the
+    bins would score other cuts."""
+
+    name: ClassVar[str] = "gini_claiming_free_sums"
+    impurity = staticmethod(get_registry().get_class("criterion", "gini").impurity)
+
+    def drop_free_statistics(self, n_statistics):
+        return (0,)
+
+
+@attrs.define(slots=False)
+class SquaredErrorClaimingTooMuch(Criterion):
+    """Squared error declaring both of its sums drop-free (only the sum of y^2 is)."""
+
+    name: ClassVar[str] = "squared_error_claiming_too_much"
+    evidence: ClassVar[str] = "moments"
+    default_target: ClassVar[str] = "mean"
+    impurity = staticmethod(get_registry().get_class("criterion", "squared_error").impurity)
+
+    def drop_free_statistics(self, n_statistics):
+        return (0, 1)
+
+
 def uncompilable(class_sums, total_weight, params):
     return {"a": 1}["a"] + "x"
 
@@ -120,6 +145,15 @@ def test_negative_criterion_is_caught():
 def test_criterion_not_zero_on_pure_nodes_is_caught():
     with pytest.raises(ConformanceError, match="pure node .* is 0.5, not 0"):
         check_criterion(NotZeroWhenPure)
+
+
+@pytest.mark.parametrize("criterion", [GiniClaimingFreeSums, SquaredErrorClaimingTooMuch])
+def test_statistics_wrongly_declared_drop_free_are_caught(criterion):
+    """Criterion.drop_free_statistics: a sum that does not cancel out of the drop is
+    named before any histogram scores cuts without it (squared error's sum of y^2, which
+    does cancel, passes with every builtin below)."""
+    with pytest.raises(ConformanceError, match="declares drop_free_statistics.* a cut's drop is"):
+        check_criterion(criterion)
 
 
 def test_uncompilable_criterion_is_caught():

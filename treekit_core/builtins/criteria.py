@@ -186,8 +186,18 @@ def squared_error_of_outputs_impurity(sums, total_weight, params):
     return total / n_outputs
 
 
+class PairedMoments:
+    """What a criterion of (sum of y, sum of f(y)) pairs adds (placed before Criterion among
+    its bases): the weighted impurity is f's sum plus a function of y's sum and the
+    weight, so every pair's second sum cancels out of a split's drop."""
+
+    def drop_free_statistics(self, n_statistics: int) -> tuple:
+        """Each pair's second sum (one pair per output)."""
+        return tuple(range(1, n_statistics, 2))
+
+
 @attrs.define(slots=False)
-class SquaredError(Criterion):
+class SquaredError(PairedMoments, Criterion):
     """Squared error: a node's impurity is the weighted variance of its responses, so a
     split's drop is the fall in the sum of squared deviations over the node's weight
     (CART's least squares regression, rpart's ``method = "anova"``, scikit-learn's
@@ -269,7 +279,7 @@ def poisson_of_outputs_impurity(sums, total_weight, params):
 
 
 @attrs.define(slots=False)
-class Poisson(Criterion):
+class Poisson(PairedMoments, Criterion):
     """scikit-learn's ``criterion="poisson"``: half the Poisson deviance of the node's mean,
     per weight; y >= 0 with a positive sum. A split that leaves a child without response
     (mean <= EPSILON) has an infinite child impurity and is never chosen. Reads the

@@ -78,6 +78,20 @@ class Criterion(ReadsEvidence, Component):
     capability instead of running sums; :attr:`impurity` still scores a whole node from
     its statistics (the target's summary)."""
 
+    def drop_free_statistics(self, n_statistics: int) -> tuple:
+        """The statistics (indices into a node's ``n_statistics`` sums) that cancel out of
+        every split's drop: those s_k of which the weighted impurity W * i(v, W) is a
+        constant times s_k plus a function of the other sums (squared error's sum of y^2,
+        Poisson's sum of y log y), so that a cut's drop is the same however s_k divides
+        between its sides. A splitter that sums statistics per candidate side (the
+        histogram splitter's bins) may leave them out of those sums, scoring each cut with
+        s_k at 0 in the parent and on both sides (each W * i then lacks the same term), and
+        sum them once per child (a quarter less work a bin for a regression tree).
+        Default: none; a criterion with a :attr:`split_score` must keep the score unchanged
+        too. Called by a splitter once per tree it grows; checked by the conformance kit (the drops of random cuts of its
+        target's rows with and without those sums)."""
+        return ()
+
     def row_columns(self, default: tuple, n_columns: int) -> tuple:
         """The columns of the target's rows that the :attr:`row_search` kernel reads, in
         its order: ``default``, the search's own (the log-rank search's (event, time,

@@ -87,6 +87,7 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
         arguments = example_arguments(type(target))
         widths = [np.asarray(target.encode(y, len(y), **arguments).rows).shape[1]]
     _check_plain_impurity(instance, widths)
+    _check_drop_free_statistics(instance, compiled, y)
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
         _grow_with_every_splitter(instance, y, splitters)
@@ -222,6 +223,57 @@ def _check_impurity_on_target_rows(instance, compiled, y) -> None:
             continue  # statistics no node may have (the criterion declares it)
         if not np.isfinite(value) or value < -1e-12:
             _fail(instance, f"impurity is {value:g} for the sums {sums.round(3)} of target rows")
+
+
+def _check_drop_free_statistics(instance, compiled, y) -> None:
+    """What :meth:`Criterion.drop_free_statistics` declares: valid indices, and the drops
+    of random cuts of random sets of the rows its default target writes for ``y`` (None:
+    :func:`small_data`'s labels) the same (to rounding) with those sums at 0 in the
+    parent and on both sides, as a histogram scores them."""
+    X, labels = small_data(2)
+    target = get_registry().create("target", instance.default_target)
+    encoded = target.encode(
+        labels if y is None else y, X.shape[0], **example_arguments(type(target))
+    )
+    rows = np.ascontiguousarray(encoded.rows, dtype=np.float64)
+    n = rows.shape[1]
+    p = instance.impurity_params(n)
+    free = tuple(instance.drop_free_statistics(n))
+    if not free:
+        return
+    if any(not isinstance(k, (int, np.integer)) or not 0 <= k < n for k in free) or len(
+        set(free)
+    ) != len(free):
+        _fail(instance, f"drop_free_statistics({n}) is {free!r}: not distinct indices below {n}")
+    kept = np.ones(n, dtype=bool)
+    kept[list(free)] = False
+
+    def drop(parent, weight, left, left_weight):
+        right = np.ascontiguousarray(parent - left)
+        children = left_weight * compiled(np.ascontiguousarray(left), left_weight, p)
+        children += (weight - left_weight) * compiled(right, weight - left_weight, p)
+        return compiled(parent, weight, p) - children / weight
+
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        parent_rows = np.flatnonzero(rng.random(rows.shape[0]) < rng.uniform(0.1, 1.0))
+        left_rows = parent_rows[rng.random(parent_rows.size) < rng.uniform(0.05, 0.95)]
+        if not 0 < left_rows.size < parent_rows.size:
+            continue
+        parent = np.ascontiguousarray(
+            target.node_statistics(rows[parent_rows], np.ones(parent_rows.size))
+        )
+        left = np.asarray(target.node_statistics(rows[left_rows], np.ones(left_rows.size)))
+        weight, left_weight = float(parent_rows.size), float(left_rows.size)
+        exact = drop(parent, weight, left, left_weight)
+        scored = drop(np.where(kept, parent, 0.0), weight, np.where(kept, left, 0.0), left_weight)
+        scale = 1.0 + np.abs(parent).sum() / weight
+        if not (exact == scored or abs(exact - scored) <= 1e-9 * scale):
+            _fail(
+                instance,
+                f"declares drop_free_statistics({n}) = {free!r}, but a cut's drop is "
+                f"{exact:.12g} with those sums and {scored:.12g} without them",
+            )
 
 
 def _grow_with_every_splitter(instance, y, splitters=None) -> None:

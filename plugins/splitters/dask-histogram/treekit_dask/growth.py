@@ -17,7 +17,7 @@ import time
 
 import attrs
 import numpy as np
-from treekit_histogram.splitter import best_cut, histogram_kernels
+from treekit_histogram.splitter import best_cut, histogram_kernels, summed_statistics
 
 from treekit_core.builtins import nominal_questions
 from treekit_core.kernels import bounded_value, python_function, rule_vector
@@ -193,11 +193,21 @@ class Grower:
             signs, limits = self.signs, self.constraints.limits(self.monotone, *interval)
         best, best_drop = None, -np.inf
         found = None
-        if numeric.size:  # the histogram splitter's own search and tie rule
+        if numeric.size:  # the histogram splitter's own search, scoring and tie rule
+            # (the statistics its bins leave out at 0: where nominal features grow in
+            # its compiled grower, none)
+            summed = summed_statistics(
+                self.composition.criterion, sums.size, all_of_them=self.nominal.size > 0
+            )
+            search_hist = hist
+            if summed.size < sums.size:
+                search_hist = hist.copy()
+                left_out = np.setdiff1d(np.arange(sums.size), summed)
+                search_hist[..., SUMS + left_out] = 0.0
             found = best_cut(
                 self.kernels,
                 self.params,
-                hist,
+                search_hist,
                 self.n_value_bins,
                 numeric,
                 np.ascontiguousarray(sums),
@@ -207,6 +217,7 @@ class Grower:
                 rule_values,
                 signs,
                 limits,
+                summed,
             )
         if found is not None:
             f, last_left, drop, missing_left = found

@@ -422,7 +422,7 @@ def test_the_threaded_path_is_taken(monkeypatch):
     calls = []
     original = splitter.grow_with_threads
     monkeypatch.setattr(
-        splitter, "grow_with_threads", lambda *a: calls.append(a[-1]) or original(*a)
+        splitter, "grow_with_threads", lambda *a: calls.append(a[7]) or original(*a)
     )
     X = np.random.default_rng(0).normal(size=(400, 3))
     y = (X[:, 0] > 0).astype(int)
@@ -458,38 +458,60 @@ def test_threads_sum_blocks_of_rows_as_one_thread_does(monkeypatch, n_threads):
     assert _same_tree(one, fit(n_threads).tree_)
 
 
-def test_a_histogram_adds_its_blocks_in_order():
-    """The block rule by hand: each block of HISTOGRAM_BLOCK_ROWS rows summed from zero in
-    row order (numpy's unbuffered add.at), then the blocks' sums added one after another;
-    the compiled kernel's bits equal it, and differ from one pass over all rows in the
-    weight sums (so the rule is what the kernel does, not a rounding accident)."""
+@pytest.mark.parametrize("weights", ["fractions", "ones", "ones_then_fractions"])
+@pytest.mark.parametrize("summed", [[0, 1], [0], [1]])
+def test_a_histogram_adds_its_rows_in_order(weights, summed):
+    """The summation rule by hand (numpy's unbuffered add.at, row by row in the index's
+    order, over more than two blocks of gathered rows): each (feature, bin) adds its rows
+    in the node's order, so the bits do not depend on the blocks or on which features a
+    call (a thread) sums; the statistics not ``summed`` are 0. Rows of weight 1 count in
+    one channel: where the first block weighs 1 and the others not, a bin's count and
+    weight are the first block's count plus the others' counts and weights."""
     from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
     from treekit_histogram.threads import compiled_histogram_kernel
 
-    n, bins = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8
+    n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 5
     rng = np.random.default_rng(1)
-    codes = rng.integers(0, bins, size=(n, 2)).astype(np.uint8)
-    rows = np.column_stack([rng.random(n), rng.normal(size=n) * 1e3])
+    codes = rng.integers(0, bins, size=(n, n_features)).astype(np.uint8)
+    weight = {"fractions": rng.random(n), "ones": np.ones(n)}.get(weights)
+    if weight is None:
+        weight = rng.random(n)
     index = rng.permutation(n).astype(np.int64)
-    hist = np.empty((2, bins, CHANNELS + 1))
+    if weights == "ones_then_fractions":
+        weight[index[:HISTOGRAM_BLOCK_ROWS]] = 1.0
+    rows = np.column_stack([weight, rng.normal(size=n) * 1e3, rng.normal(size=n)])
+    hist = np.full((n_features, bins, CHANNELS + 2), np.nan)
+    side_sums = np.full(2, np.nan)
     compiled_histogram_kernel("build_histogram")(
-        np.ascontiguousarray(codes.T), rows, index, 0, n, hist
+        np.ascontiguousarray(codes.T), rows, index, 0, n, hist, np.array(summed), side_sums
     )
 
-    def one_pass(selected):
-        out = np.zeros((2, bins, CHANNELS + 1))
-        for f in range(2):
-            b = codes[selected, f]
-            np.add.at(out[f, :, 0], b, 1.0)
-            np.add.at(out[f, :, 1], b, rows[selected, 0])
-            np.add.at(out[f, :, 2], b, rows[selected, 1])
+    def one_pass(selected, column):
+        out = np.zeros((n_features, bins))
+        for f in range(n_features):
+            np.add.at(out[f], codes[selected, f], column[selected])
         return out
 
-    expected = one_pass(index[:HISTOGRAM_BLOCK_ROWS])
-    for start in range(HISTOGRAM_BLOCK_ROWS, n, HISTOGRAM_BLOCK_ROWS):
-        expected += one_pass(index[start : start + HISTOGRAM_BLOCK_ROWS])
-    assert np.array_equal(hist, expected)
-    assert not np.array_equal(hist[:, :, 1:], one_pass(index)[:, :, 1:])
+    ones = np.ones(n)
+    if weights == "ones_then_fractions":
+        first, rest = index[:HISTOGRAM_BLOCK_ROWS], index[HISTOGRAM_BLOCK_ROWS:]
+        unit_count = one_pass(first, ones)
+        assert np.array_equal(hist[:, :, 0], unit_count + one_pass(rest, ones))
+        assert np.array_equal(hist[:, :, 1], unit_count + one_pass(rest, weight))
+    else:
+        assert np.array_equal(hist[:, :, 0], one_pass(index, ones))
+        assert np.array_equal(hist[:, :, 1], one_pass(index, weight))
+    for k in range(2):
+        expected = one_pass(index, rows[:, 1 + k]) if k in summed else np.zeros((n_features, bins))
+        assert np.array_equal(hist[:, :, CHANNELS + k], expected)
+        # a left-out statistic's sum over the rows, in their order; the others untouched
+        left_out = np.nan
+        if k not in summed:
+            total = 0.0
+            for r in index:
+                total += rows[r, 1 + k]
+            left_out = total
+        assert np.array_equal(side_sums[k], left_out, equal_nan=True)
 
 
 @settings(
@@ -702,3 +724,52 @@ def test_quantiles_read_the_growth_s_leaves_as_the_walk_finds_them(monkeypatch, 
         assert (a.shares is None) == (b.shares is None)
     q = [0.1, 0.5, 0.9]
     np.testing.assert_array_equal(fast.predict(X, quantiles=q), walked.predict(X, quantiles=q))
+
+
+@pytest.mark.parametrize("growth", ["one_call", "threads", "best_first", "node_by_node"])
+def test_a_regression_trees_bins_leave_out_the_sum_of_squares(monkeypatch, growth):
+    """squared_error's sum of y^2 cancels out of every drop
+    (Criterion.drop_free_statistics): the bins sum y only, each child's sum of y^2 comes
+    from its rows, and the tree is the one grown from bins that sum both (the same cuts,
+    the node statistics and impurities to rounding), however it grows: in one call, on
+    threads, best first, or node by node under a monotonic constraint (the node by node
+    loop sums a node's statistics itself)."""
+    from treekit_histogram import splitter, threads
+
+    monkeypatch.setattr(threads, "PARALLEL_MIN_WORK", 1)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    # whole numbers: every sum exact in any order, so cuts of the same rows on two features
+    # tie in both trees (with fractions their sums' last bits differ, and so may the first
+    # of the best, as between any two summation orders); large ones, so that two cuts of
+    # other rows are seldom tied (their drops' last bits differ between the trees)
+    signal = np.sin(2 * np.nan_to_num(X[:, 0])) + np.nan_to_num(X[:, 1])
+    y = np.round(1000 * (signal + rng.normal(0, 0.5, 3000)))
+    settings = {
+        "one_call": {},
+        "threads": {"n_threads": 2},
+        "best_first": {"max_leaf_nodes": 40, "max_depth": None},
+        "node_by_node": {"monotonic_cst": [0, 1, 0, 0, 0]},
+    }[growth]
+    make = lambda: TreeRegressor(splitter="histogram", **{"max_depth": 8, **settings})  # noqa: E731
+    asked = []
+    original = splitter.summed_statistics
+    monkeypatch.setattr(
+        splitter,
+        "summed_statistics",
+        lambda *a, **k: asked.append(original(*a, **k)) or asked[-1],
+    )
+    left_out = make().fit(X, y).tree_
+    assert [list(s) for s in asked] == [[0]]
+    monkeypatch.setattr(
+        splitter, "summed_statistics", lambda criterion, data, **k: np.array([0, 1])
+    )
+    summed = make().fit(X, y).tree_
+    assert left_out.n_nodes == summed.n_nodes > 60
+    for name in ("feature", "threshold", "n_samples", "child_ids", "depth"):
+        assert np.array_equal(getattr(left_out, name), getattr(summed, name), equal_nan=True)
+    for name in ("statistics", "weight", "impurity", "value"):
+        np.testing.assert_allclose(
+            getattr(left_out, name), getattr(summed, name), rtol=1e-9, atol=1e-9
+        )

@@ -22,14 +22,17 @@ from treekit_histogram.threads import LEFT, RIGHT, Growth
 PARALLEL_NODE_ROWS = HISTOGRAM_BLOCK_ROWS
 
 
-def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_leaves, n_threads):
+def grow_best_first(
+    kernels, params, binned, rows, index, root_hist, rules, max_leaves, n_threads, summed
+):
     """The node table of the tree (``grow_subtree``'s columns), grown best first up to
-    ``max_leaves`` leaves; large nodes' histograms on ``n_threads`` threads. Terminates:
+    ``max_leaves`` leaves; large nodes' histograms on ``n_threads`` threads (their bins
+    sum the statistics ``summed``). Terminates:
     every split adds a leaf and the tree stops at ``max_leaves`` leaves (or when no leaf
     has a cut the stopping rules accept)."""
     n = index.size
     n_stats = rows.shape[1] - 1
-    growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
+    growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads, summed)
     root_statistics = growth.statistics(0, n)
     records, frontier = [], []
 
@@ -40,7 +43,10 @@ def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_
         if parent >= 0:
             records[parent][0, LEFT if is_left else RIGHT] = node
         if cut is not None:  # ranked by the node's weight times its cut's drop
-            heapq.heappush(frontier, (-statistics[0] * cut[3], node, start, end, depth, hist, cut))
+            heapq.heappush(
+                frontier,
+                (-statistics[0] * cut[3], node, start, end, depth, hist, statistics, cut),
+            )
 
     visit(0, n, 0, -1, 1, root_hist, root_statistics)
     d = binned.codes.shape[0]
@@ -49,11 +55,13 @@ def grow_best_first(kernels, params, binned, rows, index, root_hist, rules, max_
     try:
         leaves = 1
         while frontier and leaves < max_leaves:
-            _, node, start, end, depth, hist, cut = heapq.heappop(frontier)
+            _, node, start, end, depth, hist, statistics, cut = heapq.heappop(frontier)
             growth.set_question(records[node], hist, cut)
             # threads only for a large node (the bits are the same either way)
             large = end - start >= PARALLEL_NODE_ROWS
-            children = growth.divide(pool if large else None, chunks, start, end, depth, hist, cut)
+            children = growth.divide(
+                pool if large else None, chunks, start, end, depth, hist, statistics, cut
+            )
             leaves += 1
             for child_start, child_end, child_depth, is_left, child_hist, child_sums in reversed(
                 children

@@ -54,7 +54,7 @@ U1_2C = types.uint8[:, ::1]
 F2C = types.float64[:, ::1]
 F3C = types.float64[:, :, ::1]
 GROW_ARGUMENTS = (
-    *(F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C, F1),
+    *(F1, U1_2C, F2C, F2A, I1, types.int32[::1], i8, i8, i8, F1, i8, i8, F3C, F1, I1),
     # nominal features: the criterion's subset search, categories per feature, the
     # statistic ordering categories (-1: none), the exhaustive search's limit
     *(NOMINAL_SEARCH_TYPE, I1, i8, i8),
@@ -63,6 +63,7 @@ SCAN_ARGUMENTS = (F1, F3C, I1, I1, F1, f8, f8, f8, F1, F1, I1, types.uint8[::1],
 ENTRY_SIGNATURES = {
     "grow_subtree": F2C(*GROW_ARGUMENTS),
     "scan_histograms": types.void(*SCAN_ARGUMENTS),
+    "scored_parent": f8(F1, F1, f8, I1, F1),
 }
 #: The grower's node table: growth.NODE_COLUMNS, the K class sums, then where a sample with
 #: a missing tested value goes (1 left, 0 right, NaN: by the training weight's shares) and
@@ -70,148 +71,270 @@ ENTRY_SIGNATURES = {
 EXTRA_COLUMNS = 2
 
 
-#: A node's histogram sums its rows in blocks of this many (in the order of the node's row
-#: index), each block from zero, and adds the blocks' sums in block order: the rule both
-#: the one-call grower and the threaded grower follow (threads sum blocks), so the bits are
-#: the same whatever the number of threads. Nodes with fewer rows sum them in one pass.
+#: A node's rows' table entries are gathered this many at a time (the buffer stays small
+#: and in the caches); every block's rows are added to the same sums, so a (feature, bin)
+#: adds its rows in the node's order whatever the number of threads (threads take ranges
+#: of features). Also the size of a node worth the threads (best_first.py).
 HISTOGRAM_BLOCK_ROWS = 16_384
 
 
 #: Features whose histograms one pass over a node's rows sums together (their bins, four
-#: histograms of a few KB, stay in the first-level cache; the pass reads the node's row
-#: index and gathered entries once for all four).
+#: histograms of 4 KB, stay in the first-level cache; the pass reads the node's row index
+#: and gathered entries once for all four).
 FEATURES_PER_PASS = 4
 
 
 @generic_jit
-def build_block_histogram(binned, rows, index, start, end, hist, gathered, first, last):
-    """``hist[first:last]`` (features x bins x channels) of the rows ``index[start:end]``,
-    from zero: count, weight (``rows[:, 0]``) and weighted evidence sums (``rows[:, 1:]``)
-    per bin; the other features' histograms are not touched.
+def build_histogram(binned, rows, index, start, end, hist, summed, side_sums):
+    """``hist`` (features x bins x channels) of the rows ``index[start:end]``, and the sums
+    of the statistics the bins leave out into ``side_sums``: see
+    :func:`build_feature_histograms`."""
+    build_feature_histograms(
+        binned, rows, index, start, end, hist, 0, hist.shape[0], summed, side_sums
+    )
+
+
+@generic_jit
+def build_feature_histograms(binned, rows, index, start, end, hist, first, last, summed, side_sums):
+    """``hist[first:last]`` of the rows ``index[start:end]`` (a thread's share of a
+    threaded build takes a range of features: :mod:`treekit_histogram.threads`): per bin
+    the row count, the weight (``rows[:, 0]``) and the weighted evidence sums
+    ``rows[:, 1 + k]`` of the statistics k in ``summed``; the other statistics' channels
+    are 0 (a criterion's drop-free statistics:
+    :meth:`treekit_core.Criterion.drop_free_statistics`, a regression tree's sum of y^2:
+    a quarter less time), and those statistics' sums over the rows, in the rows' order
+    (:func:`sum_left_out`'s bits), go to ``side_sums`` (its other entries untouched): the
+    gathering reads them beside the others. The other features' histograms are not
+    touched.
 
     Column-wise, as LightGBM's histograms: ``binned`` is features x rows; the rows' table
-    entries are gathered in the node's order into ``gathered`` (at least end - start rows)
-    once, then each pass sums :data:`FEATURES_PER_PASS` features' histograms over them.
-    Row by row (every row touching every feature's bins, its codes and entry read from
-    wherever the row lies), a node of scattered rows cost 7.4 ns a value at 1M rows
-    against 2.5 ns so. Each (feature, bin) adds its rows in row order either way, so the
-    sums are the same bits, whichever features a call sums (threads take ranges of them).
+    entries are gathered in the node's order (:data:`HISTOGRAM_BLOCK_ROWS` at a time),
+    then each pass sums :data:`FEATURES_PER_PASS` features' bins over them into compact
+    sums (a bin's weight and summed statistics side by side: 16 bytes a bin of a boosting
+    round's tree), laid out as ``hist`` at the end. Each (feature, bin) adds its rows in
+    the node's order, so the bits are the same whichever features a call sums.
 
-    Where every row of the block weighs exactly 1 (unweighted data, boosting's rounds) a
-    bin's count is its weight, exactly (integers below 2^53): the passes sum one channel
-    fewer and copy the weights into the counts after (a sixth less time: the sums are
-    bound by the loads and stores of the bins' channels)."""
+    Where every row of a block weighs exactly 1 (unweighted data, boosting's rounds) a
+    bin's count is its weight, exactly (integers below 2^53): its rows add 1 to one
+    channel, which serves as both. A block with other weights adds count and weight apart
+    (``weighted``); a bin's count and weight are then the unit rows' plus those.
+    Measured at 1M x 20 (one thread, a boosting round's rows): 0.89 ns a value where the
+    node holds every row, 1.55 ns where it holds 5% of them (against 1.55 and 3.33 ns when
+    each block was summed from zero into a full-width histogram and added)."""
     n_bins, width = hist.shape[1], hist.shape[2]
-    n_stats = width - CHANNELS
-    m = end - start
-    for f in range(first, last):
+    n_summed = summed.shape[0]
+    n_local = last - first
+    unit_sums = np.zeros((n_local, n_bins, 1 + n_summed))  # the unit rows' count, the sums
+    weighted = np.zeros((0, n_bins, 2))  # the other rows' count and weight, once needed
+    gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), 1 + n_summed))
+    left_out = left_out_statistics(summed, rows.shape[1] - 1)
+    totals = np.zeros(left_out.shape[0])
+    for block_start in range(start, end, HISTOGRAM_BLOCK_ROWS):
+        m = min(end, block_start + HISTOGRAM_BLOCK_ROWS) - block_start
+        unit = gather_rows(rows, index, block_start, m, summed, gathered, left_out, totals)
+        if not unit and weighted.shape[0] == 0:
+            weighted = np.zeros((n_local, n_bins, 2))
+        f = first
+        while f < last:
+            group = min(FEATURES_PER_PASS, last - f)
+            if group == FEATURES_PER_PASS and unit and n_summed == 1:
+                sum_four_unit_singles(binned, index, block_start, m, gathered, unit_sums, f, first)
+            elif group == FEATURES_PER_PASS and unit and n_summed == 2:
+                sum_four_unit_pairs(binned, index, block_start, m, gathered, unit_sums, f, first)
+            else:
+                for g in range(f, f + group):
+                    sum_feature(
+                        binned[g],
+                        index,
+                        block_start,
+                        m,
+                        gathered,
+                        unit_sums,
+                        weighted,
+                        g - first,
+                        unit,
+                    )
+            f += group
+    for a in range(n_local):
+        f = first + a
         for b in range(n_bins):
-            for c in range(width):
+            count, weight = unit_sums[a, b, 0], unit_sums[a, b, 0]
+            if weighted.shape[0] > 0:
+                count += weighted[a, b, 0]
+                weight += weighted[a, b, 1]
+            hist[f, b, COUNT], hist[f, b, WEIGHT] = count, weight
+            for c in range(CLASS_SUMS, width):
                 hist[f, b, c] = 0.0
-    unit = True
-    for j in range(m):
-        r = index[start + j]
-        unit = unit and rows[r, 0] == 1.0
-        for c in range(1 + n_stats):
-            gathered[j, c] = rows[r, c]
-    f = first
-    while f < last:
-        group = min(FEATURES_PER_PASS, last - f)
-        if group == FEATURES_PER_PASS and unit and n_stats == 2:
-            sum_four_unit_pairs(binned, index, start, m, gathered, hist, f)
-        else:
-            for g in range(f, f + group):
-                sum_feature(binned[g], index, start, m, gathered, hist[g], n_stats, unit)
-        f += group
-    if unit:
-        for f in range(first, last):
-            for b in range(n_bins):
-                hist[f, b, COUNT] = hist[f, b, WEIGHT]
+            for k in range(n_summed):
+                hist[f, b, CLASS_SUMS + summed[k]] = unit_sums[a, b, 1 + k]
+    for i in range(left_out.shape[0]):
+        side_sums[left_out[i]] = totals[i]
 
 
 @generic_jit
-def sum_feature(codes, index, start, m, gathered, feature_hist, n_stats, unit):
-    """One feature's histogram (``feature_hist``, bins x channels) summed over the
-    gathered rows (:func:`build_block_histogram`); no counts where ``unit``."""
-    if unit and n_stats == 2:  # the common case unrolled (the loop over k cost a fifth)
+def left_out_statistics(summed, n_stats):
+    """The statistics (of ``n_stats``) not in ``summed``, in increasing order."""
+    left_out = np.empty(n_stats - summed.shape[0], dtype=np.int64)
+    i = 0
+    for k in range(n_stats):
+        found = False
+        for a in range(summed.shape[0]):
+            found = found or summed[a] == k
+        if not found:
+            left_out[i] = k
+            i += 1
+    return left_out
+
+
+@generic_jit
+def gather_rows(rows, index, start, m, summed, gathered, left_out, totals):
+    """The weights and summed statistics of the rows ``index[start:start + m]`` into
+    ``gathered`` in that order, the ``left_out`` statistics added to ``totals``; whether
+    every row weighs exactly 1. A boosting round's and a regression tree's rows (one
+    statistic summed, one left out) and two classes' unrolled: a loop over the
+    statistics let a row's loads wait on the last row's stores (2.4 against 1.9 ns a value
+    for a node of 5% of 1M rows)."""
+    unit = True
+    n_summed = summed.shape[0]
+    if n_summed == 1 and left_out.shape[0] == 1:
+        first, other = 1 + summed[0], 1 + left_out[0]
+        total = totals[0]
         for j in range(m):
-            b = codes[index[start + j]]
-            feature_hist[b, WEIGHT] += 1.0
-            feature_hist[b, CLASS_SUMS] += gathered[j, 1]
-            feature_hist[b, CLASS_SUMS + 1] += gathered[j, 2]
-        return
+            r = index[start + j]
+            weight = rows[r, 0]
+            unit = unit & (weight == 1.0)
+            gathered[j, 0] = weight
+            gathered[j, 1] = rows[r, first]
+            total += rows[r, other]
+        totals[0] = total
+    elif n_summed == 2 and left_out.shape[0] == 0:
+        first, second = 1 + summed[0], 1 + summed[1]
+        for j in range(m):
+            r = index[start + j]
+            weight = rows[r, 0]
+            unit = unit & (weight == 1.0)
+            gathered[j, 0] = weight
+            gathered[j, 1] = rows[r, first]
+            gathered[j, 2] = rows[r, second]
+    else:
+        for j in range(m):
+            r = index[start + j]
+            unit = unit & (rows[r, 0] == 1.0)
+            gathered[j, 0] = rows[r, 0]
+            for k in range(n_summed):
+                gathered[j, 1 + k] = rows[r, 1 + summed[k]]
+            for i in range(left_out.shape[0]):
+                totals[i] += rows[r, 1 + left_out[i]]
+    return unit
+
+
+@generic_jit
+def sum_feature(codes, index, start, m, gathered, unit_sums, weighted, a, unit):
+    """One feature's bins (the ``a``-th of the call's) over the gathered rows
+    (:func:`build_feature_histograms`): rows of weight 1 add 1 to the unit count, others
+    their count and weight to ``weighted``; the summed statistics to ``unit_sums``."""
+    n_summed = gathered.shape[1] - 1
     for j in range(m):
         b = codes[index[start + j]]
-        if not unit:
-            feature_hist[b, COUNT] += 1.0
-        feature_hist[b, WEIGHT] += gathered[j, 0]
-        for k in range(n_stats):
-            feature_hist[b, CLASS_SUMS + k] += gathered[j, 1 + k]
+        if unit:
+            unit_sums[a, b, 0] += 1.0
+        else:
+            weighted[a, b, 0] += 1.0
+            weighted[a, b, 1] += gathered[j, 0]
+        for k in range(n_summed):
+            unit_sums[a, b, 1 + k] += gathered[j, 1 + k]
 
 
 @generic_jit
-def sum_four_unit_pairs(binned, index, start, m, gathered, hist, f):
-    """Features f..f+3's histograms in one pass over rows of weight 1 and two statistics
-    (a regression tree's y and y^2, boosting's trees, two classes): the common case,
-    unrolled (the loop over statistics cost a fifth more)."""
+def sum_four_unit_singles(binned, index, start, m, gathered, unit_sums, f, first):
+    """Features f..f+3's bins in one pass over rows of weight 1 and one summed statistic
+    (a regression tree's y, its y^2 left out; boosting's trees): the common case,
+    unrolled (a loop over the features or statistics cost a fifth more)."""
     c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
-    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
-    for j in range(m):
-        r = index[start + j]
-        first, second = gathered[j, 1], gathered[j, 2]
+    a = f - first
+    h0, h1, h2, h3 = unit_sums[a], unit_sums[a + 1], unit_sums[a + 2], unit_sums[a + 3]
+    for j in range(start, start + m):
+        r = index[j]
+        value = gathered[j - start, 1]
         b = c0[r]
-        h0[b, WEIGHT] += 1.0
-        h0[b, CLASS_SUMS] += first
-        h0[b, CLASS_SUMS + 1] += second
+        h0[b, 0] += 1.0
+        h0[b, 1] += value
         b = c1[r]
-        h1[b, WEIGHT] += 1.0
-        h1[b, CLASS_SUMS] += first
-        h1[b, CLASS_SUMS + 1] += second
+        h1[b, 0] += 1.0
+        h1[b, 1] += value
         b = c2[r]
-        h2[b, WEIGHT] += 1.0
-        h2[b, CLASS_SUMS] += first
-        h2[b, CLASS_SUMS + 1] += second
+        h2[b, 0] += 1.0
+        h2[b, 1] += value
         b = c3[r]
-        h3[b, WEIGHT] += 1.0
-        h3[b, CLASS_SUMS] += first
-        h3[b, CLASS_SUMS + 1] += second
+        h3[b, 0] += 1.0
+        h3[b, 1] += value
 
 
 @generic_jit
-def build_histogram(binned, rows, index, start, end, hist):
-    """``hist`` of the rows ``index[start:end]``, blocks of :data:`HISTOGRAM_BLOCK_ROWS`
-    rows summed apart and added in order (the rule every build follows: the bits are the
-    same for any number of threads)."""
-    build_feature_histograms(binned, rows, index, start, end, hist, 0, hist.shape[0])
+def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, f, first):
+    """:func:`sum_four_unit_singles` for two summed statistics (two classes)."""
+    c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
+    a = f - first
+    h0, h1, h2, h3 = unit_sums[a], unit_sums[a + 1], unit_sums[a + 2], unit_sums[a + 3]
+    for j in range(start, start + m):
+        r = index[j]
+        first_value, second_value = gathered[j - start, 1], gathered[j - start, 2]
+        b = c0[r]
+        h0[b, 0] += 1.0
+        h0[b, 1] += first_value
+        h0[b, 2] += second_value
+        b = c1[r]
+        h1[b, 0] += 1.0
+        h1[b, 1] += first_value
+        h1[b, 2] += second_value
+        b = c2[r]
+        h2[b, 0] += 1.0
+        h2[b, 1] += first_value
+        h2[b, 2] += second_value
+        b = c3[r]
+        h3[b, 0] += 1.0
+        h3[b, 1] += first_value
+        h3[b, 2] += second_value
 
 
 @generic_jit
-def build_feature_histograms(binned, rows, index, start, end, hist, first, last):
-    """:func:`build_histogram` for features ``first..last-1`` only: a thread's share of a
-    threaded build (:mod:`treekit_histogram.threads`), the same bits."""
-    gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), rows.shape[1]))
-    first_end = min(end, start + HISTOGRAM_BLOCK_ROWS)
-    build_block_histogram(binned, rows, index, start, first_end, hist, gathered, first, last)
-    if end - start > HISTOGRAM_BLOCK_ROWS:
-        block = np.empty_like(hist)
-        features = np.arange(first, last)
-        for block_start in range(start + HISTOGRAM_BLOCK_ROWS, end, HISTOGRAM_BLOCK_ROWS):
-            block_end = min(end, block_start + HISTOGRAM_BLOCK_ROWS)
-            build_block_histogram(
-                binned, rows, index, block_start, block_end, block, gathered, first, last
-            )
-            add_feature_histograms(hist, block, features)
+def scored_parent(impurity, params, sums, weight, summed, scored_sums):
+    """A node's statistics and impurity as its histograms' cuts are scored: the statistics
+    ``summed`` as they are, the others at 0 (``scored_sums``), as they are on both sides of
+    every cut. Their sums cancel out of the drop
+    (:meth:`treekit_core.Criterion.drop_free_statistics`), so it is the drop, and a cut
+    and its mirror image (the same rows on the other side) score the same bits, as with
+    every statistic summed: the first feature of tied cuts wins either way. Returns the
+    impurity; with every statistic summed, the node's own."""
+    for k in range(sums.shape[0]):
+        scored_sums[k] = 0.0
+    for a in range(summed.shape[0]):
+        scored_sums[summed[a]] = sums[summed[a]]
+    return impurity(scored_sums, weight, params)
 
 
 @generic_jit
-def add_feature_histograms(hist, block, features):
-    """hist += block for ``features`` only: a later block's sums added to a build's
-    (:func:`build_feature_histograms`)."""
-    n_bins, width = hist.shape[1], hist.shape[2]
-    for f in features:
-        for b in range(n_bins):
-            for c in range(width):
-                hist[f, b, c] += block[f, b, c]
+def sum_left_out(rows, index, start, end, summed, side_sums):
+    """The sums of the statistics not in ``summed`` over the rows ``index[start:end]``, in
+    their order, into ``side_sums`` (its other entries untouched): a split side's, where
+    no histogram of its rows is built (which sums them as it gathers the rows, the same
+    bits)."""
+    left_out = left_out_statistics(summed, rows.shape[1] - 1)
+    for i in range(left_out.shape[0]):
+        total = 0.0
+        for j in range(start, end):
+            total += rows[index[j], 1 + left_out[i]]
+        side_sums[left_out[i]] = total
+
+
+@generic_jit
+def other_side(summed, parent_sums, side_sums, other_sums):
+    """The statistics not in ``summed`` of a split's other side: its parent's minus this
+    side's (as its histogram is its parent's minus this side's)."""
+    left_out = left_out_statistics(summed, parent_sums.shape[0])
+    for i in range(left_out.shape[0]):
+        k = left_out[i]
+        other_sums[k] = parent_sums[k] - side_sums[k]
 
 
 @generic_jit
@@ -478,6 +601,7 @@ def grow_subtree(
     seed,
     root_hist,
     root_statistics,
+    summed,
     question_search,
     n_categories,
     order_column,
@@ -485,7 +609,8 @@ def grow_subtree(
 ):
     """Grow the subtree whose root holds the rows ``index[start:end]`` (and whose
     histogram is ``root_hist``; its weight and statistics ``root_statistics``, or, where
-    ``root_statistics[0]`` is NaN, summed from its rows), depth first, first branch first,
+    ``root_statistics[0]`` is NaN, summed from its rows; its bins sum the statistics
+    ``summed``, the others of each child summed from its rows), depth first, first branch first,
     nodes numbered as taken from the stack (the exhaustive grower's order); returns its node table
     (growth.NODE_COLUMNS, the class sums, then the missing side: see ``EXTRA_COLUMNS``).
 
@@ -551,6 +676,7 @@ def grow_subtree(
     top = 1
     node = -1
     sums = np.empty(n_classes)
+    scored_sums = np.empty(n_classes)  # as the cuts are scored: scored_parent
     while top > 0:
         top -= 1
         node_start, node_end, node_depth = stack[top, 0], stack[top, 1], stack[top, 2]
@@ -579,16 +705,17 @@ def grow_subtree(
             n_numeric, n_nominal = split_candidates(
                 candidates, n_candidates, n_categories, numeric, nominal
             )
+            scored_impurity = scored_parent(impurity, params, sums, weight, summed, scored_sums)
             scan_histograms(
                 impurity,
                 params,
                 pool[slot],
                 n_value_bins,
                 numeric[:n_numeric],
-                sums,
+                scored_sums,
                 weight,
                 float(count),
-                imp,
+                scored_impurity,
                 rules,
                 drops,
                 bins,
@@ -659,7 +786,40 @@ def grow_subtree(
             pool[slot], f, bin_left, True, stack_stats[top + 1, 1:]
         )
         stack_stats[top, 0], stack_stats[top + 1, 0] = right_weight, left_weight
+        n_left = partition_rows(binned, index, node_start, node_end, f, bin_left, scratch)
+        middle = node_start + n_left
+        left_is_small = n_left <= node_end - middle
+        small_start, small_end = (node_start, middle) if left_is_small else (middle, node_end)
+        small_row, large_row = (top + 1, top) if left_is_small else (top, top + 1)
         child_depth = node_depth + 1
+        # The smaller child's histogram where a child may split by its rows alone (its
+        # impurity needs the statistics the bins leave out, which the build sums)
+        small_slot = -1
+        if may_split(right_count, right_weight, np.inf, child_depth, rules) or may_split(
+            left_count, left_weight, np.inf, child_depth, rules
+        ):
+            if n_free == 0:  # every slot is taken: twice as many, the new ones free
+                size = pool.shape[0]
+                free = np.empty(2 * size, dtype=np.int64)
+                for s in range(size):
+                    free[s] = 2 * size - 1 - s
+                n_free = size
+                pool = _grow_pool(pool, 2 * size)
+            n_free -= 1
+            small_slot = free[n_free]
+            build_histogram(
+                binned,
+                rows,
+                index,
+                small_start,
+                small_end,
+                pool[small_slot],
+                summed,
+                stack_stats[small_row, 1:],
+            )
+        else:
+            sum_left_out(rows, index, small_start, small_end, summed, stack_stats[small_row, 1:])
+        other_side(summed, sums, stack_stats[small_row, 1:], stack_stats[large_row, 1:])
         right_splits = may_split(
             right_count,
             right_weight,
@@ -674,24 +834,8 @@ def grow_subtree(
             child_depth,
             rules,
         )
-        n_left = partition_rows(binned, index, node_start, node_end, f, bin_left, scratch)
-        middle = node_start + n_left
         left_slot, right_slot = -1, -1
-        if left_splits or right_splits:
-            if n_free == 0:  # every slot is taken: twice as many, the new ones free
-                size = pool.shape[0]
-                free = np.empty(2 * size, dtype=np.int64)
-                for s in range(size):
-                    free[s] = 2 * size - 1 - s
-                n_free = size
-                pool = _grow_pool(pool, 2 * size)
-            n_free -= 1
-            small_slot = free[n_free]
-            left_is_small = n_left <= node_end - middle
-            if left_is_small:
-                build_histogram(binned, rows, index, node_start, middle, pool[small_slot])
-            else:
-                build_histogram(binned, rows, index, middle, node_end, pool[small_slot])
+        if small_slot >= 0 and (left_splits or right_splits):
             subtract_histogram(pool[slot], pool[small_slot])
             left_slot, right_slot = (small_slot, slot) if left_is_small else (slot, small_slot)
             if not left_splits:
@@ -703,6 +847,9 @@ def grow_subtree(
                 n_free += 1
                 right_slot = -1
         else:
+            if small_slot >= 0:  # both children pure: the histogram was not needed
+                free[n_free] = small_slot
+                n_free += 1
             free[n_free] = slot
             n_free += 1
         stack[top, 0], stack[top, 1], stack[top, 2] = middle, node_end, child_depth

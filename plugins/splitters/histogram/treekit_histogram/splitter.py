@@ -157,6 +157,10 @@ class Histogram(Splitter):
         # the others
         index = np.flatnonzero(data.weight > 0).astype(np.int32)
         params = composition.criterion.impurity_params(data.n_statistics)
+        # a nominal feature's subset search sums its categories' bins: every statistic
+        summed = summed_statistics(
+            composition.criterion, data.n_statistics, all_of_them=subsets is not None
+        )
         threaded = subsets is None and uses_threads(
             n_threads, index.size, data.n_features, max_features
         )
@@ -165,17 +169,26 @@ class Histogram(Splitter):
             return None  # features drawn per node: the node-by-node loop draws them
         if max_leaves is not None:  # best first (best_first.py), threads for large nodes
             threads = n_threads if threaded else 1
-            root = self._histogram(binned.codes, rows, index, data, threads)
+            root = self._histogram(binned.codes, rows, index, data, summed, threads)
             table = grow_best_first(
-                kernels, params, binned, rows, index, root, rule_vector(rules), max_leaves, threads
+                kernels,
+                params,
+                binned,
+                rows,
+                index,
+                root,
+                rule_vector(rules),
+                max_leaves,
+                threads,
+                summed,
             )
         elif threaded:  # the same tree, grown on n_threads threads (threads.py)
-            root = self._histogram(binned.codes, rows, index, data, n_threads)
+            root = self._histogram(binned.codes, rows, index, data, summed, n_threads)
             table = grow_with_threads(
-                kernels, params, binned, rows, index, root, rule_vector(rules), n_threads
+                kernels, params, binned, rows, index, root, rule_vector(rules), n_threads, summed
             )
         else:
-            root = self._histogram(binned.codes, rows, index, data)
+            root = self._histogram(binned.codes, rows, index, data, summed)
             if subsets is None:  # no candidate is nominal: the search is never called
                 subsets = (no_nominal_search(), np.zeros(data.n_features, dtype=np.int64), -1, 0)
             table = kernels.grow_subtree(
@@ -193,6 +206,7 @@ class Histogram(Splitter):
                 seed,
                 root,
                 np.full(1 + data.n_statistics, np.nan),  # the root's statistics: from its rows
+                summed,
                 *subsets,
             )
         questions, question, fields = nominal_question_fields(
@@ -224,6 +238,7 @@ class Histogram(Splitter):
         refuse_scored_nominal(self, criterion, data)
         return {
             "binned": self.binned(data),
+            "summed": summed_statistics(criterion, data.n_statistics),
             "kernels": histogram_kernels(criterion),
             "params": criterion.impurity_params(data.n_statistics),
             "rules": rule_vector(rules),
@@ -246,7 +261,7 @@ class Histogram(Splitter):
         if features.size:
             rows = row_table(data.evidence[node.rows], node.row_weights)
             index = np.arange(node.n_samples, dtype=np.int32)
-            hist = self._histogram(binned.codes[:, node.rows], rows, index, data)
+            hist = self._histogram(binned.codes[:, node.rows], rows, index, data, state["summed"])
             found = best_cut(
                 kernels,
                 state["params"],
@@ -259,6 +274,7 @@ class Histogram(Splitter):
                 node.impurity,
                 state["rules"],
                 *node.search_constraints(data.n_features),
+                state["summed"],
             )
             if found is not None:
                 f, last_left, drop, missing_left = found
@@ -278,23 +294,38 @@ class Histogram(Splitter):
                 best = split
         return best
 
-    def _histogram(self, codes, rows, index, data, n_threads=1):
+    def _histogram(self, codes, rows, index, data, summed, n_threads=1):
         """The class histograms (features x (max_bins + 1) x channels) of the rows
-        ``index`` of ``codes`` (their row table: ``rows``), with ``n_threads`` > 1 chunks of
-        features on the threads (the same bits)."""
+        ``index`` of ``codes`` (their row table: ``rows``; the statistics ``summed``), with
+        ``n_threads`` > 1 chunks of features on the threads (the same bits)."""
         from treekit_histogram.kernels import CHANNELS
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
+        side_sums = np.empty(data.n_statistics)  # not read: the node's come from its rows
         if n_threads > 1:
             features = np.arange(data.n_features, dtype=np.int64)
             chunks = [c for c in np.array_split(features, n_threads) if c.size]
             with ThreadPoolExecutor(n_threads) as pool:
-                build_histogram_on_threads(pool, chunks, codes, rows, index, 0, index.size, hist)
+                build_histogram_on_threads(
+                    pool, chunks, codes, rows, index, 0, index.size, hist, summed, side_sums
+                )
         else:
             compiled_histogram_kernel("build_histogram")(
-                codes, rows, index, 0, index.shape[0], hist
+                codes, rows, index, 0, index.shape[0], hist, summed, side_sums
             )
         return hist
+
+
+def summed_statistics(criterion, n_statistics, all_of_them=False) -> np.ndarray:
+    """The statistics (of ``n_statistics``) a histogram's bins sum for ``criterion``: all
+    of them (``all_of_them``, or where the criterion's drop reads every one), else all
+    but its :meth:`~treekit_core.Criterion.drop_free_statistics` (a regression tree's sum
+    of y^2: a bin's cuts are scored without it, each child's summed once from its rows).
+    Called by the splitter once per tree, and by growers that sum a node's histograms
+    elsewhere (treekit-dask), which score cuts as the splitter does."""
+    n = n_statistics
+    free = () if all_of_them else criterion.drop_free_statistics(n)
+    return np.array([k for k in range(n) if k not in free], dtype=np.int64)
 
 
 def _leaves_of_grown_rows(tree, index):
@@ -325,6 +356,7 @@ def best_cut(
     rules,
     signs,
     limits,
+    summed=None,
 ):
     """The best threshold cut of a node from its histograms ``hist`` over ``features``:
     (feature, last bin on the left, drop, where its missing values go: 1 left, 0 right,
@@ -332,9 +364,15 @@ def best_cut(
     first feature with the best drop wins (the splitter's tie rule); ``signs`` and
     ``limits`` are the node's monotonic constraints (``Node.search_constraints``). Called
     by the splitter node by node, and by growers that sum a node's histograms elsewhere
-    (treekit-dask)."""
+    (treekit-dask). ``summed``: the statistics the bins sum (None: all of them; the others
+    are scored as :func:`~treekit_histogram.kernels.scored_parent` says)."""
     from treekit_histogram.kernels import COUNT
 
+    if summed is not None:
+        sums = np.ascontiguousarray(sums, dtype=np.float64)
+        scored_sums = np.empty_like(sums)
+        impurity = kernels.scored_parent(params, sums, float(weight), summed, scored_sums)
+        sums = scored_sums
     m = features.size
     drops, bins, sides = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, np.uint8)
     kernels.scan_histograms(

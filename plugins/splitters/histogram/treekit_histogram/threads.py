@@ -70,30 +70,39 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
     )
 
 
-def build_histogram_on_threads(pool, chunks, codes, rows, index, start, end, hist) -> None:
-    """The histogram of the rows ``index[start:end]`` as :func:`build_histogram` sums it,
-    bit for bit: each thread sums a chunk of features (a contiguous range) over every row
+def build_histogram_on_threads(
+    pool, chunks, codes, rows, index, start, end, hist, summed, side_sums
+) -> None:
+    """The histogram of the rows ``index[start:end]`` (of the statistics ``summed``; the
+    others' sums into ``side_sums``) as :func:`build_histogram` sums it, bit for bit: each
+    thread sums a chunk of features (a contiguous range) over every row
     (each (feature, bin) adds its rows in the same order, so any split of the features
     gives the same bits; no thread waits on another's blocks, and there is no reduction
     pass)."""
     build = compiled_histogram_kernel("build_feature_histograms")
+    # every thread sums the left-out statistics as it gathers the rows; the first chunk's
+    # go to side_sums (the same bits in each)
+    outputs = [side_sums] + [np.empty_like(side_sums) for _ in chunks[1:]]
     list(
         pool.map(
-            lambda chunk: build(codes, rows, index, start, end, hist, chunk[0], chunk[-1] + 1),
+            lambda chunk, out: build(
+                codes, rows, index, start, end, hist, chunk[0], chunk[-1] + 1, summed, out
+            ),
             chunks,
+            outputs,
         )
     )
 
 
-def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_threads):
+def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_threads, summed):
     """The node table of the whole tree (as ``grow_subtree`` returns it for the root),
     grown on ``n_threads`` threads; ``root_hist`` is the histogram of every row of
-    ``index``."""
+    ``index`` (its bins sum the statistics ``summed``)."""
     from treekit_core.kernels import number_depth_first
 
     n, d = index.size, binned.codes.shape[0]
     n_stats = rows.shape[1] - 1
-    growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads)
+    growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads, summed)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
     # one chunk of features per thread for the steps that go feature by feature (the
     # histograms, the subtraction)
@@ -136,10 +145,12 @@ class Growth:
     (:meth:`evaluate`), a node split (:meth:`divide`, on threads for a large one), and a
     subtree grown in one call (the threaded grower here, and best_first.py)."""
 
-    def __init__(self, kernels, params, binned, rows, index, rules, n_stats, n_threads):
+    def __init__(self, kernels, params, binned, rows, index, rules, n_stats, n_threads, summed):
         from treekit_core.kernels import no_nominal_search
 
         self.kernels, self.params, self.binned = kernels, params, binned
+        # the statistics the histograms sum (the others: build_block_histogram)
+        self.summed = summed
         self.rows, self.index, self.rules, self.n_stats = rows, index, rules, n_stats
         self.n_threads = n_threads
         # room for partition_rows' right sides (the nodes are divided one at a time)
@@ -180,6 +191,7 @@ class Growth:
             0,
             hist,
             statistics,
+            self.summed,
             *self.subsets,
         )
 
@@ -191,7 +203,7 @@ class Growth:
         if cut is None:
             return record, []
         self.set_question(record, hist, cut)  # before divide: the parent's histogram
-        return record, self.divide(pool, chunks, start, end, depth, hist, cut)
+        return record, self.divide(pool, chunks, start, end, depth, hist, statistics, cut)
 
     def evaluate(self, start, end, depth, hist, statistics):
         """(the node's 1-row table, its best cut (feature, last left bin, missing left,
@@ -210,15 +222,17 @@ class Growth:
             return record, None
         d = self.features.size
         drops, bins, sides = np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, np.uint8)
+        scored_sums = np.empty_like(sums)  # as the cuts are scored (scored_parent)
+        scored_impurity = kernels.scored_parent(params, sums, weight, self.summed, scored_sums)
         kernels.scan_histograms(
             params,
             hist,
             binned.n_value_bins,
             self.features,
-            sums,
+            scored_sums,
             weight,
             float(count),
-            node_impurity,
+            scored_impurity,
             rules,
             drops,
             bins,
@@ -233,12 +247,13 @@ class Growth:
             return record, None
         return record, (int(chosen), int(bins[chosen]), bool(sides[chosen] == 1), float(drop))
 
-    def divide(self, pool, chunks, start, end, depth, hist, cut):
-        """Split the node by ``cut`` (:meth:`evaluate`'s): its table row's question set
-        by the caller's record (:meth:`set_question`), its rows partitioned, and its
-        children as (start, end, depth, is_left, histogram or None, statistics), right
-        first; the smaller child's histogram built (chunks of features on ``pool``), the
-        larger's the parent's minus it (in place of the parent's)."""
+    def divide(self, pool, chunks, start, end, depth, hist, statistics, cut):
+        """Split the node (its weight and ``statistics``) by ``cut`` (:meth:`evaluate`'s):
+        its table row's question set by the caller's record (:meth:`set_question`), its
+        rows partitioned, and its children as (start, end, depth, is_left, histogram or
+        None, statistics), right first; the smaller child's histogram built (chunks of
+        features on ``pool``), the larger's the parent's minus it (in place of the
+        parent's)."""
 
         kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
         may_split, impurity = _core_kernel("may_split"), kernels.impurity
@@ -248,37 +263,69 @@ class Growth:
             bin_left, last_left_bin, missing_left, np.int64(0), 0
         )
         side_statistics = compiled_histogram_kernel("side_statistics")
-        sides_found = []
-        for left in (False, True):  # as grow_subtree: the right child's first
+        sides = {}  # as grow_subtree: each side's (weight, statistics) and row count
+        for left in (False, True):
             found = np.empty(1 + self.n_stats)
             found[0], side_count = side_statistics(hist, f, bin_left, left, found[1:])
-            splits = may_split(
-                side_count, found[0], impurity(found[1:], found[0], params), depth + 1, rules
-            )
-            sides_found.append((found, splits))
-        (right_statistics, right_splits), (left_statistics, left_splits) = sides_found
+            sides[left] = found, side_count
         n_left = self.partition(start, end, f, bin_left)
         middle = start + n_left
-        left_hist = right_hist = None
-        if left_splits or right_splits:
+        left_is_small = n_left <= end - middle
+        small_start, small_end = (start, middle) if left_is_small else (middle, end)
+        small_sums, large_sums = sides[left_is_small][0][1:], sides[not left_is_small][0][1:]
+        # the smaller child's histogram where a child may split by its rows alone (its
+        # impurity needs the statistics the bins leave out, which the build sums)
+        small = None
+        if any(
+            may_split(count, found[0], np.inf, depth + 1, rules) for found, count in sides.values()
+        ):
             small = np.empty_like(hist)
-            left_is_small = n_left <= end - middle
-            small_start, small_end = (start, middle) if left_is_small else (middle, end)
             if pool is None:  # one thread
                 compiled_histogram_kernel("build_histogram")(
-                    binned.codes, self.rows, self.index, small_start, small_end, small
+                    binned.codes,
+                    self.rows,
+                    self.index,
+                    small_start,
+                    small_end,
+                    small,
+                    self.summed,
+                    small_sums,
                 )
-                compiled_histogram_kernel("subtract_histogram")(hist, small)
             else:
                 build_histogram_on_threads(
-                    pool, chunks, binned.codes, self.rows, self.index, small_start, small_end, small
+                    pool,
+                    chunks,
+                    binned.codes,
+                    self.rows,
+                    self.index,
+                    small_start,
+                    small_end,
+                    small,
+                    self.summed,
+                    small_sums,
                 )
+        else:
+            compiled_histogram_kernel("sum_left_out")(
+                self.rows, self.index, small_start, small_end, self.summed, small_sums
+            )
+        compiled_histogram_kernel("other_side")(self.summed, statistics[1:], small_sums, large_sums)
+        splits = {
+            left: may_split(
+                count, found[0], impurity(found[1:], found[0], params), depth + 1, rules
+            )
+            for left, (found, count) in sides.items()
+        }
+        left_hist = right_hist = None
+        if small is not None and (splits[True] or splits[False]):
+            if pool is None:
+                compiled_histogram_kernel("subtract_histogram")(hist, small)
+            else:
                 subtract = compiled_histogram_kernel("subtract_feature_histograms")
                 list(pool.map(lambda chunk: subtract(hist, small, chunk), chunks))
             left_hist, right_hist = (small, hist) if left_is_small else (hist, small)
         return [
-            (middle, end, depth + 1, 0, right_hist if right_splits else None, right_statistics),
-            (start, middle, depth + 1, 1, left_hist if left_splits else None, left_statistics),
+            (middle, end, depth + 1, 0, right_hist if splits[False] else None, sides[False][0]),
+            (start, middle, depth + 1, 1, left_hist if splits[True] else None, sides[True][0]),
         ]
 
     def partition(self, start, end, feature, bin_left) -> int:
