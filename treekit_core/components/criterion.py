@@ -88,8 +88,8 @@ class Criterion(ReadsEvidence, Component):
         s_k at 0 in the parent and on both sides (each W * i then lacks the same term), and
         sum them once per child (a quarter less work a bin for a regression tree).
         Default: none; a criterion with a :attr:`split_score` must keep the score unchanged
-        too. Called by a splitter once per tree it grows; checked by the conformance kit (the drops of random cuts of its
-        target's rows with and without those sums)."""
+        too. Called by a splitter once per tree it grows; checked by the conformance kit
+        (the drops of random cuts of its target's rows with and without those sums)."""
         return ()
 
     def row_columns(self, default: tuple, n_columns: int) -> tuple:
