@@ -464,11 +464,14 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed):
     """The summation rule by hand (numpy's unbuffered add.at, row by row in the index's
     order, over more than two blocks of gathered rows): each (feature, bin) adds its rows
     in the node's order, so the bits do not depend on the blocks or on which features a
-    call (a thread) sums; the statistics not ``summed`` are 0. Rows of weight 1 count in
+    call (a thread) sums (tested on two threads); the statistics not ``summed`` are 0.
+    Rows of weight 1 count in
     one channel: where the first block weighs 1 and the others not, a bin's count and
     weight are the first block's count plus the others' counts and weights."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
-    from treekit_histogram.threads import compiled_histogram_kernel
+    from treekit_histogram.threads import build_histogram_on_threads, compiled_histogram_kernel
 
     n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 5
     rng = np.random.default_rng(1)
@@ -492,6 +495,25 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed):
             np.add.at(out[f], codes[selected, f], column[selected])
         return out
 
+    # on threads, uneven ranges of features (threads.feature_chunks' are whole passes):
+    # the same bits, the left-out sums from the first range's gathering
+    on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(2, np.nan)
+    with ThreadPoolExecutor(2) as pool:
+        build_histogram_on_threads(
+            pool,
+            [np.arange(2), np.arange(2, n_features)],
+            np.ascontiguousarray(codes.T),
+            rows,
+            index,
+            0,
+            n,
+            on_threads,
+            np.array(summed),
+            threaded_sums,
+        )
+    assert np.array_equal(on_threads, hist) and np.array_equal(
+        threaded_sums, side_sums, equal_nan=True
+    )
     ones = np.ones(n)
     if weights == "ones_then_fractions":
         first, rest = index[:HISTOGRAM_BLOCK_ROWS], index[HISTOGRAM_BLOCK_ROWS:]
@@ -773,3 +795,15 @@ def test_a_regression_trees_bins_leave_out_the_sum_of_squares(monkeypatch, growt
         np.testing.assert_allclose(
             getattr(left_out, name), getattr(summed, name), rtol=1e-9, atol=1e-9
         )
+
+
+def test_threads_take_whole_passes_of_features():
+    """threads.feature_chunks: contiguous ranges covering every feature once, whole
+    passes of four features (the last range takes the remainder), one range a thread at
+    most, as even as the passes allow."""
+    from treekit_histogram.threads import feature_chunks
+
+    for d, threads, sizes in [(20, 2, [12, 8]), (20, 16, [4] * 5), (21, 2, [12, 9]), (3, 2, [3])]:
+        chunks = feature_chunks(d, threads)
+        assert [c.size for c in chunks] == sizes
+        assert np.array_equal(np.concatenate(chunks), np.arange(d))

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
-from treekit_histogram.threads import LEFT, RIGHT, Growth
+from treekit_histogram.threads import LEFT, RIGHT, Growth, feature_chunks
 
 #: A node split on threads holds at least this many rows: each thread then sums its
 #: features over a block of rows or more (0.3 ms at 20 features over 2 threads), well
@@ -50,7 +50,7 @@ def grow_best_first(
 
     visit(0, n, 0, -1, 1, root_hist, root_statistics)
     d = binned.codes.shape[0]
-    chunks = [c for c in np.array_split(np.arange(d, dtype=np.int64), n_threads) if c.size]
+    chunks = feature_chunks(d, n_threads)
     pool = ThreadPoolExecutor(n_threads) if n_threads > 1 and n >= PARALLEL_NODE_ROWS else None
     try:
         leaves = 1

@@ -3,6 +3,7 @@ binned features."""
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +24,7 @@ from treekit_histogram.best_first import grow_best_first
 from treekit_histogram.binning import MAX_BINS, bin_features
 from treekit_histogram.threads import (
     build_histogram_on_threads,
-    compiled_histogram_kernel,
+    feature_chunks,
     grow_with_threads,
     uses_threads,
 )
@@ -302,16 +303,10 @@ class Histogram(Splitter):
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
         side_sums = np.empty(data.n_statistics)  # not read: the node's come from its rows
-        if n_threads > 1:
-            features = np.arange(data.n_features, dtype=np.int64)
-            chunks = [c for c in np.array_split(features, n_threads) if c.size]
-            with ThreadPoolExecutor(n_threads) as pool:
-                build_histogram_on_threads(
-                    pool, chunks, codes, rows, index, 0, index.size, hist, summed, side_sums
-                )
-        else:
-            compiled_histogram_kernel("build_histogram")(
-                codes, rows, index, 0, index.shape[0], hist, summed, side_sums
+        chunks = feature_chunks(data.n_features, n_threads)
+        with ThreadPoolExecutor(n_threads) if n_threads > 1 else contextlib.nullcontext() as pool:
+            build_histogram_on_threads(
+                pool, chunks, codes, rows, index, 0, index.size, hist, summed, side_sums
             )
         return hist
 
