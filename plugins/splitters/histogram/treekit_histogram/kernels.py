@@ -7,7 +7,8 @@ for the core's exhaustive search. ``ENTRY_SIGNATURES`` are the entry points' typ
 the impurity.
 
 A histogram ``hist[f, b]`` holds, for the rows of a node whose bin of feature f is b, the
-row count, the weight and the weighted evidence sums (``CHANNELS`` + K values). Bin
+row count, the weight and the weighted evidence sums (``CHANNELS`` + K values; those of
+the criterion's drop-free statistics are 0, each node's own sums kept beside). Bin
 ``missing_bin`` (the last) holds the rows whose value is missing. A cut "after bin a"
 sends bins 0..a left; the rows with a missing value go, as a whole, to the side that gives
 the larger drop (LightGBM's and scikit-learn's HistGradientBoosting rule).
