@@ -156,6 +156,26 @@ def test_statistics_wrongly_declared_drop_free_are_caught(criterion):
         check_criterion(criterion)
 
 
+def test_only_the_paired_moment_impurities_declare_their_second_sums_drop_free():
+    """squared_error's and poisson's second sums (one per output) are drop-free; a
+    subclass with an impurity of its own inherits no declaration (a histogram would
+    otherwise score its cuts wrongly without a word)."""
+    from treekit_core.builtins.criteria import Poisson, SquaredError
+
+    registry = get_registry()
+    assert registry.create("criterion", "squared_error").drop_free_statistics(2) == (1,)
+    assert SquaredError().for_outputs().drop_free_statistics(6) == (1, 3, 5)
+    assert Poisson().drop_free_statistics(2) == (1,)
+    assert registry.create("criterion", "gini").drop_free_statistics(3) == ()
+
+    @attrs.define(slots=False)
+    class Damped(SquaredError):
+        name: ClassVar[str] = "damped_squared_error"
+        impurity = staticmethod(lambda sums, weight, params: 0.0)
+
+    assert Damped().drop_free_statistics(2) == ()
+
+
 def test_uncompilable_criterion_is_caught():
     with pytest.raises(ConformanceError, match="does not compile under numba"):
         check_criterion(Uncompilable)

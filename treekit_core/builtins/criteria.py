@@ -192,7 +192,11 @@ class PairedMoments:
     weight, so every pair's second sum cancels out of a split's drop."""
 
     def drop_free_statistics(self, n_statistics: int) -> tuple:
-        """Each pair's second sum (one pair per output)."""
+        """Each pair's second sum (one pair per output), where the impurity is one this
+        module wrote for it: a subclass with an impurity of its own declares nothing
+        unless it says so (a histogram would score its cuts wrongly, silently)."""
+        if type(self).impurity not in PAIRED_MOMENT_IMPURITIES:
+            return ()
         return tuple(range(1, n_statistics, 2))
 
 
@@ -303,6 +307,15 @@ class PoissonOfOutputs(OfOutputs, Poisson):
     deviances (scikit-learn's multi-output Poisson criterion)."""
 
     impurity = staticmethod(poisson_of_outputs_impurity)
+
+
+#: The impurities whose pairs' second sums cancel out of a drop (PairedMoments).
+PAIRED_MOMENT_IMPURITIES = (
+    squared_error_impurity,
+    squared_error_of_outputs_impurity,
+    poisson_impurity,
+    poisson_of_outputs_impurity,
+)
 
 
 def rpart_poisson_impurity(sums, total_weight, params):
