@@ -798,7 +798,11 @@ def row_table(evidence, weight) -> np.ndarray:
     gather of a node's rows is what the grower spends most of its time on)."""
     table = np.empty((weight.shape[0], 1 + evidence.shape[1]))
     table[:, 0] = weight
-    np.multiply(evidence, weight[:, None], out=table[:, 1:])  # no temporary n x K
+    if evidence.shape[1] <= 3:  # a column at a time: 3.7 against 9.2 ms at 1M rows, K = 2
+        for k in range(evidence.shape[1]):
+            np.multiply(evidence[:, k], weight, out=table[:, 1 + k])
+    else:  # no temporary n x K (column by column took 2.5x as long from K = 6)
+        np.multiply(evidence, weight[:, None], out=table[:, 1:])
     return table
 
 
