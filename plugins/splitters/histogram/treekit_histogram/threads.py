@@ -168,7 +168,7 @@ class Growth:
         from treekit_core.kernels import no_nominal_search
 
         self.kernels, self.params, self.binned = kernels, params, binned
-        # the statistics the histograms sum (the others: build_block_histogram)
+        # the statistics the histograms sum (the others: kernels.build_feature_histograms)
         self.summed = summed
         self.rows, self.index, self.rules, self.n_stats = rows, index, rules, n_stats
         self.n_threads = n_threads
