@@ -23,6 +23,7 @@ from treekit_core.builtins.criteria import (
     Variance,
 )
 from treekit_core.builtins.evaluators import HardEvaluator
+from treekit_core.builtins.grown_rows import grown_leaves, keep_grown_rows, leaves_of_grown_rows
 from treekit_core.builtins.isolation import Isolation, IsolationCriterion
 from treekit_core.builtins.label_sets import ClassLabelSets
 from treekit_core.builtins.labelers import CostMatrix, Majority
@@ -119,6 +120,9 @@ __all__ = [
     "nominal_question_fields",
     "nominal_search_kernel",
     "compiled_nominal_search",
+    "grown_leaves",
+    "keep_grown_rows",
+    "leaves_of_grown_rows",
 ]
 
 

@@ -27,10 +27,23 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.grown_rows import grown_leaves, keep_grown_rows
 from treekit_core.builtins.splitters import Exhaustive, refuse_scored_nominal
 from treekit_core.components import Split
 from treekit_core.engine.composition import CompositionError
 from treekit_core.numerics import FEATURE_THRESHOLD
+
+#: The most bytes a tree's copy of X in its rows' order may take (a thread growing a
+#: tree holds one): above it the grower reads X at a node's rows instead.
+NODE_ORDER_BYTES = 64 * 2**20
+
+
+def keeps_columns_in_node_order(max_features: int, n_features: int, n_rows: int) -> bool:
+    """Whether the random cuts' grower keeps X's columns in its rows' order
+    (``kernels/random_growth.py``): where at least half the features are drawn at every
+    node (moving every column at a split then costs less than reading the drawn ones at
+    random) and the copy stays within :data:`NODE_ORDER_BYTES`."""
+    return 2 * max_features >= n_features and 8 * n_features * n_rows <= NODE_ORDER_BYTES
 
 
 @attrs.define(slots=False)
@@ -117,9 +130,20 @@ class RandomCuts(Exhaustive):
                 rule_vector(rules),
                 max_features,
                 seed,
+                keeps_columns_in_node_order(max_features, data.n_features, samples.size),
             )
         ]
-        return self._tree_of_table(composition, tables, data, False)
+        tree = self._tree_of_table(composition, tables, data, False)
+        # the rows as the growth left them, each leaf's together: training_leaves reads
+        # them (a grown-out regression tree's leaves for quantiles, without a walk of X)
+        keep_grown_rows(data, tree, samples, numbered_depth_first=True)
+        return tree
+
+    def training_leaves(self, tree, data):
+        """Every row's leaf from the rows' order the growth of ``tree`` left, where
+        :meth:`build_tree` grew it on every row of ``data`` on this thread; None
+        otherwise (the caller walks X)."""
+        return grown_leaves(data, tree)
 
     def share_across_trees(self, data) -> None:
         """X in Fortran order once for all trees of a forest (no presort: random cuts

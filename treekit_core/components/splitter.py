@@ -121,13 +121,14 @@ class Splitter(Component):
         """The leaf each row of ``data`` reaches in ``tree`` (integers, one per row, in row
         order), where this splitter grew ``tree`` on ``data`` and can say so from what it
         kept of the growth (the rows' order) faster than a walk of X; None: the caller
-        walks X. A row
-        reaches one leaf, routed hard (a splitter whose answer for a row with a missing
-        tested value could differ returns None). Called by gradient boosting once per
-        grown tree, before its leaves are valued (every training row's leaf, every
-        round), and by a regressor's fit once per tree, when it keeps its training rows'
-        leaves for quantiles (where the evaluator sends no sample to a node of its own).
-        Default: None."""
+        walks X. A row reaches one leaf, routed hard (a splitter whose answer for a row
+        with a missing tested value could differ returns None). Called by gradient
+        boosting once per grown tree, before its leaves are valued (every training row's
+        leaf, every round), and by a regressor's fit once per tree after every tree grew,
+        when it keeps its training rows' leaves for quantiles; the data they grow on then
+        says so (``TrainingData.training_leaves_wanted``), so a splitter keeps what it
+        needs only for trees whose leaves will be asked for, and may hand it over once
+        (``treekit_core.builtins.keep_grown_rows``). Default: None."""
         return None
 
     def share_across_trees(self, data) -> None:

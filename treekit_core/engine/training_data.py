@@ -30,6 +30,11 @@ class TrainingData:
     #: The target that wrote ``evidence``; the subset search asks it how to order a nominal
     #: feature's categories (``Target.category_order``). None: the class labels' order.
     target: object = None
+    #: Whether the estimator will ask the splitter for every training row's leaf of each
+    #: tree grown on this data (``Splitter.training_leaves``, once per tree): a splitter
+    #: that answers from what its growth left keeps it only then (4 bytes a row a tree,
+    #: until asked).
+    training_leaves_wanted: bool = False
 
     @property
     def n_samples(self) -> int:

@@ -239,7 +239,7 @@ class BoostingEstimator(ComposedEstimator):
         np.negative(gradient[:, k], out=evidence[:, 0])
         np.multiply(evidence[:, 0], evidence[:, 0], out=evidence[:, 1])
         grown = composition.grow(
-            attrs.evolve(data, evidence=evidence, weight=weight),
+            attrs.evolve(data, evidence=evidence, weight=weight, training_leaves_wanted=True),
             rng,
         )
         # from the growth where the splitter can say (a walk of X is a tenth of a round at

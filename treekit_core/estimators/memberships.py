@@ -22,10 +22,9 @@ def grown_leaf_mixtures(composition, tree, data):
     of X) and the evaluator sends no sample to a node of its own (``stopping_nodes`` None:
     a training row is counted where hard routing sends it); the walk otherwise. Shares
     None: every row, share 1."""
-    if composition.evaluator.stopping_nodes(tree, data.X[:0]) is None:
-        leaves = composition.splitter.training_leaves(tree, data)
-        if leaves is not None:
-            return np.arange(data.n_samples), np.asarray(leaves, dtype=np.int64), None
+    leaves = composition.splitter.training_leaves(tree, data)  # what the growth kept, taken
+    if leaves is not None and composition.evaluator.stopping_nodes(tree, data.X[:0]) is None:
+        return np.arange(data.n_samples), np.asarray(leaves, dtype=np.int64), None
     return leaf_mixtures(composition.evaluator, tree, data.X, training=True)
 
 

@@ -48,6 +48,15 @@ class RegressorFamily(ConformalIntervals):
         self._keep_conformal_rows(held)
         return self
 
+    def _validate_training(self, X, y, sample_weight, composition, **target_arguments):
+        data, classes = super()._validate_training(
+            X, y, sample_weight, composition, **target_arguments
+        )
+        # every tree's training rows' leaves are asked for after growth (quantiles:
+        # _keep_leaf_responses), where the target gives responses
+        data.training_leaves_wanted = composition.target.responses(data.evidence[:1]) is not None
+        return data, classes
+
     @property
     def n_outputs_(self) -> int:
         """How many numbers ``predict`` returns per row (scikit-learn's ``n_outputs_``): k

@@ -631,6 +631,7 @@ def test_training_leaves_from_the_growth_are_the_walks_of_x(
         np.ones(n),
         None,
         n_categories=np.zeros(4, dtype=np.int64),
+        training_leaves_wanted=True,
     )
     tree = model.composition_.grow(data, np.random.default_rng(0))  # on this data
     found = model.composition_.splitter.training_leaves(tree, data)
@@ -645,28 +646,36 @@ def test_training_leaves_from_the_growth_are_the_walks_of_x(
             node = tree.children_left[node] if left else tree.children_right[node]
         walked[r] = node
     np.testing.assert_array_equal(found, walked)
-    assert model.composition_.splitter.training_leaves(tree, attrs.evolve(data, cache={})) is None
+    assert model.composition_.splitter.training_leaves(tree, data) is None  # handed over once
 
 
-def test_training_leaves_only_for_the_tree_grown_last_on_every_row():
-    """The splitter answers for the tree its growth on ``data`` made last, every row
-    holding weight; None for a tree it did not grow there (another splitter's, an earlier
-    one), or where some rows have no weight (they are in no leaf's rows)."""
+def test_training_leaves_once_per_tree_grown_on_every_row_where_wanted():
+    """The splitter answers, once, for each tree it grew on data that asked for its
+    leaves (``training_leaves_wanted``), every row holding weight, in any order after
+    the growth (a forest asks after its last tree); None for a tree it did not grow
+    (another splitter's), a second time, where the data did not ask (nothing was kept),
+    or where some rows have no weight (they are in no leaf's rows)."""
     from treekit_core import TreeRegressor
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = X[:, 0] + rng.normal(size=200)
     model = TreeRegressor(splitter="histogram", max_depth=3).fit(X, y)
-    data = TrainingData(X, np.column_stack([y, y * y]), np.ones(200), None)
+    data = TrainingData(
+        X, np.column_stack([y, y * y]), np.ones(200), None, training_leaves_wanted=True
+    )
     composition, splitter = model.composition_, model.composition_.splitter
     first = composition.grow(data, np.random.default_rng(0))
-    np.testing.assert_array_equal(splitter.training_leaves(first, data), model.apply(X))
+    second = composition.grow(data, np.random.default_rng(0))
     exhaustive = TreeRegressor(max_depth=3).fit(X, y)
     assert splitter.training_leaves(exhaustive.tree_, data) is None
-    second = composition.grow(data, np.random.default_rng(0))
-    assert splitter.training_leaves(first, data) is None  # grown before the last
     np.testing.assert_array_equal(splitter.training_leaves(second, data), model.apply(X))
+    np.testing.assert_array_equal(splitter.training_leaves(first, data), model.apply(X))
+    assert splitter.training_leaves(first, data) is None  # handed over
+    unasked = attrs.evolve(data, training_leaves_wanted=False)
+    assert (
+        splitter.training_leaves(composition.grow(unasked, np.random.default_rng(0)), data) is None
+    )
     weight = np.ones(200)
     weight[:50] = 0.0
     holed = attrs.evolve(data, weight=weight)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import numbers
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
@@ -16,6 +15,8 @@ from treekit_core import Split, Splitter
 from treekit_core.builtins import (
     best_nominal_split,
     compiled_nominal_search,
+    grown_leaves,
+    keep_grown_rows,
     nominal_question_fields,
     nominal_question_wins,
     refuse_scored_nominal,
@@ -31,8 +32,6 @@ from treekit_histogram.threads import (
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
 CACHE_KEY = "histogram_bins"
-#: ``data.cache``'s entry of the rows of the last tree build_tree grew, as it left them.
-GROWN_ROWS_KEY = "histogram_grown_rows"
 
 
 def _check_max_bins(instance, attribute, value):
@@ -103,10 +102,7 @@ class Histogram(Splitter):
         the growth's order, or another tree was grown since). A walk of the bin codes for
         those cases took 1.9 s: no faster than the walk of X, so the caller's walk
         decides there."""
-        grown = data.cache.get(GROWN_ROWS_KEY)
-        if grown is None or grown[0]() is not tree or grown[1].size != data.n_samples:
-            return None
-        return _leaves_of_grown_rows(tree, grown[1])
+        return grown_leaves(data, tree)
 
     def grows_in_one_call(self, composition, data) -> bool:
         """No monotonic constraints (the node-by-node loop keeps them); nominal features
@@ -230,7 +226,7 @@ class Histogram(Splitter):
         )
         # the rows as the growth left them, each leaf's together (training_leaves reads
         # them); the entry names its tree, so another tree's call never takes them
-        data.cache[GROWN_ROWS_KEY] = (weakref.ref(tree), index)
+        keep_grown_rows(data, tree, index)
         return tree
 
     def prepare(self, data, criterion, rules):
@@ -321,21 +317,6 @@ def summed_statistics(criterion, n_statistics, all_of_them=False) -> np.ndarray:
     n = n_statistics
     free = () if all_of_them else criterion.drop_free_statistics(n)
     return np.array([k for k in range(n) if k not in free], dtype=np.int64)
-
-
-def _leaves_of_grown_rows(tree, index):
-    """Each row's leaf from the row ids in the order a grower partitioned them: a node's
-    rows hold [start, end), its first child's the first part, so the leaves' rows follow
-    one another in depth-first order, each leaf's as many as it holds (None where the
-    counts do not add up to the rows, which no tree of the grower does)."""
-    order = tree.preorder()[0]
-    leaves = order[tree.is_leaf[order]]
-    counts = np.asarray(tree.n_samples)[leaves]
-    if counts.sum() != index.size:
-        return None
-    found = np.empty(index.size, dtype=np.int32)  # int32: half the bytes of the fit's peak
-    found[index] = np.repeat(leaves.astype(np.int32), counts)
-    return found
 
 
 def best_cut(
