@@ -31,6 +31,8 @@ def only_thresholds(tree) -> bool:
     """True when every internal node asks a two-branch threshold question."""
 
     def compute():
+        if all(kind.compares_threshold for kind in tree.questions):
+            return True  # whichever a node asks (no pass over the nodes)
         used = np.unique(tree.question[tree.question >= 0])
         return all(tree.questions[k].compares_threshold for k in used)
 

@@ -45,28 +45,29 @@ def _leaf_of(row, children, feature, threshold):
     return node
 
 
+#: Rows walked side by side: that many independent chains of loads in flight at once
+#: (a step waits on the last one's load; a grown-out tree's deep nodes are cache misses).
+#: Four rows ran 1.7x the one-row walk's speed on 100-tree forests, eight 1.25x four's on
+#: grown-out extremely randomised trees (benchmarks/README.md).
+WALKED_TOGETHER = 8
+
+
 @generic_jit
-def _leaves_of_four(X, i, children, feature, threshold):
-    """The leaves rows i..i+3 reach, walked side by side: four independent chains of
-    loads in flight at once instead of one (1.7x the one-row walk's speed on 100-tree
-    forests, benchmarks/README.md)."""
-    r0, r1, r2, r3 = X[i], X[i + 1], X[i + 2], X[i + 3]
-    n0 = n1 = n2 = n3 = np.uint64(0)
-    f0, f1, f2, f3 = feature[n0], feature[n1], feature[n2], feature[n3]
-    while f0 >= 0 or f1 >= 0 or f2 >= 0 or f3 >= 0:
-        if f0 >= 0:
-            n0 = _step(r0, n0, children, feature, threshold)
-            f0 = feature[n0]
-        if f1 >= 0:
-            n1 = _step(r1, n1, children, feature, threshold)
-            f1 = feature[n1]
-        if f2 >= 0:
-            n2 = _step(r2, n2, children, feature, threshold)
-            f2 = feature[n2]
-        if f3 >= 0:
-            n3 = _step(r3, n3, children, feature, threshold)
-            f3 = feature[n3]
-    return n0, n1, n2, n3
+def _leaves_of_block(X, i, children, feature, threshold, nodes):
+    """The leaves rows i..i + WALKED_TOGETHER - 1 reach, into ``nodes`` (uint64), the rows
+    walked side by side, a step each in turn until every one stands at a leaf."""
+    for a in range(WALKED_TOGETHER):
+        nodes[a] = 0
+    walking = True
+    while walking:
+        walking = False
+        for a in range(WALKED_TOGETHER):
+            node = nodes[a]
+            f = feature[node]
+            if f >= 0:
+                right = np.uint64(not X[i + a, np.uint64(f)] <= threshold[node])
+                nodes[a] = np.uint64(children[np.uint64(2) * node + right])
+                walking = True
 
 
 @jit()
@@ -108,15 +109,16 @@ def divide_rows(branch, rows, weights, left_share, right_share):
 def walk_thresholds(X, children, feature, threshold, leaves, start, stop):
     """Leaf id reached by rows start..stop-1 of X, into ``leaves`` (rows must have no
     missing tested values; the node arrays, :func:`pack_nodes`'s, are checked before any
-    kernel reads them), four rows at a time. Indices are unsigned: numba then omits the
-    negative-index wraparound in the inner loop, which made this walk 1.6x slower than
-    scikit-learn's."""
+    kernel reads them), :data:`WALKED_TOGETHER` rows at a time. Indices are unsigned:
+    numba then omits the negative-index wraparound in the inner loop, which made this walk
+    1.6x slower than scikit-learn's."""
+    nodes = np.empty(WALKED_TOGETHER, dtype=np.uint64)
     i = start
-    while i + 4 <= stop:
-        leaves[i], leaves[i + 1], leaves[i + 2], leaves[i + 3] = _leaves_of_four(
-            X, i, children, feature, threshold
-        )
-        i += 4
+    while i + WALKED_TOGETHER <= stop:
+        _leaves_of_block(X, i, children, feature, threshold, nodes)
+        for a in range(WALKED_TOGETHER):
+            leaves[i + a] = nodes[a]
+        i += WALKED_TOGETHER
     for j in range(i, stop):
         leaves[j] = _leaf_of(X[j], children, feature, threshold)
 
@@ -124,18 +126,18 @@ def walk_thresholds(X, children, feature, threshold, leaves, start, stop):
 @jit()
 def add_leaf_values(X, children, feature, threshold, value, out, start, stop):
     """out[i] += the value of the leaf row i of X reaches (rows start..stop-1; no missing
-    tested value), four rows at a time: one tree of a forest's average, for a block of
-    rows, with no array of the rows' leaves or values in between (issue 59)."""
+    tested value), :data:`WALKED_TOGETHER` rows at a time: one tree of a forest's
+    average, for a block of rows, with no array of the rows' leaves or values in between
+    (issue 59)."""
     n_values = value.shape[1]
+    nodes = np.empty(WALKED_TOGETHER, dtype=np.uint64)
     i = start
-    while i + 4 <= stop:
-        n0, n1, n2, n3 = _leaves_of_four(X, i, children, feature, threshold)
-        for k in range(n_values):
-            out[i, k] += value[n0, k]
-            out[i + 1, k] += value[n1, k]
-            out[i + 2, k] += value[n2, k]
-            out[i + 3, k] += value[n3, k]
-        i += 4
+    while i + WALKED_TOGETHER <= stop:
+        _leaves_of_block(X, i, children, feature, threshold, nodes)
+        for a in range(WALKED_TOGETHER):
+            for k in range(n_values):
+                out[i + a, k] += value[nodes[a], k]
+        i += WALKED_TOGETHER
     for j in range(i, stop):
         node = _leaf_of(X[j], children, feature, threshold)
         for k in range(n_values):
