@@ -40,15 +40,21 @@ def test_a_fitted_tree_holds_its_integers_narrow():
     # depths (below 128 here) and decisions (all 0: a regression tree decides nothing)
     # in a byte each
     assert tree.depth.dtype == tree.decision.dtype == np.int8
-    # the threshold walk reads the tree's own features and thresholds; its one copy is
-    # the children side by side (8 bytes a node: the step is one load, no branch)
+    # the threshold walk reads one 24-byte record a node: threshold, the children side by
+    # side (the step is one load, no branch), the feature (-1 at a leaf); one cache line
+    # a step where three arrays took two
     from treekit_core.engine.questions import packed_thresholds
+    from treekit_core.kernels.routing import FEATURE_WORD, LEFT_WORD, RECORD_WORDS
 
-    children, feature, threshold = packed_thresholds(tree)
-    assert feature is tree.feature and threshold is tree.threshold
-    np.testing.assert_array_equal(children[0::2], tree.children_left)
-    np.testing.assert_array_equal(children[1::2], tree.children_right)
-    assert children.dtype == np.int32
+    thresholds, words = packed_thresholds(tree)
+    assert np.shares_memory(thresholds, words) and words.nbytes == 24 * tree.n_nodes
+    records = words.reshape(tree.n_nodes, RECORD_WORDS)
+    np.testing.assert_array_equal(thresholds[0::3], tree.threshold)
+    np.testing.assert_array_equal(records[:, LEFT_WORD], tree.children_left)
+    np.testing.assert_array_equal(records[:, LEFT_WORD + 1], tree.children_right)
+    np.testing.assert_array_equal(
+        records[:, FEATURE_WORD], np.where(tree.children_left < 0, -1, tree.feature)
+    )
     # a field set later is narrowed as well (attrs runs the converter on assignment)
     tree.decision = np.zeros(tree.n_nodes, dtype=np.int64)
     assert tree.decision.dtype == np.int8
