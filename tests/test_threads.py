@@ -128,3 +128,38 @@ def test_routing_of_other_questions_in_row_chunks_matches_one_pass(monkeypatch):
         chunked = everything()
     for a, b in zip(one_pass, chunked, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "n_rows, threads, min_chunk_rows, n_chunks",
+    [
+        (100_000, 2, 1, 16),  # eight a thread
+        (100_000, 2, 37_000, 2),  # two fit 37 000 rows: one a thread
+        (100_000, 2, 20_000, 4),  # five fit: four (a multiple of the threads)
+        (100_000, 4, 30_000, 4),  # three fit: still one a thread, smaller
+        (1_000_000, 2, 37_000, 16),  # 27 fit: eight a thread at most
+    ],
+)
+def test_row_chunks_cover_the_rows_once_in_chunks_of_the_rows_asked(
+    n_rows, threads, min_chunk_rows, n_chunks
+):
+    """A chunked pass calls the kernel once per consecutive range, the ranges covering
+    every row once; with ``min_chunk_rows`` (a forest's walk: half its trees' mean node
+    count) as many chunks as fit that many rows, a multiple of the threads (at least one
+    each), at most eight a thread."""
+    from treekit_core.kernels import row_chunks
+
+    seen = []
+    row_chunks.for_row_chunks(
+        lambda start, stop: seen.append((start, stop)),
+        n_rows,
+        threads=threads,
+        cost=100.0,
+        min_chunk_rows=min_chunk_rows,
+    )
+    seen.sort()
+    assert len(seen) == n_chunks
+    assert seen[0][0] == 0 and seen[-1][1] == n_rows
+    assert all(a[1] == b[0] for a, b in zip(seen[:-1], seen[1:], strict=True))
+    if n_rows // min_chunk_rows >= threads:
+        assert min(stop - start for start, stop in seen) >= min_chunk_rows

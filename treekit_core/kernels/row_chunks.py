@@ -23,18 +23,28 @@ CHUNKS_PER_THREAD = 8
 
 
 def for_row_chunks(
-    kernel, n_rows: int, *arguments, cost: float = 1.0, threads: int | None = None
+    kernel,
+    n_rows: int,
+    *arguments,
+    cost: float = 1.0,
+    threads: int | None = None,
+    min_chunk_rows: int = 1,
 ) -> None:
     """Call ``kernel(*arguments, start, stop)`` over consecutive row ranges covering
     ``0..n_rows``, on up to ``threads`` threads (default: what the caller allows here,
     :func:`~treekit_core.kernels.usable_cpus.row_threads`) when the pass is worth at least
     PARALLEL_ROWS rows of the threshold walk (``cost``: the kernel's time per row in walk
-    rows). ``kernel`` must release the GIL and write only its own rows."""
+    rows). ``kernel`` must release the GIL and write only its own rows. Chunks hold at
+    least ``min_chunk_rows`` rows where that leaves a chunk to every thread (as many
+    chunks as a multiple of the threads): a kernel that reads a large structure for every
+    chunk (a forest's trees) reads it less often."""
     threads = row_threads() if threads is None else threads
     if threads <= 1 or n_rows * cost < PARALLEL_ROWS:
         kernel(*arguments, 0, n_rows)
         return
-    size = -(-n_rows // (threads * CHUNKS_PER_THREAD))
+    chunks = min(threads * CHUNKS_PER_THREAD, max(1, n_rows // max(1, min_chunk_rows)))
+    chunks = max(threads, chunks - chunks % threads)
+    size = -(-n_rows // chunks)
     starts = range(0, n_rows, size)
     with ThreadPoolExecutor(threads) as pool:
         for future in [pool.submit(kernel, *arguments, s, min(s + size, n_rows)) for s in starts]:
