@@ -13,6 +13,7 @@ from treekit_core import ExtraTreesClassifier, ExtraTreesRegressor, TreeRegresso
 from treekit_core.builtins import grown_rows
 from treekit_core.kernels import random_growth
 from treekit_core.kernels.compiling import python_function
+from treekit_core.testing import assert_same_quantiles
 
 
 def _kernel(name, compiled):
@@ -159,12 +160,7 @@ def test_a_forests_quantiles_read_the_growths_leaves_as_the_walk_finds_them(
         "treekit_core.builtins.random_splitter.grown_leaves", lambda data, tree: None
     )
     walked = ExtraTreesRegressor(**params).fit(X, y)
-    for a, b in zip(fast._leaf_responses, walked._leaf_responses, strict=True):
-        np.testing.assert_array_equal(a.rows, b.rows)
-        np.testing.assert_array_equal(a.starts, b.starts)
-        assert (a.shares is None) == (b.shares is None)
-    q = [0.1, 0.5, 0.9]
-    np.testing.assert_array_equal(fast.predict(X, quantiles=q), walked.predict(X, quantiles=q))
+    assert_same_quantiles(fast, walked, X)
     assert not any(tree in grown_rows._GROWN for tree in fast.estimators_)  # handed over
 
 

@@ -588,6 +588,18 @@ def assert_same_tree(a, b, rtol: float = 1e-12, atol: float = 1e-12) -> None:
     )
 
 
+def assert_same_quantiles(a, b, X, q=(0.1, 0.5, 0.9)) -> None:
+    """Two fitted regressors keep the same training rows in every leaf (rows, their
+    grouping by node, whether shares are kept) and so predict the same quantiles ``q`` of
+    X, bit for bit: a splitter's ``training_leaves`` against the walk of X."""
+    for kept, other in zip(a._leaf_responses, b._leaf_responses, strict=True):
+        np.testing.assert_array_equal(kept.rows, other.rows)
+        np.testing.assert_array_equal(kept.starts, other.starts)
+        assert (kept.shares is None) == (other.shares is None)
+    q = list(q)
+    np.testing.assert_array_equal(a.predict(X, quantiles=q), b.predict(X, quantiles=q))
+
+
 def _matching_criterion(target):
     if target.evidence == "one_hot":
         return "gini"
