@@ -141,8 +141,8 @@ class RandomCuts(Exhaustive):
 
     def training_leaves(self, tree, data):
         """Every row's leaf from the rows' order the growth of ``tree`` left, where
-        :meth:`build_tree` grew it on every row of ``data`` on this thread; None
-        otherwise (the caller walks X)."""
+        :meth:`build_tree` grew it on every row of data that asked for its leaves
+        (``training_leaves_wanted``), once; None otherwise (the caller walks X)."""
         return grown_leaves(data, tree)
 
     def share_across_trees(self, data) -> None:

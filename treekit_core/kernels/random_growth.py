@@ -108,7 +108,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
         fill_node(table[node], sums, weight, count, node_impurity, depth)
         if not may_split(count, weight, node_impurity, depth, rules):
             continue
-        best_drop, best_feature, best_threshold = -np.inf, -1, 0.0
+        best_drop, best_feature, best_threshold, best_n_left = -np.inf, -1, 0.0, 0
         node_samples = samples[start:end]
         drawn, kept = 0, 0
         while drawn < d and kept < max_features:
@@ -150,7 +150,7 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
                 impurity, params, sums, weight, node_impurity, left_sums, left_weight, right_sums
             )
             if drop > best_drop:
-                best_drop, best_feature, best_threshold = drop, f, threshold
+                best_drop, best_feature, best_threshold, best_n_left = drop, f, threshold, n_left
                 best_left[0] = left_weight
                 for k in range(n_stats):
                     best_left[1 + k] = left_sums[k]
@@ -161,9 +161,8 @@ def grow_random_tree(impurity, params, X, rows, samples, rules, max_features, se
         table[node, THRESHOLD] = best_threshold
         table[node, IMPROVEMENT] = best_drop
         if in_node_order:
-            best_values = columns[best_feature, start:end]
-            n_left = count_at_most(best_values, count, best_threshold)
-            split_places(best_values, best_threshold, n_left, places)
+            n_left = best_n_left
+            split_places(columns[best_feature, start:end], best_threshold, n_left, places)
             move_runs(columns, start, end, node_samples, places, side_rows, moved)
         else:
             n_left = partition_rows(node_samples, best_gathered, best_threshold, side_rows)
@@ -192,7 +191,8 @@ def gather_range(X, node_samples, feature, values):
     """``X[node_samples, feature]`` into ``values[:len(node_samples)]``; returns their
     smallest and largest (no NaN here: trees with missing values grow elsewhere). Four
     running minima and maxima: one pair chained every value's min/max on the last one's
-    (the same extremes in any order)."""
+    (the same extremes in any order). :func:`run_range`'s loop fused with the gather: the
+    gather followed by ``run_range`` took 1.2x the time of a classification tree."""
     low0, low1, low2, low3 = np.inf, np.inf, np.inf, np.inf
     high0, high1, high2, high3 = -np.inf, -np.inf, -np.inf, -np.inf
     count = node_samples.shape[0]
