@@ -40,21 +40,33 @@ def test_a_fitted_tree_holds_its_integers_narrow():
     # depths (below 128 here) and decisions (all 0: a regression tree decides nothing)
     # in a byte each
     assert tree.depth.dtype == tree.decision.dtype == np.int8
-    # the threshold walk reads one 24-byte record a node: threshold, the children side by
-    # side (the step is one load, no branch), the feature (-1 at a leaf); one cache line
-    # a step where three arrays took two
+    # the threshold walk reads one 16-byte record a node: threshold, the first child's
+    # slot (the children side by side: the step adds the comparison, no branch), the
+    # feature (-id - 1 at a leaf); one cache line a step where three arrays took two
     from treekit_core.engine.questions import packed_thresholds
-    from treekit_core.kernels.routing import FEATURE_WORD, LEFT_WORD, RECORD_WORDS
+    from treekit_core.kernels.routing import CHILDREN_WORD, FEATURE_WORD, RECORD_WORDS
 
     thresholds, words = packed_thresholds(tree)
-    assert np.shares_memory(thresholds, words) and words.nbytes == 24 * tree.n_nodes
+    assert np.shares_memory(thresholds, words) and words.nbytes == 16 * tree.n_nodes
     records = words.reshape(tree.n_nodes, RECORD_WORDS)
-    np.testing.assert_array_equal(thresholds[0::3], tree.threshold)
-    np.testing.assert_array_equal(records[:, LEFT_WORD], tree.children_left)
-    np.testing.assert_array_equal(records[:, LEFT_WORD + 1], tree.children_right)
-    np.testing.assert_array_equal(
-        records[:, FEATURE_WORD], np.where(tree.children_left < 0, -1, tree.feature)
-    )
+    # the records by hand: the root at slot 0, the internal nodes' children in pairs of
+    # slots, the internal nodes in the order of their ids
+    slot_of, used = {0: 0}, 1
+    for node in range(tree.n_nodes):
+        if tree.children_left[node] >= 0:
+            slot_of[int(tree.children_left[node])] = used
+            slot_of[int(tree.children_right[node])] = used + 1
+            used += 2
+    assert sorted(slot_of.values()) == list(range(tree.n_nodes))
+    for node, slot in slot_of.items():
+        left = tree.children_left[node]
+        if left >= 0:
+            assert thresholds[2 * slot] == tree.threshold[node]
+            assert records[slot, FEATURE_WORD] == tree.feature[node]
+            assert records[slot, CHILDREN_WORD] == slot_of[int(left)]
+            assert slot_of[int(tree.children_right[node])] == slot_of[int(left)] + 1
+        else:
+            assert records[slot, FEATURE_WORD] == -node - 1
     # a field set later is narrowed as well (attrs runs the converter on assignment)
     tree.decision = np.zeros(tree.n_nodes, dtype=np.int64)
     assert tree.decision.dtype == np.int8
@@ -226,3 +238,17 @@ def test_a_forest_pickles_and_predicts_as_before_with_narrow_trees():
     back = pickle.loads(pickle.dumps(forest))
     assert all(isinstance(t, Tree) and t.child_ids.dtype == np.int32 for t in back.estimators_)
     np.testing.assert_array_equal(back.predict(new), forest.predict(new))
+
+
+def test_the_walk_records_refuse_links_that_do_not_point_down():
+    # the records' one pass sets a child's slot at its parent: a link to a lower id (or
+    # outside the tree) would leave a slot unset, so it is refused, not read
+    from treekit_core.kernels.routing import pack_nodes
+
+    feature, threshold = np.zeros(3, dtype=np.int32), np.zeros(3)
+    left, right = np.array([1, -1, -1]), np.array([2, -1, -1])
+    thresholds, words = pack_nodes(left, right, feature, threshold)
+    assert words.tolist() == [0, 0, 1, 0, 0, 0, -1, -2, 0, 0, -1, -3]
+    for bad_left, bad_right in (([2, -1, 0], [1, -1, -1]), ([1, -1, -1], [3, -1, -1])):
+        with pytest.raises(ValueError, match="higher node ids inside the tree"):
+            pack_nodes(np.array(bad_left), np.array(bad_right), feature, threshold)

@@ -48,16 +48,22 @@ def packed_thresholds(tree) -> tuple:
     return pack_nodes(tree.children_left, tree.children_right, tree.feature, tree.threshold)
 
 
-def tree_leaves(tree, X: np.ndarray, complete: bool = False) -> np.ndarray:
+def tree_leaves(tree, X: np.ndarray, complete: bool = False, remember: bool = True) -> np.ndarray:
     """Leaf reached by every row of X (a row that cannot answer a question follows the
     branch that took the most training weight). ``complete``: the caller knows X has no
-    missing value, which lets threshold-only trees take the kernel without dispatch."""
+    missing value, which lets threshold-only trees take the kernel without dispatch.
+    ``remember`` False: the threshold walk's records are made for this call only (a walk
+    of the training rows at fit: a forest's records kept from it were 16 bytes a node
+    alive beside the trees until the first prediction, issue 59's peak)."""
     from treekit_core.kernels.row_chunks import for_row_chunks
 
     if complete and only_thresholds(tree):
         from treekit_core.kernels.routing import walk_thresholds
 
-        nodes = tree.derived("packed thresholds", lambda: packed_thresholds(tree))
+        if remember:
+            nodes = tree.derived("packed thresholds", lambda: packed_thresholds(tree))
+        else:
+            nodes = packed_thresholds(tree)
         # A C- or Fortran-ordered X is walked as it is (one compiled kernel per order): a
         # Fortran-ordered X walks as fast as its C-ordered copy would (benchmarks/README.md),
         # and the copy's allocation costs more than the walk at small sizes.

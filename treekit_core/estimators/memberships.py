@@ -46,7 +46,11 @@ def leaf_mixtures(evaluator, tree, X, training: bool = False):
             # every row complete (the usual case): X as it is, not a copy of it (at
             # 100 000 x 20 the copy was the fit's largest allocation after the growth)
             rows_X = X if complete.size == n else X[complete]
-            leaves = tree_leaves(tree, np.ascontiguousarray(rows_X), complete=True)
+            # the training rows' walk (at fit) keeps no records for a prediction that
+            # may never come
+            leaves = tree_leaves(
+                tree, np.ascontiguousarray(rows_X), complete=True, remember=not training
+            )
             parts.append((complete, leaves, np.ones(complete.size)))
         mixed = np.flatnonzero(incomplete)
     else:
