@@ -117,8 +117,18 @@ def build_histogram_on_threads(
     list(
         pool.map(
             lambda segments: sum_segments(
-                codes, rows, index, start, end, int(segments[0]), int(segments[-1]) + 1,
-                summed, part_unit, part_weighted, part_totals, part_has_weighted,
+                codes,
+                rows,
+                index,
+                start,
+                end,
+                int(segments[0]),
+                int(segments[-1]) + 1,
+                summed,
+                part_unit,
+                part_weighted,
+                part_totals,
+                part_has_weighted,
             ),  # fmt: skip
             ranges,
         )
