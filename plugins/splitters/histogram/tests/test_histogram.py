@@ -826,3 +826,24 @@ def test_threads_take_whole_passes_of_features():
         chunks = feature_chunks(d, threads)
         assert [c.size for c in chunks] == sizes
         assert np.array_equal(np.concatenate(chunks), np.arange(d))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(1, 9), max_bins=st.integers(2, 255))
+def test_every_feature_is_coded_as_a_search_of_its_edges(seed, d, max_bins):
+    """The coding kernel searches four features side by side and the rest one at a time:
+    every feature's code is the number of its edges below the value (numpy's
+    searchsorted), NaN the missing code, whichever way it was searched."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 600))
+    X = rng.normal(size=(n, d)) * rng.choice([1e-3, 1.0, 1e6], size=d)
+    X[:, ::2] = np.round(X[:, ::2], 1)  # ties and few distinct values in some columns
+    X[rng.random(X.shape) < 0.1] = np.nan
+    binned = bin_features(X, max_bins)
+    for f in range(d):
+        edges = binned.edges[f, : binned.n_value_bins[f] - 1]
+        known = ~np.isnan(X[:, f])
+        np.testing.assert_array_equal(
+            binned.codes[f, known], np.searchsorted(edges, X[known, f], side="left")
+        )
+        assert (binned.codes[f, ~known] == max_bins).all()

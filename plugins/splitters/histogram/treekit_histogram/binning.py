@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from treekit_core import FEATURE_THRESHOLD
-from treekit_core.kernels import jit
+from treekit_core.kernels import generic_jit, jit
 
 #: The largest ``max_bins``: value bins take codes 0..254, and missing values code
 #: ``max_bins`` (bin codes are bytes).
@@ -46,8 +46,63 @@ class BinnedData:
 def feature_edges(sample: np.ndarray, max_bins: int) -> np.ndarray:
     """The thresholds between one feature's bins (at most ``max_bins - 1``, increasing),
     from its values on the sampled rows (NaN allowed, ignored)."""
-    known = sample[~np.isnan(sample)]
-    return edges_from_counts(*np.unique(known, return_counts=True), max_bins)
+    sample = np.ascontiguousarray(sample, dtype=np.float64)
+    values, counts = np.empty(sample.size), np.empty(sample.size, dtype=np.int64)
+    n_distinct = _distinct_known(sample, values, counts)
+    return edges_from_counts(values[:n_distinct], counts[:n_distinct], max_bins)
+
+
+#: The radix sort's digit: 11 bits, six passes over 64-bit keys (a count table of 16 KB).
+RADIX_BITS = 11
+
+
+@jit()
+def _distinct_known(sample, values, counts):
+    """The distinct values of ``sample`` that are not NaN, increasing, into ``values``, and
+    how many entries hold each into ``counts`` (numpy's ``unique(return_counts=True)``;
+    -0.0 and 0.0 are one value); returns how many. A radix sort of the values' bits
+    (ordered as the numbers are: a negative's bits flipped, a positive's sign bit set),
+    passes whose digit every key shares skipped: 2-3 ms for 200 000 values, where numpy's
+    sort took 8.6 (a fifth of binning 1M x 20)."""
+    sign = np.uint64(1) << np.uint64(63)
+    bits = sample.view(np.uint64)
+    keys = np.empty(sample.size, dtype=np.uint64)
+    n = 0
+    for i in range(sample.size):
+        if not np.isnan(sample[i]):
+            keys[n] = ~bits[i] if bits[i] & sign else bits[i] | sign
+            n += 1
+    keys = keys[:n]
+    other = np.empty_like(keys)
+    n_digits = 1 << RADIX_BITS
+    mask = np.uint64(n_digits - 1)
+    table = np.empty(n_digits, dtype=np.int64)
+    for shift in range(0, 64, RADIX_BITS):
+        table[:] = 0
+        for key in keys:
+            table[(key >> np.uint64(shift)) & mask] += 1
+        if n == 0 or table.max() == n:  # every key has this digit: already in order by it
+            continue
+        total = 0
+        for digit in range(n_digits):
+            table[digit], total = total, total + table[digit]
+        for key in keys:
+            digit = (key >> np.uint64(shift)) & mask
+            other[table[digit]] = key
+            table[digit] += 1
+        keys, other = other, keys
+    for i in range(n):  # back to the numbers' bits, in place
+        keys[i] = keys[i] & ~sign if keys[i] & sign else ~keys[i]
+    ordered = keys.view(np.float64)
+    n_distinct = 0
+    for i in range(n):
+        value = ordered[i]
+        if n_distinct and value == values[n_distinct - 1]:
+            counts[n_distinct - 1] += 1
+        else:
+            values[n_distinct], counts[n_distinct] = value, 1
+            n_distinct += 1
+    return n_distinct
 
 
 def edges_from_counts(values: np.ndarray, counts: np.ndarray, max_bins: int) -> np.ndarray:
@@ -77,20 +132,45 @@ def edges_from_counts(values: np.ndarray, counts: np.ndarray, max_bins: int) -> 
 def _code_rows(X, padded_edges, start, end, codes, missing_code):
     """codes[f, i] for rows start..end-1: the bin of X[i, f], the number of its feature's
     edges below it (``padded_edges``: 255 per feature, padded with +inf), by a binary
-    search of fixed length without branches; ``missing_code`` for NaN. Threads take blocks of
-    rows (they share at most a block's first and last cache line of a feature)."""
+    search of fixed length without branches (:func:`_bin_of`); ``missing_code`` for NaN.
+    Four features' searches side by side: their chains of loads overlap (147 -> 112 ms
+    for 1M x 20 on one thread). Threads take blocks of rows (they share at most a block's
+    first and last cache line of a feature)."""
+    d = X.shape[1]
     for i in range(start, end):
-        for f in range(X.shape[1]):
-            value = X[i, f]
-            if np.isnan(value):
-                codes[f, i] = missing_code
-                continue
-            position = 0
+        f = 0
+        while f + 4 <= d:
+            v0, v1, v2, v3 = X[i, f], X[i, f + 1], X[i, f + 2], X[i, f + 3]
+            e0, e1 = padded_edges[f], padded_edges[f + 1]
+            e2, e3 = padded_edges[f + 2], padded_edges[f + 3]
+            p0 = p1 = p2 = p3 = 0
             step = 128
-            while step > 0:
-                position += step * (padded_edges[f, position + step - 1] < value)
+            while step > 0:  # a NaN compares False: its search ends at 0, then coded
+                p0 += step * (e0[p0 + step - 1] < v0)
+                p1 += step * (e1[p1 + step - 1] < v1)
+                p2 += step * (e2[p2 + step - 1] < v2)
+                p3 += step * (e3[p3 + step - 1] < v3)
                 step >>= 1
-            codes[f, i] = position
+            codes[f, i] = missing_code if np.isnan(v0) else p0
+            codes[f + 1, i] = missing_code if np.isnan(v1) else p1
+            codes[f + 2, i] = missing_code if np.isnan(v2) else p2
+            codes[f + 3, i] = missing_code if np.isnan(v3) else p3
+            f += 4
+        for g in range(f, d):
+            value = X[i, g]
+            codes[g, i] = missing_code if np.isnan(value) else _bin_of(padded_edges[g], value)
+
+
+@generic_jit
+def _bin_of(edges, value):
+    """The number of ``edges`` (255, increasing, +inf-padded) below ``value``: eight
+    halvings, no branch."""
+    position = 0
+    step = 128
+    while step > 0:
+        position += step * (edges[position + step - 1] < value)
+        step >>= 1
+    return position
 
 
 def bin_features(X: np.ndarray, max_bins: int, n_threads: int = 1) -> BinnedData:
