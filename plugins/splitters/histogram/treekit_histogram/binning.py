@@ -43,12 +43,12 @@ class BinnedData:
     missing_code: int
 
 
-def feature_edges(sample: np.ndarray, max_bins: int) -> np.ndarray:
+def feature_edges(X: np.ndarray, rows: np.ndarray, feature: int, max_bins: int) -> np.ndarray:
     """The thresholds between one feature's bins (at most ``max_bins - 1``, increasing),
-    from its values on the sampled rows (NaN allowed, ignored)."""
-    sample = np.ascontiguousarray(sample, dtype=np.float64)
-    values, counts = np.empty(sample.size), np.empty(sample.size, dtype=np.int64)
-    n_distinct = _distinct_known(sample, values, counts)
+    from its values on the sampled ``rows`` of X (NaN allowed, ignored), read in place
+    (a copy of the sample took longer than the sorts: 45 ms at 200 000 x 20)."""
+    values, counts = np.empty(rows.size), np.empty(rows.size, dtype=np.int64)
+    n_distinct = _distinct_known(X, rows, feature, values, counts)
     return edges_from_counts(values[:n_distinct], counts[:n_distinct], max_bins)
 
 
@@ -57,20 +57,25 @@ RADIX_BITS = 11
 
 
 @jit()
-def _distinct_known(sample, values, counts):
-    """The distinct values of ``sample`` that are not NaN, increasing, into ``values``, and
-    how many entries hold each into ``counts`` (numpy's ``unique(return_counts=True)``;
-    -0.0 and 0.0 are one value); returns how many. A radix sort of the values' bits
-    (ordered as the numbers are: a negative's bits flipped, a positive's sign bit set),
-    passes whose digit every key shares skipped: 2-3 ms for 200 000 values, where numpy's
-    sort took 8.6 (a fifth of binning 1M x 20)."""
+def _distinct_known(X, rows, feature, values, counts):
+    """The distinct values of ``X[rows, feature]`` that are not NaN, increasing, into
+    ``values``, and how many entries hold each into ``counts`` (numpy's
+    ``unique(return_counts=True)``; -0.0 and 0.0 are one value); returns how many. A
+    radix sort of the values' bits (ordered as the numbers are: a negative's bits
+    flipped, a positive's sign bit set), passes whose digit every key shares skipped:
+    4 ms for 200 000 values, where numpy's unique took 9.3 (sorting was half of binning
+    1M x 20)."""
     sign = np.uint64(1) << np.uint64(63)
-    bits = sample.view(np.uint64)
-    keys = np.empty(sample.size, dtype=np.uint64)
+    keys = np.empty(rows.size, dtype=np.uint64)
     n = 0
-    for i in range(sample.size):
-        if not np.isnan(sample[i]):
-            keys[n] = ~bits[i] if bits[i] & sign else bits[i] | sign
+    bits = np.empty(1, dtype=np.float64)
+    as_bits = bits.view(np.uint64)
+    for r in rows:
+        value = X[r, feature]
+        if not np.isnan(value):
+            bits[0] = value
+            key = as_bits[0]
+            keys[n] = ~key if key & sign else key | sign
             n += 1
     keys = keys[:n]
     other = np.empty_like(keys)
@@ -178,16 +183,15 @@ def bin_features(X: np.ndarray, max_bins: int, n_threads: int = 1) -> BinnedData
     binary searches run without the GIL). Deterministic: the rows that place the quantile
     cuts of a large data set are drawn with a fixed seed."""
     n, d = X.shape
-    sample = X
+    rows = np.arange(n)
     if n > BINNING_SAMPLE:
-        rows = np.random.default_rng(0).choice(n, BINNING_SAMPLE, replace=False)
-        sample = X[np.sort(rows)]
-    columns = [np.ascontiguousarray(sample[:, f]) for f in range(d)]
-    if n_threads > 1 and sample.shape[0] * d >= 100_000:  # numpy's sorts release the GIL
+        rows = np.sort(np.random.default_rng(0).choice(n, BINNING_SAMPLE, replace=False))
+    features = range(d)
+    if n_threads > 1 and rows.size * d >= 100_000:  # the sorts run without the GIL
         with ThreadPoolExecutor(n_threads) as pool:
-            per_feature = list(pool.map(lambda column: feature_edges(column, max_bins), columns))
+            per_feature = list(pool.map(lambda f: feature_edges(X, rows, f, max_bins), features))
     else:
-        per_feature = [feature_edges(column, max_bins) for column in columns]
+        per_feature = [feature_edges(X, rows, f, max_bins) for f in features]
     edges, n_value_bins = edge_table(per_feature)
     return BinnedData(code_features(X, edges, max_bins, n_threads), edges, n_value_bins, max_bins)
 
