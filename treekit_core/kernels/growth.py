@@ -792,11 +792,16 @@ def fill_node(record, sums, weight, count, node_impurity, depth):
         record[SUMS + k] = sums[k]
 
 
-def row_table(evidence, weight) -> np.ndarray:
+def row_table(evidence, weight, out=None) -> np.ndarray:
     """The per-sample table the grower reads (``rows``): each sample's weight, then its
     weight times its evidence row, n x (1 + K). One random read of a row fetches both (the
-    gather of a node's rows is what the grower spends most of its time on)."""
-    table = np.empty((weight.shape[0], 1 + evidence.shape[1]))
+    gather of a node's rows is what the grower spends most of its time on). ``out``: a
+    C-ordered float64 array of that shape to write it into (a splitter's buffer kept from
+    one tree to the next: a fresh 24 MB table at 1M rows cost 10 ms a boosting round, its
+    pages faulted in, against 4 written into a buffer)."""
+    shape = (weight.shape[0], 1 + evidence.shape[1])
+    usable = out is not None and out.shape == shape and out.dtype == np.float64
+    table = out if usable and out.flags.c_contiguous else np.empty(shape)
     table[:, 0] = weight
     if evidence.shape[1] <= 3:  # a column at a time: 3.7 against 9.2 ms at 1M rows, K = 2
         for k in range(evidence.shape[1]):

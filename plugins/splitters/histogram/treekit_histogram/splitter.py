@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
@@ -31,6 +32,8 @@ from treekit_histogram.threads import (
 
 #: Where data.cache keeps the binned features (shared by the trees of a forest).
 CACHE_KEY = "histogram_bins"
+#: Where data.cache keeps each thread's row-table buffer (with the thread's id).
+ROW_TABLE_KEY = "histogram_row_table"
 
 
 def _check_max_bins(instance, attribute, value):
@@ -142,14 +145,14 @@ class Histogram(Splitter):
         if not grows:
             return None
         from treekit_core import tree_from_table
-        from treekit_core.kernels import NODE_COLUMNS, no_nominal_search, row_table, rule_vector
+        from treekit_core.kernels import NODE_COLUMNS, no_nominal_search, rule_vector
         from treekit_histogram.kernels import SUMS
 
         n_threads = composition.fit_threads()
         binned = self.binned(data, n_threads)
         kernels = histogram_kernels(composition.criterion)
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
-        rows = row_table(data.evidence, data.weight)
+        rows = self._row_table(data)
         # a zero-weight row (a forest's out-of-bag row) is a removed row: the root holds
         # the others
         index = np.flatnonzero(data.weight > 0).astype(np.int32)
@@ -228,6 +231,18 @@ class Histogram(Splitter):
         # them); kept with their tree, so another tree's call never takes them
         keep_grown_rows(data, tree, index)
         return tree
+
+    def _row_table(self, data):
+        """The tree's row table (``row_table``), written into a buffer this thread keeps in
+        ``data.cache`` from one tree to the next (boosting's rounds share their data's
+        cache; a forest's trees each get a cache of their own): the table is read only
+        while the tree grows, and a thread grows one tree at a time."""
+        from treekit_core.kernels import row_table
+
+        key = (ROW_TABLE_KEY, threading.get_ident())
+        table = row_table(data.evidence, data.weight, out=data.cache.get(key))
+        data.cache[key] = table
+        return table
 
     def prepare(self, data, criterion, rules):
         from treekit_core.kernels import rule_vector
