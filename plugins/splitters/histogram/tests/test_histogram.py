@@ -463,19 +463,18 @@ def test_threads_sum_blocks_of_rows_as_one_thread_does(monkeypatch, n_threads):
 @pytest.mark.parametrize("summed", [[0, 1], [0], [1]])
 def test_a_histogram_adds_its_rows_in_order(weights, summed):
     """The summation rule by hand (numpy's unbuffered add.at, row by row in the index's
-    order): each (feature, bin) adds a segment's rows (SEGMENT_ROWS of the node's, in its
-    order) from zero, and the segments' sums are added in order; so the bits do not
-    depend on the blocks of gathered rows or on how many threads sum the segments (tested
-    on two and three threads, over three segments); the statistics not ``summed`` are 0.
-    Rows of weight 1 count in one channel: where the first block weighs 1 and the others
-    not, a bin's count and weight are the unit rows' count plus the others' counts and
-    weights."""
+    order, over more than two blocks of gathered rows): each (feature, bin) adds its rows
+    in the node's order, so the bits do not depend on the blocks or on which features a
+    call (a thread) sums (tested on two threads); the statistics not ``summed`` are 0.
+    Rows of weight 1 count in
+    one channel: where the first block weighs 1 and the others not, a bin's count and
+    weight are the first block's count plus the others' counts and weights."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS, SEGMENT_ROWS
+    from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
     from treekit_histogram.threads import build_histogram_on_threads, compiled_histogram_kernel
 
-    n, bins, n_features = 2 * SEGMENT_ROWS + 123, 8, 5
+    n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 5
     rng = np.random.default_rng(1)
     codes = rng.integers(0, bins, size=(n, n_features)).astype(np.uint8)
     weight = {"fractions": rng.random(n), "ones": np.ones(n)}.get(weights)
@@ -491,63 +490,50 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed):
         np.ascontiguousarray(codes.T), rows, index, 0, n, hist, np.array(summed), side_sums
     )
 
-    def in_order(positions, column):
-        """Each feature's bins of the rows at ``positions`` of the index: a segment's rows
-        added from zero, the segments added in order."""
+    def one_pass(selected, column):
         out = np.zeros((n_features, bins))
-        for segment in range(0, n, SEGMENT_ROWS):
-            part = np.zeros((n_features, bins))
-            selected = index[
-                positions[(positions >= segment) & (positions < segment + SEGMENT_ROWS)]
-            ]
-            for f in range(n_features):
-                np.add.at(part[f], codes[selected, f], column[selected])
-            out += part
+        for f in range(n_features):
+            np.add.at(out[f], codes[selected, f], column[selected])
         return out
 
-    for n_threads in (2, 3):
-        on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(2, np.nan)
-        with ThreadPoolExecutor(n_threads) as pool:
-            build_histogram_on_threads(
-                pool,
-                n_threads,
-                np.ascontiguousarray(codes.T),
-                rows,
-                index,
-                0,
-                n,
-                on_threads,
-                np.array(summed),
-                threaded_sums,
-            )
-        assert np.array_equal(on_threads, hist) and np.array_equal(
-            threaded_sums, side_sums, equal_nan=True
+    # on threads, uneven ranges of features (threads.feature_chunks' are whole passes):
+    # the same bits, the left-out sums from the first range's gathering
+    on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(2, np.nan)
+    with ThreadPoolExecutor(2) as pool:
+        build_histogram_on_threads(
+            pool,
+            [np.arange(2), np.arange(2, n_features)],
+            np.ascontiguousarray(codes.T),
+            rows,
+            index,
+            0,
+            n,
+            on_threads,
+            np.array(summed),
+            threaded_sums,
         )
-    ones, everywhere = np.ones(n), np.arange(n)
+    assert np.array_equal(on_threads, hist) and np.array_equal(
+        threaded_sums, side_sums, equal_nan=True
+    )
+    ones = np.ones(n)
     if weights == "ones_then_fractions":
-        first, rest = everywhere[:HISTOGRAM_BLOCK_ROWS], everywhere[HISTOGRAM_BLOCK_ROWS:]
-        unit_count = in_order(first, ones)
-        assert np.array_equal(hist[:, :, 0], unit_count + in_order(rest, ones))
-        assert np.array_equal(hist[:, :, 1], unit_count + in_order(rest, weight))
+        first, rest = index[:HISTOGRAM_BLOCK_ROWS], index[HISTOGRAM_BLOCK_ROWS:]
+        unit_count = one_pass(first, ones)
+        assert np.array_equal(hist[:, :, 0], unit_count + one_pass(rest, ones))
+        assert np.array_equal(hist[:, :, 1], unit_count + one_pass(rest, weight))
     else:
-        assert np.array_equal(hist[:, :, 0], in_order(everywhere, ones))
-        assert np.array_equal(hist[:, :, 1], in_order(everywhere, weight))
+        assert np.array_equal(hist[:, :, 0], one_pass(index, ones))
+        assert np.array_equal(hist[:, :, 1], one_pass(index, weight))
     for k in range(2):
-        if k in summed:
-            expected = in_order(everywhere, rows[:, 1 + k])
-        else:
-            expected = np.zeros((n_features, bins))
+        expected = one_pass(index, rows[:, 1 + k]) if k in summed else np.zeros((n_features, bins))
         assert np.array_equal(hist[:, :, CHANNELS + k], expected)
-        # a left-out statistic's sum over the rows, a segment at a time from zero, the
-        # segments added in order; the others untouched
+        # a left-out statistic's sum over the rows, in their order; the others untouched
         left_out = np.nan
         if k not in summed:
-            left_out = 0.0
-            for segment in range(0, n, SEGMENT_ROWS):
-                part = 0.0
-                for r in index[segment : segment + SEGMENT_ROWS]:
-                    part += rows[r, 1 + k]
-                left_out += part
+            total = 0.0
+            for r in index:
+                total += rows[r, 1 + k]
+            left_out = total
         assert np.array_equal(side_sums[k], left_out, equal_nan=True)
 
 

@@ -79,15 +79,6 @@ EXTRA_COLUMNS = 2
 HISTOGRAM_BLOCK_ROWS = 16_384
 
 
-#: A node's rows are summed in segments of this many (the node's first rows the first
-#: segment): each segment's histogram from zero, the segments' then added in order. The
-#: threads of a threaded build take segments (each its own rows, all features: no row is
-#: gathered twice), and any number of threads gives the bits one thread gives. Nodes of
-#: one segment (most) add their rows straight into the histogram. Two blocks: adding a
-#: segment's sums costs 1-2% of summing it.
-SEGMENT_ROWS = 2 * HISTOGRAM_BLOCK_ROWS
-
-
 #: Features whose histograms one pass over a node's rows sums together (their bins, four
 #: histograms of 4 KB, stay in the first-level cache; the pass reads the node's row index
 #: and gathered entries once for all four).
@@ -106,67 +97,23 @@ def build_histogram(binned, rows, index, start, end, hist, summed, side_sums):
 
 @generic_jit
 def build_feature_histograms(binned, rows, index, start, end, hist, first, last, summed, side_sums):
-    """``hist[first:last]`` of the rows ``index[start:end]``: per bin the row count, the
-    weight (``rows[:, 0]``) and the weighted evidence sums ``rows[:, 1 + k]`` of the
-    statistics k in ``summed``; the other statistics' channels are 0 (a criterion's
-    drop-free statistics: :meth:`treekit_core.Criterion.drop_free_statistics`, a
-    regression tree's sum of y^2: a quarter less time), and those statistics' sums over
-    the rows go to ``side_sums`` (its other entries untouched): the gathering reads them
-    beside the others. The other features' histograms are not touched.
-
-    The rows are summed a segment (:data:`SEGMENT_ROWS`) at a time by
-    :func:`sum_segment`, each segment's sums from zero, and the segments' sums added in
-    order (:func:`add_segment`): the bits a threaded build
-    (:func:`sum_segments` on each thread, :func:`combine_segments` after) gives too."""
-    n_bins, n_summed = hist.shape[1], summed.shape[0]
-    n_local = last - first
-    unit_sums = np.zeros((n_local, n_bins, 1 + n_summed))  # the unit rows' count, the sums
-    weighted = np.empty((n_local, n_bins, 2))  # the other rows' count and weight, once any
-    gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), 1 + n_summed))
-    left_out = left_out_statistics(summed, rows.shape[1] - 1)
-    totals = np.zeros(left_out.shape[0])
-    if end - start <= SEGMENT_ROWS:
-        has_weighted = sum_segment(
-            binned, rows, index, start, end, first, last, summed, unit_sums, weighted,
-            left_out, totals, gathered,
-        )  # fmt: skip
-    else:
-        has_weighted = False
-        part_unit, part_weighted = np.empty_like(unit_sums), np.empty_like(weighted)
-        part_totals = np.empty_like(totals)
-        for segment_start in range(start, end, SEGMENT_ROWS):
-            segment_end = min(end, segment_start + SEGMENT_ROWS)
-            part_unit[:] = 0.0
-            part_totals[:] = 0.0
-            part_has_weighted = sum_segment(
-                binned, rows, index, segment_start, segment_end, first, last, summed,
-                part_unit, part_weighted, left_out, part_totals, gathered,
-            )  # fmt: skip
-            has_weighted = add_segment(
-                unit_sums, weighted, totals, has_weighted,
-                part_unit, part_weighted, part_totals, part_has_weighted,
-            )  # fmt: skip
-    lay_out_histogram(
-        hist, first, unit_sums, weighted, has_weighted, summed, left_out, totals, side_sums
-    )
-
-
-@generic_jit
-def sum_segment(
-    binned, rows, index, start, end, first, last, summed, unit_sums, weighted, left_out,
-    totals, gathered,
-):  # fmt: skip
-    """Add the rows ``index[start:end]`` to features first..last-1's compact sums
-    (``unit_sums``, zeroed by the caller; ``weighted``, zeroed here at the first block of
-    rows not all of weight 1: returns whether there was one) and their left-out
-    statistics to ``totals``.
+    """``hist[first:last]`` of the rows ``index[start:end]`` (a thread's share of a
+    threaded build takes a range of features: :mod:`treekit_histogram.threads`): per bin
+    the row count, the weight (``rows[:, 0]``) and the weighted evidence sums
+    ``rows[:, 1 + k]`` of the statistics k in ``summed``; the other statistics' channels
+    are 0 (a criterion's drop-free statistics:
+    :meth:`treekit_core.Criterion.drop_free_statistics`, a regression tree's sum of y^2:
+    a quarter less time), and those statistics' sums over the rows, in the rows' order
+    (:func:`sum_left_out`'s bits), go to ``side_sums`` (its other entries untouched): the
+    gathering reads them beside the others. The other features' histograms are not
+    touched.
 
     Column-wise, as LightGBM's histograms: ``binned`` is features x rows; the rows' table
-    entries are gathered in the node's order (:data:`HISTOGRAM_BLOCK_ROWS` at a time, into
-    ``gathered``), then each pass sums :data:`FEATURES_PER_PASS` features' bins over them
-    into compact sums (a bin's weight and summed statistics side by side: 16 bytes a bin
-    of a boosting round's tree). Each (feature, bin) adds the segment's rows in their
-    order, whichever features a call sums.
+    entries are gathered in the node's order (:data:`HISTOGRAM_BLOCK_ROWS` at a time),
+    then each pass sums :data:`FEATURES_PER_PASS` features' bins over them into compact
+    sums (a bin's weight and summed statistics side by side: 16 bytes a bin of a boosting
+    round's tree), laid out as ``hist`` at the end. Each (feature, bin) adds its rows in
+    the node's order, so the bits are the same whichever features a call sums.
 
     Where every row of a block weighs exactly 1 (unweighted data, boosting's rounds) a
     bin's count is its weight, exactly (integers below 2^53): its rows add 1 to one
@@ -175,14 +122,19 @@ def sum_segment(
     Measured at 1M x 20 (one thread, a boosting round's rows): 0.89 ns a value where the
     node holds every row, 1.55 ns where it holds 5% of them (against 1.55 and 3.33 ns when
     each block was summed from zero into a full-width histogram and added)."""
+    n_bins, width = hist.shape[1], hist.shape[2]
     n_summed = summed.shape[0]
-    has_weighted = False
+    n_local = last - first
+    unit_sums = np.zeros((n_local, n_bins, 1 + n_summed))  # the unit rows' count, the sums
+    weighted = np.zeros((0, n_bins, 2))  # the other rows' count and weight, once needed
+    gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), 1 + n_summed))
+    left_out = left_out_statistics(summed, rows.shape[1] - 1)
+    totals = np.zeros(left_out.shape[0])
     for block_start in range(start, end, HISTOGRAM_BLOCK_ROWS):
         m = min(end, block_start + HISTOGRAM_BLOCK_ROWS) - block_start
         unit = gather_rows(rows, index, block_start, m, summed, gathered, left_out, totals)
-        if not unit and not has_weighted:
-            weighted[:] = 0.0
-            has_weighted = True
+        if not unit and weighted.shape[0] == 0:
+            weighted = np.zeros((n_local, n_bins, 2))
         f = first
         while f < last:
             group = min(FEATURES_PER_PASS, last - f)
@@ -204,39 +156,11 @@ def sum_segment(
                         unit,
                     )
             f += group
-    return has_weighted
-
-
-@generic_jit
-def add_segment(
-    unit_sums, weighted, totals, has_weighted, part_unit, part_weighted, part_totals,
-    part_has_weighted,
-):  # fmt: skip
-    """Add one segment's sums (:func:`sum_segment`'s) to the node's, in place; returns
-    whether the node's ``weighted`` holds sums now."""
-    unit_sums += part_unit
-    totals += part_totals
-    if part_has_weighted:
-        if not has_weighted:
-            weighted[:] = 0.0
-        weighted += part_weighted
-    return has_weighted or part_has_weighted
-
-
-@generic_jit
-def lay_out_histogram(
-    hist, first, unit_sums, weighted, has_weighted, summed, left_out, totals, side_sums
-):
-    """Write a node's compact sums (:func:`sum_segment`'s) into ``hist`` from feature
-    ``first`` on, as :func:`build_feature_histograms` describes, and its left-out sums
-    into ``side_sums``."""
-    n_local, n_bins = unit_sums.shape[0], unit_sums.shape[1]
-    width, n_summed = hist.shape[2], summed.shape[0]
     for a in range(n_local):
         f = first + a
         for b in range(n_bins):
             count, weight = unit_sums[a, b, 0], unit_sums[a, b, 0]
-            if has_weighted:
+            if weighted.shape[0] > 0:
                 count += weighted[a, b, 0]
                 weight += weighted[a, b, 1]
             hist[f, b, COUNT], hist[f, b, WEIGHT] = count, weight
@@ -246,50 +170,6 @@ def lay_out_histogram(
                 hist[f, b, CLASS_SUMS + summed[k]] = unit_sums[a, b, 1 + k]
     for i in range(left_out.shape[0]):
         side_sums[left_out[i]] = totals[i]
-
-
-@generic_jit
-def sum_segments(
-    binned, rows, index, start, end, first_segment, last_segment, summed, part_unit,
-    part_weighted, part_totals, part_has_weighted,
-):  # fmt: skip
-    """A thread's share of a threaded build: the sums of segments
-    first_segment..last_segment-1 of the rows ``index[start:end]`` over every feature,
-    each into its slot of the ``part_*`` arrays (:func:`combine_segments` adds them)."""
-    d = binned.shape[0]
-    gathered = np.empty((HISTOGRAM_BLOCK_ROWS, 1 + summed.shape[0]))
-    left_out = left_out_statistics(summed, rows.shape[1] - 1)
-    for s in range(first_segment, last_segment):
-        segment_start = start + s * SEGMENT_ROWS
-        segment_end = min(end, segment_start + SEGMENT_ROWS)
-        part_unit[s] = 0.0
-        part_totals[s] = 0.0
-        part_has_weighted[s] = sum_segment(
-            binned, rows, index, segment_start, segment_end, 0, d, summed, part_unit[s],
-            part_weighted[s], left_out, part_totals[s], gathered,
-        )  # fmt: skip
-
-
-@generic_jit
-def combine_segments(
-    hist, part_unit, part_weighted, part_totals, part_has_weighted, summed, n_stats, side_sums
-):
-    """The histogram (into ``hist``) and left-out sums (into ``side_sums``) of a node whose
-    segments :func:`sum_segments` summed: the segments added in order, as
-    :func:`build_feature_histograms` adds them, the same bits."""
-    unit_sums = np.zeros(part_unit.shape[1:])
-    weighted = np.empty(part_weighted.shape[1:])
-    left_out = left_out_statistics(summed, n_stats)
-    totals = np.zeros(left_out.shape[0])
-    has_weighted = False
-    for s in range(part_unit.shape[0]):
-        has_weighted = add_segment(
-            unit_sums, weighted, totals, has_weighted, part_unit[s], part_weighted[s],
-            part_totals[s], part_has_weighted[s] != 0,
-        )  # fmt: skip
-    lay_out_histogram(
-        hist, 0, unit_sums, weighted, has_weighted, summed, left_out, totals, side_sums
-    )
 
 
 @generic_jit
@@ -450,17 +330,14 @@ def scored_parent(impurity, params, sums, weight, summed, scored_sums):
 @generic_jit
 def sum_left_out(rows, index, start, end, summed, side_sums):
     """The sums of the statistics not in ``summed`` over the rows ``index[start:end]``, in
-    their order a segment at a time, into ``side_sums`` (its other entries untouched): a
-    split side's, where no histogram of its rows is built (which sums them as it gathers
-    the rows, the same bits)."""
+    their order, into ``side_sums`` (its other entries untouched): a split side's, where
+    no histogram of its rows is built (which sums them as it gathers the rows, the same
+    bits)."""
     left_out = left_out_statistics(summed, rows.shape[1] - 1)
     for i in range(left_out.shape[0]):
         total = 0.0
-        for segment_start in range(start, end, SEGMENT_ROWS):
-            part = 0.0  # a segment from zero, added in order (build_feature_histograms)
-            for j in range(segment_start, min(end, segment_start + SEGMENT_ROWS)):
-                part += rows[index[j], 1 + left_out[i]]
-            total += part
+        for j in range(start, end):
+            total += rows[index[j], 1 + left_out[i]]
         side_sums[left_out[i]] = total
 
 

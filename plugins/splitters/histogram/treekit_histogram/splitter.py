@@ -26,6 +26,7 @@ from treekit_histogram.best_first import grow_best_first
 from treekit_histogram.binning import MAX_BINS, bin_features
 from treekit_histogram.threads import (
     build_histogram_on_threads,
+    feature_chunks,
     grow_with_threads,
     uses_threads,
 )
@@ -314,9 +315,10 @@ class Histogram(Splitter):
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
         side_sums = np.empty(data.n_statistics)  # not read: the node's come from its rows
+        chunks = feature_chunks(data.n_features, n_threads)
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else contextlib.nullcontext() as pool:
             build_histogram_on_threads(
-                pool, n_threads, codes, rows, index, 0, index.size, hist, summed, side_sums
+                pool, chunks, codes, rows, index, 0, index.size, hist, summed, side_sums
             )
         return hist
 

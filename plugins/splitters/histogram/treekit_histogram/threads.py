@@ -5,11 +5,11 @@ As the core's presorted builder (``treekit_core.kernels.builder``), with a pool 
 threads running compiled kernels without the GIL, never a parallel region per node:
 
 * the large nodes near the root are split here, one at a time: the histogram of the
-  smaller child is built a range of the node's row segments per thread (each segment
-  summed from zero and the segments added in order, as ``build_histogram`` adds them, so
-  the bits are the same); the larger child's is the parent's minus it (LightGBM's
-  subtraction), a chunk of features per thread; the search over the bins and the
-  partition of the rows are single passes;
+  smaller child is built a chunk of features per thread, over every row of the node (each
+  (feature, bin) adds its rows in the order ``build_histogram`` adds them, so the bits
+  are the same); the larger child's is the parent's minus it (LightGBM's subtraction),
+  chunk by chunk too; the search over the bins and the partition of the rows are single
+  passes;
 * every node with fewer rows than a share of the data becomes a task growing its whole
   subtree in one compiled call (``grow_subtree``, given the node's histogram and the
   statistics its parent found for it); tasks run largest first.
@@ -71,10 +71,11 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
 
 
 def feature_chunks(n_features: int, n_threads: int) -> list:
-    """Contiguous ranges of features, one a thread (fewer where there are fewer passes),
-    for the subtraction of a child's histogram from its parent's: whole passes of
-    :data:`~treekit_histogram.kernels.FEATURES_PER_PASS` features, spread as evenly as
-    they go (the ranges the histograms' builds took before they took segments of rows)."""
+    """Contiguous ranges of features, one a thread (fewer where there are fewer passes):
+    whole passes of :data:`~treekit_histogram.kernels.FEATURES_PER_PASS` features, spread
+    as evenly as they go. A pass sums four features for about the price of two single
+    ones, so 20 features on two threads as 12 and 8 took 0.59 of one thread's time at 1M
+    rows, as 10 and 10 (two passes and two single features each) 0.71."""
     from treekit_histogram.kernels import FEATURES_PER_PASS
 
     n_passes = -(-n_features // FEATURES_PER_PASS)
@@ -87,54 +88,31 @@ def feature_chunks(n_features: int, n_threads: int) -> list:
 
 
 def build_histogram_on_threads(
-    pool, n_threads, codes, rows, index, start, end, hist, summed, side_sums
+    pool, chunks, codes, rows, index, start, end, hist, summed, side_sums
 ) -> None:
     """The histogram of the rows ``index[start:end]`` (of the statistics ``summed``; the
-    others' sums into ``side_sums``) as :func:`build_histogram` sums it, bit for bit: the
-    node's segments of rows (:data:`~treekit_histogram.kernels.SEGMENT_ROWS`) in
-    contiguous ranges, one a thread of ``pool`` (``n_threads``), each segment's sums apart,
-    then added in order. Each thread gathers its own rows only: with a range of features a
-    thread, every thread gathered every row, and two threads built a boosting round's
-    histograms no faster than one. ``pool`` None, or one segment: one call on this
-    thread."""
-    from treekit_histogram.kernels import SEGMENT_ROWS
-
-    n_segments = -(-(end - start) // SEGMENT_ROWS)
-    if pool is None or n_segments < 2:
+    others' sums into ``side_sums``) as :func:`build_histogram` sums it, bit for bit: each
+    thread of ``pool`` sums a chunk of features (a contiguous range) over every row (each
+    (feature, bin) adds its rows in the same order, so any split of the features gives the
+    same bits; no thread waits on another's blocks, and there is no reduction pass).
+    ``pool`` None: one call on this thread."""
+    if pool is None:  # one thread
         compiled_histogram_kernel("build_histogram")(
             codes, rows, index, start, end, hist, summed, side_sums
         )
         return
-    d, n_bins, n_stats = hist.shape[0], hist.shape[1], rows.shape[1] - 1
-    n_summed = summed.shape[0]
-    # one slot a segment, written by the thread that sums it (first touched there)
-    part_unit = np.empty((n_segments, d, n_bins, 1 + n_summed))
-    part_weighted = np.empty((n_segments, d, n_bins, 2))
-    part_totals = np.empty((n_segments, n_stats - n_summed))
-    part_has_weighted = np.empty(n_segments, dtype=np.uint8)
-    ranges = np.array_split(np.arange(n_segments), min(n_threads, n_segments))
-    sum_segments = compiled_histogram_kernel("sum_segments")
+    build = compiled_histogram_kernel("build_feature_histograms")
+    # every thread sums the left-out statistics as it gathers the rows; the first chunk's
+    # go to side_sums (the same bits in each)
+    outputs = [side_sums] + [np.empty_like(side_sums) for _ in chunks[1:]]
     list(
         pool.map(
-            lambda segments: sum_segments(
-                codes,
-                rows,
-                index,
-                start,
-                end,
-                int(segments[0]),
-                int(segments[-1]) + 1,
-                summed,
-                part_unit,
-                part_weighted,
-                part_totals,
-                part_has_weighted,
-            ),  # fmt: skip
-            ranges,
+            lambda chunk, out: build(
+                codes, rows, index, start, end, hist, chunk[0], chunk[-1] + 1, summed, out
+            ),
+            chunks,
+            outputs,
         )
-    )
-    compiled_histogram_kernel("combine_segments")(
-        hist, part_unit, part_weighted, part_totals, part_has_weighted, summed, n_stats, side_sums
     )
 
 
@@ -323,7 +301,7 @@ class Growth:
             small = np.empty_like(hist)
             build_histogram_on_threads(
                 pool,
-                self.n_threads,
+                chunks,
                 binned.codes,
                 self.rows,
                 self.index,
