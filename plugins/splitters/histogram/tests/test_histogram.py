@@ -833,3 +833,29 @@ def test_every_feature_is_coded_as_a_search_of_its_edges(seed, d, max_bins):
             binned.codes[f, known], np.searchsorted(edges, X[known, f], side="left")
         )
         assert (binned.codes[f, ~known] == max_bins).all()
+
+
+def test_boosting_rounds_write_one_row_table(monkeypatch):
+    """The splitter writes each round's row table into the buffer its thread kept from the
+    round before (boosting's rounds share their data's cache): one allocation for the fit,
+    and the same model as fresh tables give."""
+    import treekit_core.kernels as kernels
+    from treekit_core import BoostingRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4))
+    y = X[:, 0] - X[:, 1] ** 2 + rng.normal(0, 0.3, 500)
+    original, tables = kernels.row_table, []
+
+    def recorded(evidence, weight, out=None):
+        tables.append(original(evidence, weight, out=out))
+        return tables[-1]
+
+    monkeypatch.setattr(kernels, "row_table", recorded)
+    fit = lambda: BoostingRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)  # noqa: E731
+    kept = fit()
+    assert len(tables) == 5 and all(t is tables[0] for t in tables)
+    monkeypatch.setattr(
+        kernels, "row_table", lambda evidence, weight, out=None: original(evidence, weight)
+    )
+    np.testing.assert_array_equal(kept.predict(X), fit().predict(X))
