@@ -242,13 +242,20 @@ def test_a_forest_pickles_and_predicts_as_before_with_narrow_trees():
 
 def test_the_walk_records_refuse_links_that_do_not_point_down():
     # the records' one pass sets a child's slot at its parent: a link to a lower id (or
-    # outside the tree) would leave a slot unset, so it is refused, not read
+    # outside the tree) would leave a slot unset, and a node with two parents would take
+    # slots past the end: refused, not read
     from treekit_core.kernels.routing import pack_nodes
 
     feature, threshold = np.zeros(3, dtype=np.int32), np.zeros(3)
     left, right = np.array([1, -1, -1]), np.array([2, -1, -1])
     thresholds, words = pack_nodes(left, right, feature, threshold)
     assert words.tolist() == [0, 0, 1, 0, 0, 0, -1, -2, 0, 0, -1, -3]
-    for bad_left, bad_right in (([2, -1, 0], [1, -1, -1]), ([1, -1, -1], [3, -1, -1])):
+    bad = (
+        ([2, -1, 0], [1, -1, -1]),  # a link back up
+        ([1, -1, -1], [3, -1, -1]),  # outside the tree
+        ([1, 2, -1, -1], [3, 3, -1, -1]),  # node 3 has two parents
+    )
+    for bad_left, bad_right in bad:
+        feature, threshold = np.zeros(len(bad_left), dtype=np.int32), np.zeros(len(bad_left))
         with pytest.raises(ValueError, match="higher node ids inside the tree"):
             pack_nodes(np.array(bad_left), np.array(bad_right), feature, threshold)

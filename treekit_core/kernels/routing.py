@@ -51,15 +51,18 @@ def _write_records(left, right, feature, threshold, thresholds, words):
     used = 1
     for node in range(n):
         at = RECORD_WORDS * slots[node]
-        thresholds[at // 2 + THRESHOLD_WORD] = threshold[node]
+        thresholds[(at + THRESHOLD_WORD) // 2] = threshold[node]
         child = left[node]
         if child < 0:
             words[at + CHILDREN_WORD] = -1
             words[at + FEATURE_WORD] = -node - 1
             continue
         other = right[node]
-        if not (node < child < n and node < other < n):
-            raise ValueError("tree links must point to higher node ids inside the tree")
+        if not (node < child < n and node < other < n) or used + 1 >= n:
+            # (a node with two parents would take slots past the array's end)
+            raise ValueError(
+                "tree links must point to higher node ids inside the tree, one parent a node"
+            )
         slots[child], slots[other] = used, used + 1
         words[at + CHILDREN_WORD] = used
         words[at + FEATURE_WORD] = feature[node]
