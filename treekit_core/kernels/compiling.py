@@ -149,11 +149,61 @@ def once_per_process(builder):
 
 
 def jit(signature=None, **options):
-    """Decorator compiling a kernel with treekit's options (and an optional signature)."""
+    """Decorator compiling a kernel with treekit's options (and an optional signature):
+    numba's ``njit``, with the on-disk cache loading as :func:`load_without_registries`
+    says (a signature compiles, or loads, at decoration as with ``njit``)."""
     merged = {**JIT_OPTIONS, **options}
-    if signature is None:
-        return numba.njit(**merged)
-    return numba.njit(signature, **merged)
+
+    def decorate(function):
+        dispatcher = numba.njit(**merged)(function)
+        if JIT_DISABLED:
+            return dispatcher
+        if merged.get("cache"):
+            load_without_registries(dispatcher)
+        if signature is not None:
+            from numba.core import typeinfer
+
+            # as numba's decorator compiles a signature (a recursive kernel finds itself)
+            with typeinfer.register_dispatcher(dispatcher):
+                dispatcher.compile(signature)
+            dispatcher.disable_compile()
+        return dispatcher
+
+    return decorate
+
+
+def load_without_registries(dispatcher) -> None:
+    """Make ``dispatcher`` load its machine code from numba's on-disk cache after starting
+    only numba's runtime, not its compiler's registries. Why: numba's cache refreshes the
+    target before every load, which imports the implementations of everything numba can
+    compile (its linear algebra probes for BLAS by importing ``scipy.linalg``), 0.3 s of
+    a warm process's first fit of 1.4 s (benchmarks/README.md); machine code that is
+    already compiled needs only the runtime its allocations call and the C helpers numba
+    installs when it starts. A compile (a cache miss, a new signature) still refreshes
+    the target itself. Where numba's cache lacks the two members this relies on (another
+    numba version), the dispatcher keeps numba's own loading."""
+    from numba.core.caching import FunctionCache
+
+    if not hasattr(FunctionCache, "_load_overload") or not hasattr(
+        FunctionCache, "_guard_against_spurious_io_errors"
+    ):
+        return
+    dispatcher._cache = RuntimeOnlyCache(dispatcher.py_func)
+
+
+if not JIT_DISABLED:
+    from numba.core.caching import FunctionCache
+    from numba.core.runtime import rtsys
+
+    class RuntimeOnlyCache(FunctionCache):
+        """numba's per-function disk cache, whose load starts only numba's runtime
+        (:func:`load_without_registries`)."""
+
+        def load_overload(self, sig, target_context):
+            rtsys.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # the guard swallowed a spurious I/O error: compile instead
 
 
 @once_per_process
@@ -166,9 +216,9 @@ def compile_impurity(function):
     """
     if JIT_DISABLED:
         return function
-    options = JIT_OPTIONS if source_file(function) else {**JIT_OPTIONS, "cache": False}
+    options = {} if source_file(function) else {"cache": False}
     try:
-        return numba.njit(IMPURITY_SIGNATURE, **options)(function)
+        return jit(IMPURITY_SIGNATURE, **options)(function)
     except Exception as exc:
         if is_compile_failure(exc):
             raise compile_failure(function, exc) from None
