@@ -131,3 +131,25 @@ def test_both_nominal_searches_compile_in_one_process_in_either_order(tmp_path):
     leaves_with_missing, leaves, kinds = json.loads(_run(NOMINAL_PROBE, env).splitlines()[-1])
     assert leaves_with_missing > 1 and leaves > 1
     assert "subset" in kinds
+
+
+def test_jit_with_and_without_parentheses_makes_cached_dispatchers():
+    import pytest
+    from numba.core.dispatcher import Dispatcher
+
+    from treekit_core.kernels import compiling
+
+    if compiling.JIT_DISABLED:
+        pytest.skip("NUMBA_DISABLE_JIT: jit returns the plain function")
+    jit, RuntimeOnlyCache = compiling.jit, compiling.RuntimeOnlyCache
+
+    def twice(x):
+        return 2 * x
+
+    bare, called = jit(twice), jit()(twice)
+    for kernel in (bare, called):
+        assert isinstance(kernel, Dispatcher)
+        assert isinstance(kernel._cache, RuntimeOnlyCache)
+        assert kernel(3) == 6
+    typed = jit("int64(int64)")(twice)
+    assert typed(4) == 8 and not typed._can_compile  # a signature compiles at once, alone

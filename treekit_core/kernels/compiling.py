@@ -25,6 +25,7 @@ has the figures.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import threading
 
@@ -153,6 +154,8 @@ def jit(signature=None, **options):
     numba's ``njit``, with the on-disk cache loading as :func:`load_without_registries`
     says (a signature compiles, or loads, at decoration as with ``njit``)."""
     merged = {**JIT_OPTIONS, **options}
+    if inspect.isfunction(signature):  # ``@jit`` without parentheses, as ``numba.njit``
+        return jit(**options)(signature)
 
     def decorate(function):
         dispatcher = numba.njit(**merged)(function)
@@ -228,8 +231,6 @@ def compile_impurity(function):
 def source_file(function) -> str | None:
     """The file defining ``function``, or None (typed at a prompt, made by ``exec``): numba
     can cache, and treekit specialise, only functions defined in a file."""
-    import inspect
-
     try:
         path = inspect.getsourcefile(function)
     except TypeError:
