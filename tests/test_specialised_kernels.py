@@ -98,6 +98,47 @@ def test_specialised_kernels_grow_the_function_value_tree(criterion, monkeypatch
     np.testing.assert_array_equal(special.tree_.threshold, by_value.tree_.threshold)
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    offset=st.sampled_from([0.0, 1e6, -3e8]),
+    levels=st.sampled_from([3, 40, 10_000]),
+    weighted=st.booleans(),
+    missing=st.booleans(),
+)
+def test_squared_errors_drop_bound_grows_the_unbounded_tree(
+    seed, offset, levels, weighted, missing
+):
+    """Criterion.drop_bound: the kernels specialised to squared error skip the drops of
+    cuts whose bound cannot beat the best one; the function-value kernels have no bound
+    and score every cut. The same trees to the last bit, thresholds and improvements
+    included, on responses far from 0 (a drop is then a small difference of large sums),
+    with ties among the values and the responses, weights, and missing values (the
+    node-by-node search)."""
+    from treekit_core import TreeRegressor
+    from treekit_core.builtins.criteria import SquaredError
+
+    kernels = criterion_kernels(SquaredError())
+    assert kernels.specialised
+    assert "criterion_drop_bound" in kernels.grow_subtree.dispatcher.py_func.__globals__
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(300, 3)).astype(float)
+    if missing:
+        X[rng.random(X.shape) < 0.1] = np.nan
+    y = offset + np.round(X[:, 0] % 7 + rng.normal(size=300), 1)
+    y[np.isnan(y)] = offset
+    w = rng.uniform(0.2, 3.0, size=300) if weighted else None
+    bounded = TreeRegressor(min_samples_leaf=2).fit(X, y, w)
+    with mock.patch.dict(os.environ, {"TREEKIT_SPECIALISE": "0"}):
+        unbounded = TreeRegressor(min_samples_leaf=2).fit(X, y, w)
+    assert not criterion_kernels(SquaredError(), specialised=False).specialised
+    assert_same_tree(bounded.tree_, unbounded.tree_, rtol=0, atol=0)
+    np.testing.assert_array_equal(bounded.tree_.threshold, unbounded.tree_.threshold)
+    np.testing.assert_array_equal(
+        bounded.tree_.node_fields["improvement"], unbounded.tree_.node_fields["improvement"]
+    )
+
+
 @pytest.mark.parametrize("criterion", ["gini", "tilted"])
 def test_node_by_node_search_is_specialised_too(criterion, monkeypatch):
     """Missing values take the node-by-node search; both kernels give the same tree."""

@@ -156,6 +156,53 @@ def test_statistics_wrongly_declared_drop_free_are_caught(criterion):
         check_criterion(criterion)
 
 
+def bound_without_slack(
+    left_sums, left_weight, parent_sums, parent_weight, parent_impurity, params
+):
+    """Squared error's proxy bound with no slack: equal to w_t times the drop in exact
+    arithmetic, so below the computed one for some cuts (a search would skip a cut that
+    ties or beats its best by a rounding)."""
+    right_weight = parent_weight - left_weight
+    right_sum = parent_sums[0] - left_sums[0]
+    proxy = left_sums[0] * left_sums[0] / left_weight + right_sum * right_sum / right_weight
+    return parent_impurity * parent_weight + proxy - parent_sums[1]
+
+
+@attrs.define(slots=False)
+class SquaredErrorBoundTightly(Criterion):
+    name: ClassVar[str] = "squared_error_bound_tightly"
+    evidence: ClassVar[str] = "moments"
+    default_target: ClassVar[str] = "mean"
+    impurity = staticmethod(get_registry().get_class("criterion", "squared_error").impurity)
+    drop_bound = staticmethod(bound_without_slack)
+
+
+def test_a_drop_bound_below_the_computed_drop_is_caught():
+    with pytest.raises(ConformanceError, match="its drop bound .* is not above w_t times the drop"):
+        n = small_data(2)[0].shape[0]
+        check_criterion(SquaredErrorBoundTightly, y=np.random.default_rng(0).normal(size=n))
+
+
+def test_a_drop_bound_belongs_to_the_impurity_beside_it():
+    """Criterion.drop_bound_function: squared error's bound, inherited by a subclass that
+    keeps its impurity, and by none that defines another (the outputs' mean variance)."""
+    squared_error = get_registry().get_class("criterion", "squared_error")
+
+    @attrs.define(slots=False)
+    class KeepsTheImpurity(squared_error):
+        pass
+
+    @attrs.define(slots=False)
+    class OwnImpurity(squared_error):
+        impurity = staticmethod(negative_impurity)
+
+    bound = squared_error.drop_bound
+    assert squared_error().drop_bound_function() is bound
+    assert KeepsTheImpurity().drop_bound_function() is bound
+    assert OwnImpurity().drop_bound_function() is None
+    assert squared_error().for_outputs().drop_bound_function() is None
+
+
 def test_only_the_paired_moment_impurities_declare_their_second_sums_drop_free():
     """squared_error's and poisson's second sums (one per output) are drop-free; a
     subclass with an impurity of its own inherits no declaration (a histogram would

@@ -171,6 +171,36 @@ def squared_error_impurity(sums, total_weight, params):
     return sums[1] / total_weight - mean * mean
 
 
+#: How far above squared error's weighted proxy drop its bound sits, relative to the
+#: parent's sum of w y^2 (and the proxy): the computed drop times w_t differs from the
+#: proxy's by a few roundings of numbers no larger than those (2^-30 leaves a margin of
+#: about 10^5 over them).
+SQUARED_ERROR_SLACK = 2.0**-30
+
+
+def squared_error_drop_bound(
+    left_sums, left_weight, parent_sums, parent_weight, parent_impurity, params
+):
+    """An upper bound of w_t times squared error's computed drop from two divisions
+    instead of five (scikit-learn's ``proxy_impurity_improvement``): in exact arithmetic
+    w_L i(L) + w_R i(R) = S2_L + S2_R - P with P = S1_L^2 / w_L + S1_R^2 / w_R, so
+    w_t times the drop is w_t i(t) + P - S2_t. The computed drop differs from that by a
+    few roundings of terms no larger than S2_t (weights are not negative, so
+    S1^2 / w <= S2 on each side and w_t i(t) <= S2_t), which the slack covers. +inf where
+    a side has no weight (no bound: the drop is computed). No division by w_t: LLVM does
+    not hoist it out of the search's loop, and a third division cost more than the bound
+    saved."""
+    right_weight = parent_weight - left_weight
+    if left_weight <= 0.0 or right_weight <= 0.0:
+        return np.inf
+    right_sum = parent_sums[0] - left_sums[0]
+    proxy = left_sums[0] * left_sums[0] / left_weight + right_sum * right_sum / right_weight
+    magnitude = abs(parent_sums[1]) + abs(proxy)
+    return (
+        parent_impurity * parent_weight + (proxy - parent_sums[1]) + SQUARED_ERROR_SLACK * magnitude
+    )
+
+
 def squared_error_of_outputs_impurity(sums, total_weight, params):
     """The mean of the outputs' weighted variances for several outputs (a pair of sums
     each, (S1, S2) per output), as scikit-learn's multi-output squared error. A function
@@ -212,6 +242,7 @@ class SquaredError(PairedMoments, Criterion):
     evidence: ClassVar[str] = "moments"
     default_target: ClassVar[str] = "mean"
     impurity = staticmethod(squared_error_impurity)
+    drop_bound = staticmethod(squared_error_drop_bound)
 
     def for_outputs(self):
         """:class:`SquaredErrorOfOutputs`, the mean of the outputs' variances."""

@@ -60,6 +60,7 @@ from treekit_core.kernels.threshold_search import (  # noqa: F401
     best_split_within_bounds,
     bounded_value,
     cut_threshold,
+    drop_bound,
     gather_ranked_feature,
     gather_sorted_feature,
     scan_sorted_feature,

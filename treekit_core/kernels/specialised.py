@@ -76,24 +76,41 @@ def split_drop(params, parent_sums, parent_weight, parent_impurity, left_sums, l
                        parent_sums, parent_weight, parent_impurity, params)
 """
 
+#: ``drop_bound`` (:func:`.threshold_search.drop_bound`, impurity parameter removed) in a
+#: module specialised to a criterion with a ``drop_bound``: the criterion's bound (a global
+#: of the module), with the arguments in the criterion contract's order.
+BOUNDED_DROP = """
+@generic_jit
+def drop_bound(params, parent_sums, parent_weight, parent_impurity, left_sums, left_weight):
+    return criterion_drop_bound(left_sums, left_weight, parent_sums, parent_weight,
+                                parent_impurity, params)
+"""
+
 
 def specialised_source(
-    name: str, stamp: str, kernel_module=growth, entry_points=ENTRY_POINTS, scored=False
+    name: str,
+    stamp: str,
+    kernel_module=growth,
+    entry_points=ENTRY_POINTS,
+    scored=False,
+    bounded=False,
 ) -> str:
     """The text of a module specialised to one impurity: ``kernel_module``'s source
     (default :mod:`.growth`) with the ``impurity`` parameter taken out of every kernel and
     of every call passing it on, so that ``impurity`` names the module's global (injected
     before the module runs), and ``entry_points`` compiled with treekit's cached ``jit``.
     With ``scored``, ``split_drop`` is :data:`SCORED_SPLIT_DROP` (a global ``split_score``
-    is injected too)."""
+    is injected too); with ``bounded``, ``drop_bound`` is :data:`BOUNDED_DROP` (a global
+    ``criterion_drop_bound``)."""
     tree = ast.parse(inspect.getsource(kernel_module))
     _copy_imported_impurity_kernels(tree)
     tree = _GlobalImpurity(entry_points).visit(tree)
-    if scored:
-        scored_split = ast.parse(SCORED_SPLIT_DROP).body[0]
-        tree.body = [
-            scored_split if getattr(s, "name", None) == "split_drop" else s for s in tree.body
-        ]
+    replaced = {"split_drop": SCORED_SPLIT_DROP if scored else None}
+    replaced["drop_bound"] = BOUNDED_DROP if bounded else None
+    for name_, text in replaced.items():
+        if text is not None:
+            kernel = ast.parse(text).body[0]
+            tree.body = [kernel if getattr(s, "name", None) == name_ else s for s in tree.body]
     tree = ast.fix_missing_locations(tree)
     return (
         f"# Kernels specialised to the impurity {name}: {kernel_module.__name__}\n"
@@ -103,7 +120,7 @@ def specialised_source(
     )
 
 
-def _identity(name, stamp, kernel_module, entry_points, scored) -> str:
+def _identity(name, stamp, kernel_module, entry_points, scored, bounded=False) -> str:
     """What determines :func:`specialised_source`'s text for these arguments, without
     generating it (tens of milliseconds a process): the arguments, the source of this
     module (the rewriting rules), of ``kernel_module`` and of every module it imports
@@ -117,7 +134,14 @@ def _identity(name, stamp, kernel_module, entry_points, scored) -> str:
     }
     modules = [sys.modules[__name__], kernel_module, *sorted(copied_from, key=lambda m: m.__name__)]
     return "\n".join(
-        [name, stamp, repr(entry_points), repr(scored), *map(inspect.getsource, modules)]
+        [
+            name,
+            stamp,
+            repr(entry_points),
+            repr(scored),
+            *(["bounded"] if bounded else []),
+            *map(inspect.getsource, modules),
+        ]
     )
 
 
@@ -262,16 +286,28 @@ class _Entries(_ImpurityOnUse, types.SimpleNamespace):
 
 
 @once_per_process
-def _specialised_module(function, kernel_module, entry_signatures, depends_on, purpose, score=None):
+def _specialised_module(
+    function, kernel_module, entry_signatures, depends_on, purpose, score=None, bound=None
+):
     name = f"{function.__module__}.{function.__qualname__}"
     if score is not None:
         name += f" scored by {score.__module__}.{score.__qualname__}"
+    if bound is not None:
+        name += f" bounded by {bound.__module__}.{bound.__qualname__}"
     signatures = dict(entry_signatures)
-    recipe = (name, _stamp(depends_on), kernel_module, tuple(signatures), score is not None)
+    recipe = (
+        name,
+        _stamp(depends_on),
+        kernel_module,
+        tuple(signatures),
+        score is not None,
+        bound is not None,
+    )
+    injected = {"impurity": function, "split_score": score, "criterion_drop_bound": bound}
     module = generated_module(
         kernel_module.__name__.rsplit(".", 1)[-1],
         functools.partial(specialised_source, *recipe),
-        {"impurity": function, **({"split_score": score} if score is not None else {})},
+        {key: value for key, value in injected.items() if value is not None},
         f"the {purpose} for {name}",
         identity=_identity(*recipe),
     )
@@ -345,12 +381,15 @@ def criterion_kernels(criterion, specialised: bool | None = None) -> CriterionKe
     """The kernels for ``criterion``: specialised to it when it can be (and ``specialised``
     is not False), else taking its impurity as a function value."""
     function, score = type(criterion).impurity, split_score_of(criterion)
+    bound = criterion.drop_bound_function()
+    if bound is not None and source_file(bound) is None:
+        bound = None  # a bound typed at a prompt cannot be cached with the kernels: unused
     if score is not None:  # a split score reaches the kernels only by specialising them
-        return _specialised(function, score)
+        return _specialised(function, score, bound)
     if specialised is None:
         specialised = _specialising() and not getattr(_by_value_only, "depth", 0)
     if specialised and source_file(function) is not None:
-        return _specialised(function)
+        return _specialised(function, None, bound)
     return _by_value(function)
 
 
@@ -380,7 +419,7 @@ def _bounded_by_value(impurity, *args):
 
 
 @once_per_process
-def _specialised(function, score=None) -> CriterionKernels:
+def _specialised(function, score=None, bound=None) -> CriterionKernels:
     from treekit_core.kernels.growth import ENTRY_SIGNATURES
 
     module = _specialised_module(
@@ -390,6 +429,7 @@ def _specialised(function, score=None) -> CriterionKernels:
         (),
         "split-search kernels",
         score,
+        bound,
     )
     return CriterionKernels(function, *(getattr(module, entry) for entry in ENTRY_POINTS), True)
 

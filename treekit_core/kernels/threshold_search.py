@@ -103,6 +103,11 @@ def scan_within_bounds(
         ):
             continue
         n_left = j + 1
+        bound = drop_bound(
+            impurity, params, parent_sums, parent_weight, parent_impurity, left_sums, left_weight
+        )
+        if bound <= best_drop * parent_weight:
+            continue  # cannot beat the best cut: its drop's divisions are not needed
         drop = split_drop(
             impurity,
             params,
@@ -210,6 +215,26 @@ def split_drop(
         )
         / parent_weight
     )
+
+
+@generic_jit
+def drop_bound(
+    impurity,
+    params,
+    parent_sums,
+    parent_weight,
+    parent_impurity,
+    left_sums,
+    left_weight,
+):
+    """A number above ``parent_weight`` times the drop :func:`split_drop` computes for
+    this cut (given by its left side's sums and weight, as there), which a threshold
+    search compares with its best drop times ``parent_weight`` before it computes the
+    drop: +inf here (every cut is scored). A kernel module specialised to a criterion with
+    a ``drop_bound`` (:mod:`.specialised`, :data:`BOUNDED_DROP` there) replaces it with the
+    criterion's bound, which skips the drop of every cut that cannot beat the best one
+    found (squared error: two divisions instead of five)."""
+    return np.inf
 
 
 # -- one node at a time, on gathered buffers (missing values, nominal features) ---

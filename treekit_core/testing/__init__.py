@@ -88,6 +88,7 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
         widths = [np.asarray(target.encode(y, len(y), **arguments).rows).shape[1]]
     _check_plain_impurity(instance, widths)
     _check_drop_free_statistics(instance, compiled, y)
+    _check_drop_bound(instance, compiled, y)
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
         _grow_with_every_splitter(instance, y, splitters)
@@ -274,6 +275,58 @@ def _check_drop_free_statistics(instance, compiled, y) -> None:
                 f"declares drop_free_statistics({n}) = {free!r}, but a cut's drop is "
                 f"{exact:.12g} with those sums and {scored:.12g} without them",
             )
+
+
+def _check_drop_bound(instance, compiled, y) -> None:
+    """What :attr:`Criterion.drop_bound` promises: above w_t times the drop a threshold
+    search computes (:func:`treekit_core.kernels.split_drop`'s expression), by more than
+    that product's rounding, for random cuts of random sets of the rows its default target
+    writes for ``y`` (None: :func:`small_data`'s labels), with fractional weights, and of
+    the same rows shifted far from 0 (a response of 10^6 plus noise: the drop is then a
+    small difference of large sums)."""
+    import numba
+
+    function = instance.drop_bound_function()
+    if function is None:
+        return
+    try:
+        bound = numba.njit(function)
+    except Exception as exc:  # numba typing errors are diverse
+        _fail(instance, f"its drop bound does not compile under numba: {exc}")
+    X, labels = small_data(2)
+    target = get_registry().create("target", instance.default_target)
+    responses = [labels if y is None else y]
+    if y is not None and np.asarray(y).dtype.kind == "f" and np.asarray(y).ndim == 1:
+        responses.append(np.asarray(y) + 1e6)
+    rng = np.random.default_rng(3)
+    for response in responses:
+        encoded = target.encode(response, X.shape[0], **example_arguments(type(target)))
+        rows = np.ascontiguousarray(encoded.rows, dtype=np.float64)
+        p = instance.impurity_params(rows.shape[1])
+        for _ in range(100):
+            parent_rows = np.flatnonzero(rng.random(rows.shape[0]) < rng.uniform(0.1, 1.0))
+            left_rows = parent_rows[rng.random(parent_rows.size) < rng.uniform(0.02, 0.98)]
+            if not 0 < left_rows.size < parent_rows.size:
+                continue
+            weights = rng.uniform(0.1, 3.0, rows.shape[0])
+            parent = np.ascontiguousarray(
+                target.node_statistics(rows[parent_rows], weights[parent_rows])
+            )
+            left = np.ascontiguousarray(target.node_statistics(rows[left_rows], weights[left_rows]))
+            weight, left_weight = weights[parent_rows].sum(), weights[left_rows].sum()
+            right, right_weight = np.ascontiguousarray(parent - left), weight - left_weight
+            parent_impurity = compiled(parent, weight, p)
+            children = left_weight * compiled(left, left_weight, p)
+            children += right_weight * compiled(right, right_weight, p)
+            weighted_drop = (parent_impurity - children / weight) * weight
+            value = bound(left, left_weight, parent, weight, parent_impurity, p)
+            if not value > weighted_drop + 4 * np.finfo(float).eps * abs(weighted_drop):
+                _fail(
+                    instance,
+                    f"its drop bound {value:.17g} is not above w_t times the drop "
+                    f"({weighted_drop:.17g}) of a cut of {left_rows.size} of "
+                    f"{parent_rows.size} rows",
+                )
 
 
 def _grow_with_every_splitter(instance, y, splitters=None) -> None:
