@@ -185,28 +185,30 @@ def load_without_registries(dispatcher) -> None:
     installs when it starts. A compile (a cache miss, a new signature) still refreshes
     the target itself. Where numba's cache lacks the two members this relies on (another
     numba version), the dispatcher keeps numba's own loading."""
-    from numba.core.caching import FunctionCache
-
-    if not hasattr(FunctionCache, "_load_overload") or not hasattr(
-        FunctionCache, "_guard_against_spurious_io_errors"
-    ):
-        return
-    dispatcher._cache = RuntimeOnlyCache(dispatcher.py_func)
+    if RuntimeOnlyCache is not None:
+        dispatcher._cache = RuntimeOnlyCache(dispatcher.py_func)
 
 
+#: numba's per-function disk cache loading as :func:`load_without_registries` says, or
+#: None (no JIT, or a numba whose cache lacks the members it relies on).
+RuntimeOnlyCache = None
 if not JIT_DISABLED:
     from numba.core.caching import FunctionCache
     from numba.core.runtime import rtsys
 
-    class RuntimeOnlyCache(FunctionCache):
-        """numba's per-function disk cache, whose load starts only numba's runtime
-        (:func:`load_without_registries`)."""
+    if hasattr(FunctionCache, "_load_overload") and hasattr(
+        FunctionCache, "_guard_against_spurious_io_errors"
+    ):
 
-        def load_overload(self, sig, target_context):
-            rtsys.initialize(target_context)
-            with self._guard_against_spurious_io_errors():
-                return self._load_overload(sig, target_context)
-            return None  # the guard swallowed a spurious I/O error: compile instead
+        class RuntimeOnlyCache(FunctionCache):
+            """numba's per-function disk cache, whose load starts only numba's runtime
+            (:func:`load_without_registries`)."""
+
+            def load_overload(self, sig, target_context):
+                rtsys.initialize(target_context)
+                with self._guard_against_spurious_io_errors():
+                    return self._load_overload(sig, target_context)
+                return None  # the guard swallowed a spurious I/O error: compile instead
 
 
 @once_per_process

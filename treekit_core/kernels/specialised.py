@@ -105,12 +105,13 @@ def specialised_source(
     tree = ast.parse(inspect.getsource(kernel_module))
     _copy_imported_impurity_kernels(tree)
     tree = _GlobalImpurity(entry_points).visit(tree)
-    replaced = {"split_drop": SCORED_SPLIT_DROP if scored else None}
-    replaced["drop_bound"] = BOUNDED_DROP if bounded else None
-    for name_, text in replaced.items():
-        if text is not None:
+    replaced = {"split_drop": scored and SCORED_SPLIT_DROP, "drop_bound": bounded and BOUNDED_DROP}
+    for kernel_name, text in replaced.items():
+        if text:
             kernel = ast.parse(text).body[0]
-            tree.body = [kernel if getattr(s, "name", None) == name_ else s for s in tree.body]
+            tree.body = [
+                kernel if getattr(s, "name", None) == kernel_name else s for s in tree.body
+            ]
     tree = ast.fix_missing_locations(tree)
     return (
         f"# Kernels specialised to the impurity {name}: {kernel_module.__name__}\n"

@@ -250,10 +250,7 @@ def _check_drop_free_statistics(instance, compiled, y) -> None:
     kept[list(free)] = False
 
     def drop(parent, weight, left, left_weight):
-        right = np.ascontiguousarray(parent - left)
-        children = left_weight * compiled(np.ascontiguousarray(left), left_weight, p)
-        children += (weight - left_weight) * compiled(right, weight - left_weight, p)
-        return compiled(parent, weight, p) - children / weight
+        return _computed_drop(compiled, p, parent, weight, left, left_weight)
 
     rng = np.random.default_rng(2)
     for _ in range(50):
@@ -275,6 +272,16 @@ def _check_drop_free_statistics(instance, compiled, y) -> None:
                 f"declares drop_free_statistics({n}) = {free!r}, but a cut's drop is "
                 f"{exact:.12g} with those sums and {scored:.12g} without them",
             )
+
+
+def _computed_drop(compiled, params, parent, weight, left, left_weight) -> float:
+    """A binary cut's drop as the threshold searches compute it
+    (:func:`treekit_core.kernels.split_drop`'s expression, in its order), from the compiled
+    impurity, the parent's statistics and weight and the left side's."""
+    right = np.ascontiguousarray(parent - left)
+    children = left_weight * compiled(np.ascontiguousarray(left), left_weight, params)
+    children += (weight - left_weight) * compiled(right, weight - left_weight, params)
+    return compiled(parent, weight, params) - children / weight
 
 
 def _check_drop_bound(instance, compiled, y) -> None:
@@ -314,12 +321,8 @@ def _check_drop_bound(instance, compiled, y) -> None:
             )
             left = np.ascontiguousarray(target.node_statistics(rows[left_rows], weights[left_rows]))
             weight, left_weight = weights[parent_rows].sum(), weights[left_rows].sum()
-            right, right_weight = np.ascontiguousarray(parent - left), weight - left_weight
-            parent_impurity = compiled(parent, weight, p)
-            children = left_weight * compiled(left, left_weight, p)
-            children += right_weight * compiled(right, right_weight, p)
-            weighted_drop = (parent_impurity - children / weight) * weight
-            value = bound(left, left_weight, parent, weight, parent_impurity, p)
+            weighted_drop = _computed_drop(compiled, p, parent, weight, left, left_weight) * weight
+            value = bound(left, left_weight, parent, weight, compiled(parent, weight, p), p)
             if not value > weighted_drop + 4 * np.finfo(float).eps * abs(weighted_drop):
                 _fail(
                     instance,
