@@ -109,19 +109,22 @@ def test_specialised_kernels_grow_the_function_value_tree(criterion, monkeypatch
 def test_squared_errors_drop_bound_grows_the_unbounded_tree(
     seed, offset, levels, weighted, missing
 ):
-    """Criterion.drop_bound: the kernels specialised to squared error skip the drops of
-    cuts whose bound cannot beat the best one; the function-value kernels have no bound
-    and score every cut. The same trees to the last bit, thresholds and improvements
-    included, on responses far from 0 (a drop is then a small difference of large sums),
-    with ties among the values and the responses, weights, and missing values (the
-    node-by-node search)."""
+    """Criterion.drop_bound and Criterion.fixed_statistics: the kernels specialised to
+    squared error skip the drops of cuts whose bound cannot beat the best one, and hold
+    its two statistics as a constant; the function-value kernels have no bound, score
+    every cut and loop over as many statistics as the rows hold. The same trees to the
+    last bit, thresholds and improvements included, on responses far from 0 (a drop is
+    then a small difference of large sums), with ties among the values and the responses,
+    weights, and missing values (the node-by-node search)."""
     from treekit_core import TreeRegressor
     from treekit_core.builtins.criteria import SquaredError
 
-    kernels = criterion_kernels(SquaredError())
+    kernels = criterion_kernels(SquaredError(), n_statistics=2)
     assert kernels.specialised
     grower = python_function(kernels.grow_subtree.dispatcher)  # also without the JIT
     assert "criterion_drop_bound" in grower.__globals__
+    fixed = python_function(grower.__globals__["n_statistics"])
+    assert fixed(np.zeros(2)) == 2
     rng = np.random.default_rng(seed)
     X = rng.integers(0, levels, size=(300, 3)).astype(float)
     if missing:
@@ -138,6 +141,75 @@ def test_squared_errors_drop_bound_grows_the_unbounded_tree(
     np.testing.assert_array_equal(
         bounded.tree_.node_fields["improvement"], unbounded.tree_.node_fields["improvement"]
     )
+
+
+def test_fixed_statistics_kernels_refuse_rows_of_another_width():
+    """Kernels holding squared error's two statistics as a constant refuse a node's sums
+    of another length (numba checks no bounds: they would read past the rows' columns);
+    a fit never gives them such rows, as criterion_kernels picks them by the rows' width."""
+    from treekit_core.builtins.criteria import SquaredError
+
+    kernels = criterion_kernels(SquaredError(), n_statistics=2)
+    fixed = python_function(
+        python_function(kernels.grow_subtree.dispatcher).__globals__["n_statistics"]
+    )
+    with pytest.raises(ValueError, match="compiled for 2 statistics"):
+        fixed(np.zeros(3))
+    X = np.arange(40.0).reshape(20, 2)
+    order = np.argsort(X, axis=0, kind="stable").T.astype(np.int32).copy()
+    values = np.take_along_axis(X.T, order.astype(np.int64), axis=1).copy()
+    rows = growth.row_table(np.ones((20, 3)), np.ones(20))  # three statistics, not two
+    rules = np.array([1.0, 0.0, 2.0, 5.0, 0.0, np.nan, 0.0, 20.0])
+    with pytest.raises(ValueError, match="compiled for 2 statistics"):
+        kernels.grow_subtree(
+            np.zeros(1),
+            values,
+            rows,
+            order,
+            0,
+            20,
+            0,
+            rules,
+            2,
+            0,
+            np.zeros(20, dtype=np.uint8),
+            np.zeros(2),
+            np.array([-np.inf, np.inf]),
+            *_no_nominal_search(2),
+            np.empty((0, 0)),
+        )
+
+
+def _no_nominal_search(d):
+    from treekit_core.kernels.builder import no_nominal_search
+
+    return no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0, False
+
+
+def test_fixed_statistics_belong_to_the_impurity_they_are_declared_with():
+    """Criterion.fixed_statistics_count: the number where the class defining the impurity
+    declares it (squared error, Poisson: 2), none for a class with an impurity of its own
+    (several outputs' pairs of sums), and none asked for rows of another width."""
+    from treekit_core.builtins.criteria import Poisson, SquaredError, SquaredErrorOfOutputs
+
+    @attrs.define(slots=False)
+    class Renamed(SquaredError):
+        name: ClassVar[str] = "renamed_squared_error"
+
+    @attrs.define(slots=False)
+    class OwnImpurity(SquaredError):
+        name: ClassVar[str] = "own_impurity"
+        impurity = staticmethod(tilted_impurity)
+
+    assert SquaredError().fixed_statistics_count() == 2 == Poisson().fixed_statistics_count()
+    assert Renamed().fixed_statistics_count() == 2
+    assert SquaredErrorOfOutputs().fixed_statistics_count() is None
+    assert OwnImpurity().fixed_statistics_count() is None
+    assert Criterion.fixed_statistics is None
+    source = specialised_source("x", "y", statistics=2)
+    compile(source, "generated", "exec")
+    assert source.count("def n_statistics(") == 1
+    assert "n_statistics," not in source.split("def n_statistics(")[0]  # no import left
 
 
 @pytest.mark.parametrize("criterion", ["gini", "tilted"])
@@ -406,3 +478,47 @@ def test_numba_kernels_run_on_the_capped_threads_in_fit_and_predict():
         model.predict(X)
         TreeClassifier.from_json(model.to_json()).predict_proba(X)
     assert seen == [1, 1, 1]
+
+
+def test_a_kernel_module_importing_the_sweep_alone_gets_what_it_calls(tmp_path, monkeypatch):
+    """A plugin's kernel module specialised to a criterion copies the core's kernels it
+    imports that take the impurity; what those call from their own module comes with
+    them (the sweep ``scan_within_bounds``, which takes the impurity too, is copied; the
+    helpers it loops with are imported), so importing ``scan_sorted_feature`` alone is
+    enough. The best cut of four rows, by hand: gini 0.5 at the root, both sides pure."""
+    from numba import types
+
+    from treekit_core.builtins.criteria import Gini
+    from treekit_core.kernels import impurity_kernels
+    from treekit_core.kernels.compiling import F1, F2C
+
+    (tmp_path / "sweep_only_kernels.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            from treekit_core.kernels import generic_jit, scan_sorted_feature
+
+            @generic_jit
+            def best_cut(impurity, params, values, weighted, weights, sums, weight):
+                left, right = np.empty(sums.shape[0]), np.empty(sums.shape[0])
+                parent = impurity(sums, weight, params)
+                return scan_sorted_feature(
+                    impurity, params, values, weighted, weights, sums, weight, parent, 1, 0.0,
+                    left, right,
+                )
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import sweep_only_kernels
+
+    result = types.Tuple((types.float64, types.float64, types.int64))
+    signature = result(F1, F1, F2C, F1, F1, types.float64)
+    kernels = impurity_kernels(sweep_only_kernels, {"best_cut": signature}, Gini())
+    assert kernels.specialised
+    values = np.array([1.0, 2.0, 3.0, 4.0])
+    weighted = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    drop, threshold, position = kernels.best_cut(
+        Gini().impurity_params(2), values, weighted, np.ones(4), np.array([2.0, 2.0]), 4.0
+    )
+    assert (drop, threshold, position) == (0.5, 2.5, 2)

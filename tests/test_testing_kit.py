@@ -183,6 +183,25 @@ def test_a_drop_bound_below_the_computed_drop_is_caught():
         check_criterion(SquaredErrorBoundTightly, y=np.random.default_rng(0).normal(size=n))
 
 
+@attrs.define(slots=False)
+class SquaredErrorOfThreeStatistics(Criterion):
+    name: ClassVar[str] = "squared_error_of_three_statistics"
+    evidence: ClassVar[str] = "moments"
+    default_target: ClassVar[str] = "mean"
+    impurity = staticmethod(get_registry().get_class("criterion", "squared_error").impurity)
+    fixed_statistics: ClassVar[int] = 3
+
+
+def test_fixed_statistics_other_than_the_targets_width_are_caught():
+    """A criterion declaring a number of statistics its default target does not write
+    would get kernels reading columns the rows lack: the kit names both."""
+    n = small_data(2)[0].shape[0]
+    with pytest.raises(
+        ConformanceError, match="fixed_statistics = 3, but its default target 'mean' writes 2"
+    ):
+        check_criterion(SquaredErrorOfThreeStatistics, y=np.random.default_rng(0).normal(size=n))
+
+
 def test_a_drop_bound_belongs_to_the_impurity_beside_it():
     """Criterion.drop_bound_function: squared error's bound, inherited by a subclass that
     keeps its impurity, and by none that defines another (the outputs' mean variance)."""

@@ -243,6 +243,7 @@ class SquaredError(PairedMoments, Criterion):
     default_target: ClassVar[str] = "mean"
     impurity = staticmethod(squared_error_impurity)
     drop_bound = staticmethod(squared_error_drop_bound)
+    fixed_statistics: ClassVar[int] = 2
 
     def for_outputs(self):
         """:class:`SquaredErrorOfOutputs`, the mean of the outputs' variances."""
@@ -326,6 +327,7 @@ class Poisson(PairedMoments, Criterion):
     default_target: ClassVar[str] = "poisson_mean"
     infinite_impurity: ClassVar[bool] = True
     impurity = staticmethod(poisson_impurity)
+    fixed_statistics: ClassVar[int] = 2
 
     def for_outputs(self):
         """:class:`PoissonOfOutputs`, the mean of the outputs' half deviances."""

@@ -182,7 +182,7 @@ class Exhaustive(Splitter):
             )
         if type(criterion).row_search is not None:
             return self._prepare_row_search(data, criterion)
-        kernels = criterion_kernels(criterion)
+        kernels = criterion_kernels(criterion, n_statistics=data.n_statistics)
         return (
             kernels,
             kernels.impurity,

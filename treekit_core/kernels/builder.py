@@ -257,7 +257,7 @@ def build_table(
     tree grows in one call too."""
     from treekit_core.kernels.specialised import criterion_kernels
 
-    kernels = criterion_kernels(criterion)
+    kernels = criterion_kernels(criterion, n_statistics=evidence.shape[1])
     n, d = X.shape
     order = presorted.copy() if presorted is not None else presort(X, n_threads)
     order, n = kept_first(order, weight)

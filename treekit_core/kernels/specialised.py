@@ -26,6 +26,10 @@ module ``split_drop``, the one expression every threshold search scores a cut wi
 :data:`SCORED_SPLIT_DROP`, which calls the criterion's score (a global, like the impurity).
 Every kernel module that scores cuts through ``split_drop`` (the core's, and plugin kernels
 that import it) then scores them the criterion's way.
+
+A criterion whose impurity reads a fixed number of statistics (``Criterion.fixed_statistics``)
+gets, for a fit whose target writes that many, a module in which the number is a constant
+(:data:`FIXED_STATISTICS`), so LLVM unrolls the loops over a node's statistics.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ SCORED_SPLIT_DROP = """
 @generic_jit
 def split_drop(params, parent_sums, parent_weight, parent_impurity, left_sums, left_weight,
                right_sums):
-    for k in range(parent_sums.shape[0]):
+    for k in range(n_statistics(parent_sums)):
         right_sums[k] = parent_sums[k] - left_sums[k]
     return split_score(left_sums, left_weight, right_sums, parent_weight - left_weight,
                        parent_sums, parent_weight, parent_impurity, params)
@@ -87,6 +91,20 @@ def drop_bound(params, parent_sums, parent_weight, parent_impurity, left_sums, l
 """
 
 
+#: ``n_statistics`` (:func:`.threshold_search.n_statistics`) in a module specialised to a
+#: criterion that reads a fixed number of statistics: that number (``{count}``), a constant
+#: LLVM unrolls the loops over a node's statistics with. Sums of another length are refused
+#: (the loops would read or leave unwritten what the arrays do not hold: numba checks no
+#: bounds); :func:`criterion_kernels` never passes them.
+FIXED_STATISTICS = """
+@generic_jit
+def n_statistics(sums):
+    if sums.shape[0] != {count}:
+        raise ValueError('kernels compiled for {count} statistics were given another number')
+    return {count}
+"""
+
+
 def specialised_source(
     name: str,
     stamp: str,
@@ -94,6 +112,7 @@ def specialised_source(
     entry_points=ENTRY_POINTS,
     scored=False,
     bounded=False,
+    statistics=None,
 ) -> str:
     """The text of a module specialised to one impurity: ``kernel_module``'s source
     (default :mod:`.growth`) with the ``impurity`` parameter taken out of every kernel and
@@ -101,7 +120,8 @@ def specialised_source(
     before the module runs), and ``entry_points`` compiled with treekit's cached ``jit``.
     With ``scored``, ``split_drop`` is :data:`SCORED_SPLIT_DROP` (a global ``split_score``
     is injected too); with ``bounded``, ``drop_bound`` is :data:`BOUNDED_DROP` (a global
-    ``criterion_drop_bound``)."""
+    ``criterion_drop_bound``); with ``statistics`` (a number), ``n_statistics`` is
+    :data:`FIXED_STATISTICS` for it."""
     tree = ast.parse(inspect.getsource(kernel_module))
     _copy_imported_impurity_kernels(tree)
     tree = _GlobalImpurity(entry_points).visit(tree)
@@ -112,6 +132,8 @@ def specialised_source(
             tree.body = [
                 kernel if getattr(s, "name", None) == kernel_name else s for s in tree.body
             ]
+    if statistics is not None:
+        _define_after_imports(tree, FIXED_STATISTICS.format(count=int(statistics)))
     tree = ast.fix_missing_locations(tree)
     return (
         f"# Kernels specialised to the impurity {name}: {kernel_module.__name__}\n"
@@ -121,7 +143,27 @@ def specialised_source(
     )
 
 
-def _identity(name, stamp, kernel_module, entry_points, scored, bounded=False) -> str:
+def _define_after_imports(tree, text) -> None:
+    """Put the function ``text`` defines in ``tree`` after its imports, in place of any
+    definition or import of that name (so every kernel of the module calls it)."""
+    kernel = ast.parse(text).body[0]
+    for statement in list(tree.body):
+        if isinstance(statement, ast.ImportFrom):
+            statement.names = [alias for alias in statement.names if alias.name != kernel.name]
+            if not statement.names:
+                tree.body.remove(statement)
+        elif getattr(statement, "name", None) == kernel.name:
+            tree.body.remove(statement)
+    last_import = max(
+        (i for i, s in enumerate(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))),
+        default=-1,
+    )
+    tree.body.insert(last_import + 1, kernel)
+
+
+def _identity(
+    name, stamp, kernel_module, entry_points, scored, bounded=False, statistics=None
+) -> str:
     """What determines :func:`specialised_source`'s text for these arguments, without
     generating it (tens of milliseconds a process): the arguments, the source of this
     module (the rewriting rules), of ``kernel_module`` and of every module it imports
@@ -141,6 +183,7 @@ def _identity(name, stamp, kernel_module, entry_points, scored, bounded=False) -
             repr(entry_points),
             repr(scored),
             *(["bounded"] if bounded else []),
+            *([f"statistics {statistics}"] if statistics is not None else []),
             *map(inspect.getsource, modules),
         ]
     )
@@ -150,7 +193,10 @@ def _copy_imported_impurity_kernels(tree) -> None:
     """Kernels that ``tree`` imports and that take the impurity (``split_drop`` from
     :mod:`treekit_core.kernels`, say) are copied into it instead of imported, so that they
     too use the global impurity (passing the impurity to them as an argument would keep
-    numba from caching the entry points)."""
+    numba from caching the entry points). What a copy calls from its own module comes
+    with it: copied too when it takes the impurity, imported from there when the module
+    has no such name of its own (so a module importing ``scan_sorted_feature`` alone gets
+    the sweep it calls, and ``split_drop`` the helpers it loops with)."""
     import importlib
 
     copied = []
@@ -162,17 +208,61 @@ def _copy_imported_impurity_kernels(tree) -> None:
         for alias in statement.names:
             kernel = python_function(getattr(module, alias.name, None))
             if inspect.isfunction(kernel) and alias.asname is None and _takes_impurity(kernel):
-                copied.append(ast.parse(inspect.getsource(kernel)).body[0])
+                copied.append(kernel)
             else:
                 kept.append(alias)
         if not kept:
             tree.body.remove(statement)
         statement.names = kept
+    defined = _top_level_names(tree) | {kernel.__name__ for kernel in copied}
+    definitions, imports, pending = [], [], list(copied)
+    while pending:
+        kernel = pending.pop(0)
+        definition = ast.parse(inspect.getsource(kernel)).body[0]
+        definitions.append(definition)
+        module = sys.modules[kernel.__module__]
+        for name in sorted(_names_read(definition) - defined):
+            if not hasattr(module, name):
+                continue  # a builtin (range, min) or a name the function binds itself
+            defined.add(name)
+            helper = python_function(getattr(module, name))
+            if inspect.isfunction(helper) and _takes_impurity(helper):
+                pending.append(helper)
+            else:
+                imports.append(
+                    ast.ImportFrom(module=module.__name__, names=[ast.alias(name)], level=0)
+                )
     last_import = max(
         (i for i, s in enumerate(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))),
         default=-1,
     )
-    tree.body[last_import + 1 : last_import + 1] = copied
+    tree.body[last_import + 1 : last_import + 1] = imports + definitions
+
+
+def _top_level_names(tree) -> set:
+    """The names a module's own statements bind: its functions, classes, imports and
+    assigned globals."""
+    names = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in statement.names)
+        else:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+    return names
+
+
+def _names_read(definition) -> set:
+    """The names a function definition reads and does not bind (its globals, and
+    builtins)."""
+    read, bound = set(), {a.arg for a in ast.walk(definition.args) if isinstance(a, ast.arg)}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+    return read - bound
 
 
 def _takes_impurity(function) -> bool:
@@ -288,13 +378,22 @@ class _Entries(_ImpurityOnUse, types.SimpleNamespace):
 
 @once_per_process
 def _specialised_module(
-    function, kernel_module, entry_signatures, depends_on, purpose, score=None, bound=None
+    function,
+    kernel_module,
+    entry_signatures,
+    depends_on,
+    purpose,
+    score=None,
+    bound=None,
+    statistics=None,
 ):
     name = f"{function.__module__}.{function.__qualname__}"
     if score is not None:
         name += f" scored by {score.__module__}.{score.__qualname__}"
     if bound is not None:
         name += f" bounded by {bound.__module__}.{bound.__qualname__}"
+    if statistics is not None:
+        name += f" for {statistics} statistics"
     signatures = dict(entry_signatures)
     recipe = (
         name,
@@ -303,6 +402,7 @@ def _specialised_module(
         tuple(signatures),
         score is not None,
         bound is not None,
+        statistics,
     )
     injected = {"impurity": function, "split_score": score, "criterion_drop_bound": bound}
     module = generated_module(
@@ -378,19 +478,27 @@ class CriterionKernels(_ImpurityOnUse):
     specialised: bool
 
 
-def criterion_kernels(criterion, specialised: bool | None = None) -> CriterionKernels:
+def criterion_kernels(
+    criterion, specialised: bool | None = None, n_statistics: int | None = None
+) -> CriterionKernels:
     """The kernels for ``criterion``: specialised to it when it can be (and ``specialised``
-    is not False), else taking its impurity as a function value."""
+    is not False), else taking its impurity as a function value. ``n_statistics``: how
+    many statistics the target's rows hold; when it is the number the criterion's impurity
+    is written for (:meth:`Criterion.fixed_statistics_count`), the specialised kernels hold
+    it as a constant (:data:`FIXED_STATISTICS`), and are then for rows of that width only."""
     function, score = type(criterion).impurity, split_score_of(criterion)
     bound = criterion.drop_bound_function()
     if bound is not None and source_file(bound) is None:
         bound = None  # a bound typed at a prompt cannot be cached with the kernels: unused
+    statistics = criterion.fixed_statistics_count()
+    if statistics is None or n_statistics != statistics:
+        statistics = None
     if score is not None:  # a split score reaches the kernels only by specialising them
-        return _specialised(function, score, bound)
+        return _specialised(function, score, bound, statistics)
     if specialised is None:
         specialised = _specialising() and not getattr(_by_value_only, "depth", 0)
     if specialised and source_file(function) is not None:
-        return _specialised(function, None, bound)
+        return _specialised(function, None, bound, statistics)
     return _by_value(function)
 
 
@@ -420,7 +528,7 @@ def _bounded_by_value(impurity, *args):
 
 
 @once_per_process
-def _specialised(function, score=None, bound=None) -> CriterionKernels:
+def _specialised(function, score=None, bound=None, statistics=None) -> CriterionKernels:
     from treekit_core.kernels.growth import ENTRY_SIGNATURES
 
     module = _specialised_module(
@@ -431,6 +539,7 @@ def _specialised(function, score=None, bound=None) -> CriterionKernels:
         "split-search kernels",
         score,
         bound,
+        statistics,
     )
     return CriterionKernels(function, *(getattr(module, entry) for entry in ENTRY_POINTS), True)
 

@@ -25,6 +25,18 @@ UNBOUNDED = np.array([-np.inf, np.inf])
 
 
 @generic_jit
+def n_statistics(sums):
+    """How many statistics ``sums`` holds: its length. Every loop of the threshold
+    searches and the presorted grower over a node's statistics runs to this number, so
+    that one definition can fix it: a module :mod:`.specialised` generates for a criterion
+    whose impurity reads a fixed number of statistics (``Criterion.fixed_statistics``:
+    squared error's two) replaces it with that number as a constant
+    (:data:`.specialised.FIXED_STATISTICS`), and LLVM unrolls those loops (a fifth of a
+    regression tree's fit went to running them for an unknown length)."""
+    return sums.shape[0]
+
+
+@generic_jit
 def scan_sorted_feature(
     impurity,
     params,
@@ -84,7 +96,7 @@ def scan_within_bounds(
     (1, -1; 0: none) at a node whose value limits are ``limits``: a cut is admissible only
     where :func:`within_bounds` holds (scikit-learn's rule)."""
     n = values.shape[0]
-    n_stats = parent_sums.shape[0]
+    n_stats = n_statistics(parent_sums)
     best_drop = -np.inf
     best_threshold = 0.0
     best_position = -1
@@ -204,7 +216,7 @@ def split_drop(
     left side's statistics and weight (the right side's sums are written into
     ``right_sums``): the one expression every threshold search evaluates, so searches over
     the same partition agree to the last bit."""
-    for k in range(parent_sums.shape[0]):
+    for k in range(n_statistics(parent_sums)):
         right_sums[k] = parent_sums[k] - left_sums[k]
     right_weight = parent_weight - left_weight
     return (

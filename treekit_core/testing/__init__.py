@@ -89,6 +89,7 @@ def _check_criterion(criterion, params, n_classes, y, splitters):
     _check_plain_impurity(instance, widths)
     _check_drop_free_statistics(instance, compiled, y)
     _check_drop_bound(instance, compiled, y)
+    _check_fixed_statistics(instance, y)
     if y is not None:
         _check_impurity_on_target_rows(instance, compiled, y)
         _grow_with_every_splitter(instance, y, splitters)
@@ -330,6 +331,29 @@ def _check_drop_bound(instance, compiled, y) -> None:
                     f"({weighted_drop:.17g}) of a cut of {left_rows.size} of "
                     f"{parent_rows.size} rows",
                 )
+
+
+def _check_fixed_statistics(instance, y) -> None:
+    """What :attr:`Criterion.fixed_statistics` declares: a positive whole number, the width
+    of the rows the criterion's default target writes for ``y`` (None: :func:`small_data`'s
+    labels), so that a fit with that target takes the kernels holding it as a constant."""
+    declared = instance.fixed_statistics_count()
+    if declared is None:
+        return
+    if isinstance(declared, bool) or not isinstance(declared, (int, np.integer)) or declared < 1:
+        _fail(instance, f"declares fixed_statistics = {declared!r}: not a positive whole number")
+    X, labels = small_data(2)
+    target = get_registry().create("target", instance.default_target)
+    encoded = target.encode(
+        labels if y is None else y, X.shape[0], **example_arguments(type(target))
+    )
+    width = np.asarray(encoded.rows).shape[1]
+    if width != declared:
+        _fail(
+            instance,
+            f"declares fixed_statistics = {declared}, but its default target "
+            f"{instance.default_target!r} writes {width} statistics a row",
+        )
 
 
 def _grow_with_every_splitter(instance, y, splitters=None) -> None:
