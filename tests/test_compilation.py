@@ -153,3 +153,30 @@ def test_jit_with_and_without_parentheses_makes_cached_dispatchers():
         assert kernel(3) == 6
     typed = jit("int64(int64)")(twice)
     assert typed(4) == 8 and not typed._can_compile  # a signature compiles at once, alone
+
+
+def test_prefetch_changes_nothing_and_faults_on_no_index():
+    """``kernels.prefetch`` is a hint: a kernel asking for rows ahead, past the array's end
+    too (an address nothing maps may follow it), computes what it computes without."""
+    import numba
+    import numpy as np
+
+    from treekit_core.kernels import prefetch
+
+    @numba.njit
+    def running_total(values, ahead):
+        total = 0.0
+        for j in range(values.shape[0]):
+            if ahead > 0:
+                prefetch(values, j + ahead)
+            total += values[j]
+        return total
+
+    values = np.random.default_rng(0).normal(size=10_000)
+    expected = 0.0
+    for value in values:
+        expected += value
+    assert running_total(values, 0) == expected
+    assert running_total(values, 16) == expected
+    assert running_total(values, 1 << 40) == expected
+    assert running_total(values, np.int32(3)) == expected  # any integer index

@@ -25,6 +25,7 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``accepts_split``        the stopping rules of the best split found (kernel)
 ``fill_node``            a new leaf's row of a node table (kernel)
 ``grow_array``           a copy of a 2-D array with more rows (kernel)
+``prefetch``             asks the processor for ``array[index]`` ahead of its read (kernel)
 ``NODE_COLUMNS``         the columns of a grower's node table (``treekit_core.tree_from_table``
                          makes an unlabelled Tree of one: kernels return arrays, never trees)
 ``NOMINAL_SEARCH_TYPE``  the type of the nominal search a grower takes as a function value
@@ -71,6 +72,7 @@ _PUBLIC = {
     "best_split_of_node": "node_search",
     "generic_jit": "compiling",
     "python_function": "compiling",
+    "prefetch": "compiling",
     "impurity_kernels": "specialised",
     "row_table": "growth",
     "rule_vector": "growth",

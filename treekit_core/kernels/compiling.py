@@ -64,6 +64,9 @@ if JIT_DISABLED:
         """Python's :func:`stack_scratch` (``NUMBA_DISABLE_JIT``): a heap array."""
         return np.empty(count)
 
+    def prefetch(array, index):
+        """Python's :func:`prefetch` (``NUMBA_DISABLE_JIT``): nothing to do."""
+
 else:
     from llvmlite import ir
     from numba.core import cgutils
@@ -97,6 +100,45 @@ else:
             return array._getvalue()
 
         return array_type(types.int64), codegen
+
+    @intrinsic
+    def prefetch(typingctx, array, index):
+        """Ask the processor to bring ``array[index]`` (a 1-D array) into its caches, to be
+        read soon (LLVM's ``llvm.prefetch``). It reads nothing and changes nothing the
+        program computes; an index outside the array faults nothing (a hint the processor
+        may drop). Why: a histogram reads each of a node's rows from tables far larger
+        than the caches, at rows the processor's own prefetcher cannot guess once the node
+        holds a fraction of them; asking 16 rows ahead took 15% off a boosting fit's
+        histogram builds (benchmarks/README.md). Where the rows are dense it costs more
+        than it saves."""
+
+        def codegen(context, builder, signature, args):
+            array_type, index_type = signature.args
+            data = context.make_array(array_type)(context, builder, args[0])
+            position = context.cast(builder, args[1], index_type, types.intp)
+            address = cgutils.get_item_pointer(
+                context, builder, array_type, data, [position], wraparound=False
+            )
+            byte_pointer = ir.IntType(8).as_pointer()
+            int32 = ir.IntType(32)
+            function = cgutils.get_or_insert_function(
+                builder.module,
+                ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32]),
+                "llvm.prefetch.p0i8",
+            )
+            read, every_cache_level, data_cache = 0, 3, 1
+            builder.call(
+                function,
+                [
+                    builder.bitcast(address, byte_pointer),
+                    ir.Constant(int32, read),
+                    ir.Constant(int32, every_cache_level),
+                    ir.Constant(int32, data_cache),
+                ],
+            )
+            return context.get_dummy_value()
+
+        return types.void(array, index), codegen
 
 
 def generic_jit(function):

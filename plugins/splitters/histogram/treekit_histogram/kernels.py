@@ -33,6 +33,7 @@ from treekit_core.kernels import (
     grow_array,
     may_split,
     nominal_buffers,
+    prefetch,
     split_candidates,
     split_drop,
     within_bounds,
@@ -84,6 +85,15 @@ HISTOGRAM_BLOCK_ROWS = 16_384
 #: and gathered entries once for all four).
 FEATURES_PER_PASS = 4
 
+#: A node holding at most 1 / SPARSE_NODE of the rows has its rows' table entries and
+#: codes prefetched :data:`PREFETCH_AHEAD` rows ahead (:func:`treekit_core.kernels.prefetch`):
+#: its rows lie too far apart for the processor's own prefetcher. A boosting fit at 1M x 20
+#: (40 rounds, one thread, 1 200 builds timed apart): the builds 3.2-3.7 s without, 2.8-3.1 s
+#: with (ahead 16: 32 gained less; at most an 8th or half of the rows: a little less);
+#: where every row is read, prefetching cost a fifth more.
+SPARSE_NODE = 4
+PREFETCH_AHEAD = 16
+
 
 @generic_jit
 def build_histogram(binned, rows, index, start, end, hist, summed, side_sums):
@@ -130,18 +140,23 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
     gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), 1 + n_summed))
     left_out = left_out_statistics(summed, rows.shape[1] - 1)
     totals = np.zeros(left_out.shape[0])
+    sparse = (end - start) * SPARSE_NODE <= binned.shape[1]
     for block_start in range(start, end, HISTOGRAM_BLOCK_ROWS):
         m = min(end, block_start + HISTOGRAM_BLOCK_ROWS) - block_start
-        unit = gather_rows(rows, index, block_start, m, summed, gathered, left_out, totals)
+        unit = gather_rows(rows, index, block_start, m, summed, gathered, left_out, totals, sparse)
         if not unit and weighted.shape[0] == 0:
             weighted = np.zeros((n_local, n_bins, 2))
         f = first
         while f < last:
             group = min(FEATURES_PER_PASS, last - f)
             if group == FEATURES_PER_PASS and unit and n_summed == 1:
-                sum_four_unit_singles(binned, index, block_start, m, gathered, unit_sums, f, first)
+                sum_four_unit_singles(
+                    binned, index, block_start, m, gathered, unit_sums, f, first, sparse
+                )
             elif group == FEATURES_PER_PASS and unit and n_summed == 2:
-                sum_four_unit_pairs(binned, index, block_start, m, gathered, unit_sums, f, first)
+                sum_four_unit_pairs(
+                    binned, index, block_start, m, gathered, unit_sums, f, first, sparse
+                )
             else:
                 for g in range(f, f + group):
                     sum_feature(
@@ -188,19 +203,22 @@ def left_out_statistics(summed, n_stats):
 
 
 @generic_jit
-def gather_rows(rows, index, start, m, summed, gathered, left_out, totals):
+def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, sparse):
     """The weights and summed statistics of the rows ``index[start:start + m]`` into
     ``gathered`` in that order, the ``left_out`` statistics added to ``totals``; whether
     every row weighs exactly 1. A boosting round's and a regression tree's rows (one
     statistic summed, one left out) and two classes' unrolled: a loop over the
     statistics let a row's loads wait on the last row's stores (2.4 against 1.9 ns a value
-    for a node of 5% of 1M rows)."""
+    for a node of 5% of 1M rows). ``sparse``: the node's rows lie far apart
+    (:data:`SPARSE_NODE`): their table entries are prefetched."""
     unit = True
     n_summed = summed.shape[0]
     if n_summed == 1 and left_out.shape[0] == 1:
         first, other = 1 + summed[0], 1 + left_out[0]
         total = totals[0]
         for j in range(m):
+            if sparse and j + PREFETCH_AHEAD < m:
+                prefetch(rows[index[start + j + PREFETCH_AHEAD]], 0)
             r = index[start + j]
             weight = rows[r, 0]
             unit = unit & (weight == 1.0)
@@ -211,6 +229,8 @@ def gather_rows(rows, index, start, m, summed, gathered, left_out, totals):
     elif n_summed == 2 and left_out.shape[0] == 0:
         first, second = 1 + summed[0], 1 + summed[1]
         for j in range(m):
+            if sparse and j + PREFETCH_AHEAD < m:
+                prefetch(rows[index[start + j + PREFETCH_AHEAD]], 0)
             r = index[start + j]
             weight = rows[r, 0]
             unit = unit & (weight == 1.0)
@@ -260,14 +280,17 @@ def sum_feature(codes, index, start, m, gathered, unit_sums, weighted, a, unit):
 
 
 @generic_jit
-def sum_four_unit_singles(binned, index, start, m, gathered, unit_sums, f, first):
+def sum_four_unit_singles(binned, index, start, m, gathered, unit_sums, f, first, sparse):
     """Features f..f+3's bins in one pass over rows of weight 1 and one summed statistic
     (a regression tree's y, its y^2 left out; boosting's trees): the common case,
-    unrolled (a loop over the features or statistics cost a fifth more)."""
+    unrolled (a loop over the features or statistics cost a fifth more). ``sparse``: the
+    node's rows lie far apart (:data:`SPARSE_NODE`): their codes are prefetched."""
     c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
     a = f - first
     h0, h1, h2, h3 = unit_sums[a], unit_sums[a + 1], unit_sums[a + 2], unit_sums[a + 3]
     for j in range(start, start + m):
+        if sparse and j + PREFETCH_AHEAD < start + m:
+            prefetch_codes(c0, c1, c2, c3, index[j + PREFETCH_AHEAD])
         r = index[j]
         value = gathered[j - start, 1]
         b = c0[r]
@@ -285,12 +308,14 @@ def sum_four_unit_singles(binned, index, start, m, gathered, unit_sums, f, first
 
 
 @generic_jit
-def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, f, first):
+def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, f, first, sparse):
     """:func:`sum_four_unit_singles` for two summed statistics (two classes)."""
     c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
     a = f - first
     h0, h1, h2, h3 = unit_sums[a], unit_sums[a + 1], unit_sums[a + 2], unit_sums[a + 3]
     for j in range(start, start + m):
+        if sparse and j + PREFETCH_AHEAD < start + m:
+            prefetch_codes(c0, c1, c2, c3, index[j + PREFETCH_AHEAD])
         r = index[j]
         first_value, second_value = gathered[j - start, 1], gathered[j - start, 2]
         b = c0[r]
@@ -309,6 +334,15 @@ def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, f, first):
         h3[b, 0] += 1.0
         h3[b, 1] += first_value
         h3[b, 2] += second_value
+
+
+@generic_jit
+def prefetch_codes(c0, c1, c2, c3, row):
+    """Prefetch four features' codes of ``row`` (a pass of :func:`sum_four_unit_singles`)."""
+    prefetch(c0, row)
+    prefetch(c1, row)
+    prefetch(c2, row)
+    prefetch(c3, row)
 
 
 @generic_jit
