@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 PROBE = textwrap.dedent("""
     import json, sys, numpy as np
     from treekit_core import TreeClassifier
@@ -162,6 +164,7 @@ def test_prefetch_changes_nothing_and_faults_on_no_index():
     import numpy as np
 
     from treekit_core.kernels import prefetch
+    from treekit_core.kernels.compiling import JIT_DISABLED
 
     @numba.njit
     def running_total(values, ahead):
@@ -180,3 +183,11 @@ def test_prefetch_changes_nothing_and_faults_on_no_index():
     assert running_total(values, 16) == expected
     assert running_total(values, 1 << 40) == expected
     assert running_total(values, np.int32(3)) == expected  # any integer index
+
+    @numba.njit
+    def on_a_table(table):
+        prefetch(table, 0)
+
+    if not JIT_DISABLED:  # plain Python ignores the hint
+        with pytest.raises(numba.core.errors.TypingError):
+            on_a_table(np.zeros((2, 2)))  # a 1-D array only: one index gives no element

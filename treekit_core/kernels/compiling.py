@@ -111,6 +111,10 @@ else:
         holds a fraction of them; asking 16 rows ahead took 15% off a boosting fit's
         histogram builds (benchmarks/README.md). Where the rows are dense it costs more
         than it saves."""
+        if not (isinstance(array, types.Array) and array.ndim == 1):
+            return None  # numba then refuses the call, naming the argument types
+        if not isinstance(index, types.Integer):
+            return None
 
         def codegen(context, builder, signature, args):
             array_type, index_type = signature.args
