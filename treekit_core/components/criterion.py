@@ -112,19 +112,22 @@ class Criterion(ReadsEvidence, Component):
         """:attr:`drop_bound` where the class defining :attr:`impurity` defines it too (a
         bound belongs to the impurity it bounds), else None. Called when the split-search
         kernels are specialised to the criterion, once per process."""
-        for klass in type(self).__mro__:
-            if "impurity" in vars(klass):
-                bound = vars(klass).get("drop_bound")
-                return getattr(bound, "__func__", bound)
-        return None
+        bound = self._declared_beside_impurity("drop_bound")
+        return getattr(bound, "__func__", bound)
 
     def fixed_statistics_count(self) -> int | None:
         """:attr:`fixed_statistics` where the class defining :attr:`impurity` declares it
         (the number belongs to the impurity), else None. Called when the split-search
         kernels are specialised to the criterion, once per process."""
+        return self._declared_beside_impurity("fixed_statistics")
+
+    def _declared_beside_impurity(self, name: str):
+        """The class attribute ``name`` as the class defining :attr:`impurity` declares it
+        (None where it declares none): what belongs to one impurity is not inherited by
+        a subclass with an impurity of its own."""
         for klass in type(self).__mro__:
             if "impurity" in vars(klass):
-                return vars(klass).get("fixed_statistics")
+                return vars(klass).get(name)
         return None
 
     def drop_free_statistics(self, n_statistics: int) -> tuple:

@@ -154,11 +154,15 @@ def _define_after_imports(tree, text) -> None:
                 tree.body.remove(statement)
         elif getattr(statement, "name", None) == kernel.name:
             tree.body.remove(statement)
-    last_import = max(
+    tree.body.insert(_after_imports(tree), kernel)
+
+
+def _after_imports(tree) -> int:
+    """The position in a module's statements right after its last import."""
+    return 1 + max(
         (i for i, s in enumerate(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))),
         default=-1,
     )
-    tree.body.insert(last_import + 1, kernel)
 
 
 def _identity(
@@ -232,11 +236,8 @@ def _copy_imported_impurity_kernels(tree) -> None:
                 imports.append(
                     ast.ImportFrom(module=module.__name__, names=[ast.alias(name)], level=0)
                 )
-    last_import = max(
-        (i for i, s in enumerate(tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))),
-        default=-1,
-    )
-    tree.body[last_import + 1 : last_import + 1] = imports + definitions
+    position = _after_imports(tree)
+    tree.body[position:position] = imports + definitions
 
 
 def _top_level_names(tree) -> set:

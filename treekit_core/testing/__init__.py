@@ -206,13 +206,24 @@ def _target_example(target):
     return example_response(type(target)) if "survival_curves" in target.provides else None
 
 
+def _target_rows(instance, response):
+    """(the criterion's default target, the rows it writes for ``response`` on
+    :func:`small_data`'s rows, float64 and C-ordered); ``response`` None: small_data's
+    labels."""
+    X, labels = small_data(2)
+    target = get_registry().create("target", instance.default_target)
+    encoded = target.encode(
+        labels if response is None else response,
+        X.shape[0],
+        **example_arguments(type(target)),
+    )
+    return target, np.ascontiguousarray(encoded.rows, dtype=np.float64)
+
+
 def _check_impurity_on_target_rows(instance, compiled, y) -> None:
     """The impurity of sums of random subsets of the rows the criterion's default target
     writes for ``y``: finite and >= 0."""
-    X, _ = small_data(2)
-    target = get_registry().create("target", instance.default_target)
-    arguments = example_arguments(type(target))
-    rows = np.ascontiguousarray(target.encode(y, X.shape[0], **arguments).rows, dtype=np.float64)
+    target, rows = _target_rows(instance, y)
     p = instance.impurity_params(rows.shape[1])
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -232,12 +243,7 @@ def _check_drop_free_statistics(instance, compiled, y) -> None:
     of random cuts of random sets of the rows its default target writes for ``y`` (None:
     :func:`small_data`'s labels) the same (to rounding) with those sums at 0 in the
     parent and on both sides, as a histogram scores them."""
-    X, labels = small_data(2)
-    target = get_registry().create("target", instance.default_target)
-    encoded = target.encode(
-        labels if y is None else y, X.shape[0], **example_arguments(type(target))
-    )
-    rows = np.ascontiguousarray(encoded.rows, dtype=np.float64)
+    target, rows = _target_rows(instance, y)
     n = rows.shape[1]
     p = instance.impurity_params(n)
     free = tuple(instance.drop_free_statistics(n))
@@ -301,15 +307,12 @@ def _check_drop_bound(instance, compiled, y) -> None:
         bound = numba.njit(function)
     except Exception as exc:  # numba typing errors are diverse
         _fail(instance, f"its drop bound does not compile under numba: {exc}")
-    X, labels = small_data(2)
-    target = get_registry().create("target", instance.default_target)
-    responses = [labels if y is None else y]
+    responses = [y]
     if y is not None and np.asarray(y).dtype.kind == "f" and np.asarray(y).ndim == 1:
         responses.append(np.asarray(y) + 1e6)
     rng = np.random.default_rng(3)
     for response in responses:
-        encoded = target.encode(response, X.shape[0], **example_arguments(type(target)))
-        rows = np.ascontiguousarray(encoded.rows, dtype=np.float64)
+        target, rows = _target_rows(instance, response)
         p = instance.impurity_params(rows.shape[1])
         for _ in range(100):
             parent_rows = np.flatnonzero(rng.random(rows.shape[0]) < rng.uniform(0.1, 1.0))
@@ -342,12 +345,7 @@ def _check_fixed_statistics(instance, y) -> None:
         return
     if isinstance(declared, bool) or not isinstance(declared, (int, np.integer)) or declared < 1:
         _fail(instance, f"declares fixed_statistics = {declared!r}: not a positive whole number")
-    X, labels = small_data(2)
-    target = get_registry().create("target", instance.default_target)
-    encoded = target.encode(
-        labels if y is None else y, X.shape[0], **example_arguments(type(target))
-    )
-    width = np.asarray(encoded.rows).shape[1]
+    width = _target_rows(instance, y)[1].shape[1]
     if width != declared:
         _fail(
             instance,
