@@ -459,35 +459,54 @@ def test_threads_sum_blocks_of_rows_as_one_thread_does(monkeypatch, n_threads):
     assert _same_tree(one, fit(n_threads).tree_)
 
 
+def _histogram_case(weights, order, seed=1):
+    """(codes features x rows, row table, index) of a node of more than two blocks of rows
+    (``order`` "permuted"; "in_order": every row in increasing order, a boosting round's
+    root; "sparse": a fifth of the rows in increasing order, prefetched) with 8 bins."""
+    from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
+
+    n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 5
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, bins, size=(n, n_features)).astype(np.uint8)
+    weight = {"fractions": rng.random(n), "ones": np.ones(n)}.get(weights)
+    if weight is None:
+        weight = rng.random(n)
+    index = {
+        "permuted": rng.permutation(n),
+        "in_order": np.arange(n),
+        "sparse": np.sort(rng.choice(n, size=n // 5, replace=False)),
+    }[order].astype(np.int64)
+    if weights == "ones_then_fractions":
+        weight[index[:HISTOGRAM_BLOCK_ROWS]] = 1.0
+    rows = np.column_stack([weight, rng.normal(size=n) * 1e3, rng.normal(size=n)])
+    return np.ascontiguousarray(codes.T), rows, index
+
+
+@pytest.mark.parametrize("order", ["permuted", "in_order", "sparse"])
 @pytest.mark.parametrize("weights", ["fractions", "ones", "ones_then_fractions"])
 @pytest.mark.parametrize("summed", [[0, 1], [0], [1]])
-def test_a_histogram_adds_its_rows_in_order(weights, summed):
+def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
     """The summation rule by hand (numpy's unbuffered add.at, row by row in the index's
     order, over more than two blocks of gathered rows): each (feature, bin) adds its rows
     in the node's order, so the bits do not depend on the blocks or on which features a
     call (a thread) sums (tested on two threads); the statistics not ``summed`` are 0.
     Rows of weight 1 count in
     one channel: where the first block weighs 1 and the others not, a bin's count and
-    weight are the first block's count plus the others' counts and weights."""
+    weight are the first block's count plus the others' counts and weights. The same for
+    a node of every row in order (its codes read in place) and a sparse node's
+    (prefetched)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
     from treekit_histogram.threads import build_histogram_on_threads, compiled_histogram_kernel
 
-    n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 5
-    rng = np.random.default_rng(1)
-    codes = rng.integers(0, bins, size=(n, n_features)).astype(np.uint8)
-    weight = {"fractions": rng.random(n), "ones": np.ones(n)}.get(weights)
-    if weight is None:
-        weight = rng.random(n)
-    index = rng.permutation(n).astype(np.int64)
-    if weights == "ones_then_fractions":
-        weight[index[:HISTOGRAM_BLOCK_ROWS]] = 1.0
-    rows = np.column_stack([weight, rng.normal(size=n) * 1e3, rng.normal(size=n)])
+    codes_by_feature, rows, index = _histogram_case(weights, order)
+    codes, weight = codes_by_feature.T, rows[:, 0]
+    n_features, n, bins = codes.shape[1], index.size, 8
     hist = np.full((n_features, bins, CHANNELS + 2), np.nan)
     side_sums = np.full(2, np.nan)
     compiled_histogram_kernel("build_histogram")(
-        np.ascontiguousarray(codes.T), rows, index, 0, n, hist, np.array(summed), side_sums
+        codes_by_feature, rows, index, 0, n, hist, np.array(summed), side_sums
     )
 
     def one_pass(selected, column):
@@ -503,7 +522,7 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed):
         build_histogram_on_threads(
             pool,
             [np.arange(2), np.arange(2, n_features)],
-            np.ascontiguousarray(codes.T),
+            codes_by_feature,
             rows,
             index,
             0,
@@ -515,7 +534,7 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed):
     assert np.array_equal(on_threads, hist) and np.array_equal(
         threaded_sums, side_sums, equal_nan=True
     )
-    ones = np.ones(n)
+    ones = np.ones(rows.shape[0])
     if weights == "ones_then_fractions":
         first, rest = index[:HISTOGRAM_BLOCK_ROWS], index[HISTOGRAM_BLOCK_ROWS:]
         unit_count = one_pass(first, ones)
@@ -535,6 +554,53 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed):
                 total += rows[r, 1 + k]
             left_out = total
         assert np.array_equal(side_sums[k], left_out, equal_nan=True)
+
+
+_BUILD_WITHOUT_THE_JIT = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_histogram import _histogram_case
+from treekit_histogram.threads import compiled_histogram_kernel
+for order in ("permuted", "in_order", "sparse"):
+    for summed in ([0], [0, 1]):
+        codes, rows, index = _histogram_case("ones", order)
+        hist, side_sums = np.zeros((5, 8, 4)), np.zeros(2)
+        compiled_histogram_kernel("build_histogram")(
+            codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
+        )
+        print((hist.tobytes() + side_sums.tobytes()).hex())
+"""
+
+
+def test_a_histogram_builds_the_same_without_the_jit():
+    """The builds' unrolled passes (unsigned offsets into flat views, a node's rows in
+    order read in place, prefetching) as plain Python (``NUMBA_DISABLE_JIT=1``: numpy
+    checks every index, numba none) give the compiled bits."""
+    import os
+    import subprocess
+    import sys
+
+    from treekit_histogram.threads import compiled_histogram_kernel
+
+    expected = []
+    for order in ("permuted", "in_order", "sparse"):
+        for summed in ([0], [0, 1]):
+            codes, rows, index = _histogram_case("ones", order)
+            hist, side_sums = np.zeros((5, 8, 4)), np.zeros(2)
+            compiled_histogram_kernel("build_histogram")(
+                codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
+            )
+            expected.append(hist.tobytes() + side_sums.tobytes())
+    run = subprocess.run(
+        [sys.executable, "-c", _BUILD_WITHOUT_THE_JIT, os.path.dirname(__file__)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == [found.hex() for found in expected]
 
 
 @settings(

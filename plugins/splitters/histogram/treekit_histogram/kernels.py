@@ -141,6 +141,9 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
     left_out = left_out_statistics(summed, rows.shape[1] - 1)
     totals = np.zeros(left_out.shape[0])
     sparse = (end - start) * SPARSE_NODE <= binned.shape[1]
+    # the row at position j is j - start (a boosting round's root): the passes read codes
+    # in place, without the index (a fifth less time at 1M rows)
+    in_order = rows_in_order(index, start, end, binned.shape[1])
     for block_start in range(start, end, HISTOGRAM_BLOCK_ROWS):
         m = min(end, block_start + HISTOGRAM_BLOCK_ROWS) - block_start
         unit = gather_rows(rows, index, block_start, m, summed, gathered, left_out, totals, sparse)
@@ -149,13 +152,17 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
         f = first
         while f < last:
             group = min(FEATURES_PER_PASS, last - f)
-            if group == FEATURES_PER_PASS and unit and n_summed == 1:
+            if group == FEATURES_PER_PASS and unit and n_summed == 1 and in_order:
+                sum_four_unit_singles_in_order(
+                    binned, block_start - start, m, gathered, unit_sums, f - first, f
+                )
+            elif group == FEATURES_PER_PASS and unit and n_summed == 1:
                 sum_four_unit_singles(
-                    binned, index, block_start, m, gathered, unit_sums, f, first, sparse
+                    binned, index, block_start, m, gathered, unit_sums, f - first, f, sparse
                 )
             elif group == FEATURES_PER_PASS and unit and n_summed == 2:
                 sum_four_unit_pairs(
-                    binned, index, block_start, m, gathered, unit_sums, f, first, sparse
+                    binned, index, block_start, m, gathered, unit_sums, f - first, f, sparse
                 )
             else:
                 for g in range(f, f + group):
@@ -213,30 +220,33 @@ def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, spars
     (:data:`SPARSE_NODE`): their table entries are prefetched."""
     unit = True
     n_summed = summed.shape[0]
+    # the table as one flat run, a row's entries at an unsigned offset (as flat_bins: no
+    # negative-index checks, one multiplication a row; 8% of a build at 1M x 20)
+    table, width = rows.reshape(-1), np.uint64(rows.shape[1])
+    node_rows, weights, firsts = index[start : start + m], gathered[:, 0], gathered[:, 1]
     if n_summed == 1 and left_out.shape[0] == 1:
-        first, other = 1 + summed[0], 1 + left_out[0]
+        first, other = np.uint64(1 + summed[0]), np.uint64(1 + left_out[0])
         total = totals[0]
         for j in range(m):
             if sparse and j + PREFETCH_AHEAD < m:
-                prefetch(rows[index[start + j + PREFETCH_AHEAD]], 0)
-            r = index[start + j]
-            weight = rows[r, 0]
+                prefetch(table, np.uint64(node_rows[j + PREFETCH_AHEAD]) * width)
+            at = np.uint64(node_rows[j]) * width
+            weight = table[at]
             unit = unit & (weight == 1.0)
-            gathered[j, 0] = weight
-            gathered[j, 1] = rows[r, first]
-            total += rows[r, other]
+            weights[j], firsts[j] = weight, table[at + first]
+            total += table[at + other]
         totals[0] = total
     elif n_summed == 2 and left_out.shape[0] == 0:
-        first, second = 1 + summed[0], 1 + summed[1]
+        first, second = np.uint64(1 + summed[0]), np.uint64(1 + summed[1])
+        seconds = gathered[:, 2]
         for j in range(m):
             if sparse and j + PREFETCH_AHEAD < m:
-                prefetch(rows[index[start + j + PREFETCH_AHEAD]], 0)
-            r = index[start + j]
-            weight = rows[r, 0]
+                prefetch(table, np.uint64(node_rows[j + PREFETCH_AHEAD]) * width)
+            at = np.uint64(node_rows[j]) * width
+            weight = table[at]
             unit = unit & (weight == 1.0)
-            gathered[j, 0] = weight
-            gathered[j, 1] = rows[r, first]
-            gathered[j, 2] = rows[r, second]
+            weights[j], firsts[j] = weight, table[at + first]
+            seconds[j] = table[at + second]
     else:
         for j in range(m):
             r = index[start + j]
@@ -280,60 +290,99 @@ def sum_feature(codes, index, start, m, gathered, unit_sums, weighted, a, unit):
 
 
 @generic_jit
-def sum_four_unit_singles(binned, index, start, m, gathered, unit_sums, f, first, sparse):
-    """Features f..f+3's bins in one pass over rows of weight 1 and one summed statistic
-    (a regression tree's y, its y^2 left out; boosting's trees): the common case,
-    unrolled (a loop over the features or statistics cost a fifth more). ``sparse``: the
-    node's rows lie far apart (:data:`SPARSE_NODE`): their codes are prefetched."""
-    c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
-    a = f - first
-    h0, h1, h2, h3 = unit_sums[a], unit_sums[a + 1], unit_sums[a + 2], unit_sums[a + 3]
-    for j in range(start, start + m):
-        if sparse and j + PREFETCH_AHEAD < start + m:
-            prefetch_codes(c0, c1, c2, c3, index[j + PREFETCH_AHEAD])
-        r = index[j]
-        value = gathered[j - start, 1]
-        b = c0[r]
-        h0[b, 0] += 1.0
-        h0[b, 1] += value
-        b = c1[r]
-        h1[b, 0] += 1.0
-        h1[b, 1] += value
-        b = c2[r]
-        h2[b, 0] += 1.0
-        h2[b, 1] += value
-        b = c3[r]
-        h3[b, 0] += 1.0
-        h3[b, 1] += value
+def rows_in_order(index, start, end, n_rows):
+    """Whether ``index[start:end]`` is every one of ``n_rows`` rows in increasing order
+    (the row at position j is then j - start)."""
+    if end - start != n_rows:
+        return False
+    for j in range(start, end):
+        if index[j] != j - start:
+            return False
+    return True
 
 
 @generic_jit
-def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, f, first, sparse):
+def flat_bins(unit_sums, a):
+    """Histogram ``a`` of ``unit_sums`` (bins x (1 + S), C order) as one flat run: bin b's
+    count at (1 + S) b, its S sums after it. Read at an unsigned offset of a constant
+    multiple of the code, a bin's address needs no negative-index check and no runtime
+    stride (the 2-D view's row stride is a runtime value: a multiplication a read;
+    together a tenth of a build's time at 1M x 20)."""
+    return unit_sums[a].reshape(-1)
+
+
+@generic_jit
+def add_unit_single(bins, code, value):
+    """One row of weight 1 and summed statistic ``value`` into the bin ``code`` of
+    :func:`flat_bins`' run."""
+    b = np.uint64(code) * np.uint64(2)
+    bins[b] += 1.0
+    bins[b + np.uint64(1)] += value
+
+
+@generic_jit
+def sum_four_unit_singles(binned, index, start, m, gathered, unit_sums, a, f, sparse):
+    """Features f..f+3's bins (``unit_sums[a:a + 4]``) in one pass over the gathered rows
+    ``index[start:start + m]`` of weight 1 and one summed statistic (a regression tree's
+    y, its y^2 left out; boosting's trees): the common case, unrolled (a loop over the
+    features or statistics cost a fifth more). ``sparse``: the node's rows lie far apart
+    (:data:`SPARSE_NODE`): their codes are prefetched."""
+    c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
+    h0, h1, h2 = flat_bins(unit_sums, a), flat_bins(unit_sums, a + 1), flat_bins(unit_sums, a + 2)
+    h3 = flat_bins(unit_sums, a + 3)
+    node_rows, values = index[start : start + m], gathered[:, 1]
+    for j in range(m):
+        if sparse and j + PREFETCH_AHEAD < m:
+            prefetch_codes(c0, c1, c2, c3, node_rows[j + PREFETCH_AHEAD])
+        r, value = np.uint64(node_rows[j]), values[j]
+        add_unit_single(h0, c0[r], value)
+        add_unit_single(h1, c1[r], value)
+        add_unit_single(h2, c2[r], value)
+        add_unit_single(h3, c3[r], value)
+
+
+@generic_jit
+def sum_four_unit_singles_in_order(binned, first_row, m, gathered, unit_sums, a, f):
+    """:func:`sum_four_unit_singles` over the rows first_row..first_row + m - 1 in order
+    (:func:`rows_in_order`): the codes read in place."""
+    last_row = first_row + m
+    c0, c1 = binned[f, first_row:last_row], binned[f + 1, first_row:last_row]
+    c2, c3 = binned[f + 2, first_row:last_row], binned[f + 3, first_row:last_row]
+    h0, h1, h2 = flat_bins(unit_sums, a), flat_bins(unit_sums, a + 1), flat_bins(unit_sums, a + 2)
+    h3 = flat_bins(unit_sums, a + 3)
+    values = gathered[:, 1]
+    for j in range(m):
+        r, value = np.uint64(j), values[j]
+        add_unit_single(h0, c0[r], value)
+        add_unit_single(h1, c1[r], value)
+        add_unit_single(h2, c2[r], value)
+        add_unit_single(h3, c3[r], value)
+
+
+@generic_jit
+def add_unit_pair(bins, code, first_value, second_value):
+    """:func:`add_unit_single` for two summed statistics (a run of bins x 3)."""
+    b = np.uint64(code) * np.uint64(3)
+    bins[b] += 1.0
+    bins[b + np.uint64(1)] += first_value
+    bins[b + np.uint64(2)] += second_value
+
+
+@generic_jit
+def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, a, f, sparse):
     """:func:`sum_four_unit_singles` for two summed statistics (two classes)."""
     c0, c1, c2, c3 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3]
-    a = f - first
-    h0, h1, h2, h3 = unit_sums[a], unit_sums[a + 1], unit_sums[a + 2], unit_sums[a + 3]
-    for j in range(start, start + m):
-        if sparse and j + PREFETCH_AHEAD < start + m:
-            prefetch_codes(c0, c1, c2, c3, index[j + PREFETCH_AHEAD])
-        r = index[j]
-        first_value, second_value = gathered[j - start, 1], gathered[j - start, 2]
-        b = c0[r]
-        h0[b, 0] += 1.0
-        h0[b, 1] += first_value
-        h0[b, 2] += second_value
-        b = c1[r]
-        h1[b, 0] += 1.0
-        h1[b, 1] += first_value
-        h1[b, 2] += second_value
-        b = c2[r]
-        h2[b, 0] += 1.0
-        h2[b, 1] += first_value
-        h2[b, 2] += second_value
-        b = c3[r]
-        h3[b, 0] += 1.0
-        h3[b, 1] += first_value
-        h3[b, 2] += second_value
+    h0, h1, h2 = flat_bins(unit_sums, a), flat_bins(unit_sums, a + 1), flat_bins(unit_sums, a + 2)
+    h3 = flat_bins(unit_sums, a + 3)
+    node_rows, firsts, seconds = index[start : start + m], gathered[:, 1], gathered[:, 2]
+    for j in range(m):
+        if sparse and j + PREFETCH_AHEAD < m:
+            prefetch_codes(c0, c1, c2, c3, node_rows[j + PREFETCH_AHEAD])
+        r, first_value, second_value = np.uint64(node_rows[j]), firsts[j], seconds[j]
+        add_unit_pair(h0, c0[r], first_value, second_value)
+        add_unit_pair(h1, c1[r], first_value, second_value)
+        add_unit_pair(h2, c2[r], first_value, second_value)
+        add_unit_pair(h3, c3[r], first_value, second_value)
 
 
 @generic_jit
