@@ -462,10 +462,12 @@ def test_threads_sum_blocks_of_rows_as_one_thread_does(monkeypatch, n_threads):
 def _histogram_case(weights, order, seed=1):
     """(codes features x rows, row table, index) of a node of more than two blocks of rows
     (``order`` "permuted"; "in_order": every row in increasing order, a boosting round's
-    root; "sparse": a fifth of the rows in increasing order, prefetched) with 8 bins."""
+    root; "sparse": a fifth of the rows in increasing order, prefetched) with 8 bins and
+    9 features (unit rows' passes: one statistic summed, five and four features; two,
+    four, four and one alone)."""
     from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
 
-    n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 5
+    n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 9
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, bins, size=(n, n_features)).astype(np.uint8)
     weight = {"fractions": rng.random(n), "ones": np.ones(n)}.get(weights)
@@ -565,7 +567,7 @@ from treekit_histogram.threads import compiled_histogram_kernel
 for order in ("permuted", "in_order", "sparse"):
     for summed in ([0], [0, 1]):
         codes, rows, index = _histogram_case("ones", order)
-        hist, side_sums = np.zeros((5, 8, 4)), np.zeros(2)
+        hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
         compiled_histogram_kernel("build_histogram")(
             codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
         )
@@ -587,7 +589,7 @@ def test_a_histogram_builds_the_same_without_the_jit():
     for order in ("permuted", "in_order", "sparse"):
         for summed in ([0], [0, 1]):
             codes, rows, index = _histogram_case("ones", order)
-            hist, side_sums = np.zeros((5, 8, 4)), np.zeros(2)
+            hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
             compiled_histogram_kernel("build_histogram")(
                 codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
             )
@@ -868,16 +870,46 @@ def test_a_regression_trees_bins_leave_out_the_sum_of_squares(monkeypatch, growt
         )
 
 
-def test_threads_take_whole_passes_of_features():
-    """threads.feature_chunks: contiguous ranges covering every feature once, whole
-    passes of four features (the last range takes the remainder), one range a thread at
-    most, as even as the passes allow."""
+def test_threads_take_ranges_of_features_their_passes_cover():
+    """threads.feature_chunks: contiguous ranges covering every feature once, one range a
+    thread at most: equal ranges or whole passes of four, whichever leaves the largest
+    range the least to sum (a feature summed alone counting twice; ties: fewer ranges)."""
     from treekit_histogram.threads import feature_chunks
 
-    for d, threads, sizes in [(20, 2, [12, 8]), (20, 16, [4] * 5), (21, 2, [12, 9]), (3, 2, [3])]:
+    for d, threads, sizes in [
+        (20, 2, [10, 10]),  # two passes of five each, not 12 (three of four) and 8
+        (20, 16, [4] * 5),  # as cheap as 16 ranges of one or two: fewer gathers
+        (21, 2, [12, 9]),  # 11 would be 5 + 5 + 1 alone
+        (13, 2, [8, 5]),  # 7 would be 5 + 1 + 1
+        (3, 2, [2, 1]),  # features alone: equal ranges
+    ]:
         chunks = feature_chunks(d, threads)
         assert [c.size for c in chunks] == sizes
         assert np.array_equal(np.concatenate(chunks), np.arange(d))
+
+
+@pytest.mark.parametrize("remaining", range(1, 30))
+def test_passes_of_four_and_five_cover_a_range(remaining):
+    """kernels.pass_width: passes of five where what is left stays covered by fours and
+    fives, of four else, features alone only where no pass fits; unit rows with two
+    statistics take passes of four, weighted rows one feature at a time."""
+    from treekit_histogram.kernels import pass_width
+
+    def widths(singles, pairs):
+        found, left = [], remaining
+        while left > 0:
+            found.append(int(pass_width(left, singles, pairs)))
+            left -= found[-1]
+        return found
+
+    singles = widths(True, False)
+    assert sum(singles) == remaining and set(singles) <= {1, 4, 5}
+    alone = singles.count(1)
+    # a sum of fours and fives covers every count from 12 on, and 4, 5, 8, 9, 10
+    assert alone == 0 if remaining in (4, 5, 8, 9, 10) or remaining >= 12 else alone > 0
+    assert singles == sorted(singles, reverse=True)  # fives first, features alone last
+    assert widths(False, True) == [4] * (remaining // 4) + [1] * (remaining % 4)
+    assert widths(False, False) == [1] * remaining
 
 
 @settings(max_examples=20, deadline=None)
