@@ -90,8 +90,11 @@ class Loss(Component):
         its subsample). The default is the Newton step -sum(w g) / (sum(w h) + l2), 0
         where that denominator is below :data:`TINY_HESSIAN`. Called by ``fit`` once per
         tree, after it is grown."""
-        g = np.bincount(leaf, weights=weight * gradient[:, column], minlength=n_nodes)
-        h = np.bincount(leaf, weights=weight * hessian[:, column], minlength=n_nodes)
+        from treekit_core.kernels.row_passes import weighted_leaf_sums  # numba, when used
+
+        # np.bincount(leaf, weights=weight * gradient[:, column]) as one compiled pass
+        g = weighted_leaf_sums(leaf, weight, gradient, column, n_nodes)
+        h = weighted_leaf_sums(leaf, weight, hessian, column, n_nodes)
         h = h + l2_regularization
         safe = np.abs(h) >= TINY_HESSIAN
         return np.where(safe, -g / np.where(safe, h, 1.0), 0.0)

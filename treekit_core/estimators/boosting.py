@@ -182,6 +182,8 @@ class BoostingEstimator(ComposedEstimator):
         valid_score = list(self.validation_score_) if kept and valid_raw is not None else []
         best, since_best = min(valid_score, default=math.inf), 0
         n_inbag = max(1, int(self.subsample * n))
+        from treekit_core.kernels.row_passes import add_leaf_values  # numba, once fitting
+
         evidence = np.empty((n, 2))  # each tree's rows, rewritten every round (_grow_one)
         for _ in range(len(kept), rounds):
             round_weight = weight
@@ -210,7 +212,9 @@ class BoostingEstimator(ComposedEstimator):
                 trees.append(tree)
                 if rows.size != n:  # rows reaching several leaves: their parts summed
                     added = np.bincount(rows, weights=added, minlength=n)
-                raw[:, k] += self.learning_rate * added
+                    raw[:, k] += self.learning_rate * added
+                else:  # each row in one leaf: raw[:, k] += rate * values[leaf], one pass
+                    add_leaf_values(raw, k, self.learning_rate, *added)
                 if valid_raw is not None:
                     valid_raw[:, k] += self.learning_rate * self._tree_values(tree, X_valid)
             self.estimators_.append(trees)
@@ -233,7 +237,8 @@ class BoostingEstimator(ComposedEstimator):
     ):
         """One tree on column ``k``'s negative gradient, its leaves valued by the loss (kept
         in the constrained tree's intervals): (the tree, the training rows it reaches,
-        what it adds to each of them before the learning rate)."""
+        what it adds to them before the learning rate: where each row is in one leaf, the
+        leaves' values and each row's leaf; else the value of each (row, leaf) entry)."""
         # the tree's rows (r, r^2) of the residual r, written into the fit's one buffer
         # (a fresh pair of columns a round cost 8 MB more at the peak and page faults)
         np.negative(gradient[:, k], out=evidence[:, 0])
@@ -264,11 +269,14 @@ class BoostingEstimator(ComposedEstimator):
             self.l2_regularization,
             state,
         )
+        # float64, as the tree keeps them: the raw predictions move as predict's will
+        values = np.asarray(values, dtype=np.float64)
         if VALUE_LOWER in grown.node_fields:  # grown under monotonic constraints
             # the loss's values kept in the intervals the tree keeps its means in: ordered
             # intervals, so the tree (and the sum of trees) stays monotone
             values = np.clip(values, grown.node_fields[VALUE_LOWER], grown.node_fields[VALUE_UPPER])
-        added = values[nodes] if rows.size == y.shape[0] else values[nodes] * shares
+        # each row in one leaf: (the leaves' values, each row's leaf), for add_leaf_values
+        added = (values, nodes) if rows.size == y.shape[0] else values[nodes] * shares
         return attrs.evolve(grown, value=values[:, None]), rows, added
 
     def _warm_rounds(self, n_raw: int, n_features: int, rounds: int) -> list:

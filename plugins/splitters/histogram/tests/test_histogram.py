@@ -870,6 +870,65 @@ def test_a_regression_trees_bins_leave_out_the_sum_of_squares(monkeypatch, growt
         )
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 300),
+    index_type=st.sampled_from([np.int32, np.int64]),
+)
+def test_a_partition_keeps_each_sides_order(compiled, seed, n, index_type):
+    """kernels.partition_rows (unsigned positions, no branch) against numpy's stable
+    partition of a node's rows: the rows whose bin goes left first, each side in its
+    order, the rows outside the node untouched; compiled and as plain Python (numba checks
+    no index)."""
+    from treekit_histogram import kernels
+
+    from treekit_core.kernels import python_function
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 6, size=(2, n)).astype(np.uint8)
+    index = rng.permutation(n).astype(index_type)
+    start = int(rng.integers(0, n))
+    end = int(rng.integers(start, n + 1))
+    bin_left = rng.integers(0, 2, size=7).astype(np.uint8)
+    goes_left = bin_left[codes[1, index[start:end]]] == 1
+    expected = index.copy()
+    expected[start:end] = np.concatenate(
+        [index[start:end][goes_left], index[start:end][~goes_left]]
+    )
+    partition = kernels.partition_rows
+    partition = partition if compiled else python_function(partition)
+    scratch = np.full(n, -1, dtype=index_type)
+    n_left = partition(codes, index, start, end, 1, bin_left, scratch)
+    assert n_left == goes_left.sum() and np.array_equal(index, expected)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 200), n_stats=st.integers(1, 4))
+def test_a_nodes_statistics_add_its_rows_in_order(compiled, seed, n, n_stats):
+    """kernels.rows_statistics (two statistics in local sums, the others in ``sums``):
+    the weight and each statistic summed row by row in the node's order, to the bit."""
+    from treekit_histogram import kernels
+
+    from treekit_core.kernels import python_function
+
+    rng = np.random.default_rng(seed)
+    rows = rng.normal(size=(n, 1 + n_stats)) * 10.0 ** rng.integers(-8, 9, size=(n, 1))
+    index = rng.permutation(n).astype(np.int32)
+    start = int(rng.integers(0, n))
+    end = int(rng.integers(start, n + 1))
+    statistics = kernels.rows_statistics
+    statistics = statistics if compiled else python_function(statistics)
+    sums = np.full(n_stats, np.nan)
+    weight = statistics(rows, index, start, end, sums)
+    expected = np.zeros(1 + n_stats)
+    for r in index[start:end]:
+        expected += rows[r]  # elementwise: each column's running sum in the rows' order
+    assert weight == expected[0] and sums.tobytes() == expected[1:].tobytes()
+
+
 def test_threads_take_ranges_of_features_their_passes_cover():
     """threads.feature_chunks: contiguous ranges covering every feature once, one range a
     thread at most: equal ranges or whole passes of four, whichever leaves the largest

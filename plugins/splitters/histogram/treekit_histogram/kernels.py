@@ -661,17 +661,19 @@ def partition_rows(binned, index, start, end, feature, bin_left, scratch):
     are taken as 1-D views first (indexing the 2-D codes by (feature, row) in the loop
     cost registers and a negative-index check per read)."""
     codes, node_rows = binned[feature], index[start:end]
-    n_left, n_right = 0, 0
+    # unsigned positions and rows (as flat_bins): no negative-index check a read or write,
+    # a third less time (0.88 against 1.29 ns a row at 1M rows)
+    n_left, n_right, one = np.uint64(0), np.uint64(0), np.uint64(1)
     for j in range(end - start):  # without a branch: the side is a coin flip the processor
         r = node_rows[j]  # mispredicts half the time (2.6x slower with an if)
-        goes_left = np.int64(bin_left[codes[r]])
+        goes_left = np.uint64(bin_left[codes[np.uint64(r)]])
         node_rows[n_left] = r
         scratch[n_right] = r
         n_left += goes_left
-        n_right += 1 - goes_left
+        n_right += one - goes_left
     for j in range(n_right):
-        node_rows[n_left + j] = scratch[j]
-    return n_left
+        node_rows[n_left + np.uint64(j)] = scratch[j]
+    return np.int64(n_left)
 
 
 @generic_jit
@@ -692,16 +694,30 @@ def mark_bins(bin_left, last_left_bin, missing_left, mask, m):
 
 @generic_jit
 def rows_statistics(rows, index, start, end, sums):
-    """Class sums (into ``sums``) and weight of the rows ``index[start:end]``."""
+    """Class sums (into ``sums``) and weight of the rows ``index[start:end]``, each added
+    in the rows' order. Two statistics (a regression tree's, boosting's) in local sums: a
+    sum kept in ``sums`` was stored and loaded again every row (a boosting round's root:
+    1.1 against 3.3 ms at 1M rows); the table read as gather_rows reads it."""
     n_classes = sums.shape[0]
     for k in range(n_classes):
         sums[k] = 0.0
     weight = 0.0
-    for j in range(start, end):
-        r = index[j]
-        weight += rows[r, 0]
+    table, width = rows.reshape(-1), np.uint64(rows.shape[1])
+    node_rows = index[start:end]
+    if n_classes == 2:
+        first, second = 0.0, 0.0
+        for j in range(end - start):
+            at = np.uint64(node_rows[j]) * width
+            weight += table[at]
+            first += table[at + np.uint64(1)]
+            second += table[at + np.uint64(2)]
+        sums[0], sums[1] = first, second
+        return weight
+    for j in range(end - start):
+        at = np.uint64(node_rows[j]) * width
+        weight += table[at]
         for k in range(n_classes):
-            sums[k] += rows[r, 1 + k]
+            sums[k] += table[at + np.uint64(1 + k)]
     return weight
 
 

@@ -1,0 +1,70 @@
+"""The compiled passes over a fit's rows (kernels/row_passes.py): each is numpy's
+computation to the bit, compiled and as plain Python (numba checks no index; without the
+JIT numpy checks each one), on any number of rows, leaves and statistics (hypothesis)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from treekit_core.kernels import row_passes
+from treekit_core.kernels.compiling import python_function
+
+
+def _kernel(name, compiled):
+    kernel = getattr(row_passes, name)
+    return kernel if compiled else python_function(kernel)
+
+
+@st.composite
+def _grown_rows(draw):
+    """Rows of a grown tree: each row's leaf, the weights (zeros among them), a gradient
+    table of several columns, and the rows as a growth leaves them (each leaf's rows
+    together, in increasing order within)."""
+    n = draw(st.integers(0, 200))
+    n_nodes = draw(st.integers(1, 12))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    leaf = rng.integers(0, n_nodes, size=n).astype(draw(st.sampled_from([np.int32, np.int64])))
+    weight = rng.random(n) * rng.choice([0.0, 1.0, 3.5], size=n)
+    values = (
+        rng.normal(size=(n, draw(st.integers(1, 3)))) * 10.0 ** rng.integers(-8, 9, size=n)[:, None]
+    )
+    return leaf, weight, values, n_nodes
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@settings(max_examples=60, deadline=None)
+@given(rows=_grown_rows())
+def test_the_passes_after_a_growth_are_numpys(compiled, rows):
+    leaf, weight, values, n_nodes = rows
+    n = leaf.size
+    for column in range(values.shape[1]):
+        expected = np.bincount(leaf, weights=weight * values[:, column], minlength=n_nodes)
+        found = _kernel("weighted_leaf_sums", compiled)(leaf, weight, values, column, n_nodes)
+        assert found.tobytes() == expected.tobytes()
+    # each row's leaf from the rows in leaf order (a stable sort: increasing within a leaf)
+    order = np.argsort(leaf, kind="stable").astype(np.int32)
+    leaves = np.unique(leaf).astype(np.int32)
+    counts = np.bincount(leaf, minlength=n_nodes)[leaves].astype(np.int64)
+    found = np.full(n, -1, dtype=np.int32)
+    _kernel("scatter_leaves", compiled)(order, leaves, counts, found)
+    assert np.array_equal(found, leaf)
+    # raw predictions moved by the leaves' values
+    leaf_values = np.random.default_rng(n).normal(size=n_nodes)
+    raw = values.copy()
+    expected = values.copy()
+    expected[:, -1] += 0.1 * leaf_values[leaf]
+    _kernel("add_leaf_values", compiled)(raw, values.shape[1] - 1, 0.1, leaf_values, leaf)
+    assert raw.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@settings(max_examples=40, deadline=None)
+@given(rows=_grown_rows(), fortran=st.booleans())
+def test_the_row_table_is_numpys_product(compiled, rows, fortran):
+    _, weight, values, _ = rows
+    evidence = np.asfortranarray(values) if fortran else values
+    table = np.full((weight.size, 1 + evidence.shape[1]), np.nan)
+    _kernel("fill_row_table", compiled)(evidence, weight, table)
+    expected = np.column_stack([weight, evidence * weight[:, None]])
+    assert table.tobytes() == expected.tobytes()
