@@ -61,10 +61,16 @@ def test_the_passes_after_a_growth_are_numpys(compiled, rows):
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 @settings(max_examples=40, deadline=None)
 @given(rows=_grown_rows(), fortran=st.booleans())
-def test_the_row_table_is_numpys_product(compiled, rows, fortran):
+def test_the_rows_before_a_growth_are_numpys(compiled, rows, fortran):
     _, weight, values, _ = rows
     evidence = np.asfortranarray(values) if fortran else values
     table = np.full((weight.size, 1 + evidence.shape[1]), np.nan)
     _kernel("fill_row_table", compiled)(evidence, weight, table)
     expected = np.column_stack([weight, evidence * weight[:, None]])
     assert table.tobytes() == expected.tobytes()
+    # a boosting tree's residual rows (r, r^2), r = -gradient[:, column]
+    residuals = np.full((weight.size, 2), np.nan)
+    column = values.shape[1] - 1
+    _kernel("residual_rows", compiled)(values, column, residuals)
+    negative = np.negative(values[:, column])
+    assert residuals.tobytes() == np.column_stack([negative, negative * negative]).tobytes()

@@ -218,7 +218,10 @@ class BoostingEstimator(ComposedEstimator):
                 if valid_raw is not None:
                     valid_raw[:, k] += self.learning_rate * self._tree_values(tree, X_valid)
             self.estimators_.append(trees)
-            train_score.append(loss.loss(y, raw, round_weight, state))
+            # unweighted rows scored as such (None): the same number (a weight of 1 times a
+            # loss is the loss, their sum the count) without the pass over the weights
+            unit_rows = self._unweighted and round_weight is weight
+            train_score.append(loss.loss(y, raw, None if unit_rows else round_weight, state))
             if valid_raw is not None:
                 valid_score.append(loss.loss(y_valid, valid_raw, w_valid, state))
                 if valid_score[-1] < best - self.tol:
@@ -241,8 +244,9 @@ class BoostingEstimator(ComposedEstimator):
         leaves' values and each row's leaf; else the value of each (row, leaf) entry)."""
         # the tree's rows (r, r^2) of the residual r, written into the fit's one buffer
         # (a fresh pair of columns a round cost 8 MB more at the peak and page faults)
-        np.negative(gradient[:, k], out=evidence[:, 0])
-        np.multiply(evidence[:, 0], evidence[:, 0], out=evidence[:, 1])
+        from treekit_core.kernels.row_passes import residual_rows  # numba, once fitting
+
+        residual_rows(gradient, k, evidence)
         grown = composition.grow(
             attrs.evolve(data, evidence=evidence, weight=weight, training_leaves_wanted=True),
             rng,

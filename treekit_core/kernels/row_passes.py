@@ -1,7 +1,8 @@
-"""Passes over every training row around a tree's growth: the row table the growers read
-(before), every row's leaf from the order the growth left the rows in, the leaves'
-weighted sums of a column (the default Newton step of a boosting loss) and a boosting
-round's raw predictions moved by its leaves' values (after).
+"""Passes over every training row around a tree's growth: a boosting tree's residual rows
+and the row table the growers read (before), every row's leaf from the order the growth
+left the rows in, the leaves' weighted sums of a column (the default Newton step of a
+boosting loss) and a boosting round's raw predictions moved by its leaves' values
+(after).
 
 Each is numpy's computation (a product by columns, a scatter of ``np.repeat``,
 ``np.bincount`` with weights, a gather and an add) as one compiled pass over the rows, in
@@ -15,6 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from treekit_core.kernels.compiling import jit
+
+
+@jit()
+def residual_rows(gradient, column, evidence):
+    """A boosting tree's rows (r, r^2) of the residual r = -``gradient[:, column]`` into
+    ``evidence`` (numpy's negative and square, the same bits)."""
+    for i in range(gradient.shape[0]):
+        residual = -gradient[i, column]
+        evidence[i, 0] = residual
+        evidence[i, 1] = residual * residual
 
 
 @jit()

@@ -155,8 +155,12 @@ class Histogram(Splitter):
         max_features, seed = composition.feature_sampler.fused_settings(rng, data.n_features)
         rows = self._row_table(data)
         # a zero-weight row (a forest's out-of-bag row) is a removed row: the root holds
-        # the others
-        index = np.flatnonzero(data.weight > 0).astype(np.int32)
+        # the others (every row: a boosting round's, written without the search)
+        weight = data.weight
+        if weight.size and weight.min() > 0:
+            index = np.arange(weight.size, dtype=np.int32)
+        else:
+            index = np.flatnonzero(weight > 0).astype(np.int32)
         params = composition.criterion.impurity_params(data.n_statistics)
         # a nominal feature's subset search sums its categories' bins: every statistic
         summed = summed_statistics(
