@@ -558,20 +558,27 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
         assert np.array_equal(side_sums[k], left_out, equal_nan=True)
 
 
+def _built_cases():
+    """The bytes of the histogram and left-out sums of each :func:`_histogram_case` of
+    unit rows (one statistic summed and two), as ``build_histogram`` builds them here."""
+    from treekit_histogram.threads import compiled_histogram_kernel
+
+    for order in ("permuted", "in_order", "sparse"):
+        for summed in ([0], [0, 1]):
+            codes, rows, index = _histogram_case("ones", order)
+            hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
+            compiled_histogram_kernel("build_histogram")(
+                codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
+            )
+            yield hist.tobytes() + side_sums.tobytes()
+
+
 _BUILD_WITHOUT_THE_JIT = """
 import sys
-import numpy as np
 sys.path.insert(0, sys.argv[1])
-from test_histogram import _histogram_case
-from treekit_histogram.threads import compiled_histogram_kernel
-for order in ("permuted", "in_order", "sparse"):
-    for summed in ([0], [0, 1]):
-        codes, rows, index = _histogram_case("ones", order)
-        hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
-        compiled_histogram_kernel("build_histogram")(
-            codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
-        )
-        print((hist.tobytes() + side_sums.tobytes()).hex())
+from test_histogram import _built_cases
+for built in _built_cases():
+    print(built.hex())
 """
 
 
@@ -583,17 +590,7 @@ def test_a_histogram_builds_the_same_without_the_jit():
     import subprocess
     import sys
 
-    from treekit_histogram.threads import compiled_histogram_kernel
-
-    expected = []
-    for order in ("permuted", "in_order", "sparse"):
-        for summed in ([0], [0, 1]):
-            codes, rows, index = _histogram_case("ones", order)
-            hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
-            compiled_histogram_kernel("build_histogram")(
-                codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
-            )
-            expected.append(hist.tobytes() + side_sums.tobytes())
+    expected = list(_built_cases())
     run = subprocess.run(
         [sys.executable, "-c", _BUILD_WITHOUT_THE_JIT, os.path.dirname(__file__)],
         capture_output=True,

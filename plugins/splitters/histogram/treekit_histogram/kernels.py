@@ -349,6 +349,11 @@ def covered_by_passes(n_features):
     return n_features in (0, 4, 5, 8, 9, 10) or n_features >= 12
 
 
+# The passes of four and five features, indexed and in order, are four loops on purpose:
+# one function taking the width and the order as flags (branches LLVM could lift out of
+# the loop) took 40% longer at a boosting round's root and 10% longer below it.
+
+
 @generic_jit
 def sum_five_unit_singles(binned, index, start, m, gathered, unit_sums, a, f, sparse):
     """:func:`sum_four_unit_singles` for features f..f+4."""
