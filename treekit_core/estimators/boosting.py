@@ -184,7 +184,19 @@ class BoostingEstimator(ComposedEstimator):
         n_inbag = max(1, int(self.subsample * n))
         from treekit_core.kernels.row_passes import add_leaf_values  # numba, once fitting
 
-        evidence = np.empty((n, 2))  # each tree's rows, rewritten every round (_grow_one)
+        # each tree's rows, rewritten every round (_grow_one): the target's own rows where
+        # they fit (the fit's y is copied out of them, nothing reads them again; 16 MB
+        # less at the peak at 1M rows), else a buffer of the fit's
+        evidence = data.evidence
+        if not (
+            data is data_all
+            and evidence.shape == (n, 2)
+            and evidence.dtype == np.float64
+            and evidence.flags.c_contiguous
+            and evidence.flags.owndata
+            and evidence.flags.writeable
+        ):
+            evidence = np.empty((n, 2))
         for _ in range(len(kept), rounds):
             round_weight = weight
             if self.subsample < 1.0:
