@@ -1,14 +1,15 @@
 """Passes over every training row around a tree's growth: a boosting tree's residual rows
-and the row table the growers read (before), every row's leaf from the order the growth
-left the rows in, the leaves' weighted sums of a column (the default Newton step of a
-boosting loss) and a boosting round's raw predictions moved by its leaves' values
-(after).
+(before), every row's leaf from the order the growth left the rows in, the leaves'
+weighted sums of a column (the default Newton step of a boosting loss) and a boosting
+round's raw predictions moved by its leaves' values (after).
 
-Each is numpy's computation (a product by columns, a scatter of ``np.repeat``,
+Each is numpy's computation (a negation and a square, a scatter of ``np.repeat``,
 ``np.bincount`` with weights, a gather and an add) as one compiled pass over the rows, in
-their order: the same bits, at 1M rows 1.3 against 4.1 ms for the leaves, 2.3 against
-4.4 for the table. Their indices are the estimator's own (row ids the growth partitioned,
-leaf ids of the tree it grew), never a user's: numba checks no index.
+their order: the same bits, at 1M rows 1.3 against 4.1 ms for the leaves. Their indices
+are the estimator's own (row ids the growth partitioned, leaf ids of the tree it grew),
+never a user's: numba checks no index. Only fits that keep their training rows' leaves
+(boosting, and regressors whose splitter keeps them) compile this family; the row table
+every grower reads stays numpy's (compiled, every first fit of a tree would wait for it).
 """
 
 from __future__ import annotations
@@ -26,18 +27,6 @@ def residual_rows(gradient, column, evidence):
         residual = -gradient[i, column]
         evidence[i, 0] = residual
         evidence[i, 1] = residual * residual
-
-
-@jit()
-def fill_row_table(evidence, weight, table):
-    """:func:`~treekit_core.kernels.growth.row_table`'s rows into ``table``: each row's
-    weight, then its evidence times it (numpy's ``evidence * weight[:, None]``, the same
-    bits)."""
-    for i in range(weight.shape[0]):
-        w = weight[i]
-        table[i, 0] = w
-        for k in range(evidence.shape[1]):
-            table[i, 1 + k] = evidence[i, k] * w
 
 
 @jit()
