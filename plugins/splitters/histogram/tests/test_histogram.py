@@ -496,7 +496,7 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
     one channel: where the first block weighs 1 and the others not, a bin's count and
     weight are the first block's count plus the others' counts and weights. The same for
     a node of every row in order (its codes read in place) and a sparse node's
-    (prefetched), and on threads that gather the node's rows once, each a share."""
+    (prefetched)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
@@ -519,27 +519,23 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
 
     # on threads, uneven ranges of features (threads.feature_chunks' are whole passes):
     # the same bits, the left-out sums from the first range's gathering
-    # each thread gathering every row, or the node's rows gathered once into a buffer
-    # (each thread a share of the blocks; a buffer with room to spare)
-    for node_rows in (None, np.full((n + 7, 3), np.nan)):
-        on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(2, np.nan)
-        with ThreadPoolExecutor(2) as pool:
-            build_histogram_on_threads(
-                pool,
-                [np.arange(2), np.arange(2, n_features)],
-                codes_by_feature,
-                rows,
-                index,
-                0,
-                n,
-                on_threads,
-                np.array(summed),
-                threaded_sums,
-                node_rows=node_rows,
-            )
-        assert np.array_equal(on_threads, hist) and np.array_equal(
-            threaded_sums, side_sums, equal_nan=True
+    on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(2, np.nan)
+    with ThreadPoolExecutor(2) as pool:
+        build_histogram_on_threads(
+            pool,
+            [np.arange(2), np.arange(2, n_features)],
+            codes_by_feature,
+            rows,
+            index,
+            0,
+            n,
+            on_threads,
+            np.array(summed),
+            threaded_sums,
         )
+    assert np.array_equal(on_threads, hist) and np.array_equal(
+        threaded_sums, side_sums, equal_nan=True
+    )
     ones = np.ones(rows.shape[0])
     if weights == "ones_then_fractions":
         first, rest = index[:HISTOGRAM_BLOCK_ROWS], index[HISTOGRAM_BLOCK_ROWS:]
@@ -564,32 +560,17 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
 
 def _built_cases():
     """The bytes of the histogram and left-out sums of each :func:`_histogram_case` of
-    unit rows (one statistic summed and two), as ``build_histogram`` builds them here, and
-    as two threads build them from the node's rows gathered once."""
-    from concurrent.futures import ThreadPoolExecutor
+    unit rows (one statistic summed and two), as ``build_histogram`` builds them here."""
+    from treekit_histogram.threads import compiled_histogram_kernel
 
-    from treekit_histogram.threads import build_histogram_on_threads
-
-    with ThreadPoolExecutor(2) as threads:
-        for order in ("permuted", "in_order", "sparse"):
-            for summed in ([0], [0, 1]):
-                codes, rows, index = _histogram_case("ones", order)
-                for pool in (None, threads):
-                    hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
-                    build_histogram_on_threads(
-                        pool,
-                        [np.arange(5), np.arange(5, 9)],
-                        codes,
-                        rows,
-                        index,
-                        0,
-                        index.size,
-                        hist,
-                        np.array(summed),
-                        side_sums,
-                        node_rows=np.empty((index.size, 3)),
-                    )
-                    yield hist.tobytes() + side_sums.tobytes()
+    for order in ("permuted", "in_order", "sparse"):
+        for summed in ([0], [0, 1]):
+            codes, rows, index = _histogram_case("ones", order)
+            hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
+            compiled_histogram_kernel("build_histogram")(
+                codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
+            )
+            yield hist.tobytes() + side_sums.tobytes()
 
 
 _BUILD_WITHOUT_THE_JIT = """

@@ -103,38 +103,17 @@ def feature_chunks(n_features: int, n_threads: int) -> list:
 
 
 def build_histogram_on_threads(
-    pool, chunks, codes, rows, index, start, end, hist, summed, side_sums, node_rows=None
+    pool, chunks, codes, rows, index, start, end, hist, summed, side_sums
 ) -> None:
     """The histogram of the rows ``index[start:end]`` (of the statistics ``summed``; the
     others' sums into ``side_sums``) as :func:`build_histogram` sums it, bit for bit: each
     thread of ``pool`` sums a chunk of features (a contiguous range) over every row (each
     (feature, bin) adds its rows in the same order, so any split of the features gives the
-    same bits; there is no reduction pass). ``pool`` None: one call on this thread.
-
-    ``node_rows``: a buffer of at least end - start rows of the table's width, where the
-    threads first gather the node's rows together, each a share of its blocks, then sum
-    their features over them (:func:`~treekit_histogram.kernels.gather_node_blocks`,
-    :func:`~treekit_histogram.kernels.sum_gathered_features`; the same bits). Without it
-    each thread gathers every row itself (a quarter to a third of a build's time below the
-    root, done once per thread)."""
+    same bits; no thread waits on another's blocks, and there is no reduction pass).
+    ``pool`` None: one call on this thread."""
     if pool is None:  # one thread
         compiled_histogram_kernel("build_histogram")(
             codes, rows, index, start, end, hist, summed, side_sums
-        )
-        return
-    if node_rows is not None and end - start <= node_rows.shape[0]:
-        _build_from_shared_rows(
-            pool,
-            chunks,
-            codes,
-            rows,
-            index,
-            start,
-            end,
-            hist,
-            summed,
-            side_sums,
-            node_rows[: end - start],
         )
         return
     build = compiled_histogram_kernel("build_feature_histograms")
@@ -150,39 +129,6 @@ def build_histogram_on_threads(
             outputs,
         )
     )
-
-
-def _build_from_shared_rows(
-    pool, chunks, codes, rows, index, start, end, hist, summed, side_sums, node_rows
-) -> None:
-    """:func:`build_histogram_on_threads` with the node's rows gathered once: the threads
-    take contiguous shares of its blocks, then each sums its chunk of features over all of
-    them; the left-out statistics' sums come from the first chunk's pass (each computes
-    the same, in the rows' order)."""
-    from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
-
-    gather = compiled_histogram_kernel("gather_node_blocks")
-    n_blocks = -(-(end - start) // HISTOGRAM_BLOCK_ROWS)
-    shares = [s for s in np.array_split(np.arange(n_blocks), len(chunks)) if s.size]
-    list(
-        pool.map(
-            lambda share: gather(
-                rows, index, start, end, summed, node_rows, int(share[0]), int(share[-1]) + 1
-            ),
-            shares,
-        )
-    )
-    sum_features = compiled_histogram_kernel("sum_gathered_features")
-    totals = list(
-        pool.map(
-            lambda chunk: sum_features(
-                codes, index, start, end, node_rows, hist, chunk[0], chunk[-1] + 1, summed
-            ),
-            chunks,
-        )
-    )
-    left_out = [k for k in range(side_sums.shape[0]) if k not in set(summed.tolist())]
-    side_sums[left_out] = totals[0]
 
 
 def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_threads, summed):
@@ -243,9 +189,6 @@ class Growth:
         self.n_threads = n_threads
         # room for partition_rows' right sides (the nodes are divided one at a time)
         self.partition_scratch = None
-        # room for a smaller child's rows gathered once for the threads (at most half of
-        # the rows: 12 MB at 1M rows and two statistics), made when first needed
-        self.shared_rows = None
         d = binned.codes.shape[0]
         self.subsets = (no_nominal_search(), np.zeros(d, dtype=np.int64), -1, 0)
         self.features = np.arange(d, dtype=np.int64)
@@ -371,8 +314,6 @@ class Growth:
             may_split(count, found[0], np.inf, depth + 1, rules) for found, count in sides.values()
         ):
             small = np.empty_like(hist)
-            if pool is not None and self.shared_rows is None:
-                self.shared_rows = np.empty((self.index.size // 2 + 1, self.rows.shape[1]))
             build_histogram_on_threads(
                 pool,
                 chunks,
@@ -384,7 +325,6 @@ class Growth:
                 small,
                 self.summed,
                 small_sums,
-                node_rows=self.shared_rows,
             )
         else:
             compiled_histogram_kernel("sum_left_out")(
