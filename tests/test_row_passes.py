@@ -19,8 +19,8 @@ def _kernel(name, compiled):
 @st.composite
 def _grown_rows(draw):
     """Rows of a grown tree: each row's leaf, the weights (zeros among them), a gradient
-    table of several columns, and the rows as a growth leaves them (each leaf's rows
-    together, in increasing order within)."""
+    table of several columns (magnitudes 1e-8 to 1e8: the order of the sums shows in the
+    bits), and the number of nodes."""
     n = draw(st.integers(0, 200))
     n_nodes = draw(st.integers(1, 12))
     rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
