@@ -560,17 +560,19 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
 
 def _built_cases():
     """The bytes of the histogram and left-out sums of each :func:`_histogram_case` of
-    unit rows (one statistic summed and two), as ``build_histogram`` builds them here."""
+    unit rows (one statistic summed and two; the table with its weights and without), as
+    ``build_histogram`` builds them here."""
     from treekit_histogram.threads import compiled_histogram_kernel
 
     for order in ("permuted", "in_order", "sparse"):
         for summed in ([0], [0, 1]):
             codes, rows, index = _histogram_case("ones", order)
-            hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
-            compiled_histogram_kernel("build_histogram")(
-                codes, rows, index, 0, index.size, hist, np.array(summed), side_sums
-            )
-            yield hist.tobytes() + side_sums.tobytes()
+            for table in (rows, np.ascontiguousarray(rows[:, 1:])):  # without its weights
+                hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
+                compiled_histogram_kernel("build_histogram")(
+                    codes, table, index, 0, index.size, hist, np.array(summed), side_sums
+                )
+                yield hist.tobytes() + side_sums.tobytes()
 
 
 _BUILD_WITHOUT_THE_JIT = """
@@ -990,15 +992,16 @@ def test_every_feature_is_coded_as_a_search_of_its_edges(seed, d, max_bins):
 
 
 def test_boosting_rounds_write_one_row_table(monkeypatch):
-    """The splitter writes each round's row table into the buffer its thread kept from the
-    round before (boosting's rounds share their data's cache): one allocation for the fit,
-    and the same model as fresh tables give."""
+    """The splitter writes each round's row table (weighted rows) into the buffer its
+    thread kept from the round before (boosting's rounds share their data's cache): one
+    allocation for the fit, and the same model as fresh tables give."""
     import treekit_core.kernels as kernels
     from treekit_core import BoostingRegressor
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 4))
     y = X[:, 0] - X[:, 1] ** 2 + rng.normal(0, 0.3, 500)
+    weight = rng.random(500) + 0.5
     original, tables = kernels.row_table, []
 
     def recorded(evidence, weight, out=None):
@@ -1006,10 +1009,84 @@ def test_boosting_rounds_write_one_row_table(monkeypatch):
         return tables[-1]
 
     monkeypatch.setattr(kernels, "row_table", recorded)
-    fit = lambda: BoostingRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)  # noqa: E731
+    fit = lambda: BoostingRegressor(n_estimators=5, max_depth=3, random_state=0).fit(  # noqa: E731
+        X, y, sample_weight=weight
+    )
     kept = fit()
     assert len(tables) == 5 and all(t is tables[0] for t in tables)
     monkeypatch.setattr(
         kernels, "row_table", lambda evidence, weight, out=None: original(evidence, weight)
     )
     np.testing.assert_array_equal(kept.predict(X), fit().predict(X))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("leaves", [None, 9])
+def test_unit_rows_grow_from_their_evidence(monkeypatch, threads, leaves):
+    """Rows that all weigh exactly 1 (unweighted boosting rounds, an unweighted tree) are
+    read from their evidence, no row table written; the models are those grown from the
+    row table of weights 1, bit for bit (depth first and best first, one thread and two)."""
+    from treekit_histogram import splitter
+    from treekit_histogram import threads as threaded
+
+    import treekit_core.kernels as kernels
+    from treekit_core import BoostingClassifier, BoostingRegressor, TreeRegressor
+
+    monkeypatch.setattr(threaded, "PARALLEL_MIN_WORK", 1)
+    rng = np.random.default_rng(7)
+    n = 3000
+    X = rng.normal(size=(n, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1]) ** 2 + rng.normal(0, 0.3, n)
+    labels = (y > np.median(y)).astype(int)
+    settings = dict(max_leaf_nodes=leaves, max_depth=None if leaves else 4, n_threads=threads)
+    models = [
+        lambda: BoostingRegressor(n_estimators=4, **settings).fit(X, y),
+        lambda: BoostingClassifier(n_estimators=4, **settings).fit(X, labels),
+        lambda: TreeRegressor(splitter="histogram", **settings).fit(X, y),
+    ]
+    original, tables = kernels.row_table, []
+
+    def recorded(evidence, weight, out=None):
+        tables.append(weight)
+        return original(evidence, weight, out=out)
+
+    monkeypatch.setattr(kernels, "row_table", recorded)
+    from_evidence = [make().predict(X) for make in models]
+    assert tables == []
+    table_always = splitter.Histogram._row_table
+    monkeypatch.setattr(
+        splitter.Histogram,
+        "_row_table",
+        lambda self, data, unit_rows=False: table_always(self, data),
+    )
+    from_tables = [make().predict(X) for make in models]
+    assert len(tables) > 0
+    for found, expected in zip(from_evidence, from_tables, strict=True):
+        np.testing.assert_array_equal(found, expected)
+
+
+def test_a_table_without_weights_sums_as_one_with_weights_of_one():
+    """The kernels reading a row table of unit rows without its weight column (the
+    evidence itself) give the bits of the table with weights of 1: histograms (one and two
+    summed statistics, permuted, in order, sparse), the left-out sums, a node's
+    statistics and weight."""
+    from treekit_histogram.threads import compiled_histogram_kernel
+
+    build = compiled_histogram_kernel("build_histogram")
+    statistics = compiled_histogram_kernel("rows_statistics")
+    left_out = compiled_histogram_kernel("sum_left_out")
+    for order in ("permuted", "in_order", "sparse"):
+        codes, rows, index = _histogram_case("ones", order)
+        evidence = np.ascontiguousarray(rows[:, 1:])
+        for summed in ([0], [1], [0, 1]):
+            found = []
+            for table in (rows, evidence):
+                hist, side_sums, sums = np.zeros((9, 8, 4)), np.full(2, np.nan), np.zeros(2)
+                build(codes, table, index, 0, index.size, hist, np.array(summed), side_sums)
+                weight = statistics(table, index, 0, index.size, sums)
+                apart = np.full(2, np.nan)
+                left_out(table, index, 3, index.size - 5, np.array(summed), apart)
+                found.append((hist, side_sums, weight, sums, apart))
+            for with_weights, without in zip(*found, strict=True):
+                assert np.array_equal(with_weights, without, equal_nan=True), (order, summed)

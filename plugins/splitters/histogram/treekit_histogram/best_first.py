@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
+from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
 from treekit_histogram.threads import LEFT, RIGHT, Growth, feature_chunks
 
 #: A node split on threads holds at least this many rows: each thread then sums its
@@ -31,7 +31,7 @@ def grow_best_first(
     every split adds a leaf and the tree stops at ``max_leaves`` leaves (or when no leaf
     has a cut the stopping rules accept)."""
     n = index.size
-    n_stats = rows.shape[1] - 1
+    n_stats = root_hist.shape[2] - CHANNELS  # the row table may have no weights
     growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads, summed)
     root_statistics = growth.statistics(0, n)
     records, frontier = [], []

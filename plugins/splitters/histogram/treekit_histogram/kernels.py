@@ -115,8 +115,8 @@ def build_histogram(binned, rows, index, start, end, hist, summed, side_sums):
 def build_feature_histograms(binned, rows, index, start, end, hist, first, last, summed, side_sums):
     """``hist[first:last]`` of the rows ``index[start:end]`` (a thread's share of a
     threaded build takes a range of features: :mod:`treekit_histogram.threads`): per bin
-    the row count, the weight (``rows[:, 0]``) and the weighted evidence sums
-    ``rows[:, 1 + k]`` of the statistics k in ``summed``; the other statistics' channels
+    the row count, the weight and the weighted evidence sums of the statistics k in
+    ``summed`` (``rows``: :func:`table_weighs_rows`); the other statistics' channels
     are 0 (a criterion's drop-free statistics:
     :meth:`treekit_core.Criterion.drop_free_statistics`, a regression tree's sum of y^2:
     a quarter less time), and those statistics' sums over the rows, in the rows' order
@@ -144,7 +144,7 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
     unit_sums = np.zeros((n_local, n_bins, 1 + n_summed))  # the unit rows' count, the sums
     weighted = np.zeros((0, n_bins, 2))  # the other rows' count and weight, once needed
     gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), 1 + n_summed))
-    left_out = left_out_statistics(summed, rows.shape[1] - 1)
+    left_out = left_out_statistics(summed, width - CHANNELS)
     totals = np.zeros(left_out.shape[0])
     sparse = (end - start) * SPARSE_NODE <= binned.shape[1]
     # the row at position j is j - start (a boosting round's root): the passes read codes
@@ -215,21 +215,44 @@ def left_out_statistics(summed, n_stats):
 
 
 @generic_jit
+def table_weighs_rows(rows, n_stats):
+    """Whether the row table ``rows`` holds each row's weight, then its weighted evidence
+    (n x (1 + ``n_stats``): :func:`treekit_core.kernels.growth.row_table`'s), or every
+    row weighs exactly 1 and the table is the evidence itself (n x ``n_stats``: a
+    boosting round's unweighted rows, no table written; 16 bytes a row gathered, not
+    24). The sums are the same bits either way (1 times a value is the value)."""
+    return rows.shape[1] == 1 + n_stats
+
+
+@generic_jit
 def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, sparse):
     """The weights and summed statistics of the rows ``index[start:start + m]`` into
     ``gathered`` in that order, the ``left_out`` statistics added to ``totals``; whether
-    every row weighs exactly 1. A boosting round's and a regression tree's rows (one
+    every row weighs exactly 1 (a table without weights, :func:`table_weighs_rows`: its
+    rows' weights are not written). A boosting round's and a regression tree's rows (one
     statistic summed, one left out) and two classes' unrolled: a loop over the
     statistics let a row's loads wait on the last row's stores (2.4 against 1.9 ns a value
     for a node of 5% of 1M rows). ``sparse``: the node's rows lie far apart
     (:data:`SPARSE_NODE`): their table entries are prefetched."""
     unit = True
     n_summed = summed.shape[0]
+    weighs = table_weighs_rows(rows, n_summed + left_out.shape[0])
+    shift = 1 if weighs else 0  # a statistic's column: after the weight's
     # the table as one flat run, a row's entries at an unsigned offset (as flat_bins: no
     # negative-index checks, one multiplication a row; 8% of a build at 1M x 20)
     table, width = rows.reshape(-1), np.uint64(rows.shape[1])
     node_rows, weights, firsts = index[start : start + m], gathered[:, 0], gathered[:, 1]
-    if n_summed == 1 and left_out.shape[0] == 1:
+    if n_summed == 1 and left_out.shape[0] == 1 and not weighs:
+        first, other = np.uint64(summed[0]), np.uint64(left_out[0])
+        total = totals[0]
+        for j in range(m):
+            if sparse and j + PREFETCH_AHEAD < m:
+                prefetch(table, np.uint64(node_rows[j + PREFETCH_AHEAD]) * width)
+            at = np.uint64(node_rows[j]) * width
+            firsts[j] = table[at + first]
+            total += table[at + other]
+        totals[0] = total
+    elif n_summed == 1 and left_out.shape[0] == 1:
         first, other = np.uint64(1 + summed[0]), np.uint64(1 + left_out[0])
         total = totals[0]
         for j in range(m):
@@ -241,7 +264,7 @@ def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, spars
             weights[j], firsts[j] = weight, table[at + first]
             total += table[at + other]
         totals[0] = total
-    elif n_summed == 2 and left_out.shape[0] == 0:
+    elif n_summed == 2 and left_out.shape[0] == 0 and weighs:
         first, second = np.uint64(1 + summed[0]), np.uint64(1 + summed[1])
         seconds = gathered[:, 2]
         for j in range(m):
@@ -255,12 +278,13 @@ def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, spars
     else:
         for j in range(m):
             r = index[start + j]
-            unit = unit & (rows[r, 0] == 1.0)
-            gathered[j, 0] = rows[r, 0]
+            weight = rows[r, 0] if weighs else 1.0
+            unit = unit & (weight == 1.0)
+            gathered[j, 0] = weight
             for k in range(n_summed):
-                gathered[j, 1 + k] = rows[r, 1 + summed[k]]
+                gathered[j, 1 + k] = rows[r, shift + summed[k]]
             for i in range(left_out.shape[0]):
-                totals[i] += rows[r, 1 + left_out[i]]
+                totals[i] += rows[r, shift + left_out[i]]
     return unit
 
 
@@ -489,11 +513,12 @@ def sum_left_out(rows, index, start, end, summed, side_sums):
     their order, into ``side_sums`` (its other entries untouched): a split side's, where
     no histogram of its rows is built (which sums them as it gathers the rows, the same
     bits)."""
-    left_out = left_out_statistics(summed, rows.shape[1] - 1)
+    left_out = left_out_statistics(summed, side_sums.shape[0])
+    shift = 1 if table_weighs_rows(rows, side_sums.shape[0]) else 0
     for i in range(left_out.shape[0]):
         total = 0.0
         for j in range(start, end):
-            total += rows[index[j], 1 + left_out[i]]
+            total += rows[index[j], shift + left_out[i]]
         side_sums[left_out[i]] = total
 
 
@@ -700,29 +725,35 @@ def mark_bins(bin_left, last_left_bin, missing_left, mask, m):
 @generic_jit
 def rows_statistics(rows, index, start, end, sums):
     """Class sums (into ``sums``) and weight of the rows ``index[start:end]``, each added
-    in the rows' order. Two statistics (a regression tree's, boosting's) in local sums: a
-    sum kept in ``sums`` was stored and loaded again every row (a boosting round's root:
-    1.1 against 3.3 ms at 1M rows); the table read as gather_rows reads it."""
+    in the rows' order (rows of weight 1 without a weight column,
+    :func:`table_weighs_rows`: their count, the same number). Two statistics (a regression
+    tree's, boosting's) in local sums: a sum kept in ``sums`` was stored and loaded again
+    every row (a boosting round's root: 1.1 against 3.3 ms at 1M rows); the table read as
+    gather_rows reads it."""
     n_classes = sums.shape[0]
     for k in range(n_classes):
         sums[k] = 0.0
-    weight = 0.0
+    weighs = table_weighs_rows(rows, n_classes)
+    shift = np.uint64(1 if weighs else 0)
+    weight = 0.0 if weighs else float(end - start)
     table, width = rows.reshape(-1), np.uint64(rows.shape[1])
     node_rows = index[start:end]
     if n_classes == 2:
         first, second = 0.0, 0.0
         for j in range(end - start):
             at = np.uint64(node_rows[j]) * width
-            weight += table[at]
-            first += table[at + np.uint64(1)]
-            second += table[at + np.uint64(2)]
+            if weighs:
+                weight += table[at]
+            first += table[at + shift]
+            second += table[at + shift + np.uint64(1)]
         sums[0], sums[1] = first, second
         return weight
     for j in range(end - start):
         at = np.uint64(node_rows[j]) * width
-        weight += table[at]
+        if weighs:
+            weight += table[at]
         for k in range(n_classes):
-            sums[k] += table[at + np.uint64(1 + k)]
+            sums[k] += table[at + shift + np.uint64(k)]
     return weight
 
 
@@ -805,8 +836,8 @@ def grow_subtree(
 
     ``binned`` holds the bin codes, features x rows (the last bin of ``root_hist``:
     missing), ``edges[f,
-    a]`` the threshold of a cut after bin a, ``rows``
-    :func:`treekit_core.kernels.growth.row_table`'s array, ``rules``
+    a]`` the threshold of a cut after bin a, ``rows`` the row table
+    (:func:`table_weighs_rows`), ``rules``
     :func:`~treekit_core.kernels.growth.rule_vector`'s. ``max_features`` < d draws that
     many candidate features per node, with the exhaustive grower's generator and order.
 
@@ -822,7 +853,7 @@ def grow_subtree(
     fewer rows than its parent.
     """
     d = binned.shape[0]
-    n_classes = rows.shape[1] - 1
+    n_classes = root_hist.shape[2] - CHANNELS
     missing_column = SUMS + n_classes
     np.random.seed(seed)
     candidates = np.empty(d, dtype=np.int64)

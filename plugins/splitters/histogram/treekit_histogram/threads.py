@@ -139,9 +139,10 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
     grown on ``n_threads`` threads; ``root_hist`` is the histogram of every row of
     ``index`` (its bins sum the statistics ``summed``)."""
     from treekit_core.kernels import number_depth_first
+    from treekit_histogram.kernels import CHANNELS
 
     n, d = index.size, binned.codes.shape[0]
-    n_stats = rows.shape[1] - 1
+    n_stats = root_hist.shape[2] - CHANNELS  # the row table may have no weights
     growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads, summed)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
     # one chunk of features per thread for the steps that go feature by feature (the
