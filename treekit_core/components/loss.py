@@ -86,8 +86,9 @@ class Loss(Component):
     ) -> np.ndarray:
         """The value each node adds to column ``column`` of the raw prediction of the rows
         it holds (length ``n_nodes``; only leaves are read), before the learning rate.
-        ``leaf``: each row's leaf; ``weight``: each row's weight in this round (0 out of
-        its subsample). The default is the Newton step -sum(w g) / (sum(w h) + l2), 0
+        ``leaf``: each row's leaf (int32 or int64, read-only: the growth's own where the
+        splitter says it); ``weight``: each row's weight in this round (0 out of its
+        subsample). The default is the Newton step -sum(w g) / (sum(w h) + l2), 0
         where that denominator is below :data:`TINY_HESSIAN`. Called by ``fit`` once per
         tree, after it is grown."""
         from treekit_core.kernels.row_passes import weighted_leaf_sums  # numba, when used

@@ -24,8 +24,22 @@ def grown_leaf_mixtures(composition, tree, data):
     None: every row, share 1."""
     leaves = composition.splitter.training_leaves(tree, data)  # what the growth kept, taken
     if leaves is not None and composition.evaluator.stopping_nodes(tree, data.X[:0]) is None:
-        return np.arange(data.n_samples), np.asarray(leaves, dtype=np.int64), None
+        leaves = np.asarray(leaves)
+        if leaves.dtype not in (np.int32, np.int64):  # int32 kept as it is (4 MB at 1M rows)
+            leaves = leaves.astype(np.int64)
+        return _every_row(data), leaves, None
     return leaf_mixtures(composition.evaluator, tree, data.X, training=True)
+
+
+def _every_row(data) -> np.ndarray:
+    """0 .. n - 1, read-only, kept in ``data.cache``: gradient boosting asks for it every
+    round (8 MB written at 1M rows each time)."""
+    rows = data.cache.get("every_row")
+    if rows is None or rows.size != data.n_samples:
+        rows = np.arange(data.n_samples)
+        rows.flags.writeable = False
+        data.cache["every_row"] = rows
+    return rows
 
 
 def leaf_mixtures(evaluator, tree, X, training: bool = False):

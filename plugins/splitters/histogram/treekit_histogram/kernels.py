@@ -533,16 +533,6 @@ def other_side(summed, parent_sums, side_sums, other_sums):
 
 
 @generic_jit
-def subtract_feature_histograms(parent, child, features):
-    """:func:`subtract_histogram` for ``features`` only."""
-    n_bins, width = parent.shape[1], parent.shape[2]
-    for f in features:
-        for b in range(n_bins):
-            for c in range(width):
-                parent[f, b, c] -= child[f, b, c]
-
-
-@generic_jit
 def subtract_histogram(parent, child):
     """parent -= child: the sibling's histogram, in place of the parent's."""
     d, n_bins, width = parent.shape
