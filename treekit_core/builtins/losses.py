@@ -38,15 +38,14 @@ from treekit_core.components.loss import Loss
 
 # numpy's own (importing treekit loads no scipy): the logistic and softmax functions
 def expit(x):
-    """1 / (1 + exp(-x)), without overflow for large |x|: 1 / (1 + e) where x >= 0, else
-    e / (1 + e), e = exp(-|x|) (written in place: 9 against 14 ms at 1M rows, the same
-    bits as both branches evaluated and picked)."""
-    e = np.abs(x)
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    denominator = e + 1.0
-    p = np.divide(e, denominator)
-    np.divide(1.0, denominator, out=p, where=x >= 0)
+    """1 / (1 + exp(-x)) (scipy's expit, as scikit-learn's log loss computes it): where
+    exp(-x) overflows, 1 / inf is 0, the limit. numpy's vectorised exp, in place: 1.7 ms
+    at 1M rows, against 14 for the two branches of the stable form picked by a mask."""
+    p = np.negative(x)
+    with np.errstate(over="ignore"):
+        np.exp(p, out=p)
+    p += 1.0
+    np.divide(1.0, p, out=p)
     return p
 
 
