@@ -1044,6 +1044,7 @@ def test_unit_rows_grow_from_their_evidence(monkeypatch, threads, leaves):
         lambda: BoostingRegressor(n_estimators=4, **settings).fit(X, y),
         lambda: BoostingClassifier(n_estimators=4, **settings).fit(X, labels),
         lambda: TreeRegressor(splitter="histogram", **settings).fit(X, y),
+        lambda: TreeClassifier(splitter="histogram", **settings).fit(X, labels),
     ]
     original, tables = kernels.row_table, []
 
@@ -1052,7 +1053,9 @@ def test_unit_rows_grow_from_their_evidence(monkeypatch, threads, leaves):
         return original(evidence, weight, out=out)
 
     monkeypatch.setattr(kernels, "row_table", recorded)
-    from_evidence = [make().predict(X) for make in models]
+    # a classifier's probabilities: their bits, not only the labels
+    predict = lambda model: getattr(model, "predict_proba", model.predict)(X)  # noqa: E731
+    from_evidence = [predict(make()) for make in models]
     assert tables == []
     table_always = splitter.Histogram._row_table
     monkeypatch.setattr(
@@ -1060,7 +1063,7 @@ def test_unit_rows_grow_from_their_evidence(monkeypatch, threads, leaves):
         "_row_table",
         lambda self, data, unit_rows=False: table_always(self, data),
     )
-    from_tables = [make().predict(X) for make in models]
+    from_tables = [predict(make()) for make in models]
     assert len(tables) > 0
     for found, expected in zip(from_evidence, from_tables, strict=True):
         np.testing.assert_array_equal(found, expected)

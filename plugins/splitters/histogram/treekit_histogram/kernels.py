@@ -264,7 +264,15 @@ def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, spars
             weights[j], firsts[j] = weight, table[at + first]
             total += table[at + other]
         totals[0] = total
-    elif n_summed == 2 and left_out.shape[0] == 0 and weighs:
+    elif n_summed == 2 and left_out.shape[0] == 0 and not weighs:
+        first, second = np.uint64(summed[0]), np.uint64(summed[1])
+        seconds = gathered[:, 2]
+        for j in range(m):
+            if sparse and j + PREFETCH_AHEAD < m:
+                prefetch(table, np.uint64(node_rows[j + PREFETCH_AHEAD]) * width)
+            at = np.uint64(node_rows[j]) * width
+            firsts[j], seconds[j] = table[at + first], table[at + second]
+    elif n_summed == 2 and left_out.shape[0] == 0:
         first, second = np.uint64(1 + summed[0]), np.uint64(1 + summed[1])
         seconds = gathered[:, 2]
         for j in range(m):
