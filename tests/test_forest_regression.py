@@ -220,3 +220,26 @@ def test_quantiles_with_missing_values_mix_both_branches_by_c45_shares():
     np.testing.assert_array_equal(got, by_hand(y, weights, q))
     mean = tree.predict(np.array([[np.nan]]))[0]
     assert mean == pytest.approx((weights * y).sum() / weights.sum(), rel=1e-12)
+
+
+def test_a_forest_presorts_on_its_jobs(monkeypatch):
+    """Splitter.share_across_trees gets the forest's threads: the exhaustive splitter's
+    presort of X for every tree runs on ``n_jobs`` threads (every usable CPU for -1),
+    the same order as on one (the same forest)."""
+    import treekit_core.kernels.builder as builder
+    from treekit_core.kernels.usable_cpus import fit_threads
+
+    original, calls = builder.presort, []
+
+    def recorded(X, n_threads=1):
+        calls.append(n_threads)
+        return original(X, n_threads)
+
+    monkeypatch.setattr(builder, "presort", recorded)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 1] - X[:, 2] + rng.normal(0, 0.3, 300)
+    make = lambda jobs: ForestRegressor(n_estimators=4, n_jobs=jobs, random_state=0)  # noqa: E731
+    forests = [make(jobs).fit(X, y) for jobs in (2, -1)]
+    assert calls[:2] == [fit_threads(2), fit_threads(-1)]
+    np.testing.assert_array_equal(forests[0].predict(X), forests[1].predict(X))

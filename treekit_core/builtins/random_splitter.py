@@ -145,7 +145,7 @@ class RandomCuts(Exhaustive):
         (``training_leaves_wanted``), once; None otherwise (the caller walks X)."""
         return grown_leaves(data, tree)
 
-    def share_across_trees(self, data) -> None:
+    def share_across_trees(self, data, n_threads: int = 1) -> None:
         """X in Fortran order once for all trees of a forest (no presort: random cuts
         read no sorted values)."""
         if not data.X.flags.f_contiguous and not data.has_missing:

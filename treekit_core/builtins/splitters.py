@@ -396,15 +396,16 @@ class Exhaustive(Splitter):
         found = compiled_nominal_search(composition, data, multiway)
         return None if found is None else (*found, multiway)
 
-    def share_across_trees(self, data) -> None:
-        """Presort X once for all trees of a forest (when they grow presorted: not for a
-        target whose statistics are no sums, which is searched from the rows)."""
+    def share_across_trees(self, data, n_threads: int = 1) -> None:
+        """Presort X once for all trees of a forest or boosting fit, on ``n_threads``
+        threads (when they grow presorted: not for a target whose statistics are no sums,
+        which is searched from the rows)."""
         summarised = data.target is not None and data.target.summarises_rows
         if summarised or not self._presorted_growth(data):
             return
         from treekit_core.kernels.builder import presort
 
-        data.cache["presort"] = presort(data.X, 1)
+        data.cache["presort"] = presort(data.X, n_threads)
 
     def _presorted_growth(self, data) -> bool:
         """Whether the presorted builder may grow trees on this data: no missing value, no

@@ -131,7 +131,9 @@ class Splitter(Component):
         (``treekit_core.builtins.keep_grown_rows``). Default: None."""
         return None
 
-    def share_across_trees(self, data) -> None:
-        """Precompute, from X alone, what every tree of a forest can share, into
-        ``data.cache``. Called once per forest fit, before trees are grown in parallel
-        threads (so they do not each redo it). Default: nothing."""
+    def share_across_trees(self, data, n_threads: int = 1) -> None:
+        """Precompute, from X alone, what every tree of a forest or of a boosting fit can
+        share, into ``data.cache``, on up to ``n_threads`` threads (the fit's: a
+        forest's ``n_jobs``, boosting's ``n_threads``). Called once per forest or
+        boosting fit, before its trees grow (a forest's in parallel threads, which then do
+        not each redo it). Default: nothing."""

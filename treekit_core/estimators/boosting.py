@@ -176,7 +176,7 @@ class BoostingEstimator(ComposedEstimator):
             X_valid = np.ascontiguousarray(data_all.X[held_out])
             y_valid, w_valid = y_all[held_out], data_all.weight[held_out]
             valid_raw = self._raw_predict_checked(X_valid, kept)
-        composition.splitter.share_across_trees(data)
+        composition.splitter.share_across_trees(data, n_threads=composition.fit_threads())
         self.estimators_ = list(kept)
         train_score = list(self.train_score_) if kept else []
         valid_score = list(self.validation_score_) if kept and valid_raw is not None else []

@@ -345,7 +345,15 @@ class EnsembleEstimator(ComposedEstimator):
         if n_jobs != 1 and _threads_backend() and not self._threads_help(composition, data, draws):
             n_jobs = 1
         composition.parallel_kernels = n_jobs == 1
-        composition.splitter.share_across_trees(data)
+        # what the trees share, on the threads they will grow on (one tree's kernels' or
+        # the forest's jobs': every CPU for a negative n_jobs)
+        if composition.parallel_kernels:
+            share_threads = composition.fit_threads()
+        else:
+            from treekit_core.kernels.usable_cpus import fit_threads
+
+            share_threads = fit_threads(max(n_jobs, -1))
+        composition.splitter.share_across_trees(data, n_threads=share_threads)
 
         n_strata = int(labels.max()) + 1
         shipped = ShippedComposition(composition)

@@ -1093,3 +1093,35 @@ def test_a_table_without_weights_sums_as_one_with_weights_of_one():
                 found.append((hist, side_sums, weight, sums, apart))
             for with_weights, without in zip(*found, strict=True):
                 assert np.array_equal(with_weights, without, equal_nan=True), (order, summed)
+
+
+def test_the_binning_runs_on_the_fits_threads(monkeypatch):
+    """Splitter.share_across_trees gets the threads of the fit: a boosting fit on two
+    threads bins X on two, a forest of two jobs too (where its trees grow one at a time:
+    one tree's kernels' threads, every CPU for a forest); the codes, so the models, are
+    those of one thread."""
+    from treekit_histogram import splitter
+
+    from treekit_core import BoostingRegressor, ForestRegressor
+    from treekit_core.kernels.usable_cpus import fit_threads
+
+    original, calls = splitter.bin_features, []
+
+    def recorded(X, max_bins, n_threads=1):
+        calls.append(n_threads)
+        return original(X, max_bins, n_threads)
+
+    monkeypatch.setattr(splitter, "bin_features", recorded)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 3))
+    y = X[:, 0] + rng.normal(0, 0.2, 400)
+    boosted = [BoostingRegressor(n_estimators=3, n_threads=t).fit(X, y) for t in (1, 2)]
+    assert calls == [1, fit_threads(2)]
+    np.testing.assert_array_equal(boosted[0].predict(X), boosted[1].predict(X))
+    calls.clear()
+    forests = [
+        ForestRegressor(n_estimators=4, splitter="histogram", n_jobs=jobs, random_state=0).fit(X, y)
+        for jobs in (None, 2)
+    ]
+    assert calls == [fit_threads(None), fit_threads(2)]  # a forest's trees: every CPU
+    np.testing.assert_array_equal(forests[0].predict(X), forests[1].predict(X))
