@@ -1103,7 +1103,6 @@ def test_the_binning_runs_on_the_fits_threads(monkeypatch):
     from treekit_histogram import splitter
 
     from treekit_core import BoostingRegressor, ForestRegressor
-    from treekit_core.kernels.usable_cpus import fit_threads
 
     original, calls = splitter.bin_features, []
 
@@ -1116,12 +1115,15 @@ def test_the_binning_runs_on_the_fits_threads(monkeypatch):
     X = rng.normal(size=(400, 3))
     y = X[:, 0] + rng.normal(0, 0.2, 400)
     boosted = [BoostingRegressor(n_estimators=3, n_threads=t).fit(X, y) for t in (1, 2)]
-    assert calls == [1, fit_threads(2)]
+    # the threads the fit may use: two, where this machine has them
+    assert calls == [1, boosted[1].composition_.fit_threads()]
     np.testing.assert_array_equal(boosted[0].predict(X), boosted[1].predict(X))
     calls.clear()
     forests = [
         ForestRegressor(n_estimators=4, splitter="histogram", n_jobs=jobs, random_state=0).fit(X, y)
         for jobs in (None, 2)
     ]
-    assert calls == [fit_threads(None), fit_threads(2)]  # a forest's trees: every CPU
+    # one tree at a time: its kernels' threads (every CPU); two jobs: two, at most those
+    every_cpu = forests[0].composition_.fit_threads()
+    assert calls == [every_cpu, min(every_cpu, 2)]
     np.testing.assert_array_equal(forests[0].predict(X), forests[1].predict(X))
