@@ -203,7 +203,14 @@ def test_a_model_written_before_the_families_predicts_as_it_did(name):
         got = module.predictions(model, X)
         assert set(got) == set(expected) - {"treekit", "estimator"}
         for key, values in got.items():
-            np.testing.assert_array_equal(np.asarray(values), np.asarray(expected[key]))
+            values, wanted = np.asarray(values), np.asarray(expected[key])
+            if values.dtype.kind == "f":
+                # curves come from numpy's exp and log, whose vectorised loops differ in
+                # the last bit between processors (AVX-512 or AVX2): the file's numbers
+                # are read exactly, what is computed from them agrees to a few ulp
+                np.testing.assert_allclose(values, wanted, rtol=1e-14, atol=0)
+            else:
+                np.testing.assert_array_equal(values, wanted)
     # refitting the unpickled estimator fits as a fresh one with its parameters does
     targets = {"labels": labels, "response": response, "follow_up": follow_up}
     target = module.MODELS[name][1]
@@ -215,9 +222,10 @@ def test_a_model_written_before_the_families_predicts_as_it_did(name):
     for key in refit_predictions:
         np.testing.assert_array_equal(refit_predictions[key], fresh_predictions[key])
     if not issubclass(estimator, EnsembleEstimator):  # a single tree fits as it did
-        # to the bit, but for an exponential tree: rpart's rescaling of time has taken R's
+        # to a few ulp (numpy's exp and log differ in the last bit between processors, as
+        # above), but for an exponential tree: rpart's rescaling of time has taken R's
         # arithmetic since (issue 57), which moves its rates in their last bits
-        rtol = 1e-13 if name == "survival_tree_exp" else 0.0
+        rtol = 1e-13 if name == "survival_tree_exp" else 1e-14
         for key, values in refit_predictions.items():
             np.testing.assert_allclose(
                 np.asarray(values), np.asarray(expected[key]), rtol=rtol, atol=0

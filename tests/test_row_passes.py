@@ -70,3 +70,24 @@ def test_the_rows_before_a_growth_are_numpys(compiled, rows, fortran):
     _kernel("residual_rows", compiled)(gradient, column, residuals)
     negative = np.negative(values[:, column])
     assert residuals.tobytes() == np.column_stack([negative, negative * negative]).tobytes()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@settings(max_examples=40, deadline=None)
+@given(rows=_grown_rows(), fortran=st.booleans())
+def test_the_newton_rows_are_numpys(compiled, rows, fortran):
+    """(-g, h, g^2 / h) with numpy's bits; the third 0 where h <= 0 and at most
+    MAX_NEWTON_SQUARE where h is tiny."""
+    _, weight, values, _ = rows
+    gradient = np.asfortranarray(values) if fortran else values
+    hessian = np.abs(values[:, ::-1]).copy()
+    hessian[::3] = 0.0  # no hessian: no square
+    hessian[1::7] = 1e-300  # a square past the cap
+    found = np.full((weight.size, 3), np.nan)
+    column = values.shape[1] - 1
+    _kernel("newton_rows", compiled)(gradient, hessian, column, found)
+    g, h = values[:, column], hessian[:, column]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        square = np.where(h > 0, np.minimum(g * g / h, row_passes.MAX_NEWTON_SQUARE), 0.0)
+    expected = np.column_stack([np.negative(g), h, square])
+    assert found.tobytes() == expected.tobytes()

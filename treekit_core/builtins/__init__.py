@@ -28,6 +28,7 @@ from treekit_core.builtins.isolation import Isolation, IsolationCriterion
 from treekit_core.builtins.label_sets import ClassLabelSets
 from treekit_core.builtins.labelers import CostMatrix, Majority
 from treekit_core.builtins.losses import BUILTIN_LOSSES
+from treekit_core.builtins.newton import NewtonGain, NewtonStep
 from treekit_core.builtins.nominal_subsets import (
     EXACT_LIMIT,
     best_nominal_split,
@@ -92,6 +93,8 @@ __all__ = [
     "Median",
     "Misclassification",
     "Multiway",
+    "NewtonGain",
+    "NewtonStep",
     "Poisson",
     "PoissonMean",
     "NoPruning",
@@ -141,6 +144,7 @@ def treekit_targets():
         CompetingRisks,
         Isolation,
         TreatmentEffect,
+        NewtonStep,
     ]
 
 
@@ -162,6 +166,7 @@ def treekit_criteria():
         IsolationCriterion,
         CausalTreeCriterion,
         GrfCausalCriterion,
+        NewtonGain,
     ]
 
 

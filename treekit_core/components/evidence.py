@@ -32,6 +32,9 @@ EVIDENCE_KINDS = {
     "event_time": "censored follow-up as (event 1/0, time); target survival (log-rank)",
     "row_count": "no response: every row is 1, so a node's sum counts its rows; target "
     "isolation (isolation forests)",
+    "newton_moments": "a loss's gradient g and hessian h at a row's raw prediction as (-g, h, "
+    "g^2 / h): sums give a node's Newton step and gain (boosting writes them every round; "
+    "from a y, squared error's at 0: (y, 1, y^2)); target newton_step",
     "treatment_moments": "a binary treatment d and outcome y as (d, y, d y, y^2, d y^2, w, "
     "w^2, w y), w = d minus the row's propensity (d where none is given): sums give the arms' "
     "means and variances and the effect's slope; target treatment_effect",

@@ -26,12 +26,19 @@ _SHARED_DOC = """
     ``random_state``; with HistGradientBoosting's ``l2_regularization`` (added to a leaf's
     summed hessian in the Newton step) and ``early_stopping`` (``validation_fraction`` of
     the rows held out, within classes for a classifier; the rounds stop once the held-out
-    loss has not fallen by ``tol`` for ``n_iter_no_change`` rounds). The trees are
-    squared-error regression trees on the negative gradient: ``splitter`` (None: the
-    histogram splitter where the ``treekit-histogram`` plugin is installed, else
-    ``exhaustive``), ``propagator`` and ``evaluator`` (missing values), ``monotonic_cst``,
-    ``interaction_cst`` and ``categorical_features`` as for a single tree. ``warm_start``
-    keeps the fitted rounds and adds rounds up to ``n_estimators`` (``max_iter``).
+    loss has not fallen by ``tol`` for ``n_iter_no_change`` rounds). The trees' ``criterion``:
+    ``"squared_error"`` of the negative gradient (scikit-learn's ``GradientBoosting*``) or
+    ``"newton"``, the second-order gain G^2 / (H + l2_regularization) of the rows' summed
+    gradients and hessians, each child holding at least ``min_child_hessian`` (a
+    ``criterion_params`` entry, default 1e-3) of summed hessian (LightGBM's and
+    HistGradientBoosting's); None: ``"newton"`` where the loss's hessian varies (log_loss,
+    poisson, gamma, cox with newton leaves) unless the splitter is ``exhaustive``, else
+    ``"squared_error"`` (where the hessian is constant the two make the same splits).
+    ``splitter`` (None: the histogram splitter where the ``treekit-histogram`` plugin is
+    installed, else ``exhaustive``), ``propagator`` and ``evaluator`` (missing values),
+    ``monotonic_cst``, ``interaction_cst`` and ``categorical_features`` as for a single
+    tree. ``warm_start`` keeps the fitted rounds and adds rounds up to ``n_estimators``
+    (``max_iter``).
 
     Fitted: ``estimators_`` (per round, a list of trees whose ``value`` is what each leaf
     adds to the raw prediction before the learning rate), ``train_score_`` (the loss on the
@@ -48,7 +55,7 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
         + _SHARED_DOC
     )
 
-    # the structure's (squared-error trees), not the family's: boosting fixes the criterion
+    # the structure's (the trees' criterion is boosting's choice), not the family's
     fixed_components = BoostingEstimator.fixed_components
 
     def __init__(
@@ -62,6 +69,8 @@ class BoostingRegressor(RegressorFamily, BoostingEstimator):
         alpha=0.9,
         loss_params=None,
         l2_regularization=0.0,
+        criterion=None,
+        criterion_params=None,
         splitter=None,
         propagator="hard",
         evaluator="hard",
@@ -154,6 +163,8 @@ class BoostingClassifier(ConformalSets, BoostingEstimator):
         subsample=1.0,
         loss_params=None,
         l2_regularization=0.0,
+        criterion=None,
+        criterion_params=None,
         splitter=None,
         propagator="hard",
         evaluator="hard",
@@ -289,6 +300,8 @@ class BoostingSurvival(BoostingEstimator):
         subsample=1.0,
         loss_params=None,
         l2_regularization=0.0,
+        criterion=None,
+        criterion_params=None,
         splitter=None,
         propagator="hard",
         evaluator="hard",

@@ -1,13 +1,15 @@
 """Gradient boosting (issue 60): the boosting structure and its regressor and classifier.
 
 Each round computes the loss's gradient and hessian at the current raw prediction, grows
-one tree per raw column on the negative gradient (a squared-error regression tree: any
-splitter, question kind, missing-value rule and constraint the composition names), values
-its leaves as the loss says (:meth:`treekit_core.components.Loss.leaf_values`) and adds
-``learning_rate`` times them to the raw prediction (Friedman's gradient boosting, as
-scikit-learn's ``GradientBoosting*``). A boosted tree is an ordinary :class:`Tree` whose
-``value`` is what its leaves add, so every evaluator walks it (a row with a missing value
-mixes its leaves' values by C4.5's shares, as the tree's evaluator mixes any values).
+one tree per raw column on the gradient (squared error of the negative gradient, as
+scikit-learn's ``GradientBoosting*``, or the Newton gain of gradient and hessian, as
+LightGBM and HistGradientBoosting: any splitter, question kind, missing-value rule and
+constraint the composition names), values its leaves as the loss says
+(:meth:`treekit_core.components.Loss.leaf_values`) and adds ``learning_rate`` times them
+to the raw prediction (Friedman's gradient boosting). A boosted tree is an ordinary
+:class:`Tree` whose ``value`` is what its leaves add, so every evaluator walks it (a row
+with a missing value mixes its leaves' values by C4.5's shares, as the tree's evaluator
+mixes any values).
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ from treekit_core.estimators.inputs import _rng
 from treekit_core.estimators.memberships import grown_leaf_mixtures
 from treekit_core.registry import get_registry
 
+#: The rows boosting writes for its trees every round, by the kind of rows the criterion
+#: reads (:data:`treekit_core.components.evidence.EVIDENCE_KINDS`), and their width:
+#: ``moments`` (r, r^2) of the residual r = -g, ``newton_moments`` (-g, h, g^2 / h).
+ROW_WIDTHS = {"moments": 2, "newton_moments": 3}
+
 
 def _check_number(name, value, low, high, low_open=False, integral=False):
     """``value`` a real (an int with ``integral``) in [low, high] ((low, high] with
@@ -45,12 +52,11 @@ def _check_number(name, value, low, high, low_open=False, integral=False):
 
 
 class BoostingEstimator(ComposedEstimator):
-    """The boosting structure: rounds of trees on the loss's negative gradient. The trees
-    are squared-error regression trees (fixed, as in scikit-learn's gradient boosting);
-    the splitter, propagator and evaluator are the user's."""
+    """The boosting structure: rounds of trees on the loss's gradient. The trees' criterion
+    is ``squared_error`` or ``newton`` (:meth:`_criterion_choice`); the splitter,
+    propagator and evaluator are the user's."""
 
     fixed_components = {
-        "criterion": "squared_error",
         "pruner": "none",
         "labeler": "majority",
         "confidence": "probability",
@@ -83,11 +89,35 @@ class BoostingEstimator(ComposedEstimator):
 
     def _component_choice(self, kind: str) -> tuple:
         """The splitter None means the histogram splitter where ``treekit-histogram`` is
-        installed (boosting's usual search), else the exhaustive one."""
+        installed (boosting's usual search), else the exhaustive one; the criterion is
+        :meth:`_criterion_choice`'s."""
         if kind == "splitter" and self.splitter is None:
             installed = get_registry().components("splitter")
             return ("histogram" if "histogram" in installed else "exhaustive"), self.splitter_params
+        if kind == "criterion":
+            return self._criterion_choice()
         return super()._component_choice(kind)
+
+    def _criterion_choice(self) -> tuple:
+        """(criterion, parameters) of the trees. None: squared error of the negative
+        gradient (Friedman's trees, scikit-learn's ``GradientBoosting*``) with the
+        exhaustive splitter or where the loss's hessian is constant (there the Newton gain
+        is the same drop, from fewer sums), else the Newton gain (LightGBM's,
+        HistGradientBoosting's). A criterion with an ``l2_regularization`` parameter takes
+        the estimator's unless ``criterion_params`` names it."""
+        criterion = self.criterion
+        if criterion is None:
+            splitter = self._component_choice("splitter")[0]
+            exact = isinstance(splitter, str) and splitter == "exhaustive"
+            constant = self._make_loss().hessian_is_constant()
+            criterion = "squared_error" if exact or constant else "newton"
+        if not isinstance(criterion, str):  # an instance: its own parameters
+            return criterion, None
+        params = dict(self.criterion_params or {})
+        cls = get_registry().get_class("criterion", criterion)
+        if attrs.has(cls) and "l2_regularization" in attrs.fields_dict(cls):
+            params.setdefault("l2_regularization", self.l2_regularization)
+        return criterion, params or None
 
     def _make_loss(self):
         loss = get_registry().create("loss", self.loss, self._loss_params())
@@ -110,6 +140,13 @@ class BoostingEstimator(ComposedEstimator):
         self._unweighted = sample_weight is None
         loss = self._make_loss()
         composition = self._make_composition()
+        if composition.criterion.evidence not in ROW_WIDTHS:
+            raise ValueError(
+                f"criterion {composition.criterion.name!r} reads "
+                f"{composition.criterion.evidence!r} rows; boosting writes "
+                f"{' or '.join(map(repr, ROW_WIDTHS))} rows for its trees: name "
+                "'squared_error' or 'newton'"
+            )
         self._check_target(composition)
         data, _ = self._validate_training(X, y_numbers, sample_weight, composition)
         k = resolve_max_features(self.max_features, data.n_features)
@@ -187,16 +224,17 @@ class BoostingEstimator(ComposedEstimator):
         # each tree's rows, rewritten every round (_grow_one): the target's own rows where
         # they fit (the fit's y is copied out of them, nothing reads them again; 16 MB
         # less at the peak at 1M rows), else a buffer of the fit's
+        width = ROW_WIDTHS[composition.criterion.evidence]
         evidence = data.evidence
         if not (
             data is data_all
-            and evidence.shape == (n, 2)
+            and evidence.shape == (n, width)
             and evidence.dtype == np.float64
             and evidence.flags.c_contiguous
             and evidence.flags.owndata
             and evidence.flags.writeable
         ):
-            evidence = np.empty((n, 2))
+            evidence = np.empty((n, width))
         for _ in range(len(kept), rounds):
             round_weight = weight
             if self.subsample < 1.0:
@@ -254,11 +292,15 @@ class BoostingEstimator(ComposedEstimator):
         in the constrained tree's intervals): (the tree, the training rows it reaches,
         what it adds to them before the learning rate: where each row is in one leaf, the
         leaves' values and each row's leaf; else the value of each (row, leaf) entry)."""
-        # the tree's rows (r, r^2) of the residual r, written into the fit's one buffer
-        # (a fresh pair of columns a round cost 8 MB more at the peak and page faults)
-        from treekit_core.kernels.row_passes import residual_rows  # numba, once fitting
+        # the tree's rows, written into the fit's one buffer (a fresh pair of columns a
+        # round cost 8 MB more at the peak and page faults): (r, r^2) of the residual r for
+        # squared error, (-g, h, g^2 / h) for the Newton gain
+        from treekit_core.kernels.row_passes import newton_rows, residual_rows  # numba
 
-        residual_rows(gradient, k, evidence)
+        if evidence.shape[1] == ROW_WIDTHS["newton_moments"]:
+            newton_rows(gradient, hessian, k, evidence)
+        else:
+            residual_rows(gradient, k, evidence)
         grown = composition.grow(
             attrs.evolve(data, evidence=evidence, weight=weight, training_leaves_wanted=True),
             rng,
@@ -380,7 +422,7 @@ class BoostingEstimator(ComposedEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Mean decrease in impurity of the trees' squared error, averaged over the trees
+        """Mean decrease in impurity of the trees' criterion, averaged over the trees
         that split (unnormalised per tree) and normalised to sum 1: scikit-learn's
         gradient boosting's definition."""
         self._check_fitted()

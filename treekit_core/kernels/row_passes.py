@@ -1,5 +1,5 @@
-"""Passes over every training row around a tree's growth: a boosting tree's residual rows
-(before), every row's leaf from the order the growth left the rows in, the leaves'
+"""Passes over every training row around a tree's growth: a boosting tree's residual or
+Newton rows (before), every row's leaf from the order the growth left the rows in, the leaves'
 weighted sums of a column (the default Newton step of a boosting loss) and a boosting
 round's raw predictions moved by its leaves' values (after).
 
@@ -27,6 +27,24 @@ def residual_rows(gradient, column, evidence):
         residual = -gradient[i, column]
         evidence[i, 0] = residual
         evidence[i, 1] = residual * residual
+
+
+#: The largest g^2 / h a Newton row holds (the square of the largest response fit takes):
+#: a row whose hessian is near 0 would otherwise make a node's sum infinite.
+MAX_NEWTON_SQUARE = 1e200
+
+
+@jit()
+def newton_rows(gradient, hessian, column, evidence):
+    """A boosting tree's Newton rows (-g, h, g^2 / h) of column ``column``'s gradient g and
+    hessian h into ``evidence`` (the third 0 where h <= 0, at most
+    :data:`MAX_NEWTON_SQUARE`)."""
+    for i in range(gradient.shape[0]):
+        g = gradient[i, column]
+        h = hessian[i, column]
+        evidence[i, 0] = -g
+        evidence[i, 1] = h
+        evidence[i, 2] = min(g * g / h, MAX_NEWTON_SQUARE) if h > 0.0 else 0.0
 
 
 @jit()
