@@ -102,7 +102,7 @@ def test_unknown_name_lists_installed_and_suggests():
     installed = (
         "absolute_error, causal_tree, entropy, exponential, gini, gray, grf_causal, isolation, "
         "logrank, logrank_cause, "
-        "misclassification, "
+        "misclassification, newton, "
         "poisson, "
         "rpart_poisson, squared_error, variance"
     )
