@@ -181,44 +181,34 @@ def test_boosting_with_the_newton_gain_is_hist_gradient_boosting(splitter_name, 
 
 
 def test_the_criterion_boosting_chooses():
-    """None: the Newton gain where the loss's hessian varies and the splitter is not
-    exhaustive; squared error where it is constant (the same splits, fewer sums) or with
-    the exhaustive splitter (scikit-learn's GradientBoosting*); a named criterion as
-    named, with the estimator's l2_regularization."""
+    """None: squared error of the negative gradient (scikit-learn's GradientBoosting*)
+    for every loss and splitter; "newton" as named, with the estimator's
+    l2_regularization unless criterion_params names one."""
     X, rng = _few_values(120)
     labels = (X[:, 0] > 5).astype(int)
-    name, plugin = _splitter("histogram")
-    with plugin:
+    with _splitter("histogram")[1]:
         chosen = {
-            (loss, splitter): BoostingRegressor(loss=loss, splitter=splitter, n_estimators=2)
+            BoostingRegressor(loss=loss, splitter=splitter, n_estimators=2)
             .fit(X, X[:, 1] + 1.0)
             .composition_.criterion.name
             for loss in ("squared_error", "huber", "poisson")
             for splitter in ("histogram", "exhaustive")
         }
-        classifier = BoostingClassifier(splitter=name, n_estimators=2, l2_regularization=2.0)
+        classifier = BoostingClassifier(criterion="newton", n_estimators=2, l2_regularization=2)
         newton = classifier.fit(X, labels).composition_.criterion
-    assert chosen == {
-        ("squared_error", "histogram"): "squared_error",
-        ("squared_error", "exhaustive"): "squared_error",
-        ("huber", "histogram"): "squared_error",
-        ("huber", "exhaustive"): "squared_error",
-        ("poisson", "histogram"): "newton",
-        ("poisson", "exhaustive"): "squared_error",
-    }
-    assert (newton.name, newton.l2_regularization) == ("newton", 2.0)
-    exact = BoostingClassifier(splitter="exhaustive", n_estimators=2).fit(X, labels)
-    assert exact.composition_.criterion.name == "squared_error"
-    follow_up = np.column_stack([1.0 + X[:, 0], X[:, 1] > 3])
+        own = BoostingClassifier(
+            criterion="newton", criterion_params={"l2_regularization": 0.5}, n_estimators=2
+        )
+        own_l2 = own.fit(X, labels).composition_.criterion.l2_regularization
+    assert chosen == {"squared_error"}
+    assert (newton.name, newton.l2_regularization, own_l2) == ("newton", 2.0, 0.5)
     from sksurv.util import Surv
 
-    surv = Surv.from_arrays(follow_up[:, 1].astype(bool), follow_up[:, 0])
-    with _splitter("histogram")[1]:
-        for newton_leaves, expected in ((False, "squared_error"), (True, "newton")):
-            model = BoostingSurvival(
-                splitter=name, n_estimators=2, loss_params={"newton": newton_leaves}
-            ).fit(X, surv)
-            assert model.composition_.criterion.name == expected
+    surv = Surv.from_arrays(X[:, 1] > 3, 1.0 + X[:, 0])
+    model = BoostingSurvival(criterion="newton", n_estimators=2, loss_params={"newton": True}).fit(
+        X, surv
+    )
+    assert model.composition_.criterion.name == "newton"
 
 
 def test_criteria_reading_other_rows_and_bad_parameters_are_refused_by_name():

@@ -105,10 +105,6 @@ class SquaredError(Loss):
     def initial_raw(self, y, weight, n_classes):
         return np.array([np.average(y, weights=weight)])
 
-    def hessian_is_constant(self):
-        """Its hessian is 1 for every row."""
-        return True
-
     def gradient_hessian(self, y, raw, state):
         return raw - y[:, None], np.ones_like(raw)
 
@@ -140,10 +136,6 @@ class AbsoluteError(_ResidualQuantileLeaves, Loss):
     def gradient_hessian(self, y, raw, state):
         return np.where(raw > y[:, None], 1.0, -1.0), np.ones_like(raw)
 
-    def hessian_is_constant(self):
-        """Its hessian is 1 for every row."""
-        return True
-
     def _leaf_value(self, residual, weight, state):
         return weighted_percentile(residual, weight, 50)
 
@@ -168,10 +160,6 @@ class Huber(_ResidualQuantileLeaves, Loss):
         residual = raw - y[:, None]
         clipped = np.where(residual >= 0, delta, -delta)
         return np.where(np.abs(residual) <= delta, residual, clipped), np.ones_like(raw)
-
-    def hessian_is_constant(self):
-        """Its hessian is 1 for every row."""
-        return True
 
     def _leaf_value(self, residual, weight, state):
         median = weighted_percentile(residual, weight, 50)
@@ -203,10 +191,6 @@ class Quantile(_ResidualQuantileLeaves, Loss):
     def gradient_hessian(self, y, raw, state):
         above = y[:, None] >= raw
         return np.where(above, -self.alpha, 1.0 - self.alpha), np.ones_like(raw)
-
-    def hessian_is_constant(self):
-        """Its hessian is 1 for every row."""
-        return True
 
     def _leaf_value(self, residual, weight, state):
         return weighted_percentile(residual, weight, 100 * self.alpha)
@@ -369,10 +353,6 @@ class Cox(Loss):
 
     def round_state(self, y, raw, weight):
         return {"weight": weight}
-
-    def hessian_is_constant(self):
-        """Without ``newton`` its hessian is 1 for every row (the leaves' mean)."""
-        return not self.newton
 
     def gradient_hessian(self, y, raw, state):
         weight = state.get("weight")

@@ -41,14 +41,6 @@ class Loss(Component):
     ``"exp"``, ``"logistic"`` (one raw column: P(second class)), ``"softmax"``; None: no
     such operator (the model is not exported). Read by ``treekit_core.export.to_onnx``."""
 
-    def hessian_is_constant(self) -> bool:
-        """True when every row's hessian is the same number in every round (squared
-        error's 1): the Newton gain of a split is then squared error's drop of the negative
-        gradient, so boosting grows its trees with squared error unless told otherwise
-        (fewer sums a histogram bin). Called by ``fit`` when the estimator's ``criterion``
-        is None. Default: False."""
-        return False
-
     def check_y(self, y: np.ndarray) -> None:
         """Refuse responses outside the loss's domain (a Poisson count below 0), naming the
         loss. Called by ``fit`` once y is checked numeric, before the first round."""

@@ -100,17 +100,11 @@ class BoostingEstimator(ComposedEstimator):
 
     def _criterion_choice(self) -> tuple:
         """(criterion, parameters) of the trees. None: squared error of the negative
-        gradient (Friedman's trees, scikit-learn's ``GradientBoosting*``) with the
-        exhaustive splitter or where the loss's hessian is constant (there the Newton gain
-        is the same drop, from fewer sums), else the Newton gain (LightGBM's,
-        HistGradientBoosting's). A criterion with an ``l2_regularization`` parameter takes
-        the estimator's unless ``criterion_params`` names it."""
-        criterion = self.criterion
-        if criterion is None:
-            splitter = self._component_choice("splitter")[0]
-            exact = isinstance(splitter, str) and splitter == "exhaustive"
-            constant = self._make_loss().hessian_is_constant()
-            criterion = "squared_error" if exact or constant else "newton"
+        gradient (Friedman's trees, scikit-learn's ``GradientBoosting*``); ``"newton"``:
+        the Newton gain (LightGBM's, HistGradientBoosting's). A criterion with an
+        ``l2_regularization`` parameter takes the estimator's unless ``criterion_params``
+        names it."""
+        criterion = "squared_error" if self.criterion is None else self.criterion
         if not isinstance(criterion, str):  # an instance: its own parameters
             return criterion, None
         params = dict(self.criterion_params or {})

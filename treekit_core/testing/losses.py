@@ -32,8 +32,7 @@ def check_loss(loss, params=None):
     :meth:`~treekit_core.Loss.n_raw` finite numbers at which the loss is no worse than a
     step either side; ``gradient_hessian`` n x n_raw, finite, the hessian >= 0, the
     gradient of every row proportional (one positive factor for all rows) to the
-    derivative of ``loss`` by central differences, one number for every row where
-    ``hessian_is_constant()`` says so; ``leaf_values`` one finite number per
+    derivative of ``loss`` by central differences; ``leaf_values`` one finite number per
     node; ``link`` finite, probabilities rows summing to 1 for class labels; and a boosting
     estimator of the kind it reads fits 5 rounds with finite training scores and predicts
     after a model-file round trip as before."""
@@ -64,12 +63,6 @@ def check_loss(loss, params=None):
             _fail(instance, f"gradient_hessian's {name} must be {n} x {k} finite numbers")
     if (np.asarray(hessian) < 0).any():
         _fail(instance, "gradient_hessian's hessian must be >= 0")
-    if instance.hessian_is_constant() and np.ptp(np.asarray(hessian)) != 0:
-        _fail(
-            instance,
-            "hessian_is_constant() says True but its hessian varies (boosting would grow "
-            "squared-error trees where the Newton gain makes other splits)",
-        )
     _check_gradient(instance, rows, raw, weight, state, np.asarray(gradient), rng)
     leaf = rng.integers(0, 3, n)
     values = instance.leaf_values(rows, raw, gradient, hessian, weight, leaf, 3, 0, 0.0, state)
