@@ -5,6 +5,7 @@ the built-in loss it re-implements.
 
     python benchmarks/bench_boosting.py [--n 1000000] [--threads 1 2] [--repeats 1]
         [--only large real cox python] [--cv-repeats 10] [--json FILE]
+        [--tasks regression classification] [--criterion default|newton]
 
 Sections:
 
@@ -49,6 +50,7 @@ LARGE_WORKER = textwrap.dedent("""
     library, task, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rounds, rate, leaves, bins, min_leaf = map(float, sys.argv[4:9])
     rounds, leaves, bins, min_leaf = int(rounds), int(leaves), int(bins), int(min_leaf)
+    criterion = None if sys.argv[9] == "default" else sys.argv[9]
     threads = int(os.environ.get("OMP_NUM_THREADS", "0")) or None
     held = 100_000
     if task == "classification":
@@ -79,7 +81,8 @@ LARGE_WORKER = textwrap.dedent("""
         make = BoostingClassifier if classify else BoostingRegressor
         model = lambda r: make(n_estimators=r, learning_rate=rate, max_leaf_nodes=leaves,
                                max_depth=None, splitter="histogram",
-                               splitter_params={"max_bins": bins}, min_samples_leaf=min_leaf)
+                               splitter_params={"max_bins": bins}, min_samples_leaf=min_leaf,
+                               criterion=criterion)
     model(2).fit(X[:2000], y[:2000])  # warm-up: kernels from the cache
     wall, cpu = time.perf_counter(), time.process_time()
     fitted = model(rounds).fit(X, y)
@@ -176,15 +179,16 @@ def _median_runs(worker, args, threads, repeats):
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
-def large_section(n, thread_counts, repeats):
+def large_section(n, thread_counts, repeats, tasks=("regression", "classification"),
+                  criterion="default"):  # fmt: skip
     libraries = ["treekit", "lightgbm", "sklearn"]
     results = []
-    for task in ("regression", "classification"):
+    for task in tasks:
         for threads in thread_counts:
             row = {
                 library: _median_runs(
                     LARGE_WORKER,
-                    [library, task, n, *SETTINGS.values()],
+                    [library, task, n, *SETTINGS.values(), criterion],
                     threads,
                     repeats,
                 )
@@ -350,12 +354,16 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=["large", "real", "cox", "python"])
     parser.add_argument("--cv-repeats", type=int, default=10)
+    parser.add_argument("--tasks", nargs="*", default=["regression", "classification"])
+    parser.add_argument("--criterion", default="default", help="treekit's, large section")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     print(machine_line(ROOT, "sklearn", "lightgbm", "sksurv"), flush=True)
     results = {}
     if "large" in args.only:
-        results["large"] = large_section(args.n, args.threads, args.repeats)
+        results["large"] = large_section(
+            args.n, args.threads, args.repeats, args.tasks, args.criterion
+        )
     if "real" in args.only:
         results["real"] = real_section(args.cv_repeats)
     if "cox" in args.only:
