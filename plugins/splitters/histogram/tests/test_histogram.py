@@ -931,17 +931,20 @@ def test_a_nodes_statistics_add_its_rows_in_order(compiled, seed, n, n_stats):
 def test_threads_take_ranges_of_features_their_passes_cover():
     """threads.feature_chunks: contiguous ranges covering every feature once, one range a
     thread at most: equal ranges or whole passes of four, whichever leaves the largest
-    range the least to sum (a feature summed alone counting twice; ties: fewer ranges)."""
+    range the least to sum (a feature summed alone counting twice; ties: fewer ranges),
+    by the passes of the bins' summed statistics."""
     from treekit_histogram.threads import feature_chunks
 
-    for d, threads, sizes in [
-        (20, 2, [10, 10]),  # two passes of five each, not 12 (three of four) and 8
-        (20, 16, [4] * 5),  # as cheap as 16 ranges of one or two: fewer gathers
-        (21, 2, [12, 9]),  # 11 would be 5 + 5 + 1 alone
-        (13, 2, [8, 5]),  # 7 would be 5 + 1 + 1
-        (3, 2, [2, 1]),  # features alone: equal ranges
+    for d, threads, summed, sizes in [
+        (20, 2, 1, [10, 10]),  # two passes of five each, not 12 (three of four) and 8
+        (20, 16, 1, [4] * 5),  # as cheap as 16 ranges of one or two: fewer gathers
+        (21, 2, 1, [12, 9]),  # 11 would be 5 + 5 + 1 alone
+        (13, 2, 1, [8, 5]),  # 7 would be 5 + 1 + 1
+        (3, 2, 1, [2, 1]),  # features alone: equal ranges
+        (20, 2, 2, [12, 8]),  # two statistics: passes of four (10 would leave 2 alone)
+        (20, 3, 3, [7, 7, 6]),  # more statistics: every feature alone, equal ranges
     ]:
-        chunks = feature_chunks(d, threads)
+        chunks = feature_chunks(d, threads, summed)
         assert [c.size for c in chunks] == sizes
         assert np.array_equal(np.concatenate(chunks), np.arange(d))
 

@@ -50,7 +50,7 @@ def grow_best_first(
 
     visit(0, n, 0, -1, 1, root_hist, root_statistics)
     d = binned.codes.shape[0]
-    chunks = feature_chunks(d, n_threads)
+    chunks = feature_chunks(d, n_threads, summed.size)
     pool = ThreadPoolExecutor(n_threads) if n_threads > 1 and n >= PARALLEL_NODE_ROWS else None
     try:
         leaves = 1

@@ -328,7 +328,7 @@ class Histogram(Splitter):
 
         hist = np.empty((data.n_features, self.max_bins + 1, CHANNELS + data.n_statistics))
         side_sums = np.empty(data.n_statistics)  # not read: the node's come from its rows
-        chunks = feature_chunks(data.n_features, n_threads)
+        chunks = feature_chunks(data.n_features, n_threads, summed.size)
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else contextlib.nullcontext() as pool:
             build_histogram_on_threads(
                 pool, chunks, codes, rows, index, 0, index.size, hist, summed, side_sums

@@ -70,25 +70,28 @@ def uses_threads(n_threads: int, n_rows: int, n_features: int, max_features: int
     )
 
 
-def feature_chunks(n_features: int, n_threads: int) -> list:
+def feature_chunks(n_features: int, n_threads: int, n_summed: int = 1) -> list:
     """Contiguous ranges of features, one a thread (fewer where there are fewer features):
     of the ranges of equal sizes and those of whole passes of
     :data:`~treekit_histogram.kernels.FEATURES_PER_PASS` features, the ones whose largest
     range costs least (ties: the fewer ranges), a range costing a unit a feature and
     another for each feature summed alone (a feature alone costs about two in a pass:
-    :func:`~treekit_histogram.kernels.pass_width`). 20 features on two threads: 10 and 10,
-    two passes of five each (a boosting round's builds at 1M rows: 0.62 of one thread's
-    time, against 0.75 as 12 and 8)."""
+    :func:`~treekit_histogram.kernels.pass_width` of unit rows whose bins sum ``n_summed``
+    statistics). 20 features on two threads: 10 and 10, two passes of five each (a
+    boosting round's builds at 1M rows: 0.62 of one thread's time, against 0.75 as 12 and
+    8); with two summed statistics (the Newton gain's G and H, passes of four) 12 and 8:
+    10 and 10 left two features of each range alone, and two threads took longer than
+    one (39.4 against 34.9 s, 1M x 20, 100 rounds)."""
     from treekit_histogram.kernels import FEATURES_PER_PASS
 
     # the kernels' own rule, compiled and cached on disk (its plain function would compile
     # the kernel it calls in every process)
     pass_width = compiled_histogram_kernel("pass_width")
 
-    def cost(chunk):  # the passes of unit rows with one summed statistic
+    def cost(chunk):  # the passes of unit rows with n_summed summed statistics
         remaining, alone = chunk.size, 0
         while remaining > 0:
-            width = pass_width(remaining, True, False)
+            width = pass_width(remaining, n_summed == 1, n_summed == 2)
             alone += width == 1
             remaining -= width
         return chunk.size + alone
@@ -149,7 +152,7 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
     # one chunk of features per thread for the steps that go feature by feature (the
     # histograms, the subtraction)
-    chunks = feature_chunks(d, n_threads)
+    chunks = feature_chunks(d, n_threads, summed.size)
     root_statistics = growth.statistics(0, n)
     pieces, split_here = [], []  # depth first: a node's 1-row table, or a subtree task
     with ThreadPoolExecutor(n_threads) as pool:
