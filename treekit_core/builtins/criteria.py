@@ -8,6 +8,7 @@ Each impurity is a plain Python function following the criterion ABI of
 from __future__ import annotations
 
 import math
+import numbers
 from typing import ClassVar
 
 import attrs
@@ -97,6 +98,16 @@ class OfOutputs:
 
     def for_outputs(self):
         return self
+
+
+def check_nonnegative_parameter(value, name: str, criterion: str) -> None:
+    """A criterion's parameter ``name`` is a finite real number >= 0, or a ValueError
+    naming the criterion and the parameter."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not (real and math.isfinite(value) and value >= 0):
+        raise ValueError(
+            f"criterion {criterion!r}: {name} must be a finite number >= 0, got {value}"
+        )
 
 
 @attrs.define(slots=False)

@@ -31,6 +31,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.criteria import check_nonnegative_parameter
 from treekit_core.builtins.targets import PredictsOneNumber, check_response_bound
 from treekit_core.components import Criterion, MonotoneValue, Target, TargetRows
 from treekit_core.engine.validation import MAX_ABS_RESPONSE, check_y_numeric, y_columns
@@ -42,7 +43,8 @@ MIN_CHILD_HESSIAN = 1e-3
 
 def newton_impurity(sums, total_weight, params):
     """(Q - G^2 / (H + lambda)) / W from the sums (G, H, Q) of the rows (-g, h, g^2 / h)
-    and ``params`` = (lambda, min_child_hessian); 0 without weight or hessian."""
+    and ``params`` = (lambda, min_child_hessian); 0 without weight, Q / W where H + lambda
+    is not positive."""
     if total_weight <= 0.0:
         return 0.0
     denominator = sums[1] + params[0]
@@ -71,11 +73,11 @@ def newton_gain_score(
     return gain / parent_weight
 
 
-def _check_number(value, name, low):
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= low):
-        raise ValueError(
-            f"criterion 'newton': {name} must be a finite number >= {low}, got {value!r}"
-        )
+def _steps(gradient_sums, hessian_sums):
+    """Each node's (or category's) Newton step G / H, 0 where H is not positive."""
+    return np.divide(
+        gradient_sums, hessian_sums, out=np.zeros(len(hessian_sums)), where=hessian_sums > 0
+    )
 
 
 @attrs.define(slots=False)
@@ -97,8 +99,8 @@ class NewtonGain(Criterion):
     min_child_hessian: float = attrs.field(default=MIN_CHILD_HESSIAN)
 
     def __attrs_post_init__(self):
-        _check_number(self.l2_regularization, "l2_regularization", 0.0)
-        _check_number(self.min_child_hessian, "min_child_hessian", 0.0)
+        check_nonnegative_parameter(self.l2_regularization, "l2_regularization", self.name)
+        check_nonnegative_parameter(self.min_child_hessian, "min_child_hessian", self.name)
 
     def drop_free_statistics(self, n_statistics: int) -> tuple:
         """Q, the third sum (the score reads G and H only)."""
@@ -131,13 +133,8 @@ class NewtonStep(PredictsOneNumber, Target):
 
     def node_values(self, statistics, weights, labeler):
         """The Newton step G / H (0 where H is 0)."""
-        gradient, hessian = statistics[:, 0], statistics[:, 1]
-        safe = np.where(hessian > 0, hessian, 1.0)
-        values = np.where(hessian > 0, gradient / safe, 0.0)
+        values = _steps(statistics[:, 0], statistics[:, 1])
         return values[:, None], np.zeros(statistics.shape[0], np.int64)
-
-    def predictions(self, values, decisions, labels):
-        return np.asarray(values[:, 0], dtype=np.float64)
 
     def responses(self, rows):
         """The first column over the second: y itself for rows written from a y."""
@@ -165,8 +162,7 @@ class NewtonStep(PredictsOneNumber, Target):
         """The categories' steps G / H: the best subset question is then a prefix for
         lambda 0 (the gain is a weighted variance of g / h with weights h: Fisher's
         ordering, as LightGBM orders categories)."""
-        hessian = sums[:, 1]
-        return np.divide(sums[:, 0], hessian, out=np.zeros(len(weights)), where=hessian > 0)
+        return _steps(sums[:, 0], sums[:, 1])
 
     def monotone_value(self, n_statistics):
         """The step G / H."""

@@ -28,6 +28,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from treekit_core.builtins.criteria import check_nonnegative_parameter
 from treekit_core.builtins.targets import PredictsOneNumber
 from treekit_core.components import Criterion, Target, TargetRows
 from treekit_core.components.criterion import improvement_decreases
@@ -603,8 +604,8 @@ class CausalTreeCriterion(EffectCriterion):
     variance_penalty: float = attrs.field(default=2.0, converter=float)
 
     def __attrs_post_init__(self):
-        _check_nonnegative(self.min_arm_weight, "min_arm_weight", self.name)
-        _check_nonnegative(self.variance_penalty, "variance_penalty", self.name)
+        check_nonnegative_parameter(self.min_arm_weight, "min_arm_weight", self.name)
+        check_nonnegative_parameter(self.variance_penalty, "variance_penalty", self.name)
 
     def impurity_params(self, n_classes: int) -> np.ndarray:
         return np.array([self.min_arm_weight, self.variance_penalty])
@@ -624,16 +625,9 @@ class GrfCausalCriterion(EffectCriterion):
     alpha: float = attrs.field(default=0.05, converter=float)
 
     def __attrs_post_init__(self):
-        _check_nonnegative(self.min_arm_weight, "min_arm_weight", self.name)
+        check_nonnegative_parameter(self.min_arm_weight, "min_arm_weight", self.name)
         if not 0.0 <= self.alpha < 0.5:
             raise ValueError(f"criterion 'grf_causal': alpha must be in [0, 0.5), got {self.alpha}")
 
     def impurity_params(self, n_classes: int) -> np.ndarray:
         return np.array([self.min_arm_weight, self.alpha])
-
-
-def _check_nonnegative(value: float, name: str, criterion: str) -> None:
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(
-            f"criterion {criterion!r}: {name} must be a finite number >= 0, got {value}"
-        )
