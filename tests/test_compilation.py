@@ -191,3 +191,58 @@ def test_prefetch_changes_nothing_and_faults_on_no_index():
     if not JIT_DISABLED:  # plain Python ignores the hint
         with pytest.raises(numba.core.errors.TypingError):
             on_a_table(np.zeros((2, 2)))  # a 1-D array only: one index gives no element
+
+
+def test_add_lanes_adds_as_scalar_adds_do():
+    """``kernels.add_lanes`` (one vector add of 2 or 4 floats into consecutive entries)
+    leaves the bits scalar adds leave, at any offset (unaligned ones too), mixed float
+    widths in the tuple included; other widths, arrays and indices are refused when the
+    kernel compiles."""
+    import numba
+    import numpy as np
+
+    from treekit_core.kernels import add_lanes
+    from treekit_core.kernels.compiling import JIT_DISABLED
+
+    @numba.njit
+    def add_rows(run, at, values):
+        for j in range(values.shape[0]):
+            add_lanes(run, at[j], (1.0, values[j]))
+            add_lanes(run, at[j] + 2, (values[j], np.float32(0.5), -values[j], 0.0))
+
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=500) * 10.0 ** rng.integers(-8, 9, size=500)
+    at = rng.integers(0, 40, size=500)  # overlapping, odd offsets
+    run = rng.normal(size=46)
+    expected = run.copy()
+    for j in range(values.size):
+        for lane, value in enumerate((1.0, values[j], 0.0, 0.0)[:2]):
+            expected[at[j] + lane] += value
+        for lane, value in enumerate((values[j], 0.5, -values[j], 0.0)):
+            expected[at[j] + 2 + lane] += value
+    add_rows(run, at, values)
+    assert run.tobytes() == expected.tobytes()
+
+    if JIT_DISABLED:  # plain Python: no types to refuse
+        return
+
+    @numba.njit
+    def three_lanes(run):
+        add_lanes(run, 0, (1.0, 2.0, 3.0))
+
+    @numba.njit
+    def on_a_table(table):
+        add_lanes(table, 0, (1.0, 2.0))
+
+    @numba.njit
+    def at_a_float(run):
+        add_lanes(run, 0.0, (1.0, 2.0))
+
+    for kernel, argument in (
+        (three_lanes, np.zeros(4)),
+        (on_a_table, np.zeros((2, 2))),
+        (at_a_float, np.zeros(4)),
+        (three_lanes, np.zeros(4, np.float32)),
+    ):
+        with pytest.raises(numba.core.errors.TypingError):
+            kernel(argument)

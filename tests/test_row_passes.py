@@ -54,7 +54,10 @@ def test_the_passes_after_a_growth_are_numpys(compiled, rows):
     raw = values.copy()
     expected = values.copy()
     expected[:, -1] += 0.1 * leaf_values[leaf]
-    _kernel("add_leaf_values", compiled)(raw, values.shape[1] - 1, 0.1, leaf_values, leaf)
+    add = _kernel("add_leaf_values", compiled)
+    middle = n // 3  # two ranges of rows, as two threads take them
+    add(raw, values.shape[1] - 1, 0.1, leaf_values, leaf, 0, middle)
+    add(raw, values.shape[1] - 1, 0.1, leaf_values, leaf, middle, n)
     assert raw.tobytes() == expected.tobytes()
 
 
@@ -67,7 +70,7 @@ def test_the_rows_before_a_growth_are_numpys(compiled, rows, fortran):
     gradient = np.asfortranarray(values) if fortran else values
     residuals = np.full((weight.size, 2), np.nan)
     column = values.shape[1] - 1
-    _kernel("residual_rows", compiled)(gradient, column, residuals)
+    _kernel("residual_rows", compiled)(gradient, column, residuals, 0, weight.size)
     negative = np.negative(values[:, column])
     assert residuals.tobytes() == np.column_stack([negative, negative * negative]).tobytes()
 
@@ -85,9 +88,57 @@ def test_the_newton_rows_are_numpys(compiled, rows, fortran):
     hessian[1::7] = 1e-300  # a square past the cap
     found = np.full((weight.size, 3), np.nan)
     column = values.shape[1] - 1
-    _kernel("newton_rows", compiled)(gradient, hessian, column, found)
+    newton_rows, middle = _kernel("newton_rows", compiled), weight.size // 2
+    newton_rows(gradient, hessian, column, found, middle, weight.size)
+    newton_rows(gradient, hessian, column, found, 0, middle)
     g, h = values[:, column], hessian[:, column]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         square = np.where(h > 0, np.minimum(g * g / h, row_passes.MAX_NEWTON_SQUARE), 0.0)
     expected = np.column_stack([np.negative(g), h, square])
     assert found.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@settings(max_examples=40, deadline=None)
+@given(rows=_grown_rows())
+def test_the_logistic_gradient_and_hessian_are_numpys(compiled, rows):
+    """p - [y = 1] and p (1 - p), p = expit(raw), as the numpy expression computes them:
+    the same bits where numpy's exp is the C library's, within an ulp elsewhere (numpy's
+    AVX-512 exp), also where exp(-raw) overflows (p = 0)."""
+    from treekit_core.builtins.losses import expit
+
+    _, weight, values, _ = rows
+    raw = values[:, :1] * 1e-6  # log-odds from 1e-14 to 100
+    raw[::5] = -800.0  # exp(800) overflows: p is 0
+    y = (np.arange(weight.size) % 3 == 0).astype(np.float64)
+    gradient, hessian = np.full_like(raw, np.nan), np.full_like(raw, np.nan)
+    with np.errstate(over="ignore"):  # plain Python's exp warns of the overflow
+        _kernel("logistic_gradient_hessian", compiled)(raw, y, gradient, hessian, 0, weight.size)
+    p = expit(raw)
+    np.testing.assert_allclose(gradient, p - (y[:, None] == 1), rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose(hessian, p * (1 - p), rtol=1e-15, atol=1e-300)
+    assert np.all(hessian[::5] == 0.0) and np.all(gradient[::5] == -y[::5, None])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_binomial_deviance_is_the_same_on_any_number_of_threads(weighted):
+    """The log loss's train_score_ (twice the mean of log(1 + exp(f)) - [y = 1] f): numpy's
+    logaddexp's to 1e-13, and the same bits on one thread and on two (blocks of rows
+    summed in order), over enough rows that two threads take part."""
+    from treekit_core.builtins.losses import LogLoss
+    from treekit_core.kernels.usable_cpus import numba_threads_capped
+
+    rng = np.random.default_rng(3)
+    n = 700_001  # past the threads' threshold, the last block partial
+    raw = rng.normal(scale=4.0, size=(n, 1))
+    raw[:50] = 900.0  # exp(900) overflows where the expression is not rearranged
+    y = (rng.random(n) < 0.4).astype(np.float64)
+    weight = rng.random(n) * 3.0 if weighted else None
+    terms = np.logaddexp(0.0, raw[:, 0]) - (y == 1) * raw[:, 0]
+    expected = 2 * np.average(terms, weights=weight)
+    found = {}
+    for threads in (1, 2):
+        with numba_threads_capped(threads):
+            found[threads] = LogLoss().loss(y, raw, weight)
+    assert found[1] == found[2]
+    np.testing.assert_allclose(found[1], expected, rtol=1e-13)

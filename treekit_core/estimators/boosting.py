@@ -213,7 +213,10 @@ class BoostingEstimator(ComposedEstimator):
         valid_score = list(self.validation_score_) if kept and valid_raw is not None else []
         best, since_best = min(valid_score, default=math.inf), 0
         n_inbag = max(1, int(self.subsample * n))
-        from treekit_core.kernels.row_passes import add_leaf_values  # numba, once fitting
+        from treekit_core.kernels.row_passes import (  # numba, once fitting
+            add_leaf_values,
+            on_row_threads,
+        )
 
         # each tree's rows, rewritten every round (_grow_one): the target's own rows where
         # they fit (the fit's y is copied out of them, nothing reads them again; 16 MB
@@ -258,7 +261,7 @@ class BoostingEstimator(ComposedEstimator):
                     added = np.bincount(rows, weights=added, minlength=n)
                     raw[:, k] += self.learning_rate * added
                 else:  # each row in one leaf: raw[:, k] += rate * values[leaf], one pass
-                    add_leaf_values(raw, k, self.learning_rate, *added)
+                    on_row_threads(add_leaf_values, n, raw, k, self.learning_rate, *added)
                 if valid_raw is not None:
                     valid_raw[:, k] += self.learning_rate * self._tree_values(tree, X_valid)
             self.estimators_.append(trees)
@@ -289,12 +292,17 @@ class BoostingEstimator(ComposedEstimator):
         # the tree's rows, written into the fit's one buffer (a fresh pair of columns a
         # round cost 8 MB more at the peak and page faults): (r, r^2) of the residual r for
         # squared error, (-g, h, g^2 / h) for the Newton gain
-        from treekit_core.kernels.row_passes import newton_rows, residual_rows  # numba
+        from treekit_core.kernels.row_passes import (  # numba
+            newton_rows,
+            on_row_threads,
+            residual_rows,
+        )
 
+        n = evidence.shape[0]
         if evidence.shape[1] == ROW_WIDTHS["newton_moments"]:
-            newton_rows(gradient, hessian, k, evidence)
+            on_row_threads(newton_rows, n, gradient, hessian, k, evidence)
         else:
-            residual_rows(gradient, k, evidence)
+            on_row_threads(residual_rows, n, gradient, k, evidence)
         grown = composition.grow(
             attrs.evolve(data, evidence=evidence, weight=weight, training_leaves_wanted=True),
             rng,

@@ -26,6 +26,7 @@ For a plugin that grows whole trees in its own kernels (see plugins/splitters/hi
 ``fill_node``            a new leaf's row of a node table (kernel)
 ``grow_array``           a copy of a 2-D array with more rows (kernel)
 ``prefetch``             asks the processor for ``array[index]`` ahead of its read (kernel)
+``add_lanes``            adds 2 or 4 floats to consecutive entries as one vector add (kernel)
 ``NODE_COLUMNS``         the columns of a grower's node table (``treekit_core.tree_from_table``
                          makes an unlabelled Tree of one: kernels return arrays, never trees)
 ``NOMINAL_SEARCH_TYPE``  the type of the nominal search a grower takes as a function value
@@ -73,6 +74,7 @@ _PUBLIC = {
     "generic_jit": "compiling",
     "python_function": "compiling",
     "prefetch": "compiling",
+    "add_lanes": "compiling",
     "impurity_kernels": "specialised",
     "row_table": "growth",
     "rule_vector": "growth",

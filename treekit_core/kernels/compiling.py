@@ -58,6 +58,10 @@ JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 STACK_STATS = 64
 
 
+#: How many floats :func:`add_lanes` adds at once: an SSE and an AVX register's float64 lanes.
+LANE_COUNTS = (2, 4)
+
+
 if JIT_DISABLED:
 
     def stack_scratch(count):
@@ -66,6 +70,11 @@ if JIT_DISABLED:
 
     def prefetch(array, index):
         """Python's :func:`prefetch` (``NUMBA_DISABLE_JIT``): nothing to do."""
+
+    def add_lanes(run, at, values):
+        """Python's :func:`add_lanes` (``NUMBA_DISABLE_JIT``): one add after another."""
+        for lane, value in enumerate(values):
+            run[int(at) + lane] += value
 
 else:
     from llvmlite import ir
@@ -143,6 +152,53 @@ else:
             return context.get_dummy_value()
 
         return types.void(array, index), codegen
+
+    @intrinsic
+    def add_lanes(typingctx, run, at, values):
+        """``run[at + i] += values[i]`` for each i, as one vector load, add and store
+        (``values``: a tuple of 2 or 4 floats of any width; ``run``: a 1-D contiguous float64 array;
+        ``at`` is not checked against its length, as numba checks no index). Each lane
+        is the IEEE sum a scalar add gives, so the bits are the same. Why: a histogram
+        bin's count and sums are updated at every row of every feature, and the
+        processor retires about one store a cycle: a bin of count and one sum as one
+        16-byte store, a bin of count and two sums padded to four lanes as one 32-byte
+        store, took a histogram pass from 0.74 to 0.54 ns a value, and from 1.17 to
+        0.79 ns (benchmarks/README.md); LLVM does not merge the scalar adds itself."""
+        array_ok = (
+            isinstance(run, types.Array)
+            and run.ndim == 1
+            and run.layout == "C"
+            and run.dtype == types.float64
+        )
+        tuple_ok = (
+            isinstance(values, types.BaseTuple)
+            and len(values.types) in LANE_COUNTS
+            and all(isinstance(lane, types.Float) for lane in values.types)
+        )
+        if not (array_ok and tuple_ok and isinstance(at, types.Integer)):
+            return None  # numba then refuses the call, naming the argument types
+
+        def codegen(context, builder, signature, args):
+            run_type, at_type, values_type = signature.args
+            data = context.make_array(run_type)(context, builder, args[0])
+            position = context.cast(builder, args[1], at_type, types.intp)
+            address = cgutils.get_item_pointer(
+                context, builder, run_type, data, [position], wraparound=False
+            )
+            lanes = values_type.types
+            vector_type = ir.VectorType(ir.DoubleType(), len(lanes))
+            pointer = builder.bitcast(address, vector_type.as_pointer())
+            added = ir.Constant(vector_type, ir.Undefined)
+            for lane, lane_type in enumerate(lanes):
+                value = builder.extract_value(args[2], lane)
+                value = context.cast(builder, value, lane_type, types.float64)
+                added = builder.insert_element(added, value, ir.Constant(ir.IntType(32), lane))
+            element_alignment = 8  # a float64 array's: a vector may straddle 16 or 32 bytes
+            current = builder.load(pointer, align=element_alignment)
+            builder.store(builder.fadd(current, added), pointer, align=element_alignment)
+            return context.get_dummy_value()
+
+        return types.void(run, at, values), codegen
 
 
 def generic_jit(function):

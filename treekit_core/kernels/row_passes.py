@@ -5,7 +5,11 @@ round's raw predictions moved by its leaves' values (after).
 
 Each is numpy's computation (a negation and a square, a scatter of ``np.repeat``,
 ``np.bincount`` with weights, a gather and an add) as one compiled pass over the rows, in
-their order: the same bits, at 1M rows 1.3 against 4.1 ms for the leaves. Their indices
+their order: the same bits, at 1M rows 1.3 against 4.1 ms for the leaves. The passes
+whose rows are independent take a range of rows (``start``, ``stop``) and run on the
+fit's threads (:func:`on_row_threads`): a boosting round's passes ran on one thread while
+the histograms ran on all (at 1M rows on two threads, the binomial loss's gradient,
+hessian and deviance were a third of a round's wall time where numpy's exp is libm's). Their indices
 are the estimator's own (row ids the growth partitioned, leaf ids of the tree it grew),
 never a user's: numba checks no index. Only fits that keep their training rows' leaves
 (boosting, and regressors whose splitter keeps them) compile this family; the row table
@@ -17,13 +21,29 @@ from __future__ import annotations
 import numpy as np
 
 from treekit_core.kernels.compiling import jit
+from treekit_core.kernels.row_chunks import for_row_chunks
+
+#: A row of these passes costs about this many rows of the threshold walk (for_row_chunks'
+#: unit): memory-bound passes of a few loads and stores, up to an exp and a division.
+#: Passes of 1M rows then run on the threads, those of 50 000 rows on the calling one.
+ROW_PASS_COST = 0.5
+#: Rows a block of :func:`binomial_deviance_blocks` adds in order: its sums are added
+#: block after block, so the total has the same bits whatever the number of threads.
+DEVIANCE_BLOCK_ROWS = 65_536
+
+
+def on_row_threads(kernel, n_rows: int, *arguments) -> None:
+    """``kernel(*arguments, start, stop)`` over the rows ``0..n_rows`` on the threads the
+    fit allows (:func:`~treekit_core.kernels.row_chunks.for_row_chunks`); each row's
+    result is the same bits on any number of threads (each row is computed alone)."""
+    for_row_chunks(kernel, n_rows, *arguments, cost=ROW_PASS_COST)
 
 
 @jit()
-def residual_rows(gradient, column, evidence):
+def residual_rows(gradient, column, evidence, start, stop):
     """A boosting tree's rows (r, r^2) of the residual r = -``gradient[:, column]`` into
-    ``evidence`` (numpy's negative and square, the same bits)."""
-    for i in range(gradient.shape[0]):
+    ``evidence`` (numpy's negative and square, the same bits), rows start..stop-1."""
+    for i in range(start, stop):
         residual = -gradient[i, column]
         evidence[i, 0] = residual
         evidence[i, 1] = residual * residual
@@ -35,11 +55,11 @@ MAX_NEWTON_SQUARE = 1e200
 
 
 @jit()
-def newton_rows(gradient, hessian, column, evidence):
+def newton_rows(gradient, hessian, column, evidence, start, stop):
     """A boosting tree's Newton rows (-g, h, g^2 / h) of column ``column``'s gradient g and
     hessian h into ``evidence`` (the third 0 where h <= 0, at most
-    :data:`MAX_NEWTON_SQUARE`)."""
-    for i in range(gradient.shape[0]):
+    :data:`MAX_NEWTON_SQUARE`), rows start..stop-1."""
+    for i in range(start, stop):
         g = gradient[i, column]
         h = hessian[i, column]
         evidence[i, 0] = -g
@@ -72,8 +92,38 @@ def weighted_leaf_sums(leaf, weight, values, column, n_nodes):
 
 
 @jit()
-def add_leaf_values(raw, column, rate, leaf_values, leaf):
-    """``raw[i, column] += rate * leaf_values[leaf[i]]`` for every row i (numpy's
-    ``raw[:, column] += rate * leaf_values[leaf]``, the same bits)."""
-    for i in range(leaf.shape[0]):
+def add_leaf_values(raw, column, rate, leaf_values, leaf, start, stop):
+    """``raw[i, column] += rate * leaf_values[leaf[i]]`` for the rows i in start..stop-1
+    (numpy's ``raw[:, column] += rate * leaf_values[leaf]``, the same bits)."""
+    for i in range(start, stop):
         raw[i, column] += rate * leaf_values[np.uint64(leaf[i])]
+
+
+@jit()
+def logistic_gradient_hessian(raw, y, gradient, hessian, start, stop):
+    """The binomial log loss at the log-odds ``raw[:, 0]`` of the rows start..stop-1: the
+    gradient p - [y = 1] and the hessian p (1 - p), p = 1 / (1 + exp(-raw)) (numpy's
+    expression in ``builtins.losses.expit``, the same bits where numpy's exp is the C
+    library's: processors without AVX-512; within an ulp elsewhere)."""
+    for i in range(start, stop):
+        p = 1.0 / (1.0 + np.exp(-raw[i, 0]))
+        gradient[i, 0] = p - (1.0 if y[i] == 1.0 else 0.0)
+        hessian[i, 0] = p * (1.0 - p)
+
+
+@jit()
+def binomial_deviance_blocks(raw, y, weight, sums, start, stop):
+    """For the blocks b in start..stop-1 of :data:`DEVIANCE_BLOCK_ROWS` rows: ``sums[b]``
+    = (the weighted sum over the block's rows of log(1 + exp(f)) - [y = 1] f, the block's
+    weight), f = ``raw[i, 0]``; ``weight`` of length 0: every row weighs 1. log(1 +
+    exp(f)) is max(f, 0) + log1p(exp(-|f|)), which overflows nowhere."""
+    n, unit = raw.shape[0], weight.shape[0] == 0
+    for b in range(start, stop):
+        total, total_weight = 0.0, 0.0
+        for i in range(b * DEVIANCE_BLOCK_ROWS, min(n, (b + 1) * DEVIANCE_BLOCK_ROWS)):
+            f = raw[i, 0]
+            term = np.log1p(np.exp(-abs(f))) + max(f, 0.0) - (f if y[i] == 1.0 else 0.0)
+            w = 1.0 if unit else weight[i]
+            total += w * term
+            total_weight += w
+        sums[b, 0], sums[b, 1] = total, total_weight

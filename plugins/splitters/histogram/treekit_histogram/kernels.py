@@ -26,6 +26,7 @@ from numba import types
 from treekit_core.kernels import (
     NODE_COLUMNS,
     NOMINAL_SEARCH_TYPE,
+    add_lanes,
     ask_nominal_question,
     choose_question,
     fill_node,
@@ -141,7 +142,8 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
     n_bins, width = hist.shape[1], hist.shape[2]
     n_summed = summed.shape[0]
     n_local = last - first
-    unit_sums = np.zeros((n_local, n_bins, 1 + n_summed))  # the unit rows' count, the sums
+    # the unit rows' count, then the sums (two padded to four lanes: :func:`add_unit_pair`)
+    unit_sums = np.zeros((n_local, n_bins, 4 if n_summed == 2 else 1 + n_summed))
     weighted = np.zeros((0, n_bins, 2))  # the other rows' count and weight, once needed
     gathered = np.empty((min(end - start, HISTOGRAM_BLOCK_ROWS), 1 + n_summed))
     left_out = left_out_statistics(summed, width - CHANNELS)
@@ -264,6 +266,16 @@ def gather_rows(rows, index, start, m, summed, gathered, left_out, totals, spars
             weights[j], firsts[j] = weight, table[at + first]
             total += table[at + other]
         totals[0] = total
+    elif n_summed == 2 and left_out.shape[0] == 1 and not weighs:  # the Newton gain's rows
+        first, second = np.uint64(summed[0]), np.uint64(summed[1])
+        other, seconds, total = np.uint64(left_out[0]), gathered[:, 2], totals[0]
+        for j in range(m):
+            if sparse and j + PREFETCH_AHEAD < m:
+                prefetch(table, np.uint64(node_rows[j + PREFETCH_AHEAD]) * width)
+            at = np.uint64(node_rows[j]) * width
+            firsts[j], seconds[j] = table[at + first], table[at + second]
+            total += table[at + other]
+        totals[0] = total
     elif n_summed == 2 and left_out.shape[0] == 0 and not weighs:
         first, second = np.uint64(summed[0]), np.uint64(summed[1])
         seconds = gathered[:, 2]
@@ -351,10 +363,8 @@ def flat_bins(unit_sums, a):
 @generic_jit
 def add_unit_single(bins, code, value):
     """One row of weight 1 and summed statistic ``value`` into the bin ``code`` of
-    :func:`flat_bins`' run."""
-    b = np.uint64(code) * np.uint64(2)
-    bins[b] += 1.0
-    bins[b + np.uint64(1)] += value
+    :func:`flat_bins`' run: the count and the sum as one vector add (:func:`add_lanes`)."""
+    add_lanes(bins, np.uint64(code) * np.uint64(2), (1.0, value))
 
 
 @generic_jit
@@ -466,11 +476,10 @@ def sum_four_unit_singles_in_order(binned, first_row, m, gathered, unit_sums, a,
 
 @generic_jit
 def add_unit_pair(bins, code, first_value, second_value):
-    """:func:`add_unit_single` for two summed statistics (a run of bins x 3)."""
-    b = np.uint64(code) * np.uint64(3)
-    bins[b] += 1.0
-    bins[b + np.uint64(1)] += first_value
-    bins[b + np.uint64(2)] += second_value
+    """:func:`add_unit_single` for two summed statistics: a bin is four lanes (the count,
+    the two sums, a lane that stays 0), added as one 32-byte vector (three lanes would
+    take two adds)."""
+    add_lanes(bins, np.uint64(code) * np.uint64(4), (1.0, first_value, second_value, 0.0))
 
 
 @generic_jit
