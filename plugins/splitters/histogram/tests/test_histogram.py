@@ -459,12 +459,12 @@ def test_threads_sum_blocks_of_rows_as_one_thread_does(monkeypatch, n_threads):
     assert _same_tree(one, fit(n_threads).tree_)
 
 
-def _histogram_case(weights, order, seed=1):
-    """(codes features x rows, row table, index) of a node of more than two blocks of rows
-    (``order`` "permuted"; "in_order": every row in increasing order, a boosting round's
-    root; "sparse": a fifth of the rows in increasing order, prefetched) with 8 bins and
-    9 features (unit rows' passes: one statistic summed, five and four features; two,
-    four, four and one alone)."""
+def _histogram_case(weights, order, seed=1, n_stats=2):
+    """(codes features x rows, row table of ``n_stats`` statistics, index) of a node of
+    more than two blocks of rows (``order`` "permuted"; "in_order": every row in
+    increasing order, a boosting round's root; "sparse": a fifth of the rows in increasing
+    order, prefetched) with 8 bins and 9 features (unit rows' passes, one or two
+    statistics summed: five and four features)."""
     from treekit_histogram.kernels import HISTOGRAM_BLOCK_ROWS
 
     n, bins, n_features = 2 * HISTOGRAM_BLOCK_ROWS + 123, 8, 9
@@ -480,14 +480,18 @@ def _histogram_case(weights, order, seed=1):
     }[order].astype(np.int64)
     if weights == "ones_then_fractions":
         weight[index[:HISTOGRAM_BLOCK_ROWS]] = 1.0
-    rows = np.column_stack([weight, rng.normal(size=n) * 1e3, rng.normal(size=n)])
+    statistics = [rng.normal(size=n) * 1e3, rng.normal(size=n), rng.random(size=n)]
+    rows = np.column_stack([weight, *statistics[:n_stats]])
     return np.ascontiguousarray(codes.T), rows, index
 
 
 @pytest.mark.parametrize("order", ["permuted", "in_order", "sparse"])
 @pytest.mark.parametrize("weights", ["fractions", "ones", "ones_then_fractions"])
-@pytest.mark.parametrize("summed", [[0, 1], [0], [1]])
-def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
+@pytest.mark.parametrize(
+    "summed, n_stats",
+    [([0, 1], 2), ([0], 2), ([1], 2), ([0, 1], 3)],  # the last: the Newton gain's rows
+)
+def test_a_histogram_adds_its_rows_in_order(weights, summed, n_stats, order):
     """The summation rule by hand (numpy's unbuffered add.at, row by row in the index's
     order, over more than two blocks of gathered rows): each (feature, bin) adds its rows
     in the node's order, so the bits do not depend on the blocks or on which features a
@@ -502,11 +506,11 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
     from treekit_histogram.kernels import CHANNELS, HISTOGRAM_BLOCK_ROWS
     from treekit_histogram.threads import build_histogram_on_threads, compiled_histogram_kernel
 
-    codes_by_feature, rows, index = _histogram_case(weights, order)
+    codes_by_feature, rows, index = _histogram_case(weights, order, n_stats=n_stats)
     codes, weight = codes_by_feature.T, rows[:, 0]
     n_features, n, bins = codes.shape[1], index.size, 8
-    hist = np.full((n_features, bins, CHANNELS + 2), np.nan)
-    side_sums = np.full(2, np.nan)
+    hist = np.full((n_features, bins, CHANNELS + n_stats), np.nan)
+    side_sums = np.full(n_stats, np.nan)
     compiled_histogram_kernel("build_histogram")(
         codes_by_feature, rows, index, 0, n, hist, np.array(summed), side_sums
     )
@@ -519,7 +523,7 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
 
     # on threads, uneven ranges of features (threads.feature_chunks' are whole passes):
     # the same bits, the left-out sums from the first range's gathering
-    on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(2, np.nan)
+    on_threads, threaded_sums = np.full_like(hist, np.nan), np.full(n_stats, np.nan)
     with ThreadPoolExecutor(2) as pool:
         build_histogram_on_threads(
             pool,
@@ -545,7 +549,7 @@ def test_a_histogram_adds_its_rows_in_order(weights, summed, order):
     else:
         assert np.array_equal(hist[:, :, 0], one_pass(index, ones))
         assert np.array_equal(hist[:, :, 1], one_pass(index, weight))
-    for k in range(2):
+    for k in range(n_stats):
         expected = one_pass(index, rows[:, 1 + k]) if k in summed else np.zeros((n_features, bins))
         assert np.array_equal(hist[:, :, CHANNELS + k], expected)
         # a left-out statistic's sum over the rows, in their order; the others untouched
@@ -565,10 +569,10 @@ def _built_cases():
     from treekit_histogram.threads import compiled_histogram_kernel
 
     for order in ("permuted", "in_order", "sparse"):
-        for summed in ([0], [0, 1]):
-            codes, rows, index = _histogram_case("ones", order)
+        for summed, n_stats in (([0], 2), ([0, 1], 2), ([0, 1], 3)):
+            codes, rows, index = _histogram_case("ones", order, n_stats=n_stats)
             for table in (rows, np.ascontiguousarray(rows[:, 1:])):  # without its weights
-                hist, side_sums = np.zeros((9, 8, 4)), np.zeros(2)
+                hist, side_sums = np.zeros((9, 8, 2 + n_stats)), np.zeros(n_stats)
                 compiled_histogram_kernel("build_histogram")(
                     codes, table, index, 0, index.size, hist, np.array(summed), side_sums
                 )
@@ -941,7 +945,8 @@ def test_threads_take_ranges_of_features_their_passes_cover():
         (21, 2, 1, [12, 9]),  # 11 would be 5 + 5 + 1 alone
         (13, 2, 1, [8, 5]),  # 7 would be 5 + 1 + 1
         (3, 2, 1, [2, 1]),  # features alone: equal ranges
-        (20, 2, 2, [12, 8]),  # two statistics: passes of four (10 would leave 2 alone)
+        (20, 2, 2, [10, 10]),  # two statistics: passes of five too
+        (21, 2, 2, [12, 9]),
         (20, 3, 3, [7, 7, 6]),  # more statistics: every feature alone, equal ranges
     ]:
         chunks = feature_chunks(d, threads, summed)
@@ -952,25 +957,24 @@ def test_threads_take_ranges_of_features_their_passes_cover():
 @pytest.mark.parametrize("remaining", range(1, 30))
 def test_passes_of_four_and_five_cover_a_range(remaining):
     """kernels.pass_width: passes of five where what is left stays covered by fours and
-    fives, of four else, features alone only where no pass fits; unit rows with two
-    statistics take passes of four, weighted rows one feature at a time."""
+    fives, of four else, features alone only where no pass fits (unit rows, one or two
+    summed statistics); weighted rows one feature at a time."""
     from treekit_histogram.kernels import pass_width
 
-    def widths(singles, pairs):
+    def widths(unit_rows):
         found, left = [], remaining
         while left > 0:
-            found.append(int(pass_width(left, singles, pairs)))
+            found.append(int(pass_width(left, unit_rows)))
             left -= found[-1]
         return found
 
-    singles = widths(True, False)
-    assert sum(singles) == remaining and set(singles) <= {1, 4, 5}
-    alone = singles.count(1)
+    passes = widths(True)
+    assert sum(passes) == remaining and set(passes) <= {1, 4, 5}
+    alone = passes.count(1)
     # a sum of fours and fives covers every count from 12 on, and 4, 5, 8, 9, 10
     assert alone == 0 if remaining in (4, 5, 8, 9, 10) or remaining >= 12 else alone > 0
-    assert singles == sorted(singles, reverse=True)  # fives first, features alone last
-    assert widths(False, True) == [4] * (remaining // 4) + [1] * (remaining % 4)
-    assert widths(False, False) == [1] * remaining
+    assert passes == sorted(passes, reverse=True)  # fives first, features alone last
+    assert widths(False) == [1] * remaining
 
 
 @settings(max_examples=20, deadline=None)
@@ -1083,15 +1087,17 @@ def test_a_table_without_weights_sums_as_one_with_weights_of_one():
     statistics = compiled_histogram_kernel("rows_statistics")
     left_out = compiled_histogram_kernel("sum_left_out")
     for order in ("permuted", "in_order", "sparse"):
-        codes, rows, index = _histogram_case("ones", order)
-        evidence = np.ascontiguousarray(rows[:, 1:])
-        for summed in ([0], [1], [0, 1]):
+        # the last: the Newton gain's rows (two statistics summed, one left out)
+        for summed, n_stats in (([0], 2), ([1], 2), ([0, 1], 2), ([0, 1], 3)):
+            codes, rows, index = _histogram_case("ones", order, n_stats=n_stats)
+            evidence = np.ascontiguousarray(rows[:, 1:])
             found = []
             for table in (rows, evidence):
-                hist, side_sums, sums = np.zeros((9, 8, 4)), np.full(2, np.nan), np.zeros(2)
+                hist = np.zeros((9, 8, 2 + n_stats))
+                side_sums, sums = np.full(n_stats, np.nan), np.zeros(n_stats)
                 build(codes, table, index, 0, index.size, hist, np.array(summed), side_sums)
                 weight = statistics(table, index, 0, index.size, sums)
-                apart = np.full(2, np.nan)
+                apart = np.full(n_stats, np.nan)
                 left_out(table, index, 3, index.size - 5, np.array(summed), apart)
                 found.append((hist, side_sums, weight, sums, apart))
             for with_weights, without in zip(*found, strict=True):

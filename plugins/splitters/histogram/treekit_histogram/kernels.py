@@ -159,13 +159,21 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
             weighted = np.zeros((n_local, n_bins, 2))
         f = first
         while f < last:
-            group = pass_width(last - f, unit and n_summed == 1, unit and n_summed == 2)
-            if group == WIDE_PASS and in_order:
+            group = pass_width(last - f, unit and (n_summed == 1 or n_summed == 2))
+            if group == WIDE_PASS and n_summed == 1 and in_order:
                 sum_five_unit_singles_in_order(
                     binned, block_start - start, m, gathered, unit_sums, f - first, f
                 )
-            elif group == WIDE_PASS:
+            elif group == WIDE_PASS and n_summed == 1:
                 sum_five_unit_singles(
+                    binned, index, block_start, m, gathered, unit_sums, f - first, f, sparse
+                )
+            elif group == WIDE_PASS and in_order:
+                sum_five_unit_pairs_in_order(
+                    binned, block_start - start, m, gathered, unit_sums, f - first, f
+                )
+            elif group == WIDE_PASS:
+                sum_five_unit_pairs(
                     binned, index, block_start, m, gathered, unit_sums, f - first, f, sparse
                 )
             elif group == FEATURES_PER_PASS and n_summed == 1 and in_order:
@@ -352,9 +360,9 @@ def rows_in_order(index, start, end, n_rows):
 
 @generic_jit
 def flat_bins(unit_sums, a):
-    """Histogram ``a`` of ``unit_sums`` (bins x (1 + S), C order) as one flat run: bin b's
-    count at (1 + S) b, its S sums after it. Read at an unsigned offset of a constant
-    multiple of the code, a bin's address needs no negative-index check and no runtime
+    """Histogram ``a`` of ``unit_sums`` (bins x L, C order: L = 1 + S, four for S = 2) as
+    one flat run: bin b's count at L b, its S sums after it. Read at an unsigned offset of
+    a constant multiple of the code, a bin's address needs no negative-index check and no runtime
     stride (the 2-D view's row stride is a runtime value: a multiplication a read;
     together a tenth of a build's time at 1M x 20)."""
     return unit_sums[a].reshape(-1)
@@ -368,19 +376,21 @@ def add_unit_single(bins, code, value):
 
 
 @generic_jit
-def pass_width(remaining, unit_singles, unit_pairs):
+def pass_width(remaining, unit_rows):
     """How many of the ``remaining`` features of a range the next pass sums: rows of
-    weight 1 and one summed statistic (``unit_singles``) take :data:`WIDE_PASS` where what
-    is left after it is still covered by passes of four and five (else four: 8 as 4 + 4,
-    20 as four passes of five); two statistics (``unit_pairs``) four; one feature
+    weight 1 and one or two summed statistics (``unit_rows``) take
+    :data:`WIDE_PASS` where what is left after it is still covered by passes of four and
+    five (else four: 8 as 4 + 4, 20 as four passes of five, 10 as two); one feature
     otherwise (or where no pass fits). The bits do not depend on it (each (feature, bin)
-    adds its rows in the node's order)."""
-    if unit_singles and remaining >= WIDE_PASS:
+    adds its rows in the node's order). Pairs in passes of five (a pass's bins 40 KB,
+    more than a first-level cache) took as long a value as in passes of four, and let
+    two threads take 10 and 10 of 20 features instead of 12 and 8."""
+    if unit_rows and remaining >= WIDE_PASS:
         if covered_by_passes(remaining - WIDE_PASS) or not covered_by_passes(
             remaining - FEATURES_PER_PASS
         ):
             return WIDE_PASS
-    if (unit_singles or unit_pairs) and remaining >= FEATURES_PER_PASS:
+    if unit_rows and remaining >= FEATURES_PER_PASS:
         return FEATURES_PER_PASS
     return 1
 
@@ -497,6 +507,46 @@ def sum_four_unit_pairs(binned, index, start, m, gathered, unit_sums, a, f, spar
         add_unit_pair(h1, c1[r], first_value, second_value)
         add_unit_pair(h2, c2[r], first_value, second_value)
         add_unit_pair(h3, c3[r], first_value, second_value)
+
+
+@generic_jit
+def sum_five_unit_pairs(binned, index, start, m, gathered, unit_sums, a, f, sparse):
+    """:func:`sum_four_unit_pairs` for features f..f+4."""
+    c0, c1, c2, c3, c4 = binned[f], binned[f + 1], binned[f + 2], binned[f + 3], binned[f + 4]
+    h0, h1, h2 = flat_bins(unit_sums, a), flat_bins(unit_sums, a + 1), flat_bins(unit_sums, a + 2)
+    h3, h4 = flat_bins(unit_sums, a + 3), flat_bins(unit_sums, a + 4)
+    node_rows, firsts, seconds = index[start : start + m], gathered[:, 1], gathered[:, 2]
+    for j in range(m):
+        if sparse and j + PREFETCH_AHEAD < m:
+            ahead = node_rows[j + PREFETCH_AHEAD]
+            prefetch_codes(c0, c1, c2, c3, ahead)
+            prefetch(c4, ahead)
+        r, first_value, second_value = np.uint64(node_rows[j]), firsts[j], seconds[j]
+        add_unit_pair(h0, c0[r], first_value, second_value)
+        add_unit_pair(h1, c1[r], first_value, second_value)
+        add_unit_pair(h2, c2[r], first_value, second_value)
+        add_unit_pair(h3, c3[r], first_value, second_value)
+        add_unit_pair(h4, c4[r], first_value, second_value)
+
+
+@generic_jit
+def sum_five_unit_pairs_in_order(binned, first_row, m, gathered, unit_sums, a, f):
+    """:func:`sum_five_unit_pairs` over the rows first_row..first_row + m - 1 in order
+    (:func:`rows_in_order`): the codes read in place."""
+    last_row = first_row + m
+    c0, c1 = binned[f, first_row:last_row], binned[f + 1, first_row:last_row]
+    c2, c3 = binned[f + 2, first_row:last_row], binned[f + 3, first_row:last_row]
+    c4 = binned[f + 4, first_row:last_row]
+    h0, h1, h2 = flat_bins(unit_sums, a), flat_bins(unit_sums, a + 1), flat_bins(unit_sums, a + 2)
+    h3, h4 = flat_bins(unit_sums, a + 3), flat_bins(unit_sums, a + 4)
+    firsts, seconds = gathered[:, 1], gathered[:, 2]
+    for j in range(m):
+        r, first_value, second_value = np.uint64(j), firsts[j], seconds[j]
+        add_unit_pair(h0, c0[r], first_value, second_value)
+        add_unit_pair(h1, c1[r], first_value, second_value)
+        add_unit_pair(h2, c2[r], first_value, second_value)
+        add_unit_pair(h3, c3[r], first_value, second_value)
+        add_unit_pair(h4, c4[r], first_value, second_value)
 
 
 @generic_jit
