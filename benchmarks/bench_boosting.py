@@ -19,7 +19,8 @@ Sections:
   cross-validated R^2 / accuracy (``--cv-repeats`` repeats of it, shuffled by seeds 0, 1,
   ...: one 5-fold split of pima moves its accuracy by a percent), one thread, and
   treekit's gaps to LightGBM with their standard errors over the folds; treekit with its
-  default criterion (squared error of the negative gradient) and with the Newton gain
+  default criterion (the Newton gain for the log loss on the histogram splitter, squared
+  error of the negative gradient for the squared loss) and with the Newton gain for both
   (``treekit_newton``, LightGBM's split rule).
 * ``cox``: 20 000 x 20 censored rows, 100 rounds of depth-3 trees: treekit's
   BoostingSurvival (histogram splitter) beside scikit-survival's
@@ -234,8 +235,9 @@ def real_section(cv_repeats=1):
         if classify:
             y = np.unique(y, return_inverse=True)[1]
         makers = {
-            # criterion None: squared error of the negative gradient (scikit-learn's
-            # GradientBoosting trees); "treekit_newton": the Newton gain (LightGBM's)
+            # criterion None: treekit's default (the Newton gain for the log loss on the
+            # histogram splitter, squared error for the squared loss); "treekit_newton":
+            # the Newton gain for both (LightGBM's rule)
             **{
                 label: lambda classify=classify, criterion=criterion: (
                     BoostingClassifier if classify else BoostingRegressor

@@ -181,30 +181,45 @@ def test_boosting_with_the_newton_gain_is_hist_gradient_boosting(splitter_name, 
 
 
 def test_the_criterion_boosting_chooses():
-    """None: squared error of the negative gradient (scikit-learn's GradientBoosting*)
-    for every loss and splitter; "newton" as named, with the estimator's
-    l2_regularization unless criterion_params names one."""
+    """None: the Newton gain for the losses that prefer it (log loss, Poisson, gamma) with
+    the histogram splitter (a binned search: HistGradientBoosting's rule, its default
+    splitter too), squared error of the negative gradient otherwise (scikit-learn's
+    GradientBoosting* with the exhaustive splitter; losses of constant hessian, or leaves
+    of their own, Cox's); "newton" as named, with the estimator's l2_regularization
+    unless criterion_params names one."""
+    from sksurv.util import Surv
+
     X, rng = _few_values(120)
     labels = (X[:, 0] > 5).astype(int)
+    surv = Surv.from_arrays(X[:, 1] > 3, 1.0 + X[:, 0])
     with _splitter("histogram")[1]:
         chosen = {
-            BoostingRegressor(loss=loss, splitter=splitter, n_estimators=2)
+            (loss, splitter): BoostingRegressor(loss=loss, splitter=splitter, n_estimators=2)
             .fit(X, X[:, 1] + 1.0)
             .composition_.criterion.name
-            for loss in ("squared_error", "huber", "poisson")
-            for splitter in ("histogram", "exhaustive")
+            for loss in ("squared_error", "huber", "poisson", "gamma")
+            for splitter in (None, "histogram", "exhaustive")
         }
+        for splitter in (None, "histogram", "exhaustive"):
+            model = BoostingClassifier(splitter=splitter, n_estimators=2).fit(X, labels)
+            chosen["log_loss", splitter] = model.composition_.criterion.name
+            model = BoostingSurvival(splitter=splitter, n_estimators=2).fit(X, surv)
+            chosen["cox", splitter] = model.composition_.criterion.name
         classifier = BoostingClassifier(criterion="newton", n_estimators=2, l2_regularization=2)
         newton = classifier.fit(X, labels).composition_.criterion
         own = BoostingClassifier(
             criterion="newton", criterion_params={"l2_regularization": 0.5}, n_estimators=2
         )
         own_l2 = own.fit(X, labels).composition_.criterion.l2_regularization
-    assert chosen == {"squared_error"}
+    newton_losses = {"poisson", "gamma", "log_loss"}
+    assert chosen == {
+        (loss, splitter): "newton"
+        if loss in newton_losses and splitter != "exhaustive"
+        else "squared_error"
+        for loss, splitter in chosen
+    }
+    assert len(chosen) == 18
     assert (newton.name, newton.l2_regularization, own_l2) == ("newton", 2.0, 0.5)
-    from sksurv.util import Surv
-
-    surv = Surv.from_arrays(X[:, 1] > 3, 1.0 + X[:, 0])
     model = BoostingSurvival(criterion="newton", n_estimators=2, loss_params={"newton": True}).fit(
         X, surv
     )

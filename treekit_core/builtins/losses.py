@@ -217,6 +217,7 @@ class _LogLink:
 @attrs.define(frozen=True)
 class Poisson(_LogLink, Loss):
     name: ClassVar[str] = "poisson"
+    prefers_newton_gain: ClassVar[bool] = True
     description: ClassVar[str] = "half the Poisson deviance, log link; Newton leaves"
 
     def check_y(self, y):
@@ -234,6 +235,7 @@ class Poisson(_LogLink, Loss):
 @attrs.define(frozen=True)
 class Gamma(_LogLink, Loss):
     name: ClassVar[str] = "gamma"
+    prefers_newton_gain: ClassVar[bool] = True
     description: ClassVar[str] = "half the gamma deviance, log link; Newton leaves"
 
     def check_y(self, y):
@@ -258,6 +260,7 @@ class LogLoss(Loss):
     description: ClassVar[str] = "the log loss (binomial or multinomial); Newton leaves"
     reads: ClassVar[str] = "class labels"
     onnx_link: ClassVar[str] = "logistic"  # one raw column; more: softmax (onnx_model.py)
+    prefers_newton_gain: ClassVar[bool] = True
 
     def n_raw(self, n_classes):
         return 1 if n_classes <= 2 else n_classes

@@ -65,6 +65,9 @@ CAPABILITIES = {
     "answer names (a missing value: to both, by the node's missing share)",
     "split_scores": "a splitter whose search scores binary cuts with the criterion's split "
     "score (Criterion.split_score) where the criterion defines one",
+    "binned_search": "a splitter that cuts between bins of each feature's values, as "
+    "LightGBM's and HistGradientBoosting's searches: boosting's trees then grow by their "
+    "rule, the Newton gain, for a loss that prefers it (Loss.prefers_newton_gain)",
     "surrogate_splits": "trees whose nodes carry rpart's surrogate splits (propagator and "
     "evaluator 'surrogate' need each other)",
     "absolute_deviation_search": "a splitter that scores cuts by the absolute deviations of "

@@ -41,6 +41,16 @@ class Loss(Component):
     ``"exp"``, ``"logistic"`` (one raw column: P(second class)), ``"softmax"``; None: no
     such operator (the model is not exported). Read by ``treekit_core.export.to_onnx``."""
 
+    prefers_newton_gain: ClassVar[bool] = False
+    """Whether the hessian varies from row to row and the leaves are Newton steps (the log
+    loss, Poisson, gamma), so that a tree grown by the Newton gain (criterion ``newton``)
+    fits a round better than one grown by the squared error of the gradient. Read by the
+    boosting estimators when they choose the trees' criterion (``criterion`` None): the
+    Newton gain with a splitter that provides ``binned_search`` (HistGradientBoosting's
+    and LightGBM's trees), squared error otherwise (scikit-learn's ``GradientBoosting*``).
+    Where the hessian is constant both make the same splits, squared error summing one
+    statistic less; a loss with leaves of its own (a median) keeps squared error."""
+
     def check_y(self, y: np.ndarray) -> None:
         """Refuse responses outside the loss's domain (a Poisson count below 0), naming the
         loss. Called by ``fit`` once y is checked numeric, before the first round."""
@@ -124,15 +134,15 @@ from treekit_core.kernels.compiling import jit
 
 
 @jit()
-def gradient_hessian_rows(y, raw, params, gradient, hessian):
-    for i in range(y.shape[0]):
+def gradient_hessian_rows(y, raw, params, gradient, hessian, start, stop):
+    for i in range(start, stop):
         gradient[i] = row_gradient(y[i], raw[i], params)
         hessian[i] = row_hessian(y[i], raw[i], params)
 
 
 @jit()
-def loss_rows(y, raw, params, out):
-    for i in range(y.shape[0]):
+def loss_rows(y, raw, params, out, start, stop):
+    for i in range(start, stop):
         out[i] = row_loss(y[i], raw[i], params)
 """
 
@@ -164,16 +174,22 @@ class ElementwiseLoss(Loss):
         return generated_module("loss", ELEMENTWISE_SOURCE, functions, f"loss {self.name!r}")
 
     def gradient_hessian(self, y, raw, state):
-        """The row functions over every row (compiled). Called by ``fit`` once per round."""
+        """The row functions over every row (compiled, on the fit's threads: each row's
+        result is the same on any number). Called by ``fit`` once per round."""
+        from treekit_core.kernels.row_passes import on_row_threads
+
         y, column = np.ascontiguousarray(y, np.float64), np.ascontiguousarray(raw[:, 0])
         gradient, hessian = np.empty_like(column), np.empty_like(column)
-        self._kernels().gradient_hessian_rows(y, column, self.loss_params(), gradient, hessian)
+        kernel, params = self._kernels().gradient_hessian_rows, self.loss_params()
+        on_row_threads(kernel, y.size, y, column, params, gradient, hessian)
         return gradient[:, None], hessian[:, None]
 
     def loss(self, y, raw, weight, state=None):
-        """The weighted mean of ``row_loss`` (compiled). Called by ``fit`` after every
-        round."""
+        """The weighted mean of ``row_loss`` (compiled, on the fit's threads). Called by
+        ``fit`` after every round."""
+        from treekit_core.kernels.row_passes import on_row_threads
+
         y, column = np.ascontiguousarray(y, np.float64), np.ascontiguousarray(raw[:, 0])
         out = np.empty_like(column)
-        self._kernels().loss_rows(y, column, self.loss_params(), out)
+        on_row_threads(self._kernels().loss_rows, y.size, y, column, self.loss_params(), out)
         return float(np.average(out, weights=weight))

@@ -31,10 +31,13 @@ _SHARED_DOC = """
     ``"newton"``, the second-order gain G^2 / (H + l2_regularization) of the rows' summed
     gradients and hessians, each child holding at least ``min_child_hessian`` (a
     ``criterion_params`` entry, default 1e-3) of summed hessian (LightGBM's and
-    HistGradientBoosting's: their trees, to 1e-7); None: ``"squared_error"``. Where the
-    hessian is constant (squared error, absolute error, Huber, quantile) the two make the
-    same splits; for the log loss the Newton gain is the better rule on nearly separated
-    classes, at 1.5x the fit time for now (benchmarks/README.md).
+    HistGradientBoosting's: their trees, to 1e-7); None: ``"newton"`` for the log loss,
+    Poisson and gamma (``Loss.prefers_newton_gain``) with the histogram splitter (a
+    splitter providing ``binned_search``), else ``"squared_error"`` (so the exhaustive
+    splitter grows scikit-learn's ``GradientBoosting*`` trees). Where the hessian is
+    constant (squared error, absolute error, Huber, quantile) the two make the same
+    splits; for the log loss the Newton gain is the better rule on nearly separated
+    classes (benchmarks/README.md).
     ``splitter`` (None: the histogram splitter where the ``treekit-histogram`` plugin is
     installed, else ``exhaustive``), ``propagator`` and ``evaluator`` (missing values),
     ``monotonic_cst``, ``interaction_cst`` and ``categorical_features`` as for a single

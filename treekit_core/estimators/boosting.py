@@ -99,12 +99,19 @@ class BoostingEstimator(ComposedEstimator):
         return super()._component_choice(kind)
 
     def _criterion_choice(self) -> tuple:
-        """(criterion, parameters) of the trees. None: squared error of the negative
-        gradient (Friedman's trees, scikit-learn's ``GradientBoosting*``); ``"newton"``:
-        the Newton gain (LightGBM's, HistGradientBoosting's). A criterion with an
-        ``l2_regularization`` parameter takes the estimator's unless ``criterion_params``
-        names it."""
-        criterion = "squared_error" if self.criterion is None else self.criterion
+        """(criterion, parameters) of the trees. ``"squared_error"`` of the negative
+        gradient (Friedman's trees, scikit-learn's ``GradientBoosting*``) or ``"newton"``,
+        the Newton gain (LightGBM's, HistGradientBoosting's); None: the Newton gain where
+        the loss prefers it (:attr:`treekit_core.Loss.prefers_newton_gain`) and the
+        splitter provides ``binned_search`` (the peers of a binned search grow by it),
+        else squared error. A criterion with an ``l2_regularization`` parameter takes the
+        estimator's unless ``criterion_params`` names it."""
+        criterion = self.criterion
+        if criterion is None:
+            newton = self._loss_class().prefers_newton_gain and self._splitter_provides(
+                "binned_search"
+            )
+            criterion = "newton" if newton else "squared_error"
         if not isinstance(criterion, str):  # an instance: its own parameters
             return criterion, None
         params = dict(self.criterion_params or {})
@@ -112,6 +119,20 @@ class BoostingEstimator(ComposedEstimator):
         if attrs.has(cls) and "l2_regularization" in attrs.fields_dict(cls):
             params.setdefault("l2_regularization", self.l2_regularization)
         return criterion, params or None
+
+    def _loss_class(self):
+        """The class of the loss ``loss`` names (or of the instance given)."""
+        if isinstance(self.loss, str):
+            return get_registry().get_class("loss", self.loss)
+        return type(self.loss)
+
+    def _splitter_provides(self, capability: str) -> bool:
+        """Whether the trees' splitter (:meth:`_component_choice`'s) provides
+        ``capability``."""
+        splitter, _ = self._component_choice("splitter")
+        if isinstance(splitter, str):
+            splitter = get_registry().get_class("splitter", splitter)
+        return capability in splitter.provides
 
     def _make_loss(self):
         loss = get_registry().create("loss", self.loss, self._loss_params())

@@ -70,6 +70,7 @@ class Histogram(Splitter):
     provides: ClassVar[frozenset] = Splitter.provides | {
         "fused_builder",
         "split_scores",
+        "binned_search",
         "monotonic_constraints",
         "interaction_constraints",
     }
