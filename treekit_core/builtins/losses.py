@@ -301,26 +301,11 @@ class LogLoss(Loss):
 
     def loss(self, y, raw, weight, state=None):
         if raw.shape[1] == 1:  # the binomial deviance (scikit-learn's train_score_)
-            # blocks of rows summed on the threads, the blocks' sums added in order (the
-            # same bits on any number of threads); log(1 + exp(f)) as max(f, 0) +
-            # log1p(exp(-|f|)), within 3 ulp of np.logaddexp
-            from treekit_core.kernels.row_chunks import for_row_chunks
-            from treekit_core.kernels.row_passes import (
-                DEVIANCE_BLOCK_ROWS,
-                ROW_PASS_COST,
-                binomial_deviance_blocks,
-            )
+            # log(1 + exp(f)) as max(f, 0) + log1p(exp(-|f|)), within 3 ulp of
+            # np.logaddexp; compiled, on the threads, the same bits on any number of them
+            from treekit_core.kernels.row_passes import binomial_deviance_mean
 
-            n_blocks = -(-y.size // DEVIANCE_BLOCK_ROWS)
-            sums = np.empty((n_blocks, 2))
-            weights = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
-            arguments = (raw, np.ascontiguousarray(y, np.float64), weights, sums)
-            block_cost = DEVIANCE_BLOCK_ROWS * ROW_PASS_COST
-            for_row_chunks(binomial_deviance_blocks, n_blocks, *arguments, cost=block_cost)
-            total, total_weight = 0.0, 0.0
-            for block_total, block_weight in sums.tolist():
-                total, total_weight = total + block_total, total_weight + block_weight
-            return 2 * total / total_weight
+            return 2 * binomial_deviance_mean(raw, y, weight)
         picked = raw[np.arange(y.size), y.astype(np.int64)]
         return float(np.average(logsumexp(raw, axis=1) - picked, weights=weight))
 

@@ -127,3 +127,20 @@ def binomial_deviance_blocks(raw, y, weight, sums, start, stop):
             total += w * term
             total_weight += w
         sums[b, 0], sums[b, 1] = total, total_weight
+
+
+def binomial_deviance_mean(raw, y, weight) -> float:
+    """The weighted mean over the rows of log(1 + exp(f)) - [y = 1] f, f = ``raw[:, 0]``
+    (half the binomial deviance; ``weight`` None: every row weighs 1):
+    :func:`binomial_deviance_blocks` on the fit's threads, the blocks' sums added in
+    order, so the same bits on any number of threads."""
+    n_blocks = -(-y.size // DEVIANCE_BLOCK_ROWS)
+    sums = np.empty((n_blocks, 2))
+    weights = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
+    arguments = (raw, np.ascontiguousarray(y, np.float64), weights, sums)
+    block_cost = DEVIANCE_BLOCK_ROWS * ROW_PASS_COST
+    for_row_chunks(binomial_deviance_blocks, n_blocks, *arguments, cost=block_cost)
+    total, total_weight = 0.0, 0.0
+    for block_total, block_weight in sums.tolist():
+        total, total_weight = total + block_total, total_weight + block_weight
+    return total / total_weight
