@@ -961,20 +961,21 @@ def test_passes_of_four_and_five_cover_a_range(remaining):
     summed statistics); weighted rows one feature at a time."""
     from treekit_histogram.kernels import pass_width
 
-    def widths(unit_rows):
+    def widths(unit_summed):
         found, left = [], remaining
         while left > 0:
-            found.append(int(pass_width(left, unit_rows)))
+            found.append(int(pass_width(left, unit_summed)))
             left -= found[-1]
         return found
 
-    passes = widths(True)
+    passes = widths(1)
     assert sum(passes) == remaining and set(passes) <= {1, 4, 5}
     alone = passes.count(1)
     # a sum of fours and fives covers every count from 12 on, and 4, 5, 8, 9, 10
     assert alone == 0 if remaining in (4, 5, 8, 9, 10) or remaining >= 12 else alone > 0
     assert passes == sorted(passes, reverse=True)  # fives first, features alone last
-    assert widths(False) == [1] * remaining
+    assert widths(2) == passes  # two statistics: the same passes
+    assert widths(0) == widths(3) == [1] * remaining  # weighted rows, three statistics
 
 
 @settings(max_examples=20, deadline=None)

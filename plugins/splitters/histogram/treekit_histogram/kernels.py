@@ -159,7 +159,7 @@ def build_feature_histograms(binned, rows, index, start, end, hist, first, last,
             weighted = np.zeros((n_local, n_bins, 2))
         f = first
         while f < last:
-            group = pass_width(last - f, unit and (n_summed == 1 or n_summed == 2))
+            group = pass_width(last - f, n_summed if unit else 0)
             if group == WIDE_PASS and n_summed == 1 and in_order:
                 sum_five_unit_singles_in_order(
                     binned, block_start - start, m, gathered, unit_sums, f - first, f
@@ -376,15 +376,17 @@ def add_unit_single(bins, code, value):
 
 
 @generic_jit
-def pass_width(remaining, unit_rows):
+def pass_width(remaining, unit_summed):
     """How many of the ``remaining`` features of a range the next pass sums: rows of
-    weight 1 and one or two summed statistics (``unit_rows``) take
+    weight 1 and one or two summed statistics (``unit_summed``: how many, 0 for rows of
+    other weights) take
     :data:`WIDE_PASS` where what is left after it is still covered by passes of four and
     five (else four: 8 as 4 + 4, 20 as four passes of five, 10 as two); one feature
     otherwise (or where no pass fits). The bits do not depend on it (each (feature, bin)
     adds its rows in the node's order). Pairs in passes of five (a pass's bins 40 KB,
     more than a first-level cache) took as long a value as in passes of four, and let
     two threads take 10 and 10 of 20 features instead of 12 and 8."""
+    unit_rows = unit_summed == 1 or unit_summed == 2  # the passes written out
     if unit_rows and remaining >= WIDE_PASS:
         if covered_by_passes(remaining - WIDE_PASS) or not covered_by_passes(
             remaining - FEATURES_PER_PASS

@@ -91,7 +91,7 @@ def feature_chunks(n_features: int, n_threads: int, n_summed: int = 1) -> list:
     def cost(chunk):  # the passes of unit rows with n_summed summed statistics
         remaining, alone = chunk.size, 0
         while remaining > 0:
-            width = pass_width(remaining, n_summed in (1, 2))
+            width = pass_width(remaining, n_summed)
             alone += width == 1
             remaining -= width
         return chunk.size + alone
