@@ -440,6 +440,29 @@ def test_a_loss_for_other_rows_is_refused_by_name():
         BoostingRegressor(loss="cox", splitter="exhaustive").fit(X, np.arange(50.0))
 
 
+@pytest.mark.parametrize("subsample", [1.0, 0.7])
+def test_the_training_loss_of_each_round_is_the_loss_at_its_predictions(subsample):
+    """train_score_[t]: the log loss at the raw prediction round t left, of the rows in
+    its subsample (taken in the next round's pass for the gradient, the last round's on
+    its own: the same bits either way, so ten rounds' scores are twenty's first ten)."""
+    from treekit_core.builtins.losses import LogLoss
+
+    X, y = _data(400)
+    labels = (y > 0.3).astype(int)
+    settings = dict(splitter="exhaustive", max_depth=3, subsample=subsample, random_state=3)
+    twenty = BoostingClassifier(n_estimators=20, **settings).fit(X, labels)
+    ten = BoostingClassifier(n_estimators=10, **settings).fit(X, labels)
+    assert twenty.train_score_[:10].tobytes() == ten.train_score_.tobytes()
+    staged = list(twenty.staged_decision_function(X))
+    assert len(staged) == twenty.train_score_.size == 20
+    if subsample == 1.0:
+        for raw, score in zip(staged, twenty.train_score_, strict=True):
+            assert score == LogLoss().loss(labels, raw.reshape(-1, 1), None)
+    else:  # each round's rows drawn afresh: the loss over all rows is not the score
+        every_row = [LogLoss().loss(labels, raw.reshape(-1, 1), None) for raw in staged]
+        assert not np.allclose(every_row, twenty.train_score_, rtol=1e-6)
+
+
 def test_warm_start_adds_the_rounds_a_longer_fit_grows():
     """Ten rounds, then warm_start up to twenty: the fit of twenty rounds at once, bit for
     bit (the trees depend on the rounds before only)."""
@@ -492,7 +515,8 @@ def test_a_round_as_text_is_scikit_learn_s_tree():
 
 def test_the_kit_checks_every_built_in_loss_and_catches_broken_ones():
     """check_loss passes every built-in loss, and names what a broken one breaks: a
-    gradient of the wrong sign, a negative hessian, a start that is not the best constant."""
+    gradient of the wrong sign, a negative hessian, a start that is not the best constant,
+    a fused pass whose loss is not the loss."""
     import attrs
 
     from treekit_core.builtins import losses
@@ -524,8 +548,17 @@ def test_the_kit_checks_every_built_in_loss_and_catches_broken_ones():
         def initial_raw(self, y, weight, n_classes):
             return super().initial_raw(y, weight, n_classes) + 1.0
 
+    @attrs.define(frozen=True)
+    class StaleScore(losses.SquaredError):
+        name = "stale_score"
+
+        def gradient_hessian_scored(self, y, raw, state, weight, scored_state):
+            gradient, hessian = self.gradient_hessian(y, raw, state)
+            return gradient, hessian, self.loss(y, raw * 0.5, weight, scored_state)
+
     for broken, message in (
         (WrongSign, "not the derivative"),
+        (StaleScore, "gradient_hessian_scored"),
         (NegativeHessian, "hessian must be >= 0"),
         (OffCentre, "not the best constant"),
     ):

@@ -142,3 +142,36 @@ def test_the_binomial_deviance_is_the_same_on_any_number_of_threads(weighted):
             found[threads] = LogLoss().loss(y, raw, weight)
     assert found[1] == found[2]
     np.testing.assert_allclose(found[1], expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_gradient_and_the_deviance_in_one_pass_are_the_passes_apart(compiled, weighted):
+    """A boosting round's binomial gradient and hessian and the previous round's deviance
+    from one exp a row (binomial_blocks with a gradient): the gradient and hessian
+    logistic_gradient_hessian's bits, the deviance's sums the pass without a gradient's,
+    on rows where exp(-f) overflows and where it is 0."""
+    rng = np.random.default_rng(5)
+    n = 3 * row_passes.DEVIANCE_BLOCK_ROWS + 17  # the last block partial
+    raw = rng.normal(scale=6.0, size=(n, 1))
+    raw[::97], raw[1::89] = -800.0, 800.0  # exp(-f) overflows; exp(-f) is 0
+    y = (rng.random(n) < 0.4).astype(np.float64)
+    weight = rng.random(n) * 3.0 if weighted else np.zeros(0)
+    blocks = _kernel("binomial_blocks", compiled)
+    n_blocks = -(-n // row_passes.DEVIANCE_BLOCK_ROWS)
+    alone, fused = np.empty((n_blocks, 2)), np.empty((n_blocks, 2))
+    gradient, hessian = np.full_like(raw, np.nan), np.full_like(raw, np.nan)
+    with np.errstate(over="ignore", divide="ignore"):  # plain Python's exp warns
+        blocks(raw, y, weight, alone, np.empty((0, 1)), np.empty((0, 1)), 0, n_blocks)
+        blocks(raw, y, weight, fused, gradient, hessian, 1, n_blocks)  # two ranges of
+        blocks(raw, y, weight, fused, gradient, hessian, 0, 1)  # blocks, as two threads
+        expected_gradient, expected_hessian = np.empty_like(raw), np.empty_like(raw)
+        _kernel("logistic_gradient_hessian", compiled)(
+            raw, y, expected_gradient, expected_hessian, 0, n
+        )
+    assert fused.tobytes() == alone.tobytes()
+    assert gradient.tobytes() == expected_gradient.tobytes()
+    assert hessian.tobytes() == expected_hessian.tobytes()
+    terms = np.logaddexp(0.0, raw[:, 0]) - (y == 1) * raw[:, 0]
+    w = weight if weighted else np.ones(n)
+    np.testing.assert_allclose(fused[:, 0].sum() / fused[:, 1].sum(), np.average(terms, weights=w))

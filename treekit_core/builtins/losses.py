@@ -286,6 +286,17 @@ class LogLoss(Loss):
         onehot = y[:, None] == np.arange(raw.shape[1])
         return p - onehot, p * (1 - p)
 
+    def gradient_hessian_scored(self, y, raw, state, weight, scored_state):
+        if raw.shape[1] > 1:
+            return super().gradient_hessian_scored(y, raw, state, weight, scored_state)
+        # the gradient, the hessian and the deviance from one exp a row, on the threads:
+        # the same gradient and deviance bits as the two passes apart
+        from treekit_core.kernels.row_passes import binomial_deviance_mean
+
+        gradient, hessian = np.empty(raw.shape), np.empty(raw.shape)
+        half_deviance = binomial_deviance_mean(raw, y, weight, gradient, hessian)
+        return gradient, hessian, 2 * half_deviance
+
     def leaf_values(self, y, raw, gradient, hessian, weight, leaf, n_nodes, column, l2, state):
         values = super().leaf_values(
             y, raw, gradient, hessian, weight, leaf, n_nodes, column, l2, state
@@ -301,8 +312,8 @@ class LogLoss(Loss):
 
     def loss(self, y, raw, weight, state=None):
         if raw.shape[1] == 1:  # the binomial deviance (scikit-learn's train_score_)
-            # log(1 + exp(f)) as max(f, 0) + log1p(exp(-|f|)), within 3 ulp of
-            # np.logaddexp; compiled, on the threads, the same bits on any number of them
+            # log(1 + exp(f)) rearranged not to overflow, within 3 ulp of np.logaddexp;
+            # compiled, on the threads, the same bits on any number of them
             from treekit_core.kernels.row_passes import binomial_deviance_mean
 
             return 2 * binomial_deviance_mean(raw, y, weight)

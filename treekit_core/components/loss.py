@@ -81,6 +81,19 @@ class Loss(Component):
         Called by ``fit`` once per round, before its trees are grown."""
         raise NotImplementedError(f"loss {self.name!r} defines no gradient_hessian")
 
+    def gradient_hessian_scored(
+        self, y: np.ndarray, raw: np.ndarray, state: dict, weight, scored_state: dict
+    ) -> tuple:
+        """(gradient, hessian, loss): :meth:`gradient_hessian` at ``raw`` with this round's
+        ``state``, and :meth:`loss` of the same rows at the same ``raw`` with ``weight``
+        (None: unweighted) and ``scored_state`` (the previous round's, whose
+        ``train_score_`` entry this is: ``raw`` is what that round left). Called by ``fit``
+        at the start of every round after its first, in place of the two calls; a loss
+        whose two passes over the rows share work overrides it (the binomial log loss:
+        one exp a row). Default: the two calls."""
+        gradient, hessian = self.gradient_hessian(y, raw, state)
+        return gradient, hessian, self.loss(y, raw, weight, scored_state)
+
     def leaf_values(
         self,
         y: np.ndarray,

@@ -253,6 +253,10 @@ class BoostingEstimator(ComposedEstimator):
             and evidence.flags.writeable
         ):
             evidence = np.empty((n, width))
+        # (weight, state) of the round whose train_score_ entry is still to be taken: the
+        # loss at the raw prediction it left, in the next round's pass for the gradient
+        # (Loss.gradient_hessian_scored), after the last round on its own
+        unscored = None
         for _ in range(len(kept), rounds):
             round_weight = weight
             if self.subsample < 1.0:
@@ -260,7 +264,11 @@ class BoostingEstimator(ComposedEstimator):
                 mask[rng.choice(n, size=n_inbag, replace=False)] = 1.0
                 round_weight = weight * mask
             state = loss.round_state(y, raw, weight)
-            gradient, hessian = loss.gradient_hessian(y, raw, state)
+            if unscored is None:
+                gradient, hessian = loss.gradient_hessian(y, raw, state)
+            else:
+                gradient, hessian, score = loss.gradient_hessian_scored(y, raw, state, *unscored)
+                train_score.append(score)
             trees = []
             for k in range(n_raw):
                 tree, rows, added = self._grow_one(
@@ -289,7 +297,7 @@ class BoostingEstimator(ComposedEstimator):
             # unweighted rows scored as such (None): the same number (a weight of 1 times a
             # loss is the loss, their sum the count) without the pass over the weights
             unit_rows = self._unweighted and round_weight is weight
-            train_score.append(loss.loss(y, raw, None if unit_rows else round_weight, state))
+            unscored = (None if unit_rows else round_weight, state)
             if valid_raw is not None:
                 valid_score.append(loss.loss(y_valid, valid_raw, w_valid, state))
                 if valid_score[-1] < best - self.tol:
@@ -298,6 +306,8 @@ class BoostingEstimator(ComposedEstimator):
                     since_best += 1
                     if since_best >= self.n_iter_no_change:
                         break
+        if unscored is not None:
+            train_score.append(loss.loss(y, raw, *unscored))
         self.train_score_ = np.array(train_score)
         self.validation_score_ = np.array(valid_score)
         self.n_iter_ = len(self.estimators_)

@@ -112,34 +112,55 @@ def logistic_gradient_hessian(raw, y, gradient, hessian, start, stop):
 
 
 @jit()
-def binomial_deviance_blocks(raw, y, weight, sums, start, stop):
+def binomial_blocks(raw, y, weight, sums, gradient, hessian, start, stop):
     """For the blocks b in start..stop-1 of :data:`DEVIANCE_BLOCK_ROWS` rows: ``sums[b]``
     = (the weighted sum over the block's rows of log(1 + exp(f)) - [y = 1] f, the block's
-    weight), f = ``raw[i, 0]``; ``weight`` of length 0: every row weighs 1. log(1 +
-    exp(f)) is max(f, 0) + log1p(exp(-|f|)), which overflows nowhere."""
-    n, unit = raw.shape[0], weight.shape[0] == 0
+    weight), f = ``raw[i, 0]``; ``weight`` of length 0: every row weighs 1. Where
+    ``gradient`` has rows, also :func:`logistic_gradient_hessian`'s rows, the same bits,
+    from the same exp: a boosting round's gradient and the previous round's loss in one
+    pass (at 1M rows 34 against 36-41 ms apart: the exp is shared, the log1p is not).
+
+    With e = exp(-f): log(1 + exp(f)) is f + log1p(e) for f >= 0 and log1p(1 / e) below
+    (1 / e is exp(f) within an ulp; 0 where e overflows, as exp(f) underflows), so
+    nothing overflows."""
+    n, unit, with_gradient = raw.shape[0], weight.shape[0] == 0, gradient.shape[0] > 0
     for b in range(start, stop):
         total, total_weight = 0.0, 0.0
         for i in range(b * DEVIANCE_BLOCK_ROWS, min(n, (b + 1) * DEVIANCE_BLOCK_ROWS)):
             f = raw[i, 0]
-            term = np.log1p(np.exp(-abs(f))) + max(f, 0.0) - (f if y[i] == 1.0 else 0.0)
+            e = np.exp(-f)
+            positive = y[i] == 1.0
+            if with_gradient:
+                p = 1.0 / (1.0 + e)
+                gradient[i, 0] = p - (1.0 if positive else 0.0)
+                hessian[i, 0] = p * (1.0 - p)
+            term = np.log1p(e) + f if f >= 0.0 else np.log1p(1.0 / e)
             w = 1.0 if unit else weight[i]
-            total += w * term
+            total += w * (term - f if positive else term)
             total_weight += w
         sums[b, 0], sums[b, 1] = total, total_weight
 
 
-def binomial_deviance_mean(raw, y, weight) -> float:
+def binomial_deviance_mean(raw, y, weight, gradient=None, hessian=None) -> float:
     """The weighted mean over the rows of log(1 + exp(f)) - [y = 1] f, f = ``raw[:, 0]``
     (half the binomial deviance; ``weight`` None: every row weighs 1):
-    :func:`binomial_deviance_blocks` on the fit's threads, the blocks' sums added in
-    order, so the same bits on any number of threads."""
+    :func:`binomial_blocks` on the fit's threads, the blocks' sums added in order, so the
+    same bits on any number of threads. ``gradient`` and ``hessian`` (n x 1) given: the
+    binomial gradient and hessian at ``raw`` written into them in the same pass."""
     n_blocks = -(-y.size // DEVIANCE_BLOCK_ROWS)
     sums = np.empty((n_blocks, 2))
     weights = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
-    arguments = (raw, np.ascontiguousarray(y, np.float64), weights, sums)
+    no_rows = np.empty((0, 1))
+    arguments = (
+        raw,
+        np.ascontiguousarray(y, np.float64),
+        weights,
+        sums,
+        no_rows if gradient is None else gradient,
+        no_rows if hessian is None else hessian,
+    )
     block_cost = DEVIANCE_BLOCK_ROWS * ROW_PASS_COST
-    for_row_chunks(binomial_deviance_blocks, n_blocks, *arguments, cost=block_cost)
+    for_row_chunks(binomial_blocks, n_blocks, *arguments, cost=block_cost)
     total, total_weight = 0.0, 0.0
     for block_total, block_weight in sums.tolist():
         total, total_weight = total + block_total, total_weight + block_weight

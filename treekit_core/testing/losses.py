@@ -32,7 +32,8 @@ def check_loss(loss, params=None):
     :meth:`~treekit_core.Loss.n_raw` finite numbers at which the loss is no worse than a
     step either side; ``gradient_hessian`` n x n_raw, finite, the hessian >= 0, the
     gradient of every row proportional (one positive factor for all rows) to the
-    derivative of ``loss`` by central differences; ``leaf_values`` one finite number per
+    derivative of ``loss`` by central differences; ``gradient_hessian_scored`` those and
+    ``loss`` (to 1e-12); ``leaf_values`` one finite number per
     node; ``link`` finite, probabilities rows summing to 1 for class labels; and a boosting
     estimator of the kind it reads fits 5 rounds with finite training scores and predicts
     after a model-file round trip as before."""
@@ -64,6 +65,14 @@ def check_loss(loss, params=None):
     if (np.asarray(hessian) < 0).any():
         _fail(instance, "gradient_hessian's hessian must be >= 0")
     _check_gradient(instance, rows, raw, weight, state, np.asarray(gradient), rng)
+    scored = instance.gradient_hessian_scored(rows, raw, state, weight, state)
+    at_raw = instance.loss(rows, raw, weight, state)
+    apart = (gradient, hessian, at_raw)
+    if len(scored) != 3 or not all(
+        np.allclose(found, expected, rtol=1e-12, atol=1e-12 * max(1.0, abs(at_raw)))
+        for found, expected in zip(scored, apart, strict=True)
+    ):
+        _fail(instance, "gradient_hessian_scored is not gradient_hessian's pair and loss")
     leaf = rng.integers(0, 3, n)
     values = instance.leaf_values(rows, raw, gradient, hessian, weight, leaf, 3, 0, 0.0, state)
     if np.asarray(values).shape != (3,) or not np.isfinite(values).all():
