@@ -45,9 +45,12 @@ def test_the_passes_after_a_growth_are_numpys(compiled, rows):
     # each row's leaf from the rows in leaf order (a stable sort: increasing within a leaf)
     order = np.argsort(leaf, kind="stable").astype(np.int32)
     leaves = np.unique(leaf).astype(np.int32)
-    counts = np.bincount(leaf, minlength=n_nodes)[leaves].astype(np.int64)
+    ends = np.cumsum(np.bincount(leaf, minlength=n_nodes)[leaves]).astype(np.int64)
     found = np.full(n, -1, dtype=np.int32)
-    _kernel("scatter_leaves", compiled)(order, leaves, counts, found)
+    scatter = _kernel("scatter_leaves", compiled)
+    cuts = sorted({0, n, n // 3, (2 * n) // 3, int(ends[0]) if ends.size else 0})
+    for start, stop in zip(cuts, cuts[1:], strict=False):  # ranges of positions, as threads
+        scatter(order, leaves, ends, found, start, stop)  # take them, one at a leaf's end
     assert np.array_equal(found, leaf)
     # raw predictions moved by the leaves' values
     leaf_values = np.random.default_rng(n).normal(size=n_nodes)

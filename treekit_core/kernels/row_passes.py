@@ -68,16 +68,22 @@ def newton_rows(gradient, hessian, column, evidence, start, stop):
 
 
 @jit()
-def scatter_leaves(rows, leaves, counts, found):
-    """``found[rows[j]]`` = the leaf whose rows hold position j: the leaves ``leaves`` in
-    the rows' order, leaf a holding ``counts[a]`` consecutive positions (they add up to
-    ``rows.size``; ``rows`` a permutation of ``range(found.size)``)."""
-    j = 0
-    for a in range(leaves.shape[0]):
-        leaf = leaves[a]
-        for _ in range(counts[a]):
+def scatter_leaves(rows, leaves, ends, found, start, stop):
+    """``found[rows[j]]`` = the leaf whose rows hold position j, for the positions j in
+    start..stop-1: the leaves ``leaves`` in the rows' order, leaf a holding the positions
+    before ``ends[a]`` and from the one before (``ends``: the leaves' row counts summed,
+    the last ``rows.size``; ``rows`` a permutation of ``range(found.size)``, so ranges of
+    positions write distinct rows)."""
+    if start >= stop:
+        return
+    a = np.searchsorted(ends, start, side="right")  # the leaf holding position start
+    j = start
+    while j < stop:
+        leaf, last = leaves[a], min(stop, ends[a])
+        while j < last:
             found[np.uint64(rows[j])] = leaf
             j += 1
+        a += 1
 
 
 @jit()

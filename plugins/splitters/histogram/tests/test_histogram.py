@@ -911,7 +911,7 @@ def test_a_partition_keeps_each_sides_order(compiled, seed, n, index_type):
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 200), n_stats=st.integers(1, 4))
 def test_a_nodes_statistics_add_its_rows_in_order(compiled, seed, n, n_stats):
-    """kernels.rows_statistics (two statistics in local sums, the others in ``sums``):
+    """kernels.rows_statistics (two or three statistics in local sums, more in ``sums``):
     the weight and each statistic summed row by row in the node's order, to the bit."""
     from treekit_histogram import kernels
 

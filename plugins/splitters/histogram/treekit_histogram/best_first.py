@@ -36,8 +36,8 @@ def grow_best_first(
     root_statistics = growth.statistics(0, n)
     records, frontier = [], []
 
-    def visit(start, end, depth, parent, is_left, hist, statistics):
-        record, cut = growth.evaluate(start, end, depth, hist, statistics)
+    def visit(start, end, depth, parent, is_left, hist, statistics, scanned=None):
+        record, cut = growth.evaluate(start, end, depth, hist, statistics, scanned)
         node = len(records)
         records.append(record)
         if parent >= 0:
@@ -63,10 +63,9 @@ def grow_best_first(
                 pool if large else None, chunks, start, end, depth, hist, statistics, cut
             )
             leaves += 1
-            for child_start, child_end, child_depth, is_left, child_hist, child_sums in reversed(
-                children
-            ):  # the left child first: its id is the lower
-                visit(child_start, child_end, child_depth, node, is_left, child_hist, child_sums)
+            for child_start, child_end, child_depth, is_left, *found in reversed(children):
+                # the left child first: its id is the lower
+                visit(child_start, child_end, child_depth, node, is_left, *found)
     finally:
         if pool is not None:
             pool.shutdown()

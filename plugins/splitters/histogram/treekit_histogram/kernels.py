@@ -604,8 +604,15 @@ def other_side(summed, parent_sums, side_sums, other_sums):
 @generic_jit
 def subtract_histogram(parent, child):
     """parent -= child: the sibling's histogram, in place of the parent's."""
-    d, n_bins, width = parent.shape
-    for f in range(d):
+    subtract_features(parent, child, 0, parent.shape[0])
+
+
+@generic_jit
+def subtract_features(parent, child, first, last):
+    """parent[first:last] -= child[first:last]: a range of features of the sibling's
+    histogram (a thread's share), in place of the parent's."""
+    n_bins, width = parent.shape[1], parent.shape[2]
+    for f in range(first, last):
         for b in range(n_bins):
             for c in range(width):
                 parent[f, b, c] -= child[f, b, c]
@@ -785,10 +792,10 @@ def mark_bins(bin_left, last_left_bin, missing_left, mask, m):
 def rows_statistics(rows, index, start, end, sums):
     """Class sums (into ``sums``) and weight of the rows ``index[start:end]``, each added
     in the rows' order (rows of weight 1 without a weight column,
-    :func:`table_weighs_rows`: their count, the same number). Two statistics (a regression
-    tree's, boosting's) in local sums: a sum kept in ``sums`` was stored and loaded again
-    every row (a boosting round's root: 1.1 against 3.3 ms at 1M rows); the table read as
-    gather_rows reads it."""
+    :func:`table_weighs_rows`: their count, the same number). Two or three statistics (a
+    regression tree's, boosting's, the Newton rows) in local sums: a sum kept in ``sums``
+    was stored and loaded again every row (a boosting round's root: 1.1 against 3.3 ms at
+    1M rows); the table read as gather_rows reads it."""
     n_classes = sums.shape[0]
     for k in range(n_classes):
         sums[k] = 0.0
@@ -806,6 +813,17 @@ def rows_statistics(rows, index, start, end, sums):
             first += table[at + shift]
             second += table[at + shift + np.uint64(1)]
         sums[0], sums[1] = first, second
+        return weight
+    if n_classes == 3:  # the Newton rows (-g, h, g^2 / h): 5.7 -> 2.0 ms at 1M rows
+        first, second, third = 0.0, 0.0, 0.0
+        for j in range(end - start):
+            at = np.uint64(node_rows[j]) * width
+            if weighs:
+                weight += table[at]
+            first += table[at + shift]
+            second += table[at + shift + np.uint64(1)]
+            third += table[at + shift + np.uint64(2)]
+        sums[0], sums[1], sums[2] = first, second, third
         return weight
     for j in range(end - start):
         at = np.uint64(node_rows[j]) * width

@@ -151,23 +151,26 @@ def grow_with_threads(kernels, params, binned, rows, index, root_hist, rules, n_
     growth = Growth(kernels, params, binned, rows, index, rules, n_stats, n_threads, summed)
     task_rows = max(n // (TASKS_PER_THREAD * n_threads), MIN_TASK_ROWS)
     # one chunk of features per thread for the steps that go feature by feature (the
-    # histograms, the subtraction)
+    # histograms, the subtraction, the scan)
     chunks = feature_chunks(d, n_threads, summed.size)
     root_statistics = growth.statistics(0, n)
     pieces, split_here = [], []  # depth first: a node's 1-row table, or a subtree task
     with ThreadPoolExecutor(n_threads) as pool:
         # start, end, depth, parent piece, is_left, histogram (None: the node is a leaf by
-        # its parent's may_split), statistics
-        stack = [(0, n, 0, -1, 1, root_hist, root_statistics)]
+        # its parent's may_split), statistics, scan (None: not scanned)
+        stack = [(0, n, 0, -1, 1, root_hist, root_statistics, None)]
         while stack:
-            start, end, depth, parent, is_left, hist, statistics = stack.pop()
+            start, end, depth, parent, is_left, hist, statistics, scanned = stack.pop()
             if parent >= 0:  # the piece's index for now; its node id once numbered
                 pieces[parent][0, LEFT if is_left else RIGHT] = len(pieces)
             if hist is not None and end - start < task_rows:
                 pieces.append((start, end, depth, hist, statistics))
                 split_here.append(False)
                 continue
-            record, children = growth.split_here(pool, chunks, start, end, depth, hist, statistics)
+            # the children that become tasks are not scanned: their tasks scan them
+            record, children = growth.split_here(
+                pool, chunks, start, end, depth, hist, statistics, scanned, task_rows
+            )
             pieces.append(record)
             split_here.append(True)
             parent = len(pieces) - 1
@@ -238,23 +241,26 @@ class Growth:
             *self.subsets,
         )
 
-    def split_here(self, pool, chunks, start, end, depth, hist, statistics):
+    def split_here(self, pool, chunks, start, end, depth, hist, statistics, scanned, scan_rows):
         """A node's 1-row table (children: piece indices, set by the caller) and its
-        children as (start, end, depth, is_left, histogram or None, statistics), right
-        first, as ``grow_subtree`` decides and computes them."""
-        record, cut = self.evaluate(start, end, depth, hist, statistics)
+        children as :meth:`divide` gives them (those of ``scan_rows`` rows or more
+        scanned), right first, as ``grow_subtree`` decides and computes them."""
+        record, cut = self.evaluate(start, end, depth, hist, statistics, scanned)
         if cut is None:
             return record, []
         self.set_question(record, hist, cut)  # before divide: the parent's histogram
-        return record, self.divide(pool, chunks, start, end, depth, hist, statistics, cut)
+        return record, self.divide(
+            pool, chunks, start, end, depth, hist, statistics, cut, scan_rows
+        )
 
-    def evaluate(self, start, end, depth, hist, statistics):
+    def evaluate(self, start, end, depth, hist, statistics, scanned=None):
         """(the node's 1-row table, its best cut (feature, last left bin, missing left,
         drop) or None where it stays a leaf), as ``grow_subtree`` decides: the stopping
         rules, the histograms' scan, the first feature of the best drop. ``hist`` None: a
-        leaf by its parent's ``may_split``."""
-        kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
-        may_split, impurity = _core_kernel("may_split"), kernels.impurity
+        leaf by its parent's ``may_split``; ``scanned``: the scan of every feature
+        (:meth:`scan`), made as :meth:`divide` built the histogram."""
+        params, rules = self.params, self.rules
+        may_split, impurity = _core_kernel("may_split"), self.kernels.impurity
         weight, sums = float(statistics[0]), statistics[1:]
         node_impurity = impurity(sums, weight, params)
         count = end - start
@@ -264,25 +270,10 @@ class Growth:
         if hist is None or not may_split(count, weight, node_impurity, depth, rules):
             return record, None
         d = self.features.size
-        drops, bins, sides = np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, np.uint8)
-        scored_sums = np.empty_like(sums)  # as the cuts are scored (scored_parent)
-        scored_impurity = kernels.scored_parent(params, sums, weight, self.summed, scored_sums)
-        kernels.scan_histograms(
-            params,
-            hist,
-            binned.n_value_bins,
-            self.features,
-            scored_sums,
-            weight,
-            float(count),
-            scored_impurity,
-            rules,
-            drops,
-            bins,
-            sides,
-            self.unconstrained,
-            self.unbounded,
-        )
+        if scanned is None:
+            scanned = self.no_scan()
+            self.scan(hist, 0, d, statistics, count, scanned)
+        drops, bins, sides = scanned
         chosen, _, drop = _core_kernel("choose_question")(
             drops, bins, self.features, d, -1, self.no_nominal, self.no_results, weight, rules
         )
@@ -290,16 +281,57 @@ class Growth:
             return record, None
         return record, (int(chosen), int(bins[chosen]), bool(sides[chosen] == 1), float(drop))
 
-    def divide(self, pool, chunks, start, end, depth, hist, statistics, cut):
+    def no_scan(self):
+        """Room for a node's scan: (drops, last left bins, missing sides), one a feature."""
+        d = self.features.size
+        return np.empty(d), np.empty(d, dtype=np.int64), np.empty(d, np.uint8)
+
+    def scan(self, hist, first, last, statistics, count, scanned) -> None:
+        """The best cut of each feature first..last-1 of a node's histogram (its weight
+        and ``statistics``, its ``count`` rows) into those features' entries of
+        ``scanned`` (:meth:`no_scan`): the statistics the bins leave out at 0, as the cuts
+        are scored (``scored_parent``)."""
+        kernels, weight, sums = self.kernels, float(statistics[0]), statistics[1:]
+        scored_sums = np.empty_like(sums)
+        scored_impurity = kernels.scored_parent(self.params, sums, weight, self.summed, scored_sums)
+        drops, bins, sides = scanned
+        kernels.scan_histograms(
+            self.params,
+            hist,
+            self.binned.n_value_bins,
+            self.features[first:last],
+            scored_sums,
+            weight,
+            float(count),
+            scored_impurity,
+            self.rules,
+            drops[first:last],
+            bins[first:last],
+            sides[first:last],
+            self.unconstrained,
+            self.unbounded,
+        )
+
+    def may_split(self, statistics, count, depth) -> bool:
+        """Whether a node of these (weight, statistics) and ``count`` rows at ``depth`` may
+        be split (the stopping rules, its impurity among them)."""
+        weight, sums = float(statistics[0]), statistics[1:]
+        impurity = self.kernels.impurity(sums, weight, self.params)
+        return bool(_core_kernel("may_split")(count, weight, impurity, depth, self.rules))
+
+    def divide(self, pool, chunks, start, end, depth, hist, statistics, cut, scan_rows=0):
         """Split the node (its weight and ``statistics``) by ``cut`` (:meth:`evaluate`'s):
         its table row's question set by the caller's record (:meth:`set_question`), its
         rows partitioned, and its children as (start, end, depth, is_left, histogram or
-        None, statistics), right first; the smaller child's histogram built (chunks of
-        features on ``pool``), the larger's the parent's minus it (in place of the
-        parent's)."""
-
-        kernels, params, rules, binned = self.kernels, self.params, self.rules, self.binned
-        may_split, impurity = _core_kernel("may_split"), kernels.impurity
+        None, statistics, scan or None), right first. The smaller child's histogram is
+        built, the larger's is the parent's minus it (in place of the parent's), and each
+        child that may split and holds ``scan_rows`` rows or more is scanned
+        (:meth:`evaluate`'s ``scanned``): on ``pool``, each thread builds, subtracts and
+        scans a chunk of features (it sums the statistics the bins leave out as it
+        gathers every row, so it knows each child's statistics whole: the same bits in
+        each); on this thread alone where ``pool`` is None."""
+        binned, summed = self.binned, self.summed
+        may_split = _core_kernel("may_split")
         f, last_left_bin, missing_left, _ = cut
         bin_left = np.empty(hist.shape[1], dtype=np.uint8)
         compiled_histogram_kernel("mark_bins")(
@@ -315,47 +347,82 @@ class Growth:
         middle = start + n_left
         left_is_small = n_left <= end - middle
         small_start, small_end = (start, middle) if left_is_small else (middle, end)
-        small_sums, large_sums = sides[left_is_small][0][1:], sides[not left_is_small][0][1:]
+        small_found, large_found = sides[left_is_small][0], sides[not left_is_small][0]
         # the smaller child's histogram where a child may split by its rows alone (its
         # impurity needs the statistics the bins leave out, which the build sums)
-        small = None
+        small, scans = None, {}
         if any(
-            may_split(count, found[0], np.inf, depth + 1, rules) for found, count in sides.values()
+            may_split(count, found[0], np.inf, depth + 1, self.rules)
+            for found, count in sides.values()
         ):
             small = np.empty_like(hist)
-            build_histogram_on_threads(
-                pool,
-                chunks,
-                binned.codes,
-                self.rows,
-                self.index,
-                small_start,
-                small_end,
-                small,
-                self.summed,
-                small_sums,
-            )
+            scans = {left: self.no_scan() for left in (False, True)}
+            histograms = {left_is_small: small, not left_is_small: hist}
+            other_side = compiled_histogram_kernel("other_side")
+            build_features = compiled_histogram_kernel("build_feature_histograms")
+            codes, rows, index = binned.codes, self.rows, self.index
+
+            def build_and_scan(first, last, small_here, build):
+                # the smaller child's statistics whole in small_here once built; the
+                # larger's the parent's minus them
+                build(first, last, small_here[1:])
+                compiled_histogram_kernel("subtract_features")(hist, small, first, last)
+                large_here = large_found.copy()
+                other_side(summed, statistics[1:], small_here[1:], large_here[1:])
+                for left, found in ((left_is_small, small_here), (not left_is_small, large_here)):
+                    count = sides[left][1]
+                    if count >= scan_rows and self.may_split(found, count, depth + 1):
+                        self.scan(histograms[left], first, last, found, count, scans[left])
+
+            def build_chunk(first, last, side_sums):
+                build_features(
+                    codes,
+                    rows,
+                    index,
+                    small_start,
+                    small_end,
+                    small,
+                    first,
+                    last,
+                    summed,
+                    side_sums,
+                )
+
+            if pool is None:  # one call for every feature
+                build_all = compiled_histogram_kernel("build_histogram")
+                build_and_scan(
+                    0,
+                    hist.shape[0],
+                    small_found,
+                    lambda first, last, side_sums: build_all(
+                        codes, rows, index, small_start, small_end, small, summed, side_sums
+                    ),
+                )
+            else:  # the first chunk on this thread, which would only wait
+                others = [
+                    pool.submit(build_and_scan, c[0], c[-1] + 1, small_found.copy(), build_chunk)
+                    for c in chunks[1:]
+                ]
+                try:
+                    build_and_scan(chunks[0][0], chunks[0][-1] + 1, small_found, build_chunk)
+                finally:
+                    for task in others:
+                        task.result()
         else:
             compiled_histogram_kernel("sum_left_out")(
-                self.rows, self.index, small_start, small_end, self.summed, small_sums
+                self.rows, self.index, small_start, small_end, summed, small_found[1:]
             )
-        compiled_histogram_kernel("other_side")(self.summed, statistics[1:], small_sums, large_sums)
-        splits = {
-            left: may_split(
-                count, found[0], impurity(found[1:], found[0], params), depth + 1, rules
-            )
-            for left, (found, count) in sides.items()
-        }
-        left_hist = right_hist = None
-        if small is not None and (splits[True] or splits[False]):
-            # on this thread: 20 features x 256 bins take 15 us, handing them to the
-            # threads and waiting 80 (a pool's round trip on two threads)
-            compiled_histogram_kernel("subtract_histogram")(hist, small)
-            left_hist, right_hist = (small, hist) if left_is_small else (hist, small)
-        return [
-            (middle, end, depth + 1, 0, right_hist if splits[False] else None, sides[False][0]),
-            (start, middle, depth + 1, 1, left_hist if splits[True] else None, sides[True][0]),
-        ]
+        compiled_histogram_kernel("other_side")(
+            summed, statistics[1:], small_found[1:], large_found[1:]
+        )
+        children = []
+        for left, child_start, child_end in ((False, middle, end), (True, start, middle)):
+            found, count = sides[left]
+            splits = small is not None and self.may_split(found, count, depth + 1)
+            child_hist = (small if left == left_is_small else hist) if splits else None
+            scan = scans[left] if splits and count >= scan_rows else None
+            children.append((child_start, child_end, depth + 1, int(left), child_hist, found, scan))
+        return children
 
     def partition(self, start, end, feature, bin_left) -> int:
         """Partition the rows ``index[start:end]`` by their bins of ``feature`` (the left
