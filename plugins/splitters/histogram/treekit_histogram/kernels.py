@@ -804,26 +804,19 @@ def rows_statistics(rows, index, start, end, sums):
     weight = 0.0 if weighs else float(end - start)
     table, width = rows.reshape(-1), np.uint64(rows.shape[1])
     node_rows = index[start:end]
-    if n_classes == 2:
-        first, second = 0.0, 0.0
+    if n_classes == 2 or n_classes == 3:  # the Newton rows (-g, h, g^2 / h): 5.7 -> 2 ms
+        first, second, third, three = 0.0, 0.0, 0.0, n_classes == 3
         for j in range(end - start):
             at = np.uint64(node_rows[j]) * width
             if weighs:
                 weight += table[at]
             first += table[at + shift]
             second += table[at + shift + np.uint64(1)]
+            if three:
+                third += table[at + shift + np.uint64(2)]
         sums[0], sums[1] = first, second
-        return weight
-    if n_classes == 3:  # the Newton rows (-g, h, g^2 / h): 5.7 -> 2.0 ms at 1M rows
-        first, second, third = 0.0, 0.0, 0.0
-        for j in range(end - start):
-            at = np.uint64(node_rows[j]) * width
-            if weighs:
-                weight += table[at]
-            first += table[at + shift]
-            second += table[at + shift + np.uint64(1)]
-            third += table[at + shift + np.uint64(2)]
-        sums[0], sums[1], sums[2] = first, second, third
+        if three:
+            sums[2] = third
         return weight
     for j in range(end - start):
         at = np.uint64(node_rows[j]) * width

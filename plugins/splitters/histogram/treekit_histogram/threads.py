@@ -359,13 +359,20 @@ class Growth:
             scans = {left: self.no_scan() for left in (False, True)}
             histograms = {left_is_small: small, not left_is_small: hist}
             other_side = compiled_histogram_kernel("other_side")
-            build_features = compiled_histogram_kernel("build_feature_histograms")
-            codes, rows, index = binned.codes, self.rows, self.index
+            # every feature on one thread: the kernel the root's histogram compiled (the
+            # other compiles the same body again: seconds of a first fit)
+            build = compiled_histogram_kernel(
+                "build_histogram" if pool is None else "build_feature_histograms"
+            )
+            rows_of_small = (binned.codes, self.rows, self.index, small_start, small_end, small)
 
-            def build_and_scan(first, last, small_here, build):
-                # the smaller child's statistics whole in small_here once built; the
-                # larger's the parent's minus them
-                build(first, last, small_here[1:])
+            def build_and_scan(first, last, small_here):
+                # features first..last-1 of the smaller child's histogram; its statistics
+                # whole in small_here once built, the larger's the parent's minus them
+                if pool is None:
+                    build(*rows_of_small, summed, small_here[1:])
+                else:
+                    build(*rows_of_small, first, last, summed, small_here[1:])
                 compiled_histogram_kernel("subtract_features")(hist, small, first, last)
                 large_here = large_found.copy()
                 other_side(summed, statistics[1:], small_here[1:], large_here[1:])
@@ -374,37 +381,15 @@ class Growth:
                     if count >= scan_rows and self.may_split(found, count, depth + 1):
                         self.scan(histograms[left], first, last, found, count, scans[left])
 
-            def build_chunk(first, last, side_sums):
-                build_features(
-                    codes,
-                    rows,
-                    index,
-                    small_start,
-                    small_end,
-                    small,
-                    first,
-                    last,
-                    summed,
-                    side_sums,
-                )
-
-            if pool is None:  # one call for every feature
-                build_all = compiled_histogram_kernel("build_histogram")
-                build_and_scan(
-                    0,
-                    hist.shape[0],
-                    small_found,
-                    lambda first, last, side_sums: build_all(
-                        codes, rows, index, small_start, small_end, small, summed, side_sums
-                    ),
-                )
+            if pool is None:  # every feature on this thread
+                build_and_scan(0, hist.shape[0], small_found)
             else:  # the first chunk on this thread, which would only wait
                 others = [
-                    pool.submit(build_and_scan, c[0], c[-1] + 1, small_found.copy(), build_chunk)
+                    pool.submit(build_and_scan, c[0], c[-1] + 1, small_found.copy())
                     for c in chunks[1:]
                 ]
                 try:
-                    build_and_scan(chunks[0][0], chunks[0][-1] + 1, small_found, build_chunk)
+                    build_and_scan(chunks[0][0], chunks[0][-1] + 1, small_found)
                 finally:
                     for task in others:
                         task.result()
