@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treekit_core.kernels.compiling import jit
+from treekit_core.kernels.compiling import generic_jit, jit
 from treekit_core.kernels.row_chunks import for_row_chunks
 
 #: A row of these passes costs about this many rows of the threshold walk (for_row_chunks'
@@ -105,6 +105,14 @@ def add_leaf_values(raw, column, rate, leaf_values, leaf, start, stop):
         raw[i, column] += rate * leaf_values[np.uint64(leaf[i])]
 
 
+@generic_jit
+def logistic_row(e, positive):
+    """One row's binomial gradient p - [y = 1] and hessian p (1 - p), p = 1 / (1 + e)
+    from e = exp(-f) (``positive``: y = 1): the expression both passes below write."""
+    p = 1.0 / (1.0 + e)
+    return p - (1.0 if positive else 0.0), p * (1.0 - p)
+
+
 @jit()
 def logistic_gradient_hessian(raw, y, gradient, hessian, start, stop):
     """The binomial log loss at the log-odds ``raw[:, 0]`` of the rows start..stop-1: the
@@ -112,9 +120,7 @@ def logistic_gradient_hessian(raw, y, gradient, hessian, start, stop):
     expression in ``builtins.losses.expit``, the same bits where numpy's exp is the C
     library's: processors without AVX-512; within an ulp elsewhere)."""
     for i in range(start, stop):
-        p = 1.0 / (1.0 + np.exp(-raw[i, 0]))
-        gradient[i, 0] = p - (1.0 if y[i] == 1.0 else 0.0)
-        hessian[i, 0] = p * (1.0 - p)
+        gradient[i, 0], hessian[i, 0] = logistic_row(np.exp(-raw[i, 0]), y[i] == 1.0)
 
 
 @jit()
@@ -137,9 +143,7 @@ def binomial_blocks(raw, y, weight, sums, gradient, hessian, start, stop):
             e = np.exp(-f)
             positive = y[i] == 1.0
             if with_gradient:
-                p = 1.0 / (1.0 + e)
-                gradient[i, 0] = p - (1.0 if positive else 0.0)
-                hessian[i, 0] = p * (1.0 - p)
+                gradient[i, 0], hessian[i, 0] = logistic_row(e, positive)
             term = np.log1p(e) + f if f >= 0.0 else np.log1p(1.0 / e)
             w = 1.0 if unit else weight[i]
             total += w * (term - f if positive else term)

@@ -312,7 +312,7 @@ class Growth:
             self.unbounded,
         )
 
-    def may_split(self, statistics, count, depth) -> bool:
+    def splittable(self, statistics, count, depth) -> bool:
         """Whether a node of these (weight, statistics) and ``count`` rows at ``depth`` may
         be split (the stopping rules, its impurity among them)."""
         weight, sums = float(statistics[0]), statistics[1:]
@@ -331,7 +331,7 @@ class Growth:
         gathers every row, so it knows each child's statistics whole: the same bits in
         each); on this thread alone where ``pool`` is None."""
         binned, summed = self.binned, self.summed
-        may_split = _core_kernel("may_split")
+        may_split, other_side = _core_kernel("may_split"), compiled_histogram_kernel("other_side")
         f, last_left_bin, missing_left, _ = cut
         bin_left = np.empty(hist.shape[1], dtype=np.uint8)
         compiled_histogram_kernel("mark_bins")(
@@ -358,7 +358,6 @@ class Growth:
             small = np.empty_like(hist)
             scans = {left: self.no_scan() for left in (False, True)}
             histograms = {left_is_small: small, not left_is_small: hist}
-            other_side = compiled_histogram_kernel("other_side")
             # every feature on one thread: the kernel the root's histogram compiled (the
             # other compiles the same body again: seconds of a first fit)
             build = compiled_histogram_kernel(
@@ -378,7 +377,7 @@ class Growth:
                 other_side(summed, statistics[1:], small_here[1:], large_here[1:])
                 for left, found in ((left_is_small, small_here), (not left_is_small, large_here)):
                     count = sides[left][1]
-                    if count >= scan_rows and self.may_split(found, count, depth + 1):
+                    if count >= scan_rows and self.splittable(found, count, depth + 1):
                         self.scan(histograms[left], first, last, found, count, scans[left])
 
             if pool is None:  # every feature on this thread
@@ -397,13 +396,11 @@ class Growth:
             compiled_histogram_kernel("sum_left_out")(
                 self.rows, self.index, small_start, small_end, summed, small_found[1:]
             )
-        compiled_histogram_kernel("other_side")(
-            summed, statistics[1:], small_found[1:], large_found[1:]
-        )
+        other_side(summed, statistics[1:], small_found[1:], large_found[1:])
         children = []
         for left, child_start, child_end in ((False, middle, end), (True, start, middle)):
             found, count = sides[left]
-            splits = small is not None and self.may_split(found, count, depth + 1)
+            splits = small is not None and self.splittable(found, count, depth + 1)
             child_hist = (small if left == left_is_small else hist) if splits else None
             scan = scans[left] if splits and count >= scan_rows else None
             children.append((child_start, child_end, depth + 1, int(left), child_hist, found, scan))
