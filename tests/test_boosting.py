@@ -357,7 +357,7 @@ def _follow_up(n=300, seed=0):
 def test_cox_boosting_is_scikit_survival_s():
     """BoostingSurvival(loss="cox") against scikit-survival 0.28's
     GradientBoostingSurvivalAnalysis(loss="coxph") on one feature, tied times: risk
-    scores and scores per round to 1e-8, Breslow survival curves, concordance."""
+    scores after every round and scores per round to 1e-8, Breslow survival curves, concordance."""
     from sksurv.ensemble import GradientBoostingSurvivalAnalysis
 
     from treekit_core import BoostingSurvival
@@ -366,6 +366,8 @@ def test_cox_boosting_is_scikit_survival_s():
     theirs = GradientBoostingSurvivalAnalysis(loss="coxph", random_state=0, **SETTINGS).fit(X, y)
     ours = BoostingSurvival(splitter="exhaustive", **SETTINGS).fit(X, y)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-8)
+    for mine, peer in zip(ours.staged_predict(X), theirs.staged_predict(X), strict=True):
+        np.testing.assert_allclose(mine, peer, atol=1e-8)
     np.testing.assert_allclose(ours.train_score_, theirs.train_score_, rtol=1e-10)
     np.testing.assert_allclose(
         ours.predict_survival_function(X[:20], return_array=True),
@@ -412,6 +414,44 @@ def test_cox_gradient_is_the_weighted_partial_likelihood_s():
         rows_here = X[:, 0] == side
         expected = -g[rows_here, 0].sum() / h[rows_here, 0].sum()
         assert model.predict(X[rows_here][:1])[0] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cox_sorts_the_times_once_and_scores_each_round_at_its_predictions(weighted, monkeypatch):
+    """Cox's risk sets come from the times sorted once per fit (Loss.fit_state), and a
+    round's gradient and the previous round's training loss from one pass: the same bits
+    as the two calls with the times sorted afresh, train_score_[t] the loss at the raw
+    prediction round t left, and ten rounds' scores twenty's first ten."""
+    from treekit_core import BoostingSurvival
+    from treekit_core.builtins.losses import Cox
+
+    X, y, event, time = _follow_up(150, seed=4)
+    rows = np.column_stack([time, event.astype(float)])
+    weight = np.random.default_rng(5).uniform(0.5, 2, 150) if weighted else None
+    rng = np.random.default_rng(6)
+    raw = rng.normal(size=(150, 1))
+    loss = Cox()
+    for newton in (False, True):
+        loss = Cox(newton=newton)
+        state = {**loss.fit_state(rows, weight), **loss.round_state(rows, raw, weight)}
+        fused = loss.gradient_hessian_scored(rows, raw, state, weight, state)
+        apart = (
+            *loss.gradient_hessian(rows, raw, {"weight": weight}),
+            loss.loss(rows, raw, weight),
+        )
+        assert [np.asarray(a).tobytes() for a in fused] == [np.asarray(a).tobytes() for a in apart]
+    calls = []
+    fit_state = Cox.fit_state
+    monkeypatch.setattr(Cox, "fit_state", lambda self, *a: calls.append(1) or fit_state(self, *a))
+    settings = dict(splitter="exhaustive", max_depth=2)
+    twenty = BoostingSurvival(n_estimators=20, **settings).fit(X, y, sample_weight=weight)
+    ten = BoostingSurvival(n_estimators=10, **settings).fit(X, y, sample_weight=weight)
+    assert calls == [1, 1]
+    assert twenty.train_score_[:10].tobytes() == ten.train_score_.tobytes()
+    staged = list(twenty.staged_predict(X))
+    assert len(staged) == twenty.train_score_.size == 20
+    for predicted, score in zip(staged, twenty.train_score_, strict=True):
+        assert score == Cox().loss(rows, predicted.reshape(-1, 1), weight)
 
 
 def test_a_survival_model_file_keeps_its_baseline():

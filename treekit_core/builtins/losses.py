@@ -321,21 +321,45 @@ class LogLoss(Loss):
         return float(np.average(logsumexp(raw, axis=1) - picked, weights=weight))
 
 
-def _cox_parts(time, event, raw, weight):
+@attrs.define(frozen=True, eq=False)
+class RiskSets:
+    """The follow-up times in order, which every round of Cox's partial likelihood reads:
+    the stable order of the times, the events in that order, and for each sorted row the
+    first and the last row tied with its time (its risk set starts at the first; the events
+    up to the last have it in theirs). The times do not change between rounds, so a fit
+    sorts them once (:meth:`Cox.fit_state`)."""
+
+    order: np.ndarray
+    event: np.ndarray
+    first_tied: np.ndarray
+    last_tied: np.ndarray
+
+    @classmethod
+    def of(cls, time, event):
+        order = np.argsort(time, kind="stable")
+        t = time[order]
+        return cls(
+            order=order,
+            event=event[order],
+            first_tied=np.searchsorted(t, t, side="left"),
+            last_tied=np.searchsorted(t, t, side="right") - 1,
+        )
+
+
+def _cox_parts(sets, raw, weight):
     """(negative gradient, hessian, the weighted partial log-likelihood's negative) of
-    Cox's partial likelihood with Breslow's ties at the log hazard ratios ``raw``: a row's
-    risk set is every row with time >= its own (ties included); with weights w, S_j sums
-    w r over row j's risk set (r = exp(raw)) and row m's negative gradient is
-    d_m - r_m sum over events j with t_j <= t_m of w_j / S_j (per unit of its own weight,
-    which the tree applies), its hessian r_m A_m - r_m^2 B_m with the sums of w_j / S_j and
-    w_j / S_j^2."""
-    order = np.argsort(time, kind="stable")
-    t, d, r, w = time[order], event[order], np.exp(raw[order]), weight[order]
-    at_risk = np.cumsum((w * r)[::-1])[::-1][np.searchsorted(t, t, side="left")]
+    Cox's partial likelihood with Breslow's ties at the log hazard ratios ``raw``, the
+    follow-up times given as their :class:`RiskSets`: a row's risk set is every row with
+    time >= its own (ties included); with weights w, S_j sums w r over row j's risk set
+    (r = exp(raw)) and row m's negative gradient is d_m - r_m sum over events j with
+    t_j <= t_m of w_j / S_j (per unit of its own weight, which the tree applies), its
+    hessian r_m A_m - r_m^2 B_m with the sums of w_j / S_j and w_j / S_j^2."""
+    order, d = sets.order, sets.event
+    r, w = np.exp(raw[order]), weight[order]
+    at_risk = np.cumsum((w * r)[::-1])[::-1][sets.first_tied]
     events = w * d
-    upto = np.searchsorted(t, t, side="right") - 1  # the last row tied with each
-    first = np.cumsum(np.where(d > 0, events / at_risk, 0.0))[upto]
-    second = np.cumsum(np.where(d > 0, events / at_risk**2, 0.0))[upto]
+    first = np.cumsum(np.where(d > 0, events / at_risk, 0.0))[sets.last_tied]
+    second = np.cumsum(np.where(d > 0, events / at_risk**2, 0.0))[sets.last_tied]
     negative, hessian = np.empty_like(r), np.empty_like(r)
     negative[order] = d - r * first
     hessian[order] = r * first - r * r * second
@@ -363,20 +387,42 @@ class Cox(Loss):
     def initial_raw(self, y, weight, n_classes):
         return np.zeros(1)
 
+    def fit_state(self, y, weight):
+        return {"risk_sets": RiskSets.of(y[:, 0], y[:, 1])}
+
     def round_state(self, y, raw, weight):
         return {"weight": weight}
 
-    def gradient_hessian(self, y, raw, state):
-        weight = state.get("weight")
-        weight = np.ones(y.shape[0]) if weight is None else weight
-        negative, hessian, _ = _cox_parts(y[:, 0], y[:, 1], raw[:, 0], weight)
+    def _gradient_hessian(self, negative, hessian):
         if not self.newton:
             hessian = np.ones_like(hessian)  # leaves: the mean negative gradient
         return -negative[:, None], hessian[:, None]
 
-    def loss(self, y, raw, weight, state=None):
+    def gradient_hessian(self, y, raw, state):
+        weight = state.get("weight")
         weight = np.ones(y.shape[0]) if weight is None else weight
-        return _cox_parts(y[:, 0], y[:, 1], raw[:, 0], weight)[2]
+        sets = state.get("risk_sets") or RiskSets.of(y[:, 0], y[:, 1])
+        negative, hessian, _ = _cox_parts(sets, raw[:, 0], weight)
+        return self._gradient_hessian(negative, hessian)
+
+    def gradient_hessian_scored(self, y, raw, state, weight, scored_state):
+        # the risk sums of the gradient are the score's where both weigh the rows alike:
+        # one pass (a weight of 1 is no weight: the same bits)
+        round_weight = state.get("weight")
+        alike = weight is round_weight or (
+            weight is None and (round_weight is None or bool(np.all(round_weight == 1.0)))
+        )
+        if not alike:
+            return super().gradient_hessian_scored(y, raw, state, weight, scored_state)
+        weight = np.ones(y.shape[0]) if round_weight is None else round_weight
+        sets = state.get("risk_sets") or RiskSets.of(y[:, 0], y[:, 1])
+        negative, hessian, loss = _cox_parts(sets, raw[:, 0], weight)
+        return (*self._gradient_hessian(negative, hessian), loss)
+
+    def loss(self, y, raw, weight, state=None):
+        # sorts y's own times: the fit's validation rows are scored with the round's state
+        weight = np.ones(y.shape[0]) if weight is None else weight
+        return _cox_parts(RiskSets.of(y[:, 0], y[:, 1]), raw[:, 0], weight)[2]
 
 
 BUILTIN_LOSSES = [SquaredError, AbsoluteError, Huber, Quantile, Poisson, Gamma, LogLoss, Cox]

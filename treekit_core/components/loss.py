@@ -69,10 +69,18 @@ class Loss(Component):
         by ``fit`` once."""
         raise NotImplementedError(f"loss {self.name!r} defines no initial_raw")
 
+    def fit_state(self, y: np.ndarray, weight: np.ndarray) -> dict:
+        """What every round of one fit shares and the raw prediction does not change (Cox's
+        follow-up times in order, sorted once rather than every round). Called by ``fit``
+        once, before the first round; its entries are in every round's state, beside
+        :meth:`round_state`'s (which win where both name one). Default: nothing."""
+        return {}
+
     def round_state(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> dict:
         """What one round's gradients and leaves share (Huber's delta, a quantile of the
-        absolute residuals). Called by ``fit`` at the start of every round; the dict is
-        passed to :meth:`gradient_hessian` and :meth:`leaf_values` of that round."""
+        absolute residuals). Called by ``fit`` at the start of every round; the dict, with
+        :meth:`fit_state`'s entries, is passed to :meth:`gradient_hessian` and
+        :meth:`leaf_values` of that round."""
         return {}
 
     def gradient_hessian(self, y: np.ndarray, raw: np.ndarray, state: dict) -> tuple:

@@ -349,6 +349,12 @@ class BoostingSurvival(BoostingEstimator):
         self._check_fitted()
         return self._raw_predict(X)[:, 0]
 
+    def staged_predict(self, X):
+        """``predict`` after each round (a generator), as scikit-survival's
+        ``GradientBoostingSurvivalAnalysis.staged_predict``."""
+        self._check_fitted()
+        yield from self._staged(X, lambda raw: raw[:, 0])
+
     def predict_cumulative_hazard_function(self, X, return_array=False):
         """Breslow's baseline cumulative hazard times exp(risk), per row: step functions,
         or with ``return_array`` an array (rows x ``unique_times_``)."""

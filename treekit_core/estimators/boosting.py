@@ -257,13 +257,14 @@ class BoostingEstimator(ComposedEstimator):
         # loss at the raw prediction it left, in the next round's pass for the gradient
         # (Loss.gradient_hessian_scored), after the last round on its own
         unscored = None
+        shared = loss.fit_state(y, weight)
         for _ in range(len(kept), rounds):
             round_weight = weight
             if self.subsample < 1.0:
                 mask = np.zeros(n)
                 mask[rng.choice(n, size=n_inbag, replace=False)] = 1.0
                 round_weight = weight * mask
-            state = loss.round_state(y, raw, weight)
+            state = {**shared, **loss.round_state(y, raw, weight)}
             if unscored is None:
                 gradient, hessian = loss.gradient_hessian(y, raw, state)
             else:
