@@ -280,7 +280,9 @@ class LogLoss(Loss):
 
             gradient, hessian = np.empty(raw.shape), np.empty(raw.shape)
             y_numbers = np.ascontiguousarray(y, dtype=np.float64)
-            on_row_threads(logistic_gradient_hessian, y.size, raw, y_numbers, gradient, hessian)
+            # one contiguous column each (n x 1 arrays: views)
+            arguments = (np.ascontiguousarray(raw[:, 0]), y_numbers, gradient[:, 0], hessian[:, 0])
+            on_row_threads(logistic_gradient_hessian, y.size, *arguments)
             return gradient, hessian
         p = softmax(raw, axis=1)
         onehot = y[:, None] == np.arange(raw.shape[1])

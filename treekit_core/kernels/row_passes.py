@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from treekit_core.kernels import elementary
 from treekit_core.kernels.compiling import generic_jit, jit
 from treekit_core.kernels.row_chunks import for_row_chunks
 
@@ -105,6 +106,12 @@ def add_leaf_values(raw, column, rate, leaf_values, leaf, start, stop):
         raw[i, column] += rate * leaf_values[np.uint64(leaf[i])]
 
 
+#: Rows a block of :func:`binomial_blocks` takes through each of its loops at a time: each
+#: loop is one vector over them (exp, then the gradient, then log1p), the rows' exps and
+#: terms kept between the loops in the first cache.
+BINOMIAL_STEP_ROWS = 2048
+
+
 @generic_jit
 def logistic_row(e, positive):
     """One row's binomial gradient p - [y = 1] and hessian p (1 - p), p = 1 / (1 + e)
@@ -113,41 +120,59 @@ def logistic_row(e, positive):
     return p - (1.0 if positive else 0.0), p * (1.0 - p)
 
 
-@jit()
+@jit(error_model="numpy")
 def logistic_gradient_hessian(raw, y, gradient, hessian, start, stop):
-    """The binomial log loss at the log-odds ``raw[:, 0]`` of the rows start..stop-1: the
-    gradient p - [y = 1] and the hessian p (1 - p), p = 1 / (1 + exp(-raw)) (numpy's
-    expression in ``builtins.losses.expit``, the same bits where numpy's exp is the C
-    library's: processors without AVX-512; within an ulp elsewhere)."""
+    """The binomial log loss at the log-odds ``raw`` (one column: contiguous rows) of the
+    rows start..stop-1 into ``gradient`` and ``hessian`` (likewise): the gradient
+    p - [y = 1] and the hessian p (1 - p), p = 1 / (1 + exp(-raw)) (numpy's expression in
+    ``builtins.losses.expit`` with :func:`~treekit_core.kernels.elementary.exp`, within an
+    ulp of the C library's: four rows to a vector)."""
     for i in range(start, stop):
-        gradient[i, 0], hessian[i, 0] = logistic_row(np.exp(-raw[i, 0]), y[i] == 1.0)
+        gradient[i], hessian[i] = logistic_row(elementary.exp(-raw[i]), y[i] == 1.0)
 
 
-@jit()
+@jit(error_model="numpy")
 def binomial_blocks(raw, y, weight, sums, gradient, hessian, start, stop):
     """For the blocks b in start..stop-1 of :data:`DEVIANCE_BLOCK_ROWS` rows: ``sums[b]``
     = (the weighted sum over the block's rows of log(1 + exp(f)) - [y = 1] f, the block's
-    weight), f = ``raw[i, 0]``; ``weight`` of length 0: every row weighs 1. Where
-    ``gradient`` has rows, also :func:`logistic_gradient_hessian`'s rows, the same bits,
-    from the same exp: a boosting round's gradient and the previous round's loss in one
-    pass (at 1M rows 34 against 36-41 ms apart: the exp is shared, the log1p is not).
+    weight), f = ``raw[i]`` (one column: contiguous rows); ``weight`` of length 0: every
+    row weighs 1. Where ``gradient`` has rows, also :func:`logistic_gradient_hessian`'s
+    rows, the same bits, from the same exp: a boosting round's gradient and the previous
+    round's loss in one pass. The rows go through the pass :data:`BINOMIAL_STEP_ROWS` at a
+    time, one loop a step (exp, the gradient, log1p; each a vector of rows), their terms
+    then summed in row order (at 1M rows 10 against 28 ms for the C library's exp and
+    log1p a row).
 
     With e = exp(-f): log(1 + exp(f)) is f + log1p(e) for f >= 0 and log1p(1 / e) below
     (1 / e is exp(f) within an ulp; 0 where e overflows, as exp(f) underflows), so
-    nothing overflows."""
+    nothing overflows: max(f, 0) + log1p(e or 1 / e, whichever is at most 1), by selects."""
     n, unit, with_gradient = raw.shape[0], weight.shape[0] == 0, gradient.shape[0] > 0
+    exps, terms = np.empty(BINOMIAL_STEP_ROWS), np.empty(BINOMIAL_STEP_ROWS)
     for b in range(start, stop):
         total, total_weight = 0.0, 0.0
-        for i in range(b * DEVIANCE_BLOCK_ROWS, min(n, (b + 1) * DEVIANCE_BLOCK_ROWS)):
-            f = raw[i, 0]
-            e = np.exp(-f)
-            positive = y[i] == 1.0
+        end = min(n, (b + 1) * DEVIANCE_BLOCK_ROWS)
+        for first in range(b * DEVIANCE_BLOCK_ROWS, end, BINOMIAL_STEP_ROWS):
+            m = min(end - first, BINOMIAL_STEP_ROWS)
+            f_rows, y_rows = raw[first : first + m], y[first : first + m]
+            for j in range(m):
+                exps[j] = elementary.exp(-f_rows[j])
             if with_gradient:
-                gradient[i, 0], hessian[i, 0] = logistic_row(e, positive)
-            term = np.log1p(e) + f if f >= 0.0 else np.log1p(1.0 / e)
-            w = 1.0 if unit else weight[i]
-            total += w * (term - f if positive else term)
-            total_weight += w
+                g_rows, h_rows = gradient[first : first + m], hessian[first : first + m]
+                for j in range(m):
+                    g_rows[j], h_rows[j] = logistic_row(exps[j], y_rows[j] == 1.0)
+            for j in range(m):
+                f, e = f_rows[j], exps[j]
+                term = elementary.log1p(e if f >= 0.0 else 1.0 / e) + max(f, 0.0)
+                terms[j] = term - (f if y_rows[j] == 1.0 else 0.0)
+            if unit:
+                for j in range(m):
+                    total += terms[j]
+                total_weight += m
+            else:
+                for j in range(m):
+                    w = weight[first + j]
+                    total += w * terms[j]
+                    total_weight += w
         sums[b, 0], sums[b, 1] = total, total_weight
 
 
@@ -155,19 +180,20 @@ def binomial_deviance_mean(raw, y, weight, gradient=None, hessian=None) -> float
     """The weighted mean over the rows of log(1 + exp(f)) - [y = 1] f, f = ``raw[:, 0]``
     (half the binomial deviance; ``weight`` None: every row weighs 1):
     :func:`binomial_blocks` on the fit's threads, the blocks' sums added in order, so the
-    same bits on any number of threads. ``gradient`` and ``hessian`` (n x 1) given: the
-    binomial gradient and hessian at ``raw`` written into them in the same pass."""
+    same bits on any number of threads. ``gradient`` and ``hessian`` (n x 1, C order)
+    given: the binomial gradient and hessian at ``raw`` written into them in the same
+    pass."""
     n_blocks = -(-y.size // DEVIANCE_BLOCK_ROWS)
     sums = np.empty((n_blocks, 2))
     weights = np.zeros(0) if weight is None else np.ascontiguousarray(weight, np.float64)
-    no_rows = np.empty((0, 1))
+    no_rows = np.empty(0)
     arguments = (
-        raw,
+        np.ascontiguousarray(raw[:, 0]),  # n x 1: a view
         np.ascontiguousarray(y, np.float64),
         weights,
         sums,
-        no_rows if gradient is None else gradient,
-        no_rows if hessian is None else hessian,
+        no_rows if gradient is None else gradient[:, 0],
+        no_rows if hessian is None else hessian[:, 0],
     )
     block_cost = DEVIANCE_BLOCK_ROWS * ROW_PASS_COST
     for_row_chunks(binomial_blocks, n_blocks, *arguments, cost=block_cost)
