@@ -395,17 +395,22 @@ class Cox(Loss):
     def round_state(self, y, raw, weight):
         return {"weight": weight}
 
-    def _gradient_hessian(self, negative, hessian):
+    def _as_gradient_hessian(self, negative, hessian):
+        """The (gradient, hessian) columns the rounds read from _cox_parts' rows."""
         if not self.newton:
             hessian = np.ones_like(hessian)  # leaves: the mean negative gradient
         return -negative[:, None], hessian[:, None]
 
+    @staticmethod
+    def _risk_sets(y, state):
+        """The fit's risk sets (:meth:`fit_state`), or y's own outside a fit."""
+        return state.get("risk_sets") or RiskSets.of(y[:, 0], y[:, 1])
+
     def gradient_hessian(self, y, raw, state):
         weight = state.get("weight")
         weight = np.ones(y.shape[0]) if weight is None else weight
-        sets = state.get("risk_sets") or RiskSets.of(y[:, 0], y[:, 1])
-        negative, hessian, _ = _cox_parts(sets, raw[:, 0], weight)
-        return self._gradient_hessian(negative, hessian)
+        negative, hessian, _ = _cox_parts(self._risk_sets(y, state), raw[:, 0], weight)
+        return self._as_gradient_hessian(negative, hessian)
 
     def gradient_hessian_scored(self, y, raw, state, weight, scored_state):
         # the risk sums of the gradient are the score's where both weigh the rows alike:
@@ -417,9 +422,8 @@ class Cox(Loss):
         if not alike:
             return super().gradient_hessian_scored(y, raw, state, weight, scored_state)
         weight = np.ones(y.shape[0]) if round_weight is None else round_weight
-        sets = state.get("risk_sets") or RiskSets.of(y[:, 0], y[:, 1])
-        negative, hessian, loss = _cox_parts(sets, raw[:, 0], weight)
-        return (*self._gradient_hessian(negative, hessian), loss)
+        negative, hessian, loss = _cox_parts(self._risk_sets(y, state), raw[:, 0], weight)
+        return (*self._as_gradient_hessian(negative, hessian), loss)
 
     def loss(self, y, raw, weight, state=None):
         # sorts y's own times: the fit's validation rows are scored with the round's state

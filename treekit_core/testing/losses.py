@@ -33,10 +33,11 @@ def check_loss(loss, params=None):
     step either side; ``gradient_hessian`` n x n_raw, finite, the hessian >= 0, the
     gradient of every row proportional (one positive factor for all rows) to the
     derivative of ``loss`` by central differences; ``gradient_hessian_scored`` those and
-    ``loss`` (to 1e-12); ``leaf_values`` one finite number per
-    node; ``link`` finite, probabilities rows summing to 1 for class labels; and a boosting
-    estimator of the kind it reads fits 5 rounds with finite training scores and predicts
-    after a model-file round trip as before."""
+    ``loss`` (to 1e-12), every state with :meth:`~treekit_core.Loss.fit_state`'s entries;
+    ``leaf_values`` one finite number per node; ``link`` finite, probabilities rows
+    summing to 1 for class labels; and a boosting estimator of the kind it reads fits 5
+    rounds with finite training scores and predicts after a model-file round trip as
+    before."""
     instance = _instance(loss, params)
     X, y_fit, rows, n_classes = loss_example(instance)
     n = rows.shape[0]
