@@ -76,6 +76,14 @@ if JIT_DISABLED:
         for lane, value in enumerate(values):
             run[int(at) + lane] += value
 
+    def as_float64(bits):
+        """Python's :func:`as_float64` (``NUMBA_DISABLE_JIT``): numpy's view."""
+        return np.int64(bits).view(np.float64)
+
+    def as_int64(value):
+        """Python's :func:`as_int64` (``NUMBA_DISABLE_JIT``): numpy's view."""
+        return np.float64(value).view(np.int64)
+
 else:
     from llvmlite import ir
     from numba.core import cgutils
@@ -152,6 +160,32 @@ else:
             return context.get_dummy_value()
 
         return types.void(array, index), codegen
+
+    @intrinsic
+    def as_float64(typingctx, bits):
+        """The double whose IEEE bits are the int64 ``bits`` (LLVM's bitcast: no
+        instruction, so a loop that reinterprets stays one vector). Why: an exponent's
+        bits make a power of two, and a double's bits give its exponent, without the
+        C library (kernels/elementary.py)."""
+        if bits != types.int64:
+            return None  # numba then refuses the call, naming the argument type
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.DoubleType())
+
+        return types.float64(types.int64), codegen
+
+    @intrinsic
+    def as_int64(typingctx, value):
+        """The int64 holding the IEEE bits of the double ``value`` (LLVM's bitcast; see
+        :func:`as_float64`)."""
+        if value != types.float64:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.IntType(64))
+
+        return types.int64(types.float64), codegen
 
     @intrinsic
     def add_lanes(typingctx, run, at, values):

@@ -17,54 +17,21 @@ so a loop over rows computes four of them in one AVX2 vector: at 1M rows, exp 2.
 
 Within an ulp of the C library's exp and log, and two of its log1p (tests: 600 000 values
 over their whole domains, the overflow and underflow edges, zeros, infinities and NaN);
-plain IEEE arithmetic, so the same bits on every machine and without the JIT. Their
-callers compile with numba's numpy error model (``jit(error_model="numpy")``): the
-Python model's check of every division for a zero divisor keeps a loop from vectorising. Integers
-and doubles are reinterpreted (the exponent's bits) by LLVM's bitcast, which numba's
-``intrinsic`` writes, and by numpy's ``view`` without the JIT.
-"""
+plain IEEE arithmetic, so the same bits on every machine and without the JIT (a double's
+bits are read and written by LLVM's bitcast, ``compiling.as_int64`` and ``as_float64``;
+by numpy's ``view`` without the JIT). Their callers compile with numba's numpy error
+model (``jit(error_model="numpy")``): the Python model's check of every division for a
+zero divisor keeps a loop from vectorising."""
 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic
 
-from treekit_core.kernels.compiling import JIT_DISABLED, generic_jit
-
-if JIT_DISABLED:  # the kernels run as Python: numpy reinterprets a scalar's bits
-
-    def as_float64(bits):
-        return np.int64(bits).view(np.float64)
-
-    def as_int64(value):
-        return np.float64(value).view(np.int64)
-
-else:
-
-    @intrinsic
-    def as_float64(typingctx, bits):
-        """The double whose IEEE bits are the int64 ``bits`` (LLVM's bitcast)."""
-
-        def codegen(context, builder, signature, arguments):
-            return builder.bitcast(arguments[0], ir.DoubleType())
-
-        return types.float64(types.int64), codegen
-
-    @intrinsic
-    def as_int64(typingctx, value):
-        """The int64 holding the IEEE bits of the double ``value`` (LLVM's bitcast)."""
-
-        def codegen(context, builder, signature, arguments):
-            return builder.bitcast(arguments[0], ir.IntType(64))
-
-        return types.int64(types.float64), codegen
-
+from treekit_core.kernels.compiling import as_float64, as_int64, generic_jit
 
 #: Added and subtracted, rounds a double below 2^51 in size to an integer (ties to even),
-#: which its low bits then hold: a rounding and a conversion without a vector-less
-#: instruction (AVX2 converts no double to an int64).
+#: which its low bits then hold: a rounding and a conversion in vector instructions
+#: (AVX2 has none that converts a double to an int64).
 ROUNDING_SHIFT = 6755399441055744.0  # 1.5 * 2^52
 LOG2_E = 1.4426950408889634
 LN2_HIGH = 6.93147180369123816490e-01  # ln 2's leading 32 bits: k LN2_HIGH is exact
