@@ -430,16 +430,20 @@ def test_cox_sorts_the_times_once_and_scores_each_round_at_its_predictions(weigh
     weight = np.random.default_rng(5).uniform(0.5, 2, 150) if weighted else None
     rng = np.random.default_rng(6)
     raw = rng.normal(size=(150, 1))
-    loss = Cox()
+    # a subsample's round scores its own rows: weights unlike the gradient's, two passes
+    subsampled = (weight if weighted else np.ones(150)) * (rng.random(150) < 0.7)
     for newton in (False, True):
         loss = Cox(newton=newton)
         state = {**loss.fit_state(rows, weight), **loss.round_state(rows, raw, weight)}
-        fused = loss.gradient_hessian_scored(rows, raw, state, weight, state)
-        apart = (
-            *loss.gradient_hessian(rows, raw, {"weight": weight}),
-            loss.loss(rows, raw, weight),
-        )
-        assert [np.asarray(a).tobytes() for a in fused] == [np.asarray(a).tobytes() for a in apart]
+        for scored_weight in (weight, subsampled):
+            fused = loss.gradient_hessian_scored(rows, raw, state, scored_weight, state)
+            apart = (
+                *loss.gradient_hessian(rows, raw, {"weight": weight}),
+                loss.loss(rows, raw, scored_weight),
+            )
+            assert [np.asarray(a).tobytes() for a in fused] == [
+                np.asarray(a).tobytes() for a in apart
+            ]
     calls = []
     fit_state = Cox.fit_state
     monkeypatch.setattr(Cox, "fit_state", lambda self, *a: calls.append(1) or fit_state(self, *a))
