@@ -355,9 +355,11 @@ def _cox_parts(sets, raw, weight):
     time >= its own (ties included); with weights w, S_j sums w r over row j's risk set
     (r = exp(raw)) and row m's negative gradient is d_m - r_m sum over events j with
     t_j <= t_m of w_j / S_j (per unit of its own weight, which the tree applies), its
-    hessian r_m A_m - r_m^2 B_m with the sums of w_j / S_j and w_j / S_j^2."""
+    hessian r_m A_m - r_m^2 B_m with the sums of w_j / S_j and w_j / S_j^2. ``weight``
+    None: every row weighs 1."""
     order, d = sets.order, sets.event
-    r, w = np.exp(raw[order]), weight[order]
+    r = np.exp(raw[order])
+    w = np.ones(r.size) if weight is None else weight[order]
     at_risk = np.cumsum((w * r)[::-1])[::-1][sets.first_tied]
     events = w * d
     first = np.cumsum(np.where(d > 0, events / at_risk, 0.0))[sets.last_tied]
@@ -407,9 +409,8 @@ class Cox(Loss):
         return state.get("risk_sets") or RiskSets.of(y[:, 0], y[:, 1])
 
     def gradient_hessian(self, y, raw, state):
-        weight = state.get("weight")
-        weight = np.ones(y.shape[0]) if weight is None else weight
-        negative, hessian, _ = _cox_parts(self._risk_sets(y, state), raw[:, 0], weight)
+        sets, weight = self._risk_sets(y, state), state.get("weight")
+        negative, hessian, _ = _cox_parts(sets, raw[:, 0], weight)
         return self._as_gradient_hessian(negative, hessian)
 
     def gradient_hessian_scored(self, y, raw, state, weight, scored_state):
@@ -421,13 +422,12 @@ class Cox(Loss):
         )
         if not alike:
             return super().gradient_hessian_scored(y, raw, state, weight, scored_state)
-        weight = np.ones(y.shape[0]) if round_weight is None else round_weight
-        negative, hessian, loss = _cox_parts(self._risk_sets(y, state), raw[:, 0], weight)
+        sets = self._risk_sets(y, state)
+        negative, hessian, loss = _cox_parts(sets, raw[:, 0], round_weight)
         return (*self._as_gradient_hessian(negative, hessian), loss)
 
     def loss(self, y, raw, weight, state=None):
         # sorts y's own times: the fit's validation rows are scored with the round's state
-        weight = np.ones(y.shape[0]) if weight is None else weight
         return _cox_parts(RiskSets.of(y[:, 0], y[:, 1]), raw[:, 0], weight)[2]
 
 
